@@ -1,0 +1,133 @@
+package dataset
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func params() Params {
+	return Params{Engine: "x", Keys: 10, ValueSize: 4, Seed: 1, ValueRatio: 1, Compression: "none", FormatVersion: FormatVersion}
+}
+
+func okBuild(calls *int) Builder {
+	return func(dir string) (Manifest, error) {
+		*calls++
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return Manifest{}, err
+		}
+		os.WriteFile(filepath.Join(dir, "data"), []byte("payload"), 0o644)
+		return Manifest{EngineVersion: "x v1", KeyCount: 10, LogicalBytes: 200, DiskBytes: 7, Settled: "flushed"}, nil
+	}
+}
+
+func nolog(string, ...any) {}
+
+func TestEnsureBuildsOnceAndReuses(t *testing.T) {
+	r, err := OpenRoot(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	d1, m, err := r.Ensure(params(), okBuild(&calls), nolog)
+	if err != nil || m.KeyCount != 10 {
+		t.Fatal(err)
+	}
+	d2, _, err := r.Ensure(params(), okBuild(&calls), nolog)
+	if err != nil || d1 != d2 || calls != 1 {
+		t.Fatalf("second Ensure rebuilt: calls=%d err=%v", calls, err)
+	}
+	p := params()
+	p.ValueSize = 5
+	d3, _, err := r.Ensure(p, okBuild(&calls), nolog)
+	if err != nil || d3 == d1 || calls != 2 {
+		t.Fatalf("other params reused a fixture: %s %s", d1, d3)
+	}
+}
+
+func TestEnsureRebuildsHalfBuilt(t *testing.T) {
+	r, _ := OpenRoot(t.TempDir())
+	dir := r.Sub("fixtures", params().Name())
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "partial"), []byte("x"), 0o644)
+	calls := 0
+	_, _, err := r.Ensure(params(), okBuild(&calls), nolog)
+	if err != nil || calls != 1 {
+		t.Fatalf("half-built fixture not rebuilt: calls=%d %v", calls, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "partial")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("leftover of the killed build survived the rebuild")
+	}
+	// A manifest for other params is not trusted either.
+	m, _ := ReadManifest(dir)
+	m.KeyCount = 9
+	writeManifest(dir, m)
+	if _, _, err := r.Ensure(params(), okBuild(&calls), nolog); err != nil || calls != 2 {
+		t.Fatalf("incomplete manifest trusted: calls=%d", calls)
+	}
+}
+
+func TestEnsureFailedBuildLeavesNoReady(t *testing.T) {
+	r, _ := OpenRoot(t.TempDir())
+	_, _, err := r.Ensure(params(), func(dir string) (Manifest, error) {
+		os.MkdirAll(dir, 0o755)
+		return Manifest{}, errors.New("disk full")
+	}, nolog)
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := ReadManifest(r.Sub("fixtures", params().Name())); err == nil {
+		t.Fatal("failed build marked ready")
+	}
+}
+
+func TestForeignDirectoryRefused(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, OwnedName), 0o755)
+	precious := filepath.Join(dir, OwnedName, "precious")
+	os.WriteFile(precious, []byte("mine"), 0o644)
+	if _, err := OpenRoot(dir); err == nil || !strings.Contains(err.Error(), "not created by kvbench") {
+		t.Fatalf("OpenRoot on a foreign directory: %v", err)
+	}
+	if b, err := os.ReadFile(precious); err != nil || string(b) != "mine" {
+		t.Fatal("foreign file touched")
+	}
+}
+
+func TestRemoveAllStaysInside(t *testing.T) {
+	dir := t.TempDir()
+	r, _ := OpenRoot(dir)
+	outside := filepath.Join(dir, "users-data")
+	os.WriteFile(outside, []byte("x"), 0o644)
+	for _, p := range []string{outside, dir, r.Path, r.Sub(".."), r.Sub("..", "users-data"), "/"} {
+		if err := r.RemoveAll(p); err == nil {
+			t.Fatalf("RemoveAll(%s) allowed", p)
+		}
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Fatal("file outside the root removed")
+	}
+}
+
+func TestLockWaitsForOtherHolder(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "l.lock")
+	unlock, err := lockFile(p, nolog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan time.Time)
+	go func() {
+		u, _ := lockFile(p, nolog)
+		got <- time.Now()
+		u()
+	}()
+	time.Sleep(100 * time.Millisecond)
+	released := time.Now()
+	unlock()
+	if at := <-got; at.Before(released) {
+		t.Fatal("second locker did not wait")
+	}
+}

@@ -1,0 +1,70 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// OwnedName is the one directory the suite creates inside -dir. Nothing
+// outside it is ever written or removed.
+const OwnedName = "kvbench"
+
+// ownerMark proves a directory named OwnedName was made by this suite.
+const ownerMark = ".kvbench-owner"
+
+// Root is the suite's own directory inside a user's -dir.
+type Root struct{ Path string }
+
+// OpenRoot returns <dir>/kvbench, creating it (with its owner mark) when it
+// does not exist. A directory of that name without the mark belongs to
+// someone else and is refused.
+func OpenRoot(dir string) (Root, error) {
+	p := filepath.Join(dir, OwnedName)
+	mark := filepath.Join(p, ownerMark)
+	if _, err := os.Stat(mark); err == nil {
+		return Root{Path: p}, nil
+	}
+	if err := os.Mkdir(p, 0o755); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return Root{}, fmt.Errorf("%s exists but was not created by kvbench (no %s); refusing to use it: choose another -dir or move it away", p, ownerMark)
+		}
+		return Root{}, err
+	}
+	f, err := os.OpenFile(mark, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return Root{}, err
+	}
+	_, err = f.WriteString("This directory and everything in it were created by kvbench and may be removed by it.\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return Root{Path: p}, err
+}
+
+// Sub returns a path inside the root.
+func (r Root) Sub(elem ...string) string {
+	return filepath.Join(append([]string{r.Path}, elem...)...)
+}
+
+// RemoveAll removes path, which must lie strictly inside the root, and only
+// while the root still carries its owner mark.
+func (r Root) RemoveAll(path string) error {
+	if err := r.contains(path); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(r.Path, ownerMark)); err != nil {
+		return fmt.Errorf("refusing to remove %s: %s has no owner mark", path, r.Path)
+	}
+	return os.RemoveAll(path)
+}
+
+func (r Root) contains(path string) error {
+	rel, err := filepath.Rel(r.Path, path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return fmt.Errorf("refusing to touch %s: not inside %s", path, r.Path)
+	}
+	return nil
+}

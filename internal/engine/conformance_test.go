@@ -1,0 +1,235 @@
+package engine_test
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/engine"
+)
+
+// wantModule pins each adapter to the binding it must be built on, so one
+// engine can never silently run another.
+var wantModule = map[string][]string{
+	"badger":  {"github.com/dgraph-io/badger/v4"},
+	"bolt":    {"go.etcd.io/bbolt"},
+	"lmdb":    {"github.com/PowerDNS/lmdb-go", "github.com/bmatsuo/lmdb-go"},
+	"rocksdb": {"github.com/linxGnu/grocksdb"},
+	"pebble":  {"github.com/cockroachdb/pebble/v2"},
+	"memory":  {"(reference)"},
+}
+
+func testOptions(dir string) engine.Options {
+	return engine.Options{
+		Dir: dir, CacheMB: 8, MemtableMB: 4, Compression: "none",
+		BloomBitsPerKey: 10, ExpectedBytes: 1 << 20,
+		LmdbWriteMode: "update", BoltFreelist: "array", BoltWriteMode: "update",
+		BadgerValueThreshold: 64,
+	}
+}
+
+func TestConformance(t *testing.T) {
+	if len(engine.All()) < 2 {
+		t.Fatalf("only %v registered", engine.Names())
+	}
+	for _, info := range engine.All() {
+		t.Run(info.Name, func(t *testing.T) { conform(t, info) })
+	}
+}
+
+func mustGet(t *testing.T, r engine.Reader, k string) (string, bool) {
+	t.Helper()
+	var got string
+	found, err := r.Get([]byte(k), func(v []byte) error { got = string(v); return nil })
+	if err != nil {
+		t.Fatalf("Get(%q): %v", k, err)
+	}
+	return got, found
+}
+
+func put(t *testing.T, db engine.DB, kv ...string) {
+	t.Helper()
+	b := db.NewBatch()
+	for i := 0; i < len(kv); i += 2 {
+		if err := b.Set([]byte(kv[i]), []byte(kv[i+1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.Len() != len(kv)/2 {
+		t.Fatalf("Len = %d, want %d", b.Len(), len(kv)/2)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func scan(t *testing.T, r engine.Reader, o engine.IterOptions) []string {
+	t.Helper()
+	it, err := r.NewIter(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for ; it.Valid(); it.Next() {
+		k := string(it.Key())
+		if o.KeysOnly {
+			out = append(out, k)
+			continue
+		}
+		v, err := it.Value()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, k+"="+string(v))
+	}
+	if err := it.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func conform(t *testing.T, info engine.Info) {
+	dir := t.TempDir()
+	o := testOptions(dir)
+	db, err := engine.Open(info.Name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db.Name() != info.Name {
+		t.Fatalf("Name() = %q, registered as %q", db.Name(), info.Name)
+	}
+	okMod := false
+	for _, m := range wantModule[info.Name] {
+		if strings.HasPrefix(db.Version(), m+" ") {
+			okMod = true
+		}
+	}
+	if !okMod || strings.Contains(db.Version(), "unknown") {
+		t.Fatalf("Version() = %q, want one of %v with a version", db.Version(), wantModule[info.Name])
+	}
+	if len(db.Settings()) == 0 {
+		t.Fatal("Settings() is empty: an adapter must say what it set")
+	}
+
+	// put/get, missing key, overwrite, batch
+	put(t, db, "b", "2", "a", "1", "c", "3")
+	put(t, db, "b", "22")
+	var kv []string
+	for i := 0; i < 500; i++ {
+		kv = append(kv, fmt.Sprintf("p/%04d", i), strings.Repeat("v", i%200))
+	}
+	put(t, db, kv...)
+
+	r, err := db.NewReader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := mustGet(t, r, "a"); !ok || v != "1" {
+		t.Fatalf("a = %q,%v", v, ok)
+	}
+	if v, ok := mustGet(t, r, "b"); !ok || v != "22" {
+		t.Fatalf("overwrite: b = %q,%v", v, ok)
+	}
+	if _, ok := mustGet(t, r, "zz"); ok {
+		t.Fatal("missing key found")
+	}
+	if _, ok := mustGet(t, r, "p/"); ok {
+		t.Fatal("prefix of a key found as a key")
+	}
+	if v, ok := mustGet(t, r, "p/0199"); !ok || v != strings.Repeat("v", 199) {
+		t.Fatalf("p/0199 = %d bytes, %v", len(v), ok)
+	}
+	// fn's error comes back from Get
+	sentinel := fmt.Errorf("sentinel")
+	if _, err := r.Get([]byte("a"), func([]byte) error { return sentinel }); err != sentinel {
+		t.Fatalf("Get did not return fn's error: %v", err)
+	}
+
+	// ordered iteration, bounds, keys-only
+	all := scan(t, r, engine.IterOptions{KeysOnly: true})
+	if len(all) != 503 || all[0] != "a" || all[1] != "b" || all[2] != "c" || all[3] != "p/0000" || all[502] != "p/0499" {
+		t.Fatalf("full scan: %d keys, first %v", len(all), all[:4])
+	}
+	if got := scan(t, r, engine.IterOptions{Start: []byte("b"), End: []byte("p/0001")}); strings.Join(got, ",") != "b=22,c=3,p/0000=" {
+		t.Fatalf("bounded scan = %v", got)
+	}
+	if got := scan(t, r, engine.IterOptions{Prefix: []byte("p/01")}); len(got) != 100 || got[0] != "p/0100="+strings.Repeat("v", 100) {
+		t.Fatalf("prefix scan: %d entries, first %.20q", len(got), got)
+	}
+	if got := scan(t, r, engine.IterOptions{Start: []byte("p/0150"), Prefix: []byte("p/01"), KeysOnly: true}); len(got) != 50 || got[0] != "p/0150" {
+		t.Fatalf("prefix scan from start: %d keys", len(got))
+	}
+	if got := scan(t, r, engine.IterOptions{Prefix: []byte("q")}); len(got) != 0 {
+		t.Fatalf("empty prefix scan = %v", got)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatalf("second reader Close: %v", err)
+	}
+
+	// a reader made after a commit sees it
+	put(t, db, "d", "4")
+	r2, err := db.NewReader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := mustGet(t, r2, "d"); !ok || v != "4" {
+		t.Fatalf("d = %q,%v", v, ok)
+	}
+	r2.Close()
+
+	if err := db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if sz, err := db.Size(); err != nil || sz <= 0 {
+		t.Fatalf("Size = %d, %v", sz, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if info.Reference {
+		return // the rail keeps nothing across a close
+	}
+
+	// data survives close and reopen, read-only
+	o.ReadOnly = true
+	db, err = engine.Open(info.Name, o)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer db.Close()
+	r, err = db.NewReader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for k, want := range map[string]string{"a": "1", "b": "22", "d": "4", "p/0499": strings.Repeat("v", 499%200)} {
+		if v, ok := mustGet(t, r, k); !ok || v != want {
+			t.Fatalf("after reopen %s = %q,%v", k, v, ok)
+		}
+	}
+	if n := len(scan(t, r, engine.IterOptions{})); n != 504 {
+		t.Fatalf("after reopen: %d keys, want 504", n)
+	}
+	_ = bytes.Equal
+}
+
+func TestCompressionValidated(t *testing.T) {
+	for _, info := range engine.All() {
+		if err := info.CheckCompression("lz77-bogus"); err == nil {
+			t.Errorf("%s accepted a bogus compression", info.Name)
+		}
+		if err := info.CheckCompression("none"); err != nil {
+			t.Errorf("%s: %v", info.Name, err)
+		}
+	}
+}

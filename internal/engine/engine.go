@@ -1,0 +1,246 @@
+// Package engine puts every key-value store the suite measures behind one
+// small interface. Adapters know nothing about benchmarks; benchmark bodies
+// know nothing about any one adapter.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ErrNotFound is never returned by Get (it reports found=false instead); it is
+// exported for adapters that need to map their own not-found errors.
+var ErrNotFound = errors.New("engine: key not found")
+
+// Options is everything that shapes how an engine is opened. Every field
+// that affects results is set from a flag with the same intent for every
+// engine; Describe reports what each engine actually did with it.
+type Options struct {
+	Dir string // the engine's own directory; created if missing
+
+	// Sync makes every committed batch durable (fsync/fdatasync) before
+	// Commit returns. Off: the OS decides when data reaches the disk;
+	// Flush always makes everything durable.
+	Sync bool
+
+	// CacheMB is the engine's own block cache (LSMs). B-trees (bbolt,
+	// LMDB) read through the OS page cache and have no cache of their own.
+	CacheMB int
+
+	// MemtableMB is the LSMs' memtable (write buffer) size.
+	MemtableMB int
+
+	// Compression of blocks on disk: "none", "snappy" or "zstd".
+	// B-trees do not compress; they reject anything but "none".
+	Compression string
+
+	// BloomBitsPerKey for LSM table filters; 0 turns them off.
+	BloomBitsPerKey int
+
+	// ReadOnly opens an existing database without write access.
+	ReadOnly bool
+
+	// ExpectedBytes is the logical size (keys+values) the caller will
+	// write. LMDB sizes its map from it so a populate never hits
+	// MDB_MAP_FULL.
+	ExpectedBytes int64
+
+	// LmdbReadahead leaves OS readahead on for LMDB's map (MDB_NORDAHEAD
+	// when false).
+	LmdbReadahead bool
+
+	// LmdbWriteMode is how LMDB batches commit: "update" runs Env.Update
+	// (which locks the OS thread for the caller), "txn" locks the thread
+	// and drives BeginTxn/Commit by hand. Seed 001 compared the two.
+	LmdbWriteMode string
+
+	// BoltFreelist is bbolt's freelist type: "array" or "map".
+	BoltFreelist string
+
+	// BoltWriteMode is how bbolt batches commit: "update" (DB.Update, one
+	// transaction per batch) or "batch" (DB.Batch, which coalesces
+	// concurrent callers into one transaction).
+	BoltWriteMode string
+
+	// BadgerValueThreshold: values at least this large go to Badger's
+	// value log, and the LSM keeps only a pointer.
+	BadgerValueThreshold int
+}
+
+// DB is an open database.
+type DB interface {
+	// Name is the engine's short name ("badger", "pebble", ...).
+	Name() string
+	// Version is the Go module path and exact version of the binding,
+	// read from the binary's build info.
+	Version() string
+	// NewReader returns a reader for one goroutine. Engines whose idiom is a
+	// long-lived read transaction (LMDB, bbolt, Badger) hold one for the
+	// reader's life; Readers see the data committed before they were made.
+	NewReader() (Reader, error)
+	// NewBatch starts a write batch. Keys and values are copied by Set.
+	NewBatch() Batch
+	// Flush makes everything written so far durable and, for LSMs, flushes
+	// memtables and waits until no compaction is running or pending.
+	Flush() error
+	// Size is the engine's bytes on disk.
+	Size() (int64, error)
+	// Settings describes, as key=value pairs, every option the adapter set.
+	Settings() []Setting
+	// Close releases the database; calling it twice is safe.
+	Close() error
+}
+
+// Reader serves point reads and iterators. One goroutine at a time.
+type Reader interface {
+	// Get looks key up. When found, fn is called with the value, which is
+	// valid only for the duration of the call (no copy is made where the
+	// engine allows it). fn's error is returned as Get's.
+	Get(key []byte, fn func(value []byte) error) (found bool, err error)
+	// NewIter returns an iterator positioned at the first key >= o.Start
+	// within the bounds.
+	NewIter(o IterOptions) (Iterator, error)
+	// Close releases the reader; calling it twice is safe.
+	Close() error
+}
+
+// IterOptions bounds an ordered scan.
+type IterOptions struct {
+	Start    []byte // first key, inclusive; nil is the first key
+	End      []byte // upper bound, exclusive; nil is none
+	Prefix   []byte // only keys with this prefix; nil is none
+	KeysOnly bool   // values are not needed (engines may skip reading them)
+}
+
+// Iterator walks keys in ascending byte order.
+type Iterator interface {
+	Valid() bool
+	Next()
+	// Key and Value are valid until the next call to Next or Close.
+	Key() []byte
+	Value() ([]byte, error)
+	// Err reports an error that stopped iteration.
+	Err() error
+	Close() error
+}
+
+// Batch collects writes that Commit applies atomically.
+type Batch interface {
+	Set(key, value []byte) error
+	Commit() error
+	// Len is the number of Sets since the batch was made.
+	Len() int
+}
+
+// Setting is one option as the adapter applied it.
+type Setting struct{ Key, Value string }
+
+func (s Setting) String() string { return s.Key + "=" + s.Value }
+
+// Opener opens (creating if needed) a database with the given options.
+type Opener func(o Options) (DB, error)
+
+// Info describes a registered engine.
+type Info struct {
+	Name   string // short lower-case name used in flags and fixture paths
+	Title  string // as it appears in benchmark names: "Badger", "Bolt", ...
+	Module string // Go module path of the binding
+	Open   Opener
+	// Compressions lists the values of Options.Compression it accepts.
+	Compressions []string
+	// Reference marks a calibration rail that is not a store.
+	Reference bool
+}
+
+var registry = map[string]Info{}
+
+// Register adds an engine; adapters call it from init.
+func Register(i Info) {
+	if _, dup := registry[i.Name]; dup {
+		panic("engine: registered twice: " + i.Name)
+	}
+	registry[i.Name] = i
+}
+
+// Lookup returns the engine registered under name.
+func Lookup(name string) (Info, bool) {
+	i, ok := registry[name]
+	return i, ok
+}
+
+// All returns every registered engine, by name.
+func All() []Info {
+	out := make([]Info, 0, len(registry))
+	for _, i := range registry {
+		out = append(out, i)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}
+
+// Open validates o against the engine and opens it.
+func Open(name string, o Options) (DB, error) {
+	i, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("engine %q is not compiled in (have %s)", name, strings.Join(Names(), ", "))
+	}
+	if err := i.CheckCompression(o.Compression); err != nil {
+		return nil, err
+	}
+	if o.Dir == "" {
+		return nil, errors.New("engine: Options.Dir is empty")
+	}
+	if !o.ReadOnly {
+		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	return i.Open(o)
+}
+
+// CheckCompression reports whether the engine can store blocks compressed c.
+func (i Info) CheckCompression(c string) error {
+	if c == "" {
+		c = "none"
+	}
+	for _, ok := range i.Compressions {
+		if ok == c {
+			return nil
+		}
+	}
+	return fmt.Errorf("engine %s: compression %q not supported (have %s)", i.Name, c, strings.Join(i.Compressions, ", "))
+}
+
+// Names lists the registered engines.
+func Names() []string {
+	var n []string
+	for _, i := range All() {
+		n = append(n, i.Name)
+	}
+	return n
+}
+
+// DirSize sums the sizes of the regular files under dir. Sparse files count
+// by the blocks they occupy, so LMDB's map size does not inflate it.
+func DirSize(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		total += allocated(fi)
+		return nil
+	})
+	return total, err
+}
