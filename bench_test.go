@@ -1,0 +1,363 @@
+// Package kvbench compares embedded key-value stores with go test -bench:
+// the same seeded data, the same machine and the same settings for every
+// engine. See README.md.
+package kvbench
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// TestMain validates every flag, prints the run's configuration, and builds
+// (or reuses) the fixtures that the selected benchmarks read, before any
+// benchmark runs.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	plan := newRunPlan(benchPattern())
+	if err := parseConfig(plan); err != nil {
+		fmt.Fprintf(os.Stderr, "kvbench: %v\n", err)
+		os.Exit(2)
+	}
+	if plan.pattern != "" {
+		printConfig(os.Stdout, engine.All())
+	}
+	if plan.touchesDisk() {
+		cleanStaleScratch()
+	}
+	for _, info := range plan.fixtures {
+		if _, err := fixtureFor(info); err != nil {
+			fmt.Fprintf(os.Stderr, "kvbench: %v\n", err)
+			os.Exit(1)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+func benchPattern() string {
+	if f := flag.Lookup("test.bench"); f != nil {
+		return f.Value.String()
+	}
+	return ""
+}
+
+// runPlan is what the selected benchmarks need from the disk.
+type runPlan struct {
+	pattern  string
+	fixtures []engine.Info // engines whose shared fixture is read
+	populate []engine.Info // engines written from scratch
+}
+
+// Benchmarks that read a shared fixture or write scratch databases, by
+// engine, as go test names them.
+var (
+	fixtureBenchmarks  = []string{"BenchmarkReadRandom"}
+	populateBenchmarks = []string{"BenchmarkPopulate"}
+	extraPopulate      = map[string]string{"BenchmarkLmdbBatch": "lmdb", "BenchmarkBoltBatch": "bolt"}
+)
+
+func newRunPlan(pattern string) *runPlan {
+	p := &runPlan{pattern: pattern}
+	if pattern == "" {
+		return p
+	}
+	top := topLevel(pattern)
+	re, err := regexp.Compile(top)
+	if err != nil {
+		return p // go test reports the bad pattern itself
+	}
+	for _, info := range engine.All() {
+		for _, b := range fixtureBenchmarks {
+			if !info.Reference && re.MatchString(b+info.Title) {
+				p.fixtures = append(p.fixtures, info)
+				break
+			}
+		}
+		added := false
+		for _, b := range populateBenchmarks {
+			if re.MatchString(b+info.Title) && !added {
+				p.populate = append(p.populate, info)
+				added = true
+			}
+		}
+		for b, name := range extraPopulate {
+			if name == info.Name && re.MatchString(b) && !added {
+				p.populate = append(p.populate, info)
+				added = true
+			}
+		}
+	}
+	return p
+}
+
+// topLevel is the part of a -bench pattern that go test matches against
+// top-level benchmark names: everything before the first '/' outside
+// brackets and parentheses.
+func topLevel(pattern string) string {
+	depth := 0
+	for i, c := range pattern {
+		switch c {
+		case '[', '(':
+			depth++
+		case ']', ')':
+			depth--
+		case '\\':
+			// an escaped '/' is not a separator; skip the next rune
+		case '/':
+			if depth == 0 && (i == 0 || pattern[i-1] != '\\') {
+				return pattern[:i]
+			}
+		}
+	}
+	return pattern
+}
+
+func (p *runPlan) touchesDisk() bool { return len(p.fixtures)+len(p.populate) > 0 }
+
+// diskEstimate is a generous bound on what the run writes: fixtures that
+// are not built yet and one scratch database per populated engine at a
+// time, each up to three times the logical size.
+func (p *runPlan) diskEstimate(g *dataset.Gen) int64 {
+	n := int64(len(p.fixtures))
+	if len(p.populate) > 0 {
+		n++
+	}
+	return n * 3 * g.LogicalBytes()
+}
+
+// fixtures holds the fixtures this process has made sure of, by engine.
+var (
+	fixturesMu sync.Mutex
+	fixtures   = map[string]string{}
+)
+
+// fixturePath returns the directory of the engine's fixture for this run's
+// dataset, building it when needed.
+func fixtureFor(info engine.Info) (string, error) {
+	fixturesMu.Lock()
+	defer fixturesMu.Unlock()
+	if d, ok := fixtures[info.Name]; ok {
+		return d, nil
+	}
+	opts := engineOptions(info, "")
+	p := dataset.Params{
+		Engine: info.Name, Keys: cfg.keys, ValueSize: *flagValSize, Seed: *flagSeed,
+		ValueRatio: *flagValueRatio, Compression: opts.Compression, FormatVersion: dataset.FormatVersion,
+		Layout: fixtureLayout(info),
+	}
+	dir, m, err := cfg.root.Ensure(p, func(dir string) (dataset.Manifest, error) {
+		opts.Dir = dir
+		logf("building fixture %s (%d keys x %d B)", p.Name(), cfg.keys, *flagValSize)
+		st, err := populateOnce(info, opts, info.Name+" fixture", nil)
+		if err != nil {
+			return dataset.Manifest{}, err
+		}
+		return dataset.Manifest{
+			EngineVersion: st.version, KeyCount: cfg.keys, LogicalBytes: cfg.gen.LogicalBytes(),
+			DiskBytes: st.diskBytes, BuildSeconds: st.elapsed.Seconds(),
+			Settled: "Flush returned: data durable, memtables flushed, no compaction running or pending",
+		}, nil
+	}, logf)
+	if err != nil {
+		return "", err
+	}
+	if m.BuildSeconds > 0 {
+		logf("fixture %s: %d keys, %s on disk, built %s in %.1fs", p.Name(), m.KeyCount, human(m.DiskBytes), m.Built.Format(time.RFC3339), m.BuildSeconds)
+	}
+	fixtures[info.Name] = dir
+	return dir, nil
+}
+
+// fixtureLayout lists the engine options that change a fixture's files.
+func fixtureLayout(info engine.Info) map[string]string {
+	switch info.Name {
+	case "badger":
+		return map[string]string{"b": fmt.Sprint(*flagBloomBits), "m": fmt.Sprint(*flagMemtableMB), "vt": fmt.Sprint(*flagBadgerVT)}
+	case "pebble", "rocksdb":
+		return map[string]string{"b": fmt.Sprint(*flagBloomBits), "m": fmt.Sprint(*flagMemtableMB)}
+	case "bolt":
+		return map[string]string{"fl": *flagBoltFree}
+	}
+	return nil
+}
+
+// openFixture opens the engine's fixture read-only, so no benchmark can
+// change what later ones read.
+func openFixture(b *testing.B, title string) engine.DB {
+	b.Helper()
+	info := lookupTitle(b, title)
+	if info.Reference {
+		return openReference(b, info)
+	}
+	dir, err := fixtureFor(info)
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := engineOptions(info, dir)
+	o.ReadOnly = true
+	db, err := engine.Open(info.Name, o)
+	if err != nil {
+		b.Fatalf("open fixture %s: %v", dir, err)
+	}
+	printEngineConfig(os.Stdout, db)
+	return db
+}
+
+// openReference loads the data set into the in-memory calibration rail,
+// which keeps nothing on disk and so has no fixture.
+func openReference(b *testing.B, info engine.Info) engine.DB {
+	db, err := engine.Open(info.Name, engineOptions(info, os.TempDir()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := writeAll(db, cfg.gen, *flagBatch, 1, info.Name+" load"); err != nil {
+		b.Fatal(err)
+	}
+	printEngineConfig(os.Stdout, db)
+	return db
+}
+
+// lookupTitle finds a compiled-in engine by its benchmark-name title, and
+// skips the benchmark when it is not compiled in.
+func lookupTitle(b *testing.B, title string) engine.Info {
+	for _, info := range engine.All() {
+		if info.Title == title {
+			return info
+		}
+	}
+	b.Skipf("%s is not compiled into this binary (RocksDB needs -tags rocksdb)", title)
+	return engine.Info{}
+}
+
+// readResult is one reader goroutine's tally; padded so readers never
+// share a cache line.
+type readResult struct {
+	ops, found, bytes int64
+	err               error
+	_                 [64]byte
+}
+
+// readRandom is the body of every BenchmarkReadRandom<Engine>: b.N point
+// reads split across threads goroutines, each with its own reader, random
+// stream and checker. Every hit is verified; a miss key that is found, or a
+// hit key that is not, fails the benchmark.
+func readRandom(b *testing.B, db engine.DB, threads int, hitRate float64) {
+	g := cfg.gen
+	results := make([]readResult, threads)
+	readers := make([]engine.Reader, threads)
+	for t := range readers {
+		r, err := db.NewReader()
+		if err != nil {
+			b.Fatal(err)
+		}
+		readers[t] = r
+		defer r.Close()
+	}
+	var wg sync.WaitGroup
+	io0, _ := measure.ReadIO()
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for t := 0; t < threads; t++ {
+		n := b.N / threads
+		if t < b.N%threads {
+			n++
+		}
+		wg.Add(1)
+		go func(t, n int) {
+			defer wg.Done()
+			res := &results[t]
+			rd := readers[t]
+			rng := dataset.NewRand(*flagSeed, uint64(t)+1000)
+			chk := g.NewChecker(cfg.fullCheck)
+			var kb [dataset.KeySize]byte
+			var idx uint64
+			var cbErr error
+			var got int64
+			check := func(v []byte) error {
+				got += int64(len(v))
+				cbErr = chk.Check(idx, v)
+				return cbErr
+			}
+			for op := 0; op < n; op++ {
+				idx = rng.Below(g.Keys)
+				hit := rng.Float64() < hitRate
+				var key []byte
+				if hit {
+					key = g.Key(kb[:], idx)
+				} else {
+					key = g.MissKey(kb[:], idx)
+				}
+				found, err := rd.Get(key, check)
+				if err != nil {
+					res.err = err
+					return
+				}
+				if found != hit {
+					res.err = fmt.Errorf("key %d (hit=%v): found=%v", idx, hit, found)
+					return
+				}
+				if found {
+					res.found++
+				}
+			}
+			res.ops = int64(n)
+			res.bytes = got
+		}(t, n)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	io1, _ := measure.ReadIO()
+	var ops, found, bytes int64
+	for i := range results {
+		if results[i].err != nil {
+			b.Fatalf("reader %d: %v", i, results[i].err)
+		}
+		ops += results[i].ops
+		found += results[i].found
+		bytes += results[i].bytes
+	}
+	if ops != int64(b.N) {
+		b.Fatalf("%d ops done, want %d", ops, b.N)
+	}
+	b.ReportMetric(100*float64(found)/float64(ops), "hit%")
+	b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
+	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
+	b.ReportMetric(float64(io1.Sub(io0).ReadBytes)/float64(ops), "read-B/op")
+}
+
+func benchReadRandom(b *testing.B, title string) {
+	db := openFixture(b, title)
+	defer db.Close()
+	hit := *flagHitRate
+	for _, threads := range flagThreads {
+		name := fmt.Sprintf("valsz=%d/hit=%s%%/threads=%d", *flagValSize, trimFloat(hit*100), threads)
+		b.Run(name, func(b *testing.B) { readRandom(b, db, threads, hit) })
+	}
+}
+
+func trimFloat(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".")
+}
+
+func BenchmarkReadRandomBadger(b *testing.B)  { benchReadRandom(b, "Badger") }
+func BenchmarkReadRandomBolt(b *testing.B)    { benchReadRandom(b, "Bolt") }
+func BenchmarkReadRandomLmdb(b *testing.B)    { benchReadRandom(b, "Lmdb") }
+func BenchmarkReadRandomRocksDB(b *testing.B) { benchReadRandom(b, "RocksDB") }
+func BenchmarkReadRandomPebble(b *testing.B)  { benchReadRandom(b, "Pebble") }
+func BenchmarkReadRandomMemory(b *testing.B)  { benchReadRandom(b, "Memory") }
+
+// logf reports progress on stderr, never among benchmark lines.
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "kvbench: "+format+"\n", args...)
+}

@@ -1,0 +1,115 @@
+// Package measure reads what the kernel knows about this process (disk
+// bytes, resident memory, page faults) and about the machine, so benchmark
+// figures come from counters rather than estimates.
+package measure
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+// IO is a snapshot of /proc/self/io. ReadBytes and WriteBytes are bytes
+// that really went to or came from the storage layer (page-cache hits do
+// not count); they cover every thread of the process, C threads included.
+type IO struct {
+	RChar, WChar          int64 // bytes passed to read/write syscalls
+	ReadBytes, WriteBytes int64 // bytes fetched from / sent to storage
+	CancelledWriteBytes   int64 // written to the page cache, then truncated away
+}
+
+// Sub returns the change from earlier to io.
+func (io IO) Sub(earlier IO) IO {
+	return IO{
+		RChar: io.RChar - earlier.RChar, WChar: io.WChar - earlier.WChar,
+		ReadBytes: io.ReadBytes - earlier.ReadBytes, WriteBytes: io.WriteBytes - earlier.WriteBytes,
+		CancelledWriteBytes: io.CancelledWriteBytes - earlier.CancelledWriteBytes,
+	}
+}
+
+// ReadIO reads /proc/self/io.
+func ReadIO() (IO, error) {
+	var io IO
+	err := scanKV("/proc/self/io", ':', func(k string, v int64) {
+		switch k {
+		case "rchar":
+			io.RChar = v
+		case "wchar":
+			io.WChar = v
+		case "read_bytes":
+			io.ReadBytes = v
+		case "write_bytes":
+			io.WriteBytes = v
+		case "cancelled_write_bytes":
+			io.CancelledWriteBytes = v
+		}
+	})
+	return io, err
+}
+
+// Mem is resident memory from /proc/self/status, in bytes.
+type Mem struct{ RSS, PeakRSS int64 }
+
+// ReadMem reads VmRSS and VmHWM.
+func ReadMem() (Mem, error) {
+	var m Mem
+	err := scanKV("/proc/self/status", ':', func(k string, v int64) {
+		switch k {
+		case "VmRSS":
+			m.RSS = v * 1024
+		case "VmHWM":
+			m.PeakRSS = v * 1024
+		}
+	})
+	return m, err
+}
+
+// ResetPeakRSS sets the process's peak RSS back to its current RSS
+// (Linux clear_refs 5), so a peak can be measured per benchmark.
+func ResetPeakRSS() error {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// Faults is the process's page faults so far (all threads).
+type Faults struct{ Major, Minor int64 }
+
+// ReadFaults reads getrusage(RUSAGE_SELF).
+func ReadFaults() Faults {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return Faults{}
+	}
+	return Faults{Major: ru.Majflt, Minor: ru.Minflt}
+}
+
+// scanKV calls fn for every "key<sep> number [unit]" line of a proc file.
+func scanKV(path string, sep byte, fn func(string, int64)) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := bufio.NewScanner(bytes.NewReader(b))
+	for s.Scan() {
+		line := s.Bytes()
+		i := bytes.IndexByte(line, sep)
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(line[i+1:])
+		if len(f) == 0 {
+			continue
+		}
+		v, err := strconv.ParseInt(string(f[0]), 10, 64)
+		if err != nil {
+			continue
+		}
+		fn(string(line[:i]), v)
+	}
+	if err := s.Err(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package measure
+
+import (
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"testing"
+)
+
+func TestWriteBytesCountedAfterFsync(t *testing.T) {
+	before, err := ReadIO()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	for i := 0; i < 4; i++ {
+		f.Write(buf)
+	}
+	f.Sync()
+	f.Close()
+	d := mustIO(t).Sub(before)
+	if d.WChar < 4<<20 {
+		t.Fatalf("wchar grew %d, want >= 4 MiB", d.WChar)
+	}
+	// tmpfs has no storage layer; elsewhere the fsynced bytes must show.
+	if fs, _ := FileSystem(t.TempDir()); fs.Type != "tmpfs" && d.WriteBytes < 4<<20 {
+		t.Fatalf("write_bytes grew %d after fsync of 4 MiB on %s", d.WriteBytes, fs.Type)
+	}
+}
+
+func mustIO(t *testing.T) IO {
+	io, err := ReadIO()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return io
+}
+
+func TestPeakRSSResets(t *testing.T) {
+	big := make([]byte, 64<<20)
+	for i := range big {
+		big[i] = 1
+	}
+	m1, err := ReadMem()
+	if err != nil || m1.PeakRSS < 64<<20 {
+		t.Fatalf("peak %d after touching 64 MiB: %v", m1.PeakRSS, err)
+	}
+	big = nil
+	debug.FreeOSMemory()
+	if err := ResetPeakRSS(); err != nil {
+		t.Skipf("clear_refs not writable here: %v", err)
+	}
+	m2, _ := ReadMem()
+	if m2.PeakRSS > m1.PeakRSS-32<<20 {
+		t.Fatalf("peak did not drop after freeing 64 MiB and a reset: %d, was %d", m2.PeakRSS, m1.PeakRSS)
+	}
+	if m2.PeakRSS < m2.RSS {
+		t.Fatalf("peak %d below current %d", m2.PeakRSS, m2.RSS)
+	}
+}
+
+func TestSystemDescriptions(t *testing.T) {
+	if Kernel() == "unknown" || CPUModel() == "" {
+		t.Fatalf("kernel %q cpu %q", Kernel(), CPUModel())
+	}
+	fs, err := FileSystem(t.TempDir())
+	if err != nil || fs.Free <= 0 || fs.MountedOn == "" {
+		t.Fatalf("%+v %v", fs, err)
+	}
+}
