@@ -272,15 +272,15 @@ func printConfig(w io.Writer, engines []engine.Info) {
 	line("rocksdb-lib", engine.RocksDBLibVersion())
 	for _, info := range engines {
 		v := info.Module
-		if !info.Reference {
-			v = engine.ModuleVersion(info.Module)
+		if info.Version != nil {
+			v = info.Version()
 		}
 		line("engine-"+info.Name, v)
 	}
 }
 
-// printEngineConfig echoes what one opened engine actually set, once per
-// engine and run.
+// printEngineConfig echoes every option one opened engine set, once per
+// engine and run, before its first result.
 func printEngineConfig(w io.Writer, db engine.DB) {
 	printedMu.Lock()
 	defer printedMu.Unlock()

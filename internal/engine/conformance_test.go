@@ -233,3 +233,14 @@ func TestCompressionValidated(t *testing.T) {
 		}
 	}
 }
+
+func TestInfoVersionMatchesDB(t *testing.T) {
+	for _, info := range engine.All() {
+		if info.Reference {
+			continue
+		}
+		if info.Version == nil || strings.Contains(info.Version(), "unknown") || !strings.HasPrefix(info.Version(), info.Module+" v") {
+			t.Errorf("%s: Info.Version() = %q", info.Name, info.Version())
+		}
+	}
+}

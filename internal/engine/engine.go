@@ -149,7 +149,10 @@ type Info struct {
 	Name   string // short lower-case name used in flags and fixture paths
 	Title  string // as it appears in benchmark names: "Badger", "Bolt", ...
 	Module string // Go module path of the binding
-	Open   Opener
+	// Version reports the binding's module path and version without
+	// opening a database; nil for the reference rail.
+	Version func() string
+	Open    Opener
 	// Compressions lists the values of Options.Compression it accepts.
 	Compressions []string
 	// Reference marks a calibration rail that is not a store.

@@ -2,15 +2,19 @@ package engine
 
 import (
 	"os"
+	"reflect"
+	"runtime"
 	"runtime/debug"
+	"strings"
 	"syscall"
 )
 
-// ModuleVersion returns "path version" for a module linked into this binary,
-// or "path (unknown)" when build info does not list it.
-func ModuleVersion(path string) string {
-	bi, ok := debug.ReadBuildInfo()
-	if ok {
+// ModuleVersion returns "path version" for the module that defines fn.
+// Build info lists it in ordinary binaries; go test binaries carry no
+// module list, so the fallback reads the "@version" the compiler recorded
+// in the source path of fn (also present with -trimpath).
+func ModuleVersion(path string, fn any) string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if d.Path == path {
 				if d.Replace != nil {
@@ -20,7 +24,34 @@ func ModuleVersion(path string) string {
 			}
 		}
 	}
+	if fn != nil {
+		if f := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()); f != nil {
+			file, _ := f.FileLine(f.Entry())
+			for _, p := range []string{path, escapeModulePath(path)} {
+				if i := strings.Index(file, p+"@"); i >= 0 {
+					ver, _, _ := strings.Cut(file[i+len(p)+1:], "/")
+					if ver != "" {
+						return path + " " + ver
+					}
+				}
+			}
+		}
+	}
 	return path + " (unknown)"
+}
+
+// escapeModulePath is the module cache's case encoding: PowerDNS is
+// stored as !power!d!n!s.
+func escapeModulePath(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if 'A' <= r && r <= 'Z' {
+			b.WriteByte('!')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // allocated is the space a file occupies on disk.

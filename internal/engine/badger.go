@@ -1,0 +1,442 @@
+// Badger adapter.
+//
+// The settings follow the same intent as every other LSM adapter, so that a
+// difference in results is a difference between engines, not between
+// configurations:
+//   - durability per commit comes from Options.Sync (SyncWrites);
+//   - the block cache is Options.CacheMB (0: none, which Badger allows only
+//     for uncompressed blocks), the memtable Options.MemtableMB (0:
+//     Badger's default);
+//   - blocks are stored uncompressed unless Options.Compression says
+//     otherwise (Badger's own default is Snappy); zstd runs at level 3, the
+//     level Pebble and RocksDB use for zstd;
+//   - the table filters get the same bits per key as Pebble's and RocksDB's
+//     bloom filters: Badger takes a false-positive rate instead, so the rate
+//     a bloom filter with that many bits per key has, exp(-bits*ln(2)^2), is
+//     passed (0 bits turns filters off: table.Builder writes no filter when
+//     BloomFalsePositive is 0);
+//   - only one version of each key is kept, and the logger is off so that it
+//     costs nothing and prints nothing.
+//
+// Everything else is Badger's default (DefaultOptions, including its four
+// compactors and its process-wide expvar metrics) and Settings reports the
+// values that matter for performance. Badger cannot be told to write its
+// active memtable out, so after Flush it still serves recent writes from
+// memory (see Flush).
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"expvar"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	badger "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+)
+
+const badgerModule = "github.com/dgraph-io/badger/v4"
+
+func init() {
+	Register(Info{
+		Name:         "badger",
+		Title:        "Badger",
+		Module:       badgerModule,
+		Version:      func() string { return ModuleVersion(badgerModule, badger.Open) },
+		Open:         openBadger,
+		Compressions: []string{"none", "snappy", "zstd"},
+	})
+}
+
+// badgerZstdLevel matches the zstd level Pebble (ZstdCompression) and
+// RocksDB (kDefaultCompressionLevel) use.
+const badgerZstdLevel = 3
+
+// badgerSettleTimeout bounds how long Flush waits for compactions.
+const badgerSettleTimeout = 10 * time.Minute
+
+var (
+	errBadgerClosed   = errors.New("badger: database is closed")
+	errBadgerReadOnly = errors.New("badger: database is read-only")
+)
+
+// badgerBloomFPR is the false-positive rate of a bloom filter with the given
+// bits per key and the optimal number of probes: exp(-bits * ln(2)^2).
+func badgerBloomFPR(bits int) float64 {
+	if bits <= 0 {
+		return 0
+	}
+	return math.Exp(-float64(bits) * math.Ln2 * math.Ln2)
+}
+
+type badgerDB struct {
+	db       *badger.DB
+	dir      string
+	readOnly bool
+	closed   atomic.Bool
+	settings []Setting
+}
+
+func openBadger(o Options) (DB, error) {
+	bo := badger.DefaultOptions(o.Dir)
+	bo.Logger = nil
+	bo.SyncWrites = o.Sync
+	bo.ReadOnly = o.ReadOnly
+	bo.NumVersionsToKeep = 1
+	// CacheMB 0 means no block cache, as for the other engines; Badger needs
+	// one to read compressed blocks.
+	bo.BlockCacheSize = int64(o.CacheMB) << 20
+	if bo.BlockCacheSize == 0 && o.Compression != "" && o.Compression != "none" {
+		return nil, errors.New("badger: compressed blocks need a block cache (CacheMB > 0)")
+	}
+	if o.MemtableMB > 0 { // 0: Badger's default
+		bo.MemTableSize = int64(o.MemtableMB) << 20
+	}
+	switch o.Compression {
+	case "", "none":
+		bo.Compression = options.None
+	case "snappy":
+		bo.Compression = options.Snappy
+	case "zstd":
+		bo.Compression = options.ZSTD
+		bo.ZSTDCompressionLevel = badgerZstdLevel
+	default:
+		return nil, errors.New("badger: unsupported compression " + strconv.Quote(o.Compression))
+	}
+	bo.BloomFalsePositive = badgerBloomFPR(o.BloomBitsPerKey)
+
+	// Badger rejects a value threshold above 15% of the memtable (its largest
+	// batch). An explicit threshold is passed through so Badger reports the
+	// conflict; its 1 MiB default is clamped so a small memtable still opens.
+	maxBatch := bo.MemTableSize * 15 / 100
+	thresholdNote := " (BadgerValueThreshold)"
+	if o.BadgerValueThreshold > 0 {
+		bo.ValueThreshold = int64(o.BadgerValueThreshold)
+	} else if bo.ValueThreshold > maxBatch {
+		bo.ValueThreshold = maxBatch
+		thresholdNote = " (default 1MiB clamped to 15% of memtable)"
+	} else {
+		thresholdNote = " (default)"
+	}
+
+	db, err := badger.Open(bo)
+	if err != nil {
+		return nil, err
+	}
+	b := &badgerDB{db: db, dir: o.Dir, readOnly: o.ReadOnly}
+
+	comp := o.Compression
+	if comp == "" {
+		comp = "none"
+	}
+	if comp == "zstd" {
+		comp += " (level " + strconv.Itoa(badgerZstdLevel) + ")"
+	}
+	bloom := "off"
+	if bo.BloomFalsePositive > 0 {
+		bloom = strconv.FormatFloat(bo.BloomFalsePositive, 'g', 4, 64) +
+			" (" + strconv.Itoa(o.BloomBitsPerKey) + " bits/key)"
+	}
+	b.settings = []Setting{
+		{"sync_writes", strconv.FormatBool(bo.SyncWrites)},
+		{"block_cache", lsmMiB(bo.BlockCacheSize)},
+		{"index_cache", strconv.FormatInt(bo.IndexCacheSize, 10) + " (default: table indexes and filters kept in memory)"},
+		{"memtable", lsmMiB(bo.MemTableSize)},
+		{"num_memtables", strconv.Itoa(bo.NumMemtables)},
+		{"compression", comp},
+		{"bloom_fpr", bloom},
+		{"value_threshold", strconv.FormatInt(bo.ValueThreshold, 10) + thresholdNote},
+		{"num_versions_to_keep", strconv.Itoa(bo.NumVersionsToKeep)},
+		{"num_compactors", strconv.Itoa(bo.NumCompactors)},
+		{"num_level_zero_tables", strconv.Itoa(bo.NumLevelZeroTables)},
+		{"num_level_zero_tables_stall", strconv.Itoa(bo.NumLevelZeroTablesStall)},
+		{"base_table_size", lsmMiB(bo.BaseTableSize)},
+		{"block_size", strconv.Itoa(bo.BlockSize)},
+		{"vlog_file_size", lsmMiB(bo.ValueLogFileSize)},
+		{"detect_conflicts", strconv.FormatBool(bo.DetectConflicts)},
+		{"metrics", strconv.FormatBool(bo.MetricsEnabled) + " (default; Flush reads the compaction gauge)"},
+		{"read_only", strconv.FormatBool(bo.ReadOnly)},
+		{"logger", "off"},
+		{"flush", "Sync + wait for immutable memtables and compactions; the active memtable stays in memory, durable in its WAL"},
+	}
+	return b, nil
+}
+
+// lsmMiB formats a byte count as whole MiB when it is one, as bytes otherwise.
+func lsmMiB(n int64) string {
+	if n%(1<<20) == 0 {
+		return strconv.FormatInt(n>>20, 10) + "MiB"
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+func (b *badgerDB) Name() string    { return "badger" }
+func (b *badgerDB) Version() string { return ModuleVersion(badgerModule, badger.Open) }
+
+func (b *badgerDB) Settings() []Setting {
+	return append([]Setting(nil), b.settings...)
+}
+
+func (b *badgerDB) Size() (int64, error) { return DirSize(b.dir) }
+
+func (b *badgerDB) Close() error {
+	if b.closed.Swap(true) {
+		return nil
+	}
+	return b.db.Close()
+}
+
+// NewReader holds one read-only transaction for the reader's life: Badger's
+// idiom, and the snapshot every read through it sees.
+func (b *badgerDB) NewReader() (Reader, error) {
+	if b.closed.Load() {
+		return nil, errBadgerClosed
+	}
+	return &badgerReader{db: b, txn: b.db.NewTransaction(false)}, nil
+}
+
+func (b *badgerDB) NewBatch() Batch {
+	if b.closed.Load() {
+		return &lsmErrBatch{err: errBadgerClosed}
+	}
+	if b.readOnly {
+		return &lsmErrBatch{err: errBadgerReadOnly}
+	}
+	return &badgerBatch{db: b, wb: b.db.NewWriteBatch()}
+}
+
+// Flush makes everything durable and waits for Badger's background work to
+// settle. Badger has neither a "flush the memtable" nor a "wait for
+// compactions" call, so:
+//
+//  1. DB.Sync fsyncs the active memtable's WAL (*.mem) and the value log:
+//     after it everything written is durable. The active memtable itself
+//     stays in memory (Badger only writes it out when it is full or on
+//     Close).
+//  2. It then polls every 50ms until immutable memtables have been written to
+//     L0 (each memtable's *.mem file is deleted once it is flushed, so at most
+//     the active one is left), no compaction is building tables (Badger's
+//     process-wide expvar gauge badger_compaction_current_num_lsm is 0), and
+//     no level is over the threshold at which Badger's compactors pick it
+//     (DB.Levels: L0 score >= 1, or an adjusted score >= 1 elsewhere). Those
+//     must hold for three polls in a row, because a compaction that has
+//     finished writing tables but not yet installed them is invisible to
+//     both signals for a moment.
+func (b *badgerDB) Flush() error {
+	if b.closed.Load() {
+		return errBadgerClosed
+	}
+	if b.readOnly {
+		return nil
+	}
+	if err := b.db.Sync(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(badgerSettleTimeout)
+	quiet := 0
+	for {
+		busy, err := b.busy()
+		if err != nil {
+			return err
+		}
+		if busy {
+			quiet = 0
+		} else if quiet++; quiet >= 3 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("badger: Flush: compactions did not settle within " + badgerSettleTimeout.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// busy reports whether Badger has memtable flushes or compactions running or
+// due.
+func (b *badgerDB) busy() (bool, error) {
+	ents, err := os.ReadDir(b.dir)
+	if err != nil {
+		return false, err
+	}
+	mems := 0
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".mem") {
+			mems++
+		}
+	}
+	if mems > 1 {
+		return true, nil
+	}
+	if v, ok := expvar.Get("badger_compaction_current_num_lsm").(*expvar.Int); ok && v.Value() > 0 {
+		return true, nil
+	}
+	for _, l := range b.db.Levels() {
+		if (l.Level == 0 && l.Score >= 1) || l.Adjusted >= 1 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+type badgerReader struct {
+	db     *badgerDB
+	txn    *badger.Txn
+	iters  int
+	closed bool
+}
+
+// Get passes the caller's fn straight to Item.Value, so the value is not
+// copied (it points into the block or value log while fn runs).
+func (r *badgerReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if r.closed || r.db.closed.Load() {
+		return false, errBadgerClosed
+	}
+	item, err := r.txn.Get(key)
+	if err != nil {
+		if err == badger.ErrKeyNotFound {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, item.Value(fn)
+}
+
+func (r *badgerReader) NewIter(o IterOptions) (Iterator, error) {
+	if r.closed || r.db.closed.Load() {
+		return nil, errBadgerClosed
+	}
+	bio := badger.IteratorOptions{PrefetchValues: !o.KeysOnly}
+	if bio.PrefetchValues {
+		bio.PrefetchSize = badger.DefaultIteratorOptions.PrefetchSize
+	}
+	if o.Prefix != nil {
+		bio.Prefix = o.Prefix
+	}
+	it := &badgerIter{r: r, it: r.txn.NewIterator(bio), end: o.End, prefetched: bio.PrefetchValues}
+	it.setVal = it.setValue
+	r.iters++
+	seek := o.Start
+	if bytes.Compare(o.Prefix, seek) > 0 {
+		seek = o.Prefix
+	}
+	it.it.Seek(seek) // nil or empty rewinds
+	return it, nil
+}
+
+// Close discards the transaction. Badger panics if a transaction is
+// discarded with an iterator open, so that is an error here instead.
+func (r *badgerReader) Close() error {
+	if r.closed {
+		return nil
+	}
+	if r.iters > 0 {
+		return errors.New("badger: reader closed with open iterators")
+	}
+	r.closed = true
+	if !r.db.closed.Load() {
+		r.txn.Discard()
+	}
+	return nil
+}
+
+type badgerIter struct {
+	r          *badgerReader
+	it         *badger.Iterator
+	end        []byte
+	prefetched bool
+	val        []byte
+	buf        []byte
+	setVal     func([]byte) error // it.setValue, bound once
+	closed     bool
+}
+
+func (it *badgerIter) Valid() bool {
+	if it.closed || !it.it.Valid() {
+		return false
+	}
+	return it.end == nil || bytes.Compare(it.it.Item().Key(), it.end) < 0
+}
+
+func (it *badgerIter) Next() { it.it.Next() }
+
+func (it *badgerIter) Key() []byte { return it.it.Item().Key() }
+
+func (it *badgerIter) setValue(v []byte) error { it.val = v; return nil }
+
+// Value returns the prefetched value without a copy. Without prefetching
+// (KeysOnly) the value is copied into a buffer the iterator reuses, because
+// Badger releases the value's memory when Item.Value returns.
+func (it *badgerIter) Value() ([]byte, error) {
+	item := it.it.Item()
+	if it.prefetched {
+		it.val = nil
+		err := item.Value(it.setVal)
+		return it.val, err
+	}
+	v, err := item.ValueCopy(it.buf[:0])
+	if err == nil {
+		it.buf = v
+	}
+	return v, err
+}
+
+func (it *badgerIter) Err() error { return nil }
+
+func (it *badgerIter) Close() error {
+	if it.closed {
+		return nil
+	}
+	it.closed = true
+	it.it.Close()
+	it.r.iters--
+	return nil
+}
+
+type badgerBatch struct {
+	db   *badgerDB
+	wb   *badger.WriteBatch
+	n    int
+	done bool
+}
+
+// Set copies key and value into one allocation: WriteBatch keeps the slices
+// it is given until the batch is written.
+func (b *badgerBatch) Set(key, value []byte) error {
+	buf := make([]byte, len(key)+len(value))
+	copy(buf, key)
+	copy(buf[len(key):], value)
+	if err := b.wb.Set(buf[:len(key):len(key)], buf[len(key):]); err != nil {
+		return err
+	}
+	b.n++
+	return nil
+}
+
+// Commit writes the batch and waits for it. WriteBatch splits a batch larger
+// than Badger's transaction limit (15% of the memtable) into several
+// transactions, so only batches under that limit are atomic.
+func (b *badgerBatch) Commit() error {
+	if b.done {
+		return errors.New("badger: batch already committed")
+	}
+	b.done = true
+	if b.db.closed.Load() {
+		return errBadgerClosed
+	}
+	return b.wb.Flush()
+}
+
+func (b *badgerBatch) Len() int { return b.n }
+
+// lsmErrBatch is the batch of a database that cannot take writes (closed or
+// read-only): every call fails with err.
+type lsmErrBatch struct{ err error }
+
+func (b *lsmErrBatch) Set(key, value []byte) error { return b.err }
+func (b *lsmErrBatch) Commit() error               { return b.err }
+func (b *lsmErrBatch) Len() int                    { return 0 }

@@ -1,0 +1,385 @@
+// Bolt adapter (go.etcd.io/bbolt).
+//
+// Why the settings are what they are:
+//   - Durability comes from Options.Sync alone, as for every engine: NoSync =
+//     !Sync, so with Sync each Commit fdatasyncs and without it the OS decides;
+//     Flush always fdatasyncs. NoFreelistSync and NoGrowSync keep bbolt's
+//     defaults (off) and are reported, not tuned.
+//   - bbolt is a B-tree over an mmap: it has no block cache of its own and reads
+//     through the OS page cache, so Options.CacheMB does not apply; nor does
+//     compression (only "none" is accepted).
+//   - InitialMmapSize is sized from ExpectedBytes so that a populate does not
+//     spend its time remapping, and so that a writer does not stall behind
+//     long-lived read transactions (a remap needs every reader gone).
+//   - The file lock has a 1s timeout so a second opener fails with a clear
+//     error instead of hanging.
+//   - Readers hold one long-lived read transaction, bbolt's idiom; Get reuses
+//     one cursor per reader so a point read does not allocate (Bucket.Get
+//     allocates a fresh cursor and its stack on every call).
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+)
+
+const (
+	boltModule      = "go.etcd.io/bbolt"
+	boltFile        = "bolt.db"
+	boltLockTimeout = time.Second
+)
+
+var boltBucket = []byte("kv")
+
+func init() {
+	Register(Info{
+		Name:         "bolt",
+		Title:        "Bolt",
+		Module:       boltModule,
+		Version:      func() string { return ModuleVersion(boltModule, bolt.Open) },
+		Open:         openBolt,
+		Compressions: []string{"none"},
+	})
+}
+
+type boltDB struct {
+	db        *bolt.DB
+	dir       string
+	readOnly  bool
+	writeMode string
+	freelist  string
+	mmapSize  int
+	pageSize  int
+
+	closeMu sync.Mutex
+	closed  bool
+	readers atomic.Int64 // open Readers; Close refuses while any is open
+}
+
+// boltInitialMmap is the initial mmap for a database expected to hold
+// expected logical bytes: 4× (page fill, branch pages, overflow pages for big
+// values and the freelist all add to the file), rounded up to 1 GiB, at least
+// 1 GiB and at most 1 TiB (1 GiB where int is 32 bits). The map is only
+// address space: on Unix bbolt does not grow the file to it.
+func boltInitialMmap(expected int64) int {
+	const gib = int64(1) << 30
+	maxMap := int64(1) << 40
+	if strconv.IntSize == 32 {
+		maxMap = gib
+	}
+	want := gib
+	if expected > 0 {
+		if expected > maxMap/4 {
+			want = maxMap
+		} else {
+			want = roundUpInt64(4*expected, gib)
+		}
+	}
+	want = min(max(want, gib), maxMap)
+	if want > math.MaxInt {
+		want = math.MaxInt
+	}
+	return int(want)
+}
+
+func roundUpInt64(n, to int64) int64 {
+	if r := n % to; r != 0 {
+		n += to - r
+	}
+	return n
+}
+
+func openBolt(o Options) (DB, error) {
+	var fl bolt.FreelistType
+	switch o.BoltFreelist {
+	case "array":
+		fl = bolt.FreelistArrayType
+	case "map":
+		fl = bolt.FreelistMapType
+	default:
+		return nil, fmt.Errorf("engine bolt: freelist %q: want array or map", o.BoltFreelist)
+	}
+	switch o.BoltWriteMode {
+	case "update", "batch":
+	default:
+		return nil, fmt.Errorf("engine bolt: write mode %q: want update or batch", o.BoltWriteMode)
+	}
+	d := &boltDB{
+		dir:       o.Dir,
+		readOnly:  o.ReadOnly,
+		writeMode: o.BoltWriteMode,
+		freelist:  o.BoltFreelist,
+		mmapSize:  boltInitialMmap(o.ExpectedBytes),
+	}
+	path := filepath.Join(o.Dir, boltFile)
+	if o.ReadOnly {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("engine bolt: read-only open: %w", err)
+		}
+	}
+	db, err := bolt.Open(path, 0o644, &bolt.Options{
+		Timeout:         boltLockTimeout,
+		NoSync:          !o.Sync,
+		FreelistType:    fl,
+		ReadOnly:        o.ReadOnly,
+		InitialMmapSize: d.mmapSize,
+	})
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, fmt.Errorf("engine bolt: %s is locked by another opener (gave up after %v): %w", path, boltLockTimeout, err)
+		}
+		return nil, fmt.Errorf("engine bolt: open %s: %w", path, err)
+	}
+	d.db = db
+	d.pageSize = db.Info().PageSize // Info panics once closed: read it now
+	if !o.ReadOnly {
+		err := db.Update(func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucketIfNotExists(boltBucket)
+			return err
+		})
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("engine bolt: create bucket: %w", err)
+		}
+	}
+	return d, nil
+}
+
+func (d *boltDB) Name() string    { return "bolt" }
+func (d *boltDB) Version() string { return ModuleVersion(boltModule, bolt.Open) }
+
+func (d *boltDB) Settings() []Setting {
+	s := []Setting{
+		{"sync", strconv.FormatBool(!d.db.NoSync)},
+		{"nosync", strconv.FormatBool(d.db.NoSync)},
+		{"nofreelistsync", strconv.FormatBool(d.db.NoFreelistSync) + " (bbolt default)"},
+		{"nogrowsync", strconv.FormatBool(d.db.NoGrowSync) + " (bbolt default)"},
+		{"freelist", d.freelist + " (" + string(d.db.FreelistType) + ")"},
+		{"write_mode", d.writeMode},
+	}
+	if d.writeMode == "batch" {
+		s = append(s,
+			Setting{"batch_max_size", strconv.Itoa(d.db.MaxBatchSize)},
+			Setting{"batch_max_delay", d.db.MaxBatchDelay.String()})
+	}
+	s = append(s,
+		Setting{"initial_mmap", strconv.Itoa(d.mmapSize)},
+		Setting{"page_size", strconv.Itoa(d.pageSize)},
+		Setting{"lock_timeout", boltLockTimeout.String()},
+		Setting{"readonly", strconv.FormatBool(d.readOnly)},
+		Setting{"cache", "os-page-cache"},
+		Setting{"compression", "none"},
+	)
+	return s
+}
+
+func (d *boltDB) NewReader() (Reader, error) {
+	tx, err := d.db.Begin(false)
+	if err != nil {
+		return nil, fmt.Errorf("engine bolt: begin read: %w", err)
+	}
+	r := &boltReader{d: d, tx: tx, b: tx.Bucket(boltBucket)}
+	if r.b != nil {
+		r.cur = r.b.Cursor()
+	}
+	d.readers.Add(1)
+	return r, nil
+}
+
+func (d *boltDB) NewBatch() Batch { return &boltBatch{d: d} }
+
+func (d *boltDB) Flush() error {
+	if d.readOnly {
+		return nil
+	}
+	return d.db.Sync()
+}
+
+func (d *boltDB) Size() (int64, error) { return DirSize(d.dir) }
+
+func (d *boltDB) Close() error {
+	d.closeMu.Lock()
+	defer d.closeMu.Unlock()
+	if d.closed {
+		return nil
+	}
+	// bbolt's Close waits for every read transaction, so closing under an
+	// open Reader would hang: say so instead.
+	if n := d.readers.Load(); n > 0 {
+		return fmt.Errorf("engine bolt: Close with %d readers still open", n)
+	}
+	d.closed = true
+	return d.db.Close()
+}
+
+type boltReader struct {
+	d      *boltDB
+	tx     *bolt.Tx
+	b      *bolt.Bucket // nil when a read-only database has no bucket yet
+	cur    *bolt.Cursor // reused by Get
+	closed bool
+}
+
+func (r *boltReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if r.cur == nil {
+		return false, nil
+	}
+	k, v := r.cur.Seek(key)
+	// Seek lands on the first key >= key; the bucket holds no nested buckets,
+	// so an equal key is a value (possibly empty).
+	if k == nil || !bytes.Equal(k, key) {
+		return false, nil
+	}
+	return true, fn(v)
+}
+
+func (r *boltReader) NewIter(o IterOptions) (Iterator, error) {
+	it := &boltIter{end: o.End, prefix: o.Prefix}
+	if r.b == nil {
+		return it, nil
+	}
+	it.c = r.b.Cursor()
+	seek := o.Start
+	if bytes.Compare(o.Prefix, seek) > 0 {
+		seek = o.Prefix
+	}
+	if len(seek) > 0 {
+		it.k, it.v = it.c.Seek(seek)
+	} else {
+		it.k, it.v = it.c.First()
+	}
+	it.check()
+	return it, nil
+}
+
+func (r *boltReader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	r.cur, r.b = nil, nil
+	err := r.tx.Rollback()
+	r.d.readers.Add(-1)
+	return err
+}
+
+type boltIter struct {
+	c           *bolt.Cursor
+	k, v        []byte
+	end, prefix []byte
+}
+
+// check ends the iteration at End or past Prefix.
+func (it *boltIter) check() {
+	if it.k == nil {
+		return
+	}
+	if (it.end != nil && bytes.Compare(it.k, it.end) >= 0) ||
+		(it.prefix != nil && !bytes.HasPrefix(it.k, it.prefix)) {
+		it.k, it.v = nil, nil
+	}
+}
+
+func (it *boltIter) Valid() bool { return it.k != nil }
+
+func (it *boltIter) Next() {
+	if it.k == nil {
+		return
+	}
+	it.k, it.v = it.c.Next()
+	it.check()
+}
+
+func (it *boltIter) Key() []byte            { return it.k }
+func (it *boltIter) Value() ([]byte, error) { return it.v, nil }
+func (it *boltIter) Err() error             { return nil }
+func (it *boltIter) Close() error {
+	it.c, it.k, it.v = nil, nil, nil
+	return nil
+}
+
+type boltBatch struct {
+	d *boltDB
+	a batchArena
+}
+
+func (b *boltBatch) Set(key, value []byte) error {
+	b.a.add(key, value)
+	return nil
+}
+
+func (b *boltBatch) Len() int { return b.a.len() }
+
+// Commit applies the batch in one transaction; the batch is then empty and
+// may be reused.
+func (b *boltBatch) Commit() error {
+	apply := func(tx *bolt.Tx) error {
+		bk := tx.Bucket(boltBucket)
+		if bk == nil {
+			return errors.New("engine bolt: bucket missing")
+		}
+		for i, n := 0, b.a.len(); i < n; i++ {
+			k, v := b.a.entry(i)
+			if err := bk.Put(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var err error
+	if b.d.writeMode == "batch" {
+		err = b.d.db.Batch(apply)
+	} else {
+		err = b.d.db.Update(apply)
+	}
+	if err != nil {
+		return fmt.Errorf("engine bolt: commit: %w", err)
+	}
+	b.a.reset()
+	return nil
+}
+
+// Helpers shared by the bolt, lmdb and memory adapters.
+
+// batchArena buffers a batch's keys and values in one growing byte slice plus
+// offsets, rather than a slice per key.
+type batchArena struct {
+	data []byte
+	ends []int // per entry: key end, value end; an entry starts where the last ended
+}
+
+func (a *batchArena) add(k, v []byte) {
+	a.data = append(a.data, k...)
+	ke := len(a.data)
+	a.data = append(a.data, v...)
+	a.ends = append(a.ends, ke, len(a.data))
+}
+
+func (a *batchArena) len() int { return len(a.ends) / 2 }
+
+// entry returns the i'th key and value, capped so appending to one cannot
+// overwrite the next.
+func (a *batchArena) entry(i int) (k, v []byte) {
+	s := 0
+	if i > 0 {
+		s = a.ends[2*i-1]
+	}
+	ke, ve := a.ends[2*i], a.ends[2*i+1]
+	return a.data[s:ke:ke], a.data[ke:ve:ve]
+}
+
+func (a *batchArena) reset() {
+	a.data = a.data[:0]
+	a.ends = a.ends[:0]
+}

@@ -1,0 +1,469 @@
+// LMDB adapter, on either binding: github.com/PowerDNS/lmdb-go by default,
+// github.com/bmatsuo/lmdb-go with -tags lmdb_bmatsuo. The binding is imported
+// only by lmdb_powerdns.go / lmdb_bmatsuo.go; this file uses their aliases.
+//
+// Why the settings are what they are:
+//   - Durability comes from Options.Sync alone, as for every engine: without
+//     Sync the env is opened NoSync|NoMetaSync (the OS decides when pages reach
+//     the disk); with Sync every commit fsyncs. Flush always env.Sync(true).
+//   - LMDB is a B-tree over an mmap: no block cache of its own, reads go
+//     through the OS page cache, so Options.CacheMB does not apply; no
+//     compression (only "none" is accepted). MDB_NORDAHEAD unless
+//     Options.LmdbReadahead: for random reads over more data than RAM, OS
+//     readahead fills the page cache with neighbouring pages nobody reads.
+//   - The map size is computed from ExpectedBytes generously (see
+//     lmdbMapSize): the map is sparse address space, so it costs nothing, and
+//     MDB_MAP_FULL must not end a populate. If a commit still hits it, the map
+//     is grown and the batch retried once.
+//   - Readers hold one long-lived read-only transaction each (LMDB's idiom)
+//     with RawRead, so Get hands out the mapped bytes without copying.
+//     Read-only transactions need no LockOSThread: the binding always opens
+//     the env MDB_NOTLS, and its docs require thread locking only for write
+//     transactions.
+//   - Writes: "update" is Env.Update (which locks the OS thread itself),
+//     "txn" locks the thread and drives BeginTxn/Commit by hand.
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+const (
+	lmdbMaxReaders = 512 // ≥ 128 reader goroutines, with room to spare
+	lmdbDataFile   = "data.mdb"
+	lmdbGiB        = int64(1) << 30
+	lmdbMaxMap     = int64(1) << 45 // 32 TiB: a sanity cap on address space
+	lmdbMapRule    = "max(1GiB, 4*expected_bytes, data.mdb size) rounded up to 1GiB"
+)
+
+func init() {
+	Register(Info{
+		Name:         "lmdb",
+		Title:        "Lmdb",
+		Module:       lmdbModule,
+		Version:      func() string { return ModuleVersion(lmdbModule, lmdbNewEnv) },
+		Open:         openLMDB,
+		Compressions: []string{"none"},
+	})
+}
+
+// lmdbMapSize is the map for expected logical bytes in an env whose data
+// file is fileSize bytes: 4× the logical bytes (values over ~2KB go to
+// overflow pages, leaves are 50-70% full, and freed pages are reused only
+// after the readers that can see them are gone), at least 1 GiB, never below
+// the file already on disk, rounded up to 1 GiB.
+func lmdbMapSize(expected, fileSize int64) int64 {
+	want := lmdbGiB
+	if expected > 0 {
+		if expected > lmdbMaxMap/4 {
+			want = lmdbMaxMap
+		} else {
+			want = max(want, 4*expected)
+		}
+	}
+	want = max(want, fileSize)
+	return roundUpInt64(want, lmdbGiB)
+}
+
+// lmdbOpen guards against opening one env twice in a process, which LMDB
+// forbids (its POSIX locks are per process).
+var lmdbOpen = struct {
+	sync.Mutex
+	dirs map[string]bool
+}{dirs: map[string]bool{}}
+
+func lmdbDirKey(dir string) string {
+	if p, err := filepath.Abs(dir); err == nil {
+		dir = p
+	}
+	if p, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = p
+	}
+	return dir
+}
+
+type lmdbDB struct {
+	env       *lmdbEnv
+	dbi       lmdbDBI
+	dir, key  string
+	readOnly  bool
+	writeMode string
+	settings  []Setting // fixed at open; map_size is added live
+
+	// mu is held shared by every write transaction and by NewReader, and
+	// exclusively to resize the map or close the env, which LMDB allows only
+	// with no transaction active in the process.
+	mu      sync.RWMutex
+	closed  bool
+	readers atomic.Int64 // open Readers: their transactions pin the map
+	mapSize atomic.Int64
+	grows   atomic.Int64
+}
+
+func openLMDB(o Options) (DB, error) {
+	switch o.LmdbWriteMode {
+	case "update", "txn":
+	default:
+		return nil, fmt.Errorf("engine lmdb: write mode %q: want update or txn", o.LmdbWriteMode)
+	}
+	var fileSize int64
+	if fi, err := os.Stat(filepath.Join(o.Dir, lmdbDataFile)); err == nil {
+		fileSize = fi.Size()
+	} else if o.ReadOnly {
+		return nil, fmt.Errorf("engine lmdb: read-only open: %w", err)
+	}
+	key := lmdbDirKey(o.Dir)
+	lmdbOpen.Lock()
+	if lmdbOpen.dirs[key] {
+		lmdbOpen.Unlock()
+		return nil, fmt.Errorf("engine lmdb: %s is already open in this process", o.Dir)
+	}
+	lmdbOpen.dirs[key] = true
+	lmdbOpen.Unlock()
+
+	d, err := openLMDBEnv(o, fileSize)
+	if err != nil {
+		lmdbOpen.Lock()
+		delete(lmdbOpen.dirs, key)
+		lmdbOpen.Unlock()
+		return nil, err
+	}
+	d.key = key
+	return d, nil
+}
+
+func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
+	env, err := lmdbNewEnv()
+	if err != nil {
+		return nil, fmt.Errorf("engine lmdb: %w", err)
+	}
+	fail := func(what string, err error) (*lmdbDB, error) {
+		env.Close()
+		return nil, fmt.Errorf("engine lmdb: %s: %w", what, err)
+	}
+	if err := env.SetMaxReaders(lmdbMaxReaders); err != nil {
+		return fail("set max readers", err)
+	}
+	mapSize := lmdbMapSize(o.ExpectedBytes, fileSize)
+	if err := env.SetMapSize(mapSize); err != nil {
+		return fail("set map size", err)
+	}
+	var flags uint
+	if !o.LmdbReadahead {
+		flags |= lmdbNoReadahead
+	}
+	if !o.Sync {
+		flags |= lmdbNoSync | lmdbNoMetaSync
+	}
+	if o.ReadOnly {
+		flags |= lmdbReadonly
+	}
+	if err := env.Open(o.Dir, flags, 0o644); err != nil {
+		return fail("open "+o.Dir, err)
+	}
+	d := &lmdbDB{env: env, dir: o.Dir, readOnly: o.ReadOnly, writeMode: o.LmdbWriteMode}
+	openRoot := func(txn *lmdbTxn) (err error) {
+		d.dbi, err = txn.OpenRoot(0)
+		return err
+	}
+	if o.ReadOnly {
+		err = env.View(openRoot)
+	} else {
+		err = env.Update(openRoot)
+	}
+	if err != nil {
+		return fail("open root database", err)
+	}
+	info, err := env.Info()
+	if err != nil {
+		return fail("env info", err)
+	}
+	d.mapSize.Store(info.MapSize)
+	maxReaders, err := env.MaxReaders()
+	if err != nil {
+		return fail("max readers", err)
+	}
+	st, err := env.Stat()
+	if err != nil {
+		return fail("stat", err)
+	}
+	d.settings = []Setting{
+		{"map_size_rule", lmdbMapRule},
+		{"expected_bytes", strconv.FormatInt(o.ExpectedBytes, 10)},
+		{"readahead", strconv.FormatBool(o.LmdbReadahead)},
+		{"sync", strconv.FormatBool(o.Sync)},
+		{"nosync", strconv.FormatBool(!o.Sync)},
+		{"nometasync", strconv.FormatBool(!o.Sync)},
+		{"writemap", "false"},
+		{"notls", "true (forced by the binding)"},
+		{"write_mode", o.LmdbWriteMode},
+		{"max_readers", strconv.Itoa(maxReaders)},
+		{"readonly", strconv.FormatBool(o.ReadOnly)},
+		{"page_size", strconv.FormatUint(uint64(st.PSize), 10)},
+		{"cache", "os-page-cache"},
+		{"compression", "none"},
+		{"binding", ModuleVersion(lmdbModule, lmdbNewEnv)},
+		{"liblmdb", lmdbVersionString()},
+	}
+	return d, nil
+}
+
+func (d *lmdbDB) Name() string    { return "lmdb" }
+func (d *lmdbDB) Version() string { return ModuleVersion(lmdbModule, lmdbNewEnv) }
+
+func (d *lmdbDB) Settings() []Setting {
+	s := append([]Setting{{"map_size", strconv.FormatInt(d.mapSize.Load(), 10)}}, d.settings...)
+	if g := d.grows.Load(); g > 0 {
+		s = append(s, Setting{"map_grown", strconv.FormatInt(g, 10) + " times after MDB_MAP_FULL"})
+	}
+	return s
+}
+
+var errLMDBClosed = errors.New("engine lmdb: closed")
+
+func (d *lmdbDB) NewReader() (Reader, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return nil, errLMDBClosed
+	}
+	txn, err := d.env.BeginTxn(nil, lmdbReadonly)
+	if err != nil {
+		return nil, fmt.Errorf("engine lmdb: begin read: %w", err)
+	}
+	txn.RawRead = true
+	d.readers.Add(1)
+	return &lmdbReader{d: d, txn: txn}, nil
+}
+
+func (d *lmdbDB) NewBatch() Batch { return &lmdbBatch{d: d} }
+
+func (d *lmdbDB) Flush() error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return errLMDBClosed
+	}
+	if d.readOnly {
+		return nil
+	}
+	return d.env.Sync(true)
+}
+
+func (d *lmdbDB) Size() (int64, error) { return DirSize(d.dir) }
+
+func (d *lmdbDB) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	// Closing the env under a live read transaction would free what the
+	// transaction points at: refuse, and let the caller close its readers.
+	if n := d.readers.Load(); n > 0 {
+		return fmt.Errorf("engine lmdb: Close with %d readers still open", n)
+	}
+	d.closed = true
+	err := d.env.Close()
+	lmdbOpen.Lock()
+	delete(lmdbOpen.dirs, d.key)
+	lmdbOpen.Unlock()
+	return err
+}
+
+// commit applies a in one write transaction. seen is the map size it ran
+// under, for grow.
+func (d *lmdbDB) commit(a *batchArena) (seen int64, err error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return 0, errLMDBClosed
+	}
+	seen = d.mapSize.Load()
+	put := func(txn *lmdbTxn) error {
+		for i, n := 0, a.len(); i < n; i++ {
+			k, v := a.entry(i)
+			if err := txn.Put(d.dbi, k, v, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if d.writeMode == "update" {
+		return seen, d.env.Update(put)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	txn, err := d.env.BeginTxn(nil, 0)
+	if err != nil {
+		return seen, err
+	}
+	if err := put(txn); err != nil {
+		txn.Abort()
+		return seen, err
+	}
+	return seen, txn.Commit()
+}
+
+// grow enlarges the map after MDB_MAP_FULL under a map of size seen, to
+// max(2×, +8× the batch) rounded up to 1 GiB. LMDB allows it only with no
+// transaction active in the process, so it waits out in-flight commits (mu)
+// and refuses while any Reader is open.
+func (d *lmdbDB) grow(seen, batchBytes int64) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return errLMDBClosed
+	}
+	cur := d.mapSize.Load()
+	if cur != seen {
+		return nil // another commit grew it meanwhile
+	}
+	if n := d.readers.Load(); n > 0 {
+		return fmt.Errorf("map of %d bytes is full and %d readers are open, so it cannot be resized; "+
+			"raise Options.ExpectedBytes", cur, n)
+	}
+	next := roundUpInt64(max(2*cur, cur+8*batchBytes), lmdbGiB)
+	if err := d.env.SetMapSize(next); err != nil {
+		return fmt.Errorf("grow map to %d bytes: %w", next, err)
+	}
+	info, err := d.env.Info()
+	if err != nil {
+		return err
+	}
+	d.mapSize.Store(info.MapSize)
+	d.grows.Add(1)
+	return nil
+}
+
+type lmdbReader struct {
+	d   *lmdbDB
+	txn *lmdbTxn // nil once closed
+}
+
+func (r *lmdbReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if r.txn == nil {
+		return false, errLMDBClosed
+	}
+	v, err := r.txn.Get(r.d.dbi, key)
+	if err != nil {
+		if lmdbIsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, fn(v)
+}
+
+func (r *lmdbReader) NewIter(o IterOptions) (Iterator, error) {
+	if r.txn == nil {
+		return nil, errLMDBClosed
+	}
+	c, err := r.txn.OpenCursor(r.d.dbi)
+	if err != nil {
+		return nil, fmt.Errorf("engine lmdb: open cursor: %w", err)
+	}
+	it := &lmdbIter{c: c, end: o.End, prefix: o.Prefix}
+	seek := o.Start
+	if bytes.Compare(o.Prefix, seek) > 0 {
+		seek = o.Prefix
+	}
+	if len(seek) > 0 {
+		it.set(c.Get(seek, nil, lmdbSetRange))
+	} else {
+		it.set(c.Get(nil, nil, lmdbFirst))
+	}
+	return it, nil
+}
+
+func (r *lmdbReader) Close() error {
+	if r.txn == nil {
+		return nil
+	}
+	r.txn.Abort()
+	r.txn = nil
+	r.d.readers.Add(-1)
+	return nil
+}
+
+type lmdbIter struct {
+	c           *lmdbCursor
+	k, v        []byte
+	err         error
+	end, prefix []byte
+}
+
+// set takes a cursor result and ends the iteration at the last key, an
+// error, End, or past Prefix.
+func (it *lmdbIter) set(k, v []byte, err error) {
+	it.k, it.v = k, v
+	switch {
+	case err != nil:
+		if !lmdbIsNotFound(err) {
+			it.err = err
+		}
+		it.k, it.v = nil, nil
+	case (it.end != nil && bytes.Compare(k, it.end) >= 0) ||
+		(it.prefix != nil && !bytes.HasPrefix(k, it.prefix)):
+		it.k, it.v = nil, nil
+	}
+}
+
+func (it *lmdbIter) Valid() bool { return it.k != nil }
+
+func (it *lmdbIter) Next() {
+	if it.k == nil {
+		return
+	}
+	it.set(it.c.Get(nil, nil, lmdbNext))
+}
+
+func (it *lmdbIter) Key() []byte            { return it.k }
+func (it *lmdbIter) Value() ([]byte, error) { return it.v, nil }
+func (it *lmdbIter) Err() error             { return it.err }
+
+func (it *lmdbIter) Close() error {
+	if it.c != nil {
+		it.c.Close()
+		it.c = nil
+	}
+	it.k, it.v = nil, nil
+	return nil
+}
+
+type lmdbBatch struct {
+	d *lmdbDB
+	a batchArena
+}
+
+func (b *lmdbBatch) Set(key, value []byte) error {
+	b.a.add(key, value)
+	return nil
+}
+
+func (b *lmdbBatch) Len() int { return b.a.len() }
+
+// Commit applies the batch in one write transaction, growing the map and
+// retrying once on MDB_MAP_FULL; the batch is then empty and may be reused.
+func (b *lmdbBatch) Commit() error {
+	seen, err := b.d.commit(&b.a)
+	if lmdbIsMapFull(err) {
+		if gerr := b.d.grow(seen, int64(len(b.a.data))); gerr != nil {
+			return fmt.Errorf("engine lmdb: commit: %w (%v)", err, gerr)
+		}
+		_, err = b.d.commit(&b.a)
+	}
+	if err != nil {
+		return fmt.Errorf("engine lmdb: commit: %w", err)
+	}
+	b.a.reset()
+	return nil
+}

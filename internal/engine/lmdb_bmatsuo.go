@@ -1,0 +1,35 @@
+//go:build lmdb_bmatsuo
+
+// The LMDB binding under -tags lmdb_bmatsuo: github.com/bmatsuo/lmdb-go. The
+// default is github.com/PowerDNS/lmdb-go (lmdb_powerdns.go); the two cannot
+// link into one binary (both carry liblmdb's C symbols). lmdb.go uses only
+// the names below, which both bindings provide with the same API.
+package engine
+
+import lmdb "github.com/bmatsuo/lmdb-go/lmdb"
+
+const lmdbModule = "github.com/bmatsuo/lmdb-go"
+
+type (
+	lmdbEnv    = lmdb.Env
+	lmdbTxn    = lmdb.Txn
+	lmdbCursor = lmdb.Cursor
+	lmdbDBI    = lmdb.DBI
+)
+
+const (
+	lmdbReadonly    = lmdb.Readonly
+	lmdbNoSync      = lmdb.NoSync
+	lmdbNoMetaSync  = lmdb.NoMetaSync
+	lmdbNoReadahead = lmdb.NoReadahead
+	lmdbFirst       = lmdb.First
+	lmdbNext        = lmdb.Next
+	lmdbSetRange    = lmdb.SetRange
+)
+
+var (
+	lmdbNewEnv        = lmdb.NewEnv
+	lmdbIsNotFound    = lmdb.IsNotFound
+	lmdbIsMapFull     = lmdb.IsMapFull
+	lmdbVersionString = lmdb.VersionString
+)

@@ -1,0 +1,234 @@
+// Memory: an in-memory calibration rail, not a store.
+//
+// It measures what the harness itself costs (key generation, the Get callback,
+// iterator plumbing, goroutine scheduling) with a storage layer that is a Go
+// map. Nothing is durable, nothing is compressed, there is no cache to size:
+// Sync, CacheMB and the rest are accepted and ignored, and Settings says so.
+//
+// Layout: a map for Get and a sorted key slice built lazily, once, for
+// iteration. A Reader holds the snapshot current when it was made and reads it
+// without a lock. A commit mutates the current snapshot in place while no
+// Reader holds it, and clones it first (copy-on-write) once one does, so a
+// populate costs no copying and readers never see a torn map.
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+const memoryVersion = "(reference) in-memory map, not a store"
+
+func init() {
+	Register(Info{
+		Name:         "memory",
+		Title:        "Memory",
+		Module:       "(reference)",
+		Open:         openMemory,
+		Compressions: []string{"none"},
+		Reference:    true,
+	})
+}
+
+// memSnap is one version of the data. Once shared is set (under memDB.mu, as
+// the snapshot is handed to a Reader) it is never mutated again.
+type memSnap struct {
+	m      map[string][]byte
+	shared bool
+
+	keysOnce sync.Once
+	keys     []string // sorted; built on the first NewIter
+}
+
+func (s *memSnap) sorted() []string {
+	s.keysOnce.Do(func() {
+		keys := make([]string, 0, len(s.m))
+		for k := range s.m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		s.keys = keys
+	})
+	return s.keys
+}
+
+type memDB struct {
+	mu     sync.RWMutex // held by Commit and NewReader, not by Get
+	cur    *memSnap
+	bytes  int64 // logical bytes (keys+values) held
+	closed bool
+}
+
+func openMemory(o Options) (DB, error) {
+	return &memDB{cur: &memSnap{m: make(map[string][]byte)}}, nil
+}
+
+func (d *memDB) Name() string    { return "memory" }
+func (d *memDB) Version() string { return memoryVersion }
+
+func (d *memDB) Settings() []Setting {
+	return []Setting{
+		{"kind", "go-map+lazily-sorted-keys"},
+		{"snapshots", "copy-on-write once a reader holds one"},
+		{"sync", "ignored (nothing is durable)"},
+		{"cache", "n/a"},
+		{"compression", "none"},
+	}
+}
+
+var errMemClosed = errors.New("engine memory: closed")
+
+func (d *memDB) NewReader() (Reader, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, errMemClosed
+	}
+	d.cur.shared = true
+	return &memReader{s: d.cur}, nil
+}
+
+func (d *memDB) NewBatch() Batch { return &memBatch{d: d} }
+func (d *memDB) Flush() error    { return nil }
+
+// Size is the logical bytes held (there is no disk).
+func (d *memDB) Size() (int64, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.bytes, nil
+}
+
+func (d *memDB) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	d.cur = &memSnap{m: map[string][]byte{}, shared: true}
+	d.bytes = 0
+	return nil
+}
+
+type memReader struct {
+	s *memSnap
+}
+
+func (r *memReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	s := r.s
+	if s == nil {
+		return false, errMemClosed
+	}
+	v, ok := s.m[string(key)] // the conversion does not allocate
+	if !ok {
+		return false, nil
+	}
+	return true, fn(v)
+}
+
+func (r *memReader) NewIter(o IterOptions) (Iterator, error) {
+	if r.s == nil {
+		return nil, errMemClosed
+	}
+	keys := r.s.sorted()
+	seek := o.Start
+	if bytes.Compare(o.Prefix, seek) > 0 {
+		seek = o.Prefix
+	}
+	i, _ := slices.BinarySearch(keys, string(seek))
+	it := &memIter{m: r.s.m, keys: keys, i: i, end: string(o.End), hasEnd: o.End != nil, prefix: string(o.Prefix)}
+	it.check()
+	return it, nil
+}
+
+func (r *memReader) Close() error {
+	r.s = nil
+	return nil
+}
+
+type memIter struct {
+	m      map[string][]byte
+	keys   []string
+	i      int
+	end    string
+	hasEnd bool
+	prefix string
+}
+
+func (it *memIter) check() {
+	if it.i >= len(it.keys) {
+		return
+	}
+	k := it.keys[it.i]
+	if (it.hasEnd && k >= it.end) || !strings.HasPrefix(k, it.prefix) {
+		it.i = len(it.keys)
+	}
+}
+
+func (it *memIter) Valid() bool { return it.i < len(it.keys) }
+
+func (it *memIter) Next() {
+	if it.i < len(it.keys) {
+		it.i++
+		it.check()
+	}
+}
+
+// Key returns the stored key's bytes; callers must not modify them.
+func (it *memIter) Key() []byte {
+	k := it.keys[it.i]
+	return unsafe.Slice(unsafe.StringData(k), len(k))
+}
+
+func (it *memIter) Value() ([]byte, error) { return it.m[it.keys[it.i]], nil }
+func (it *memIter) Err() error             { return nil }
+func (it *memIter) Close() error {
+	it.keys, it.m = nil, nil
+	return nil
+}
+
+type memBatch struct {
+	d *memDB
+	a batchArena
+}
+
+func (b *memBatch) Set(key, value []byte) error {
+	b.a.add(key, value)
+	return nil
+}
+
+func (b *memBatch) Len() int { return b.a.len() }
+
+// Commit hands the batch's arena to the store (keys and values point into it,
+// so nothing is copied twice); the batch starts a fresh arena and may be
+// reused.
+func (b *memBatch) Commit() error {
+	d := b.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return errMemClosed
+	}
+	s := d.cur
+	if s.shared {
+		s = &memSnap{m: maps.Clone(s.m)}
+		d.cur = s
+	}
+	for i, n := 0, b.a.len(); i < n; i++ {
+		k, v := b.a.entry(i)
+		ks := ""
+		if len(k) > 0 {
+			ks = unsafe.String(&k[0], len(k)) // the arena is never written again
+		}
+		if old, ok := s.m[ks]; ok {
+			d.bytes -= int64(len(ks) + len(old))
+		}
+		s.m[ks] = v
+		d.bytes += int64(len(ks) + len(v))
+	}
+	used := len(b.a.data)
+	b.a = batchArena{data: make([]byte, 0, used), ends: b.a.ends[:0]}
+	return nil
+}

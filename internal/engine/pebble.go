@@ -1,0 +1,372 @@
+// Pebble adapter.
+//
+// The settings follow the same intent as every other LSM adapter, so that a
+// difference in results is a difference between engines, not between
+// configurations:
+//   - durability per commit comes from Options.Sync (pebble.Sync or
+//     pebble.NoSync on every batch commit);
+//   - the block cache is Options.CacheMB (0: a zero-sized cache, i.e. none),
+//     the memtable Options.MemtableMB (0: Pebble's default);
+//   - blocks are stored uncompressed unless Options.Compression says
+//     otherwise (Pebble's own default is Snappy), the same on every level;
+//     zstd is Pebble's ZstdCompression profile, level 3;
+//   - every level gets a bloom filter with Options.BloomBitsPerKey bits per
+//     key, as RocksDB's tables and (as a false-positive rate) Badger's do;
+//   - a new store is created at FormatNewest, so Pebble v2 writes the table
+//     format it is built around (columnar blocks) rather than the oldest
+//     format it can still read, which is what FormatDefault picks;
+//   - the logger is a no-op so that it costs nothing and prints nothing.
+//
+// Everything else is Pebble's default and Settings reports the values that
+// matter for performance.
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
+)
+
+const pebbleModule = "github.com/cockroachdb/pebble/v2"
+
+func init() {
+	Register(Info{
+		Name:         "pebble",
+		Title:        "Pebble",
+		Module:       pebbleModule,
+		Version:      func() string { return ModuleVersion(pebbleModule, pebble.Open) },
+		Open:         openPebble,
+		Compressions: []string{"none", "snappy", "zstd"},
+	})
+}
+
+// pebbleSettleTimeout bounds how long Flush waits for compactions.
+const pebbleSettleTimeout = 10 * time.Minute
+
+var (
+	errPebbleClosed   = errors.New("pebble: database is closed")
+	errPebbleReadOnly = errors.New("pebble: database is read-only")
+)
+
+// pebbleQuietLogger drops Pebble's log output. Fatalf must not return, so it
+// panics.
+type pebbleQuietLogger struct{}
+
+func (pebbleQuietLogger) Infof(string, ...any)  {}
+func (pebbleQuietLogger) Errorf(string, ...any) {}
+func (pebbleQuietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: fatal: "+format, args...))
+}
+
+type pebbleDB struct {
+	db       *pebble.DB
+	dir      string
+	readOnly bool
+	wo       *pebble.WriteOptions
+	closed   atomic.Bool
+	settings []Setting
+}
+
+func openPebble(o Options) (DB, error) {
+	var prof *sstable.CompressionProfile
+	switch o.Compression {
+	case "", "none":
+		prof = sstable.NoCompression
+	case "snappy":
+		prof = sstable.SnappyCompression
+	case "zstd":
+		prof = sstable.ZstdCompression
+	default:
+		return nil, errors.New("pebble: unsupported compression " + strconv.Quote(o.Compression))
+	}
+	compression := func() *sstable.CompressionProfile { return prof }
+
+	cache := pebble.NewCache(int64(o.CacheMB) << 20)
+	defer cache.Unref() // the DB holds its own reference
+
+	po := &pebble.Options{
+		Cache:    cache,
+		Logger:   pebbleQuietLogger{},
+		ReadOnly: o.ReadOnly,
+	}
+	if !o.ReadOnly {
+		// A read-only open keeps the store's format; ratcheting it is a write.
+		po.FormatMajorVersion = pebble.FormatNewest
+	}
+	if o.MemtableMB > 0 {
+		po.MemTableSize = uint64(o.MemtableMB) << 20
+	}
+	for i := range po.Levels {
+		po.Levels[i].Compression = compression
+		if o.BloomBitsPerKey > 0 {
+			po.Levels[i].FilterPolicy = bloom.FilterPolicy(o.BloomBitsPerKey)
+		} else {
+			po.Levels[i].FilterPolicy = pebble.NoFilterPolicy
+		}
+	}
+	po.EnsureDefaults() // Open does the same; done here so Settings can show the defaults
+
+	db, err := pebble.Open(o.Dir, po)
+	if err != nil {
+		return nil, err
+	}
+	p := &pebbleDB{db: db, dir: o.Dir, readOnly: o.ReadOnly, wo: pebble.NoSync}
+	if o.Sync {
+		p.wo = pebble.Sync
+	}
+
+	bloomS := "off"
+	if o.BloomBitsPerKey > 0 {
+		bloomS = strconv.Itoa(o.BloomBitsPerKey) + " bits/key, all levels"
+	}
+	lo, hi := po.CompactionConcurrencyRange()
+	fmv := db.FormatMajorVersion().String()
+	if db.FormatMajorVersion() == pebble.FormatNewest {
+		fmv += " (FormatNewest)"
+	}
+	p.settings = []Setting{
+		{"sync", strconv.FormatBool(o.Sync)},
+		{"block_cache", lsmMiB(cache.MaxSize())},
+		{"memtable", lsmMiB(int64(po.MemTableSize))},
+		{"memtable_stop_writes_threshold", strconv.Itoa(po.MemTableStopWritesThreshold)},
+		{"compression", prof.Name + ", all levels"},
+		{"bloom", bloomS},
+		{"block_size", strconv.Itoa(po.Levels[0].BlockSize)},
+		{"format_major_version", fmv},
+		{"l0_compaction_threshold", strconv.Itoa(po.L0CompactionThreshold)},
+		{"l0_stop_writes_threshold", strconv.Itoa(po.L0StopWritesThreshold)},
+		{"lbase_max_bytes", lsmMiB(po.LBaseMaxBytes)},
+		{"compaction_concurrency", strconv.Itoa(lo) + "-" + strconv.Itoa(hi) + " (default)"},
+		{"max_open_files", strconv.Itoa(po.MaxOpenFiles)},
+		{"bytes_per_sync", strconv.Itoa(po.BytesPerSync)},
+		{"read_only", strconv.FormatBool(o.ReadOnly)},
+		{"logger", "off"},
+		{"reader", "DB directly (no snapshot)"},
+		{"flush", "DB.Flush + wait until no flush/compaction runs and no level scores for compaction"},
+	}
+	return p, nil
+}
+
+func (p *pebbleDB) Name() string    { return "pebble" }
+func (p *pebbleDB) Version() string { return ModuleVersion(pebbleModule, pebble.Open) }
+
+func (p *pebbleDB) Settings() []Setting {
+	return append([]Setting(nil), p.settings...)
+}
+
+func (p *pebbleDB) Size() (int64, error) { return DirSize(p.dir) }
+
+func (p *pebbleDB) Close() error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	return p.db.Close()
+}
+
+// NewReader reads the DB directly, Pebble's idiom: every Get and iterator
+// sees the latest committed data (an iterator is its own consistent view).
+// Unlike the B-trees' and Badger's readers it holds no snapshot.
+func (p *pebbleDB) NewReader() (Reader, error) {
+	if p.closed.Load() {
+		return nil, errPebbleClosed
+	}
+	return &pebbleReader{p: p}, nil
+}
+
+func (p *pebbleDB) NewBatch() Batch {
+	if p.closed.Load() {
+		return &lsmErrBatch{err: errPebbleClosed}
+	}
+	if p.readOnly {
+		return &lsmErrBatch{err: errPebbleReadOnly}
+	}
+	return &pebbleBatch{p: p, b: p.db.NewBatch()}
+}
+
+// Flush writes the memtable to an sstable (which, with the MANIFEST, makes
+// everything durable whatever Options.Sync is) and waits for compactions to
+// settle, polling DB.Metrics every 50ms:
+//   - settled when no flush or compaction is running and no level L0-L5 has
+//     a compaction score (Pebble's picker compacts exactly the levels with a
+//     score > 0) and no file is marked for compaction;
+//   - Compact.EstimatedDebt is not required to reach 0: it counts all of L0
+//     whenever L0 and Lbase both hold data, even when L0 is below its
+//     compaction trigger and Pebble will never compact it, so waiting for 0
+//     could wait forever;
+//   - if a level scores but nothing has run for 8 polls (400ms, four ticks of
+//     Pebble's compaction granter), Pebble has declined to pick it and Flush
+//     returns.
+func (p *pebbleDB) Flush() error {
+	if p.closed.Load() {
+		return errPebbleClosed
+	}
+	if p.readOnly {
+		return nil
+	}
+	if err := p.db.Flush(); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(pebbleSettleTimeout)
+	idle := 0
+	for {
+		m := p.db.Metrics()
+		if m.Compact.NumInProgress > 0 || m.Flush.NumInProgress > 0 {
+			idle = 0
+		} else {
+			pending := m.Compact.MarkedFiles > 0
+			for l := 0; l < len(m.Levels)-1; l++ {
+				if m.Levels[l].Score > 0 {
+					pending = true
+				}
+			}
+			if !pending {
+				return nil
+			}
+			if idle++; idle >= 8 {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return errors.New("pebble: Flush: compactions did not settle within " + pebbleSettleTimeout.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type pebbleReader struct {
+	p      *pebbleDB
+	closed bool
+}
+
+// Get calls fn on Pebble's own buffer (no copy) and releases it after.
+func (r *pebbleReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if r.closed || r.p.closed.Load() {
+		return false, errPebbleClosed
+	}
+	v, closer, err := r.p.db.Get(key)
+	if err != nil {
+		if errors.Is(err, pebble.ErrNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	err = fn(v)
+	if cerr := closer.Close(); err == nil {
+		err = cerr
+	}
+	return true, err
+}
+
+func (r *pebbleReader) NewIter(o IterOptions) (Iterator, error) {
+	if r.closed || r.p.closed.Load() {
+		return nil, errPebbleClosed
+	}
+	lower, upper := lsmIterBounds(o)
+	it, err := r.p.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	it.First() // the lower bound is max(Start, Prefix)
+	return &pebbleIter{it: it}, nil
+}
+
+// Close only marks the reader: it holds nothing.
+func (r *pebbleReader) Close() error {
+	r.closed = true
+	return nil
+}
+
+type pebbleIter struct {
+	it     *pebble.Iterator
+	closed bool
+}
+
+func (it *pebbleIter) Valid() bool            { return !it.closed && it.it.Valid() }
+func (it *pebbleIter) Next()                  { it.it.Next() }
+func (it *pebbleIter) Key() []byte            { return it.it.Key() }
+func (it *pebbleIter) Value() ([]byte, error) { return it.it.ValueAndErr() }
+func (it *pebbleIter) Err() error             { return it.it.Error() }
+
+func (it *pebbleIter) Close() error {
+	if it.closed {
+		return nil
+	}
+	it.closed = true
+	return it.it.Close()
+}
+
+type pebbleBatch struct {
+	p    *pebbleDB
+	b    *pebble.Batch
+	n    int
+	done bool
+}
+
+// Set copies key and value into the batch's buffer.
+func (b *pebbleBatch) Set(key, value []byte) error {
+	if err := b.b.Set(key, value, nil); err != nil {
+		return err
+	}
+	b.n++
+	return nil
+}
+
+func (b *pebbleBatch) Commit() error {
+	if b.done {
+		return errors.New("pebble: batch already committed")
+	}
+	b.done = true
+	if b.p.closed.Load() {
+		return errPebbleClosed
+	}
+	err := b.b.Commit(b.p.wo)
+	if cerr := b.b.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (b *pebbleBatch) Len() int { return b.n }
+
+// lsmIterBounds turns IterOptions into an inclusive lower and an exclusive
+// upper bound (nil: none), copied so the caller may reuse its slices.
+func lsmIterBounds(o IterOptions) (lower, upper []byte) {
+	lower = o.Start
+	if o.Prefix != nil && bytes.Compare(o.Prefix, lower) > 0 {
+		lower = o.Prefix
+	}
+	upper = o.End
+	if pe := lsmPrefixEnd(o.Prefix); pe != nil && (upper == nil || bytes.Compare(pe, upper) < 0) {
+		upper = pe
+	}
+	if len(lower) > 0 {
+		lower = bytes.Clone(lower)
+	} else {
+		lower = nil
+	}
+	if upper != nil {
+		upper = bytes.Clone(upper)
+	}
+	return lower, upper
+}
+
+// lsmPrefixEnd is the smallest key greater than every key with the prefix:
+// the prefix with its last byte below 0xff incremented and the rest dropped.
+// It is nil (no bound) for an empty or all-0xff prefix.
+func lsmPrefixEnd(prefix []byte) []byte {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		if prefix[i] != 0xff {
+			end := bytes.Clone(prefix[:i+1])
+			end[i]++
+			return end
+		}
+	}
+	return nil
+}

@@ -1,0 +1,469 @@
+//go:build rocksdb
+
+// RocksDB adapter (grocksdb over the system librocksdb; build with
+// -tags rocksdb and Debian's librocksdb-dev).
+//
+// The settings follow the same intent as every other LSM adapter, so that a
+// difference in results is a difference between engines, not between
+// configurations:
+//   - durability per commit comes from Options.Sync (WriteOptions.sync);
+//   - the block cache is an LRU cache of Options.CacheMB (0: no block
+//     cache), the memtable (write_buffer_size) Options.MemtableMB (0:
+//     RocksDB's default);
+//   - blocks are stored uncompressed unless Options.Compression says
+//     otherwise (RocksDB's own default is Snappy), the same on every level;
+//     zstd runs at RocksDB's default level, 3;
+//   - tables get a (full) bloom filter with Options.BloomBitsPerKey bits per
+//     key, as Pebble's do;
+//   - the info LOG is kept to its header (info_log_level=HEADER, one file)
+//     so that it costs nothing.
+//
+// Everything else is RocksDB's default and Settings reports the values that
+// matter for performance, plus the C library's version and whether it was
+// built with assertions (Debian builds it without -DNDEBUG, which costs
+// CPU on every operation).
+package engine
+
+/*
+#cgo LDFLAGS: -ldl
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <rocksdb/c.h>
+
+// The file the dynamic linker loaded rocksdb_open from.
+static const char* kvbench_rocksdb_lib_path(void) {
+	Dl_info info;
+	if (dladdr((void*)&rocksdb_open, &info) != 0 && info.dli_fname != NULL) {
+		return info.dli_fname;
+	}
+	return NULL;
+}
+
+// RocksDB defines its test SyncPoint only when NDEBUG is not defined (see
+// test_util/sync_point.cc), i.e. exactly when assert() is live.
+static int kvbench_rocksdb_assertions(void) {
+	return dlsym(RTLD_DEFAULT, "_ZN7rocksdb9SyncPoint11GetInstanceEv") != NULL;
+}
+*/
+import "C"
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/linxGnu/grocksdb"
+)
+
+const rocksdbModule = "github.com/linxGnu/grocksdb"
+
+func init() {
+	Register(Info{
+		Name:         "rocksdb",
+		Title:        "RocksDB",
+		Module:       rocksdbModule,
+		Version:      func() string { return ModuleVersion(rocksdbModule, grocksdb.OpenDb) },
+		Open:         openRocksDB,
+		Compressions: []string{"none", "snappy", "zstd"},
+	})
+}
+
+// rocksdbHeaderLogLevel is InfoLogLevel::HEADER_LEVEL, the highest level
+// (grocksdb names only up to FATAL).
+const rocksdbHeaderLogLevel = grocksdb.InfoLogLevel(5)
+
+// rocksdbSettleTimeout bounds how long Flush waits for compactions.
+const rocksdbSettleTimeout = 10 * time.Minute
+
+var (
+	errRocksDBClosed   = errors.New("rocksdb: database is closed")
+	errRocksDBReadOnly = errors.New("rocksdb: database is read-only")
+)
+
+// rocksdbLibPath is the shared object librocksdb was loaded from, symlinks
+// resolved ("" when it cannot be told, e.g. a static link).
+func rocksdbLibPath() string {
+	p := C.kvbench_rocksdb_lib_path()
+	if p == nil {
+		return ""
+	}
+	path := C.GoString(p)
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		path = r
+	}
+	return path
+}
+
+// RocksDBLibVersion is the version of the librocksdb this binary runs
+// against, read from the file name of the loaded shared object
+// (librocksdb.so.7.8.3 -> 7.8.3). rocksdb/version.h cannot be used: it is a
+// C++ header, and cgo compiles C.
+func RocksDBLibVersion() string {
+	path := rocksdbLibPath()
+	base := filepath.Base(path)
+	if i := strings.Index(base, ".so."); i >= 0 && strings.HasPrefix(base, "librocksdb") {
+		return base[i+len(".so."):]
+	}
+	if path == "" {
+		return "unknown"
+	}
+	return "unknown (" + path + ")"
+}
+
+// rocksdbAssertions says whether librocksdb was built with assert() live.
+func rocksdbAssertions() string {
+	if C.kvbench_rocksdb_assertions() != 0 {
+		return "on (NDEBUG not defined: rocksdb::SyncPoint is linked in; Debian's build keeps them)"
+	}
+	return "off (NDEBUG build)"
+}
+
+// rocksdbOptionsFileVersion is the rocksdb_version the library wrote into
+// the newest OPTIONS file in dir: the running library's own statement.
+func rocksdbOptionsFileVersion(dir string) string {
+	files, _ := filepath.Glob(filepath.Join(dir, "OPTIONS-*"))
+	if len(files) == 0 {
+		return "none"
+	}
+	sort.Slice(files, func(a, b int) bool {
+		na, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(files[a]), "OPTIONS-"))
+		nb, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(files[b]), "OPTIONS-"))
+		return na < nb
+	})
+	f, err := os.Open(files[len(files)-1])
+	if err != nil {
+		return "unreadable"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "rocksdb_version="); ok {
+			return v
+		}
+	}
+	return "not found"
+}
+
+type rocksDB struct {
+	db       *grocksdb.DB
+	dir      string
+	readOnly bool
+	opts     *grocksdb.Options
+	bbto     *grocksdb.BlockBasedTableOptions
+	cache    *grocksdb.Cache
+	wo       *grocksdb.WriteOptions
+	closed   atomic.Bool
+	iters    atomic.Int64 // open iterators: closing the DB under one is undefined
+	settings []Setting
+}
+
+func openRocksDB(o Options) (DB, error) {
+	var ct grocksdb.CompressionType
+	comp := o.Compression
+	switch comp {
+	case "", "none":
+		ct, comp = grocksdb.NoCompression, "none"
+	case "snappy":
+		ct = grocksdb.SnappyCompression
+	case "zstd":
+		ct, comp = grocksdb.ZSTDCompression, "zstd (default level 3)"
+	default:
+		return nil, errors.New("rocksdb: unsupported compression " + strconv.Quote(o.Compression))
+	}
+
+	r := &rocksDB{dir: o.Dir, readOnly: o.ReadOnly}
+	r.bbto = grocksdb.NewDefaultBlockBasedTableOptions()
+	cacheS := "none"
+	if o.CacheMB > 0 {
+		r.cache = grocksdb.NewLRUCache(uint64(o.CacheMB) << 20)
+		r.bbto.SetBlockCache(r.cache)
+		cacheS = lsmMiB(int64(r.cache.GetCapacity())) + " LRU"
+	} else {
+		r.bbto.SetNoBlockCache(true)
+	}
+	bloomS := "off"
+	if o.BloomBitsPerKey > 0 {
+		r.bbto.SetFilterPolicy(grocksdb.NewBloomFilter(float64(o.BloomBitsPerKey)))
+		bloomS = strconv.Itoa(o.BloomBitsPerKey) + " bits/key (full filter)"
+	}
+
+	r.opts = grocksdb.NewDefaultOptions()
+	r.opts.SetBlockBasedTableFactory(r.bbto)
+	r.opts.SetCreateIfMissing(true)
+	if o.MemtableMB > 0 {
+		r.opts.SetWriteBufferSize(uint64(o.MemtableMB) << 20)
+	}
+	r.opts.SetCompression(ct) // compression_per_level stays empty: every level
+	r.opts.SetInfoLogLevel(rocksdbHeaderLogLevel)
+	r.opts.SetKeepLogFileNum(1)
+
+	var err error
+	if o.ReadOnly {
+		r.db, err = grocksdb.OpenDbForReadOnly(r.opts, o.Dir, false)
+	} else {
+		r.db, err = grocksdb.OpenDb(r.opts, o.Dir)
+	}
+	if err != nil {
+		r.free()
+		return nil, err
+	}
+	r.wo = grocksdb.NewDefaultWriteOptions()
+	r.wo.SetSync(o.Sync)
+
+	libPath := rocksdbLibPath()
+	if libPath == "" {
+		libPath = "unknown path"
+	}
+	r.settings = []Setting{
+		{"sync", strconv.FormatBool(o.Sync)},
+		{"block_cache", cacheS},
+		{"write_buffer_size", lsmMiB(int64(r.opts.GetWriteBufferSize()))},
+		{"max_write_buffer_number", strconv.Itoa(r.opts.GetMaxWriteBufferNumber())},
+		{"compression", comp + ", all levels"},
+		{"bloom", bloomS},
+		{"cache_index_and_filter_blocks", "false (default: index and filters live outside the block cache)"},
+		{"max_background_jobs", strconv.Itoa(r.opts.GetMaxBackgroundJobs()) + " (default)"},
+		{"level0_file_num_compaction_trigger", strconv.Itoa(r.opts.GetLevel0FileNumCompactionTrigger())},
+		{"level0_stop_writes_trigger", strconv.Itoa(r.opts.GetLevel0StopWritesTrigger())},
+		{"max_bytes_for_level_base", lsmMiB(int64(r.opts.GetMaxBytesForLevelBase()))},
+		{"target_file_size_base", lsmMiB(int64(r.opts.GetTargetFileSizeBase()))},
+		{"max_open_files", strconv.Itoa(r.opts.GetMaxOpenFiles())},
+		{"info_log_level", "header"},
+		{"keep_log_file_num", strconv.FormatUint(uint64(r.opts.GetKeepLogFileNum()), 10)},
+		{"read_only", strconv.FormatBool(o.ReadOnly)},
+		{"reader", "DB directly (no snapshot)"},
+		{"flush", "Flush(wait) + FlushWAL(sync) + wait for compaction-pending, running compactions and flushes = 0"},
+		{"librocksdb", RocksDBLibVersion() + " (" + libPath + ")"},
+		{"librocksdb_options_file", rocksdbOptionsFileVersion(o.Dir)},
+		{"assertions", rocksdbAssertions()},
+	}
+	return r, nil
+}
+
+// free releases the option objects (the DB keeps its own copies).
+func (r *rocksDB) free() {
+	if r.wo != nil {
+		r.wo.Destroy()
+		r.wo = nil
+	}
+	if r.opts != nil {
+		r.opts.Destroy()
+		r.opts = nil
+	}
+	if r.bbto != nil {
+		r.bbto.Destroy()
+		r.bbto = nil
+	}
+	if r.cache != nil {
+		r.cache.Destroy()
+		r.cache = nil
+	}
+}
+
+func (r *rocksDB) Name() string    { return "rocksdb" }
+func (r *rocksDB) Version() string { return ModuleVersion(rocksdbModule, grocksdb.OpenDb) }
+
+func (r *rocksDB) Settings() []Setting {
+	return append([]Setting(nil), r.settings...)
+}
+
+func (r *rocksDB) Size() (int64, error) { return DirSize(r.dir) }
+
+// Close refuses to close the DB while an iterator is open (RocksDB's
+// behaviour then is undefined; its debug build asserts).
+func (r *rocksDB) Close() error {
+	if n := r.iters.Load(); n > 0 && !r.closed.Load() {
+		return errors.New("rocksdb: Close with " + strconv.FormatInt(n, 10) + " open iterators")
+	}
+	if r.closed.Swap(true) {
+		return nil
+	}
+	r.db.Close()
+	r.free()
+	return nil
+}
+
+// NewReader reads the DB directly, as with Pebble: every Get and iterator
+// sees the latest committed data; the reader holds no snapshot, only its
+// ReadOptions.
+func (r *rocksDB) NewReader() (Reader, error) {
+	if r.closed.Load() {
+		return nil, errRocksDBClosed
+	}
+	return &rocksReader{r: r, ro: grocksdb.NewDefaultReadOptions()}, nil
+}
+
+func (r *rocksDB) NewBatch() Batch {
+	if r.closed.Load() {
+		return &lsmErrBatch{err: errRocksDBClosed}
+	}
+	if r.readOnly {
+		return &lsmErrBatch{err: errRocksDBReadOnly}
+	}
+	return &rocksBatch{r: r, wb: grocksdb.NewWriteBatch()}
+}
+
+// Flush writes the memtables to L0 and waits, makes the WAL durable, then
+// polls every 50ms until RocksDB reports no compaction pending or running
+// and no flush pending or running.
+func (r *rocksDB) Flush() error {
+	if r.closed.Load() {
+		return errRocksDBClosed
+	}
+	if r.readOnly {
+		return nil
+	}
+	fo := grocksdb.NewDefaultFlushOptions()
+	fo.SetWait(true)
+	err := r.db.Flush(fo)
+	fo.Destroy()
+	if err != nil {
+		return err
+	}
+	if err := r.db.FlushWAL(true); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(rocksdbSettleTimeout)
+	for {
+		if r.db.GetProperty("rocksdb.compaction-pending") == "0" &&
+			r.db.GetProperty("rocksdb.num-running-compactions") == "0" &&
+			r.db.GetProperty("rocksdb.mem-table-flush-pending") == "0" &&
+			r.db.GetProperty("rocksdb.num-running-flushes") == "0" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("rocksdb: Flush: compactions did not settle within " + rocksdbSettleTimeout.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type rocksReader struct {
+	r  *rocksDB
+	ro *grocksdb.ReadOptions
+}
+
+// Get pins the value in the block cache or memtable (rocksdb_get_pinned)
+// and calls fn on it without a copy; rocksdb_get would malloc and copy it.
+func (rd *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if rd.ro == nil || rd.r.closed.Load() {
+		return false, errRocksDBClosed
+	}
+	h, err := rd.r.db.GetPinned(rd.ro, key)
+	if err != nil {
+		return false, err
+	}
+	if !h.Exists() {
+		return false, nil
+	}
+	err = fn(h.Data())
+	h.Destroy()
+	return true, err
+}
+
+// NewIter bounds the iterator above with iterate_upper_bound (End or the
+// prefix's successor) and seeks to max(Start, Prefix). The bounds are copied
+// to C memory, because RocksDB keeps a pointer to them for the iterator's
+// life.
+func (rd *rocksReader) NewIter(o IterOptions) (Iterator, error) {
+	if rd.ro == nil || rd.r.closed.Load() {
+		return nil, errRocksDBClosed
+	}
+	lower, upper := lsmIterBounds(o)
+	it := &rocksIter{r: rd.r, ro: grocksdb.NewDefaultReadOptions()}
+	if upper != nil {
+		it.upper = C.CBytes(upper)
+		it.ro.SetIterateUpperBound(unsafe.Slice((*byte)(it.upper), len(upper)))
+	}
+	it.it = rd.r.db.NewIterator(it.ro)
+	rd.r.iters.Add(1)
+	if lower != nil {
+		it.it.Seek(lower)
+	} else {
+		it.it.SeekToFirst()
+	}
+	return it, nil
+}
+
+func (rd *rocksReader) Close() error {
+	if rd.ro != nil {
+		rd.ro.Destroy()
+		rd.ro = nil
+	}
+	return nil
+}
+
+type rocksIter struct {
+	r     *rocksDB
+	it    *grocksdb.Iterator
+	ro    *grocksdb.ReadOptions
+	upper unsafe.Pointer // C copy of the upper bound, or nil
+}
+
+func (it *rocksIter) Valid() bool { return it.it != nil && it.it.Valid() }
+func (it *rocksIter) Next()       { it.it.Next() }
+
+// Key and Value point into RocksDB's iterator (the slices need no Free) and
+// stay valid until Next or Close.
+func (it *rocksIter) Key() []byte            { return it.it.Key().Data() }
+func (it *rocksIter) Value() ([]byte, error) { return it.it.Value().Data(), nil }
+
+func (it *rocksIter) Err() error {
+	if it.it == nil {
+		return nil
+	}
+	return it.it.Err()
+}
+
+func (it *rocksIter) Close() error {
+	if it.it == nil {
+		return nil
+	}
+	err := it.it.Err()
+	it.it.Close()
+	it.it = nil
+	it.r.iters.Add(-1)
+	it.ro.Destroy()
+	if it.upper != nil {
+		C.free(it.upper)
+		it.upper = nil
+	}
+	return err
+}
+
+type rocksBatch struct {
+	r  *rocksDB
+	wb *grocksdb.WriteBatch
+	n  int
+}
+
+// Set copies key and value into the batch (rocksdb_writebatch_put).
+func (b *rocksBatch) Set(key, value []byte) error {
+	if b.wb == nil {
+		return errors.New("rocksdb: batch already committed")
+	}
+	b.wb.Put(key, value)
+	b.n++
+	return nil
+}
+
+func (b *rocksBatch) Commit() error {
+	if b.wb == nil {
+		return errors.New("rocksdb: batch already committed")
+	}
+	defer func() { b.wb.Destroy(); b.wb = nil }()
+	if b.r.closed.Load() {
+		return errRocksDBClosed
+	}
+	return b.r.db.Write(b.r.wo, b.wb)
+}
+
+func (b *rocksBatch) Len() int { return b.n }
