@@ -3,6 +3,7 @@
 
 GO       ?= go
 SHELL    := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 # RocksDB is compiled in when its headers are present (see `deps`).
 TAGS     ?= $(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)
 # The default run: a small data set that fits a laptop and a CI machine.
