@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	plan := newRunPlan(benchPattern())
 	if err := parseConfig(plan); err != nil {
-		fmt.Fprintf(os.Stderr, "kvbench: %v\n", err)
+		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
 		os.Exit(2)
 	}
 	if plan.pattern != "" {
@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	}
 	for _, info := range plan.fixtures {
 		if _, err := fixtureFor(info); err != nil {
-			fmt.Fprintf(os.Stderr, "kvbench: %v\n", err)
+			fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
 			os.Exit(1)
 		}
 	}
@@ -357,7 +357,9 @@ func BenchmarkReadRandomRocksDB(b *testing.B) { benchReadRandom(b, "RocksDB") }
 func BenchmarkReadRandomPebble(b *testing.B)  { benchReadRandom(b, "Pebble") }
 func BenchmarkReadRandomMemory(b *testing.B)  { benchReadRandom(b, "Memory") }
 
-// logf reports progress on stderr, never among benchmark lines.
+// logf reports progress on stderr, never among benchmark lines. go test
+// merges stderr into its output, so the prefix is one benchfmt ignores (a
+// "kvbench: x" line would read as a configuration line).
 func logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "kvbench: "+format+"\n", args...)
+	fmt.Fprintf(os.Stderr, "[kvbench] "+format+"\n", args...)
 }

@@ -3,6 +3,7 @@ module github.com/kvbench/kvbench
 go 1.26.0
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/PowerDNS/lmdb-go v1.9.4
 	github.com/bmatsuo/lmdb-go v1.8.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
@@ -10,6 +11,7 @@ require (
 	github.com/linxGnu/grocksdb v1.7.15
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
+	golang.org/x/sys v0.48.0
 )
 
 require (
@@ -50,7 +52,6 @@ require (
 	go.opentelemetry.io/otel/metric v1.41.0 // indirect
 	go.opentelemetry.io/otel/trace v1.41.0 // indirect
 	golang.org/x/exp v0.0.0-20260824195058-e88cd73687aa // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/protobuf v1.36.7 // indirect
 )

@@ -46,7 +46,9 @@ func main() {
 	if n == 0 {
 		fatal(fmt.Errorf("%s: no per-engine benchmark results", os.Args[1]))
 	}
-	args := append([]string{"tool", "benchstat", "-col", "/engine"}, os.Args[2:]...)
+	// Engines differ in their settings lines, so tables are split by unit
+	// only (-table=), not by configuration; later flags override these.
+	args := append([]string{"tool", "benchstat", "-col", "/engine", "-table="}, os.Args[2:]...)
 	cmd := exec.Command("go", append(args, outPath)...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {

@@ -1,0 +1,160 @@
+package measure
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNotRoot is returned by DropCaches when the process is not root.
+var ErrNotRoot = errors.New("not running as root")
+
+// EvictDir asks the kernel to drop every regular file under dir (symbolic
+// links are not followed) from the page cache, with
+// posix_fadvise(POSIX_FADV_DONTNEED), so the next reads of those files come
+// from the device. It needs no privilege. The kernel keeps pages that are
+// dirty (write and fsync first; fixtures are read-only, so theirs are clean)
+// and pages some process has mapped (close the store before evicting). On
+// tmpfs it has no effect: memory is where those files live. Use Resident to
+// check what stayed.
+//
+// It visits every file even when some fail, and returns how many files and
+// bytes it evicted along with the failures, joined.
+func EvictDir(dir string) (files int, bytes int64, err error) {
+	var errs []error
+	walkErr := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == dir {
+				return err
+			}
+			errs = append(errs, err)
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		n, err := EvictFile(path)
+		if err != nil {
+			errs = append(errs, err)
+			return nil
+		}
+		files++
+		bytes += n
+		return nil
+	})
+	if walkErr != nil {
+		errs = append(errs, walkErr)
+	}
+	return files, bytes, errors.Join(errs...)
+}
+
+// EvictFile drops one file from the page cache, as EvictDir does, and
+// returns its size.
+func EvictFile(path string) (size int64, err error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return 0, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return 0, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
+		return 0, &os.PathError{Op: "fadvise", Path: path, Err: err}
+	}
+	return st.Size, nil
+}
+
+// DropCaches empties the whole machine's page cache, dentries and inodes:
+// sync, then "3" into /proc/sys/vm/drop_caches. It slows every process on
+// the machine until their data is read back, and needs root; without root
+// it returns an error wrapping ErrNotRoot (EvictDir needs no privilege and
+// touches only the files named).
+func DropCaches() error {
+	return dropCaches(os.Geteuid(), "/proc/sys/vm/drop_caches", unix.Sync)
+}
+
+func dropCaches(euid int, procFile string, sync func()) error {
+	if euid != 0 {
+		return fmt.Errorf("drop caches: %w (euid %d); writing %s needs root, use EvictDir to evict files without it", ErrNotRoot, euid, procFile)
+	}
+	sync()
+	f, err := os.OpenFile(procFile, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("drop caches: %w", err)
+	}
+	if _, err := f.WriteString("3"); err != nil {
+		f.Close()
+		return fmt.Errorf("drop caches: write %s: %w", procFile, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("drop caches: %w", err)
+	}
+	return nil
+}
+
+// residentWindow is how much of a file Resident maps at a time.
+const residentWindow = 1 << 30
+
+// Resident reports how many bytes of the file at path are in the page cache
+// now, and the file's size, using mmap and mincore(2); it reads no data and
+// faults no page in.
+func Resident(path string) (resident, total int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, 0, fmt.Errorf("resident %s: not a regular file", path)
+	}
+	total = fi.Size()
+	page := int64(os.Getpagesize())
+	var vec []byte
+	for off := int64(0); off < total; off += residentWindow {
+		n := min(total-off, residentWindow)
+		m, err := unix.Mmap(int(f.Fd()), off, int(n), unix.PROT_READ, unix.MAP_SHARED)
+		if err != nil {
+			return 0, total, &os.PathError{Op: "mmap", Path: path, Err: err}
+		}
+		pages := int((n + page - 1) / page)
+		if cap(vec) < pages {
+			vec = make([]byte, pages)
+		}
+		vec = vec[:pages]
+		err = mincore(m, vec)
+		unix.Munmap(m)
+		if err != nil {
+			return 0, total, &os.PathError{Op: "mincore", Path: path, Err: err}
+		}
+		for i, v := range vec {
+			if v&1 != 0 {
+				resident += min(page, n-int64(i)*page)
+			}
+		}
+	}
+	return resident, total, nil
+}
+
+// mincore fills vec with one byte per page of b whose low bit says whether
+// that page is resident. golang.org/x/sys/unix has no Mincore on Linux.
+func mincore(b, vec []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	_, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0])))
+	if e != 0 {
+		return e
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package measure
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Latency histogram geometry: nanosecond values from 1 ns to 1 hour with 3
+// significant figures, so any recorded value is reported within 0.1%.
+const (
+	LatencyLowest  = 1                // ns
+	LatencyHighest = int64(time.Hour) // ns; larger values are clamped to it
+	LatencySigFigs = 3                // significant decimal digits
+
+	spectrumTicks = 5       // WriteSpectrum ticks per half distance
+	timestampLoop = 1 << 15 // iterations per TimestampCost run
+	timestampRuns = 7       // runs whose median TimestampCost returns
+)
+
+// Recorder is a latency histogram for one goroutine of a benchmark loop. It
+// has no lock: give every goroutine its own Recorder and combine them with
+// Merge after the loop. Record does not allocate. The zero value is ready to
+// use (its histogram, about 260 KiB, is allocated by the first Record); call
+// NewRecorder to allocate up front, outside the timed loop.
+type Recorder struct {
+	h        *hdrhistogram.Histogram
+	min, max int64 // exact extremes of the recorded (clamped) values
+	clamped  int64 // values outside [0, LatencyHighest] that were clamped
+}
+
+// NewRecorder returns an empty Recorder with its histogram allocated.
+func NewRecorder() *Recorder {
+	r := &Recorder{}
+	r.init()
+	return r
+}
+
+func (r *Recorder) init() {
+	r.h = hdrhistogram.New(LatencyLowest, LatencyHighest, LatencySigFigs)
+	r.min, r.max = math.MaxInt64, 0
+}
+
+// Record adds one latency.
+func (r *Recorder) Record(d time.Duration) { r.RecordNanos(int64(d)) }
+
+// RecordNanos adds one latency given in nanoseconds. Negative values count as
+// 0 and values above LatencyHighest as LatencyHighest; Clamped counts both.
+func (r *Recorder) RecordNanos(ns int64) {
+	if r.h == nil {
+		r.init()
+	}
+	if ns < 0 {
+		ns = 0
+		r.clamped++
+	} else if ns > LatencyHighest {
+		ns = LatencyHighest
+		r.clamped++
+	}
+	if ns < r.min {
+		r.min = ns
+	}
+	if ns > r.max {
+		r.max = ns
+	}
+	// Cannot fail: ns is within the histogram's range.
+	_ = r.h.RecordValue(ns)
+}
+
+// Merge returns a new Recorder holding every value recorded by rs (nil
+// entries are skipped). Call it after the goroutines have stopped recording.
+func Merge(rs ...*Recorder) *Recorder {
+	m := NewRecorder()
+	for _, r := range rs {
+		if r == nil || r.h == nil {
+			continue
+		}
+		m.h.Merge(r.h)
+		m.min = min(m.min, r.min)
+		m.max = max(m.max, r.max)
+		m.clamped += r.clamped
+	}
+	return m
+}
+
+// Count is the number of values recorded.
+func (r *Recorder) Count() int64 {
+	if r.h == nil {
+		return 0
+	}
+	return r.h.TotalCount()
+}
+
+// Clamped is how many recorded values were outside [0, LatencyHighest].
+func (r *Recorder) Clamped() int64 { return r.clamped }
+
+// Percentile returns the value in nanoseconds at percentile p, given in
+// percent: Percentile(50) is the median, Percentile(99.9) the p999 and
+// Percentile(100) the maximum. The result is the upper end of the
+// histogram bucket holding the value of rank round(p/100*Count()), so it is
+// at most 0.1% above the true order statistic. It is 0 when nothing was
+// recorded.
+func (r *Recorder) Percentile(p float64) int64 {
+	if r.Count() == 0 {
+		return 0
+	}
+	if p >= 100 {
+		return r.max
+	}
+	// The exact extremes bound the bucket's ends.
+	return max(r.min, min(r.h.ValueAtPercentile(p), r.max))
+}
+
+// Max is the largest value recorded, exactly, in nanoseconds (0 if none).
+func (r *Recorder) Max() int64 {
+	if r.Count() == 0 {
+		return 0
+	}
+	return r.max
+}
+
+// Min is the smallest value recorded, exactly, in nanoseconds (0 if none).
+func (r *Recorder) Min() int64 {
+	if r.Count() == 0 {
+		return 0
+	}
+	return r.min
+}
+
+// Mean is the approximate mean in nanoseconds (0 if none).
+func (r *Recorder) Mean() float64 {
+	if r.h == nil {
+		return 0
+	}
+	return r.h.Mean()
+}
+
+// Reset forgets every recorded value, keeping the allocated histogram.
+func (r *Recorder) Reset() {
+	if r.h == nil {
+		return
+	}
+	r.h.Reset()
+	r.min, r.max, r.clamped = math.MaxInt64, 0, 0
+}
+
+// Histogram exposes the underlying histogram, for encodings and plots this
+// package does not provide. Do not record into it directly (Max and Min
+// would not see those values).
+func (r *Recorder) Histogram() *hdrhistogram.Histogram {
+	if r.h == nil {
+		r.init()
+	}
+	return r.h
+}
+
+// Percentiles Report emits by default, and ReportAll adds to them.
+var (
+	ReportPercentilesDefault = []float64{50, 99, 99.9}
+	ReportPercentilesAll     = []float64{50, 90, 99, 99.9, 99.99, 100}
+)
+
+// Report emits p50-ns, p99-ns and p999-ns through report, whose signature
+// matches (*testing.B).ReportMetric:
+//
+//	lat.Report(b.ReportMetric)
+//
+// Nothing is emitted when nothing was recorded.
+func (r *Recorder) Report(report func(value float64, unit string)) {
+	r.ReportPercentiles(report, ReportPercentilesDefault...)
+}
+
+// ReportAll emits p50-ns, p90-ns, p99-ns, p999-ns, p9999-ns and max-ns.
+func (r *Recorder) ReportAll(report func(value float64, unit string)) {
+	r.ReportPercentiles(report, ReportPercentilesAll...)
+}
+
+// ReportPercentiles emits one metric per percentile ps (in percent), named
+// by MetricName. Nothing is emitted when nothing was recorded.
+func (r *Recorder) ReportPercentiles(report func(value float64, unit string), ps ...float64) {
+	if r.Count() == 0 {
+		return
+	}
+	for _, p := range ps {
+		report(float64(r.Percentile(p)), MetricName(p))
+	}
+}
+
+// MetricName is the benchmark unit for percentile p (in percent): the digits
+// of p without the decimal point, so 50 is "p50-ns", 99.9 "p999-ns", 99.99
+// "p9999-ns"; 100 (or more) is "max-ns".
+func MetricName(p float64) string {
+	if p >= 100 {
+		return "max-ns"
+	}
+	s := strconv.FormatFloat(p, 'f', -1, 64)
+	return "p" + strings.Replace(s, ".", "", 1) + "-ns"
+}
+
+// WriteSpectrum writes HdrHistogram's percentile distribution text (the
+// format HdrHistogram's plotters read: Value, Percentile, TotalCount,
+// 1/(1-Percentile), then a footer), with values in nanoseconds.
+func (r *Recorder) WriteSpectrum(w io.Writer) error {
+	_, err := r.Histogram().PercentilesPrint(w, spectrumTicks, 1)
+	if err != nil {
+		return fmt.Errorf("latency spectrum: %w", err)
+	}
+	return nil
+}
+
+// timestampSink keeps the compiler from discarding the timed loop.
+var timestampSink time.Duration
+
+// TimestampCost measures what one time.Now() plus time.Since() costs on this
+// machine: the median over several runs of a tight loop of such pairs. It
+// is the floor under any latency recorded per operation, and the overhead a
+// per-operation Record adds to a loop (plus a few ns for Record itself).
+// It takes a few milliseconds.
+func TimestampCost() time.Duration {
+	runs := make([]time.Duration, timestampRuns)
+	for i := range runs {
+		var sum time.Duration
+		start := time.Now()
+		for range timestampLoop {
+			t := time.Now()
+			sum += time.Since(t)
+		}
+		runs[i] = time.Since(start) / timestampLoop
+		timestampSink += sum
+	}
+	slices.Sort(runs)
+	return runs[len(runs)/2]
+}
