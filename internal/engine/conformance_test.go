@@ -3,6 +3,8 @@ package engine_test
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -243,4 +245,32 @@ func TestInfoVersionMatchesDB(t *testing.T) {
 			t.Errorf("%s: Info.Version() = %q", info.Name, info.Version())
 		}
 	}
+}
+
+func TestDirSizeToleratesVanishingFiles(t *testing.T) {
+	dir := t.TempDir()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // create and delete files while DirSize walks, as compactions do
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			p := filepath.Join(dir, fmt.Sprintf("%06d.sst", i%50))
+			os.WriteFile(p, make([]byte, 4096), 0o644)
+			os.Remove(filepath.Join(dir, fmt.Sprintf("%06d.sst", (i+25)%50)))
+		}
+	}()
+	for i := 0; i < 300; i++ {
+		if _, err := engine.DirSize(dir); err != nil {
+			close(stop)
+			<-done
+			t.Fatalf("DirSize failed while files come and go: %v", err)
+		}
+	}
+	close(stop)
+	<-done
 }

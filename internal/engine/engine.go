@@ -6,6 +6,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -232,6 +233,11 @@ func Names() []string {
 func DirSize(dir string) (int64, error) {
 	var total int64
 	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		// LSMs delete obsolete tables in the background: a file that
+		// vanishes during the walk no longer occupies space.
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -239,6 +245,9 @@ func DirSize(dir string) (int64, error) {
 			return nil
 		}
 		fi, err := d.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
