@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -123,11 +124,18 @@ func topLevel(pattern string) string {
 
 func (p *runPlan) touchesDisk() bool { return len(p.fixtures)+len(p.populate) > 0 }
 
-// diskEstimate is a generous bound on what the run writes: fixtures that
-// are not built yet and one scratch database per populated engine at a
-// time, each up to three times the logical size.
-func (p *runPlan) diskEstimate(g *dataset.Gen) int64 {
-	n := int64(len(p.fixtures))
+// diskEstimate is a generous bound on what the run writes under dir:
+// fixtures that are not built yet and one scratch database per populated
+// engine at a time, each up to three times the logical size.
+func (p *runPlan) diskEstimate(dir string, g *dataset.Gen) int64 {
+	var n int64
+	for _, info := range p.fixtures {
+		fp := fixtureParams(info)
+		m, err := dataset.ReadManifest(filepath.Join(dir, dataset.OwnedName, "fixtures", fp.Name()))
+		if err != nil || !m.Complete(fp) {
+			n++
+		}
+	}
 	if len(p.populate) > 0 {
 		n++
 	}
@@ -149,11 +157,7 @@ func fixtureFor(info engine.Info) (string, error) {
 		return d, nil
 	}
 	opts := engineOptions(info, "")
-	p := dataset.Params{
-		Engine: info.Name, Keys: cfg.keys, ValueSize: *flagValSize, Seed: *flagSeed,
-		ValueRatio: *flagValueRatio, Compression: opts.Compression, FormatVersion: dataset.FormatVersion,
-		Layout: fixtureLayout(info),
-	}
+	p := fixtureParams(info)
 	dir, m, err := cfg.root.Ensure(p, func(dir string) (dataset.Manifest, error) {
 		opts.Dir = dir
 		logf("building fixture %s (%d keys x %d B)", p.Name(), cfg.keys, *flagValSize)
@@ -175,6 +179,15 @@ func fixtureFor(info engine.Info) (string, error) {
 	}
 	fixtures[info.Name] = dir
 	return dir, nil
+}
+
+// fixtureParams is everything that shapes the engine's fixture files.
+func fixtureParams(info engine.Info) dataset.Params {
+	return dataset.Params{
+		Engine: info.Name, Keys: cfg.keys, ValueSize: *flagValSize, Seed: *flagSeed,
+		ValueRatio: *flagValueRatio, Compression: engineOptions(info, "").Compression,
+		FormatVersion: dataset.FormatVersion, Layout: fixtureLayout(info),
+	}
 }
 
 // fixtureLayout lists the engine options that change a fixture's files.

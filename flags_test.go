@@ -201,7 +201,7 @@ func parseConfig(plan *runPlan) error {
 	if abs, err := filepath.Abs(cfg.dir); err == nil {
 		cfg.dir = abs
 	}
-	if err := checkDir(cfg.dir, plan.diskEstimate(g)); err != nil {
+	if err := checkDir(cfg.dir, plan.diskEstimate(cfg.dir, g)); err != nil {
 		return err
 	}
 	root, err := dataset.OpenRoot(cfg.dir)

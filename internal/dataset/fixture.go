@@ -39,8 +39,8 @@ type Manifest struct {
 	Built         time.Time `json:"built"`
 }
 
-// complete reports whether m describes a finished build of p.
-func (m *Manifest) complete(p Params) bool {
+// Complete reports whether m describes a finished build of p.
+func (m *Manifest) Complete(p Params) bool {
 	return reflect.DeepEqual(m.Params, p) && m.EngineVersion != "" && m.KeyCount == p.Keys &&
 		m.LogicalBytes > 0 && m.DiskBytes > 0 && m.Settled != "" && !m.Built.IsZero()
 }
@@ -74,7 +74,7 @@ func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...a
 	}
 	defer unlock()
 
-	if m, err := ReadManifest(dir); err == nil && m.complete(p) {
+	if m, err := ReadManifest(dir); err == nil && m.Complete(p) {
 		return dir, m, nil
 	}
 	if _, err := os.Stat(dir); err == nil {
@@ -93,7 +93,7 @@ func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...a
 	if m.BuildSeconds == 0 {
 		m.BuildSeconds = time.Since(start).Seconds()
 	}
-	if !m.complete(p) {
+	if !m.Complete(p) {
 		return "", nil, fmt.Errorf("building fixture %s: builder returned an incomplete manifest %+v", p.Name(), m)
 	}
 	if err := writeManifest(dir, &m); err != nil {
