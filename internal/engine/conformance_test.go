@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -222,7 +221,6 @@ func conform(t *testing.T, info engine.Info) {
 	if n := len(scan(t, r, engine.IterOptions{})); n != 504 {
 		t.Fatalf("after reopen: %d keys, want 504", n)
 	}
-	_ = bytes.Equal
 }
 
 func TestCompressionValidated(t *testing.T) {

@@ -13,10 +13,6 @@ import (
 	"strings"
 )
 
-// ErrNotFound is never returned by Get (it reports found=false instead); it is
-// exported for adapters that need to map their own not-found errors.
-var ErrNotFound = errors.New("engine: key not found")
-
 // Options is everything that shapes how an engine is opened. Every field
 // that affects results is set from a flag with the same intent for every
 // engine; Describe reports what each engine actually did with it.
