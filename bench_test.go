@@ -275,6 +275,10 @@ func readRandom(b *testing.B, db engine.DB, threads int, hitRate float64) {
 		readers[t] = r
 		defer r.Close()
 	}
+	lats := make([]*measure.Recorder, threads)
+	for t := range lats {
+		lats[t] = measure.NewRecorder()
+	}
 	var wg sync.WaitGroup
 	io0, _ := measure.ReadIO()
 	b.ReportAllocs()
@@ -290,6 +294,7 @@ func readRandom(b *testing.B, db engine.DB, threads int, hitRate float64) {
 			defer wg.Done()
 			res := &results[t]
 			rd := readers[t]
+			lat := lats[t]
 			rng := dataset.NewRand(*flagSeed, uint64(t)+1000)
 			chk := g.NewChecker(cfg.fullCheck)
 			var kb [dataset.KeySize]byte
@@ -310,7 +315,17 @@ func readRandom(b *testing.B, db engine.DB, threads int, hitRate float64) {
 				} else {
 					key = g.MissKey(kb[:], idx)
 				}
+				// Timing every op would cost more than some reads (a
+				// time.Now pair is ~150 ns on some VMs): sample 1 in 32.
+				sampled := op&latencySampleMask == 0
+				var t0 time.Time
+				if sampled {
+					t0 = time.Now()
+				}
 				found, err := rd.Get(key, check)
+				if sampled {
+					lat.Record(time.Since(t0))
+				}
 				if err != nil {
 					res.err = err
 					return
@@ -347,7 +362,11 @@ func readRandom(b *testing.B, db engine.DB, threads int, hitRate float64) {
 	b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
 	b.ReportMetric(float64(io1.Sub(io0).ReadBytes)/float64(ops), "read-B/op")
+	measure.Merge(lats...).Report(b.ReportMetric) // p50-ns, p99-ns, p999-ns of the sampled reads
 }
+
+// latencySampleMask selects the reads whose latency is recorded: 1 in 32.
+const latencySampleMask = 31
 
 func benchReadRandom(b *testing.B, title string) {
 	db := openFixture(b, title)

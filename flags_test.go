@@ -264,6 +264,7 @@ func printConfig(w io.Writer, engines []engine.Info) {
 	line("batch", *flagBatch)
 	line("writers", *flagWriters)
 	line("threads", flagThreads.String())
+	line("latency-sample", fmt.Sprintf("1/%d reads (HDR histogram, ns)", latencySampleMask+1))
 	line("lmdb-readahead", *flagLmdbRA)
 	line("lmdb-write", *flagLmdbWrite)
 	line("bolt-freelist", *flagBoltFree)
