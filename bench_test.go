@@ -56,13 +56,15 @@ type runPlan struct {
 	pattern  string
 	fixtures []engine.Info // engines whose shared fixture is read
 	populate []engine.Info // engines written from scratch
+	scratch  bool          // a benchmark writes scratch files of its own
 }
 
 // Benchmarks that read a shared fixture or write scratch databases, by
 // engine, as go test names them.
 var (
-	fixtureBenchmarks  = []string{"BenchmarkReadRandom"}
+	fixtureBenchmarks  = []string{"BenchmarkReadRandom", "BenchmarkIterate", "BenchmarkScan", "BenchmarkOpen"}
 	populateBenchmarks = []string{"BenchmarkPopulate"}
+	scratchBenchmarks  = []string{"BenchmarkDisk"}
 	extraPopulate      = map[string]string{"BenchmarkLmdbBatch": "lmdb", "BenchmarkBoltBatch": "bolt"}
 )
 
@@ -75,6 +77,9 @@ func newRunPlan(pattern string) *runPlan {
 	re, err := regexp.Compile(top)
 	if err != nil {
 		return p // go test reports the bad pattern itself
+	}
+	for _, b := range scratchBenchmarks {
+		p.scratch = p.scratch || re.MatchString(b)
 	}
 	for _, info := range engine.All() {
 		for _, b := range fixtureBenchmarks {
@@ -122,7 +127,7 @@ func topLevel(pattern string) string {
 	return pattern
 }
 
-func (p *runPlan) touchesDisk() bool { return len(p.fixtures)+len(p.populate) > 0 }
+func (p *runPlan) touchesDisk() bool { return len(p.fixtures)+len(p.populate) > 0 || p.scratch }
 
 // diskEstimate is a generous bound on what the run writes under dir:
 // fixtures that are not built yet and one scratch database per populated
@@ -136,7 +141,7 @@ func (p *runPlan) diskEstimate(dir string, g *dataset.Gen) int64 {
 			n++
 		}
 	}
-	if len(p.populate) > 0 {
+	if len(p.populate) > 0 || p.scratch {
 		n++
 	}
 	return n * 3 * g.LogicalBytes()
@@ -201,28 +206,6 @@ func fixtureLayout(info engine.Info) map[string]string {
 		return map[string]string{"fl": *flagBoltFree}
 	}
 	return nil
-}
-
-// openFixture opens the engine's fixture read-only, so no benchmark can
-// change what later ones read.
-func openFixture(b *testing.B, title string) engine.DB {
-	b.Helper()
-	info := lookupTitle(b, title)
-	if info.Reference {
-		return openReference(b, info)
-	}
-	dir, err := fixtureFor(info)
-	if err != nil {
-		b.Fatal(err)
-	}
-	o := engineOptions(info, dir)
-	o.ReadOnly = true
-	db, err := engine.Open(info.Name, o)
-	if err != nil {
-		b.Fatalf("open fixture %s: %v", dir, err)
-	}
-	printEngineConfig(os.Stdout, db)
-	return db
 }
 
 // openReference loads the data set into the in-memory calibration rail,
@@ -367,14 +350,21 @@ func readRandom(b *testing.B, db engine.DB, threads int, hitRate float64) {
 const latencySampleMask = 31
 
 func benchReadRandom(b *testing.B, title string) {
-	db := openFixture(b, title)
-	defer db.Close()
-	hit := *flagHitRate
-	for _, threads := range flagThreads {
-		name := fmt.Sprintf("valsz=%d/hit=%s%%/threads=%d", *flagValSize, trimFloat(hit*100), threads)
-		b.Run(name, func(b *testing.B) { readRandom(b, db, threads, hit) })
+	h := newFixtureHandle(b, title)
+	defer h.close(b)
+	for _, cache := range h.caches() {
+		for _, hit := range flagHitRates {
+			for _, threads := range flagThreads {
+				name := fmt.Sprintf("valsz=%d/cache=%s/hit=%s%%/threads=%d", *flagValSize, cache, trimFloat(hit*100), threads)
+				b.Run(name, func(b *testing.B) { readRandom(b, h.open(b, cache, asFlagged), threads, hit) })
+			}
+		}
 	}
 }
+
+// timestampCost is what one time.Now/time.Since pair costs here, in ns:
+// the reason latencies are sampled rather than taken on every read.
+var timestampCost = sync.OnceValue(func() int64 { return measure.TimestampCost().Nanoseconds() })
 
 func trimFloat(f float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".")

@@ -30,7 +30,6 @@ var (
 	flagValSize    = flag.Int("valsz", 1024, "value size in bytes")
 	flagDir        = flag.String("dir", "", "directory for fixtures and scratch databases (default: the user cache directory); the suite works only inside <dir>/kvbench")
 	flagSeed       = flag.Uint64("seed", 1, "seed of keys and values")
-	flagHitRate    = flag.Float64("hit_rate", 0.63, "fraction of random reads that ask for a key that exists")
 	flagValueRatio = flag.Float64("value_ratio", 1.0, "fraction of each value that is random: 1 is incompressible, 0.5 compresses about 2x")
 	flagSync       = flag.Bool("sync", false, "make every committed batch durable before the commit returns (all engines)")
 	flagCacheMB    = flag.Int("cache_mb", 64, "block cache of the LSM engines in MiB (B-trees read through the OS page cache)")
@@ -45,12 +44,59 @@ var (
 	flagBoltFree   = flag.String("bolt_freelist", "map", "bbolt freelist type: map or array")
 	flagBoltWrite  = flag.String("bolt_write", "update", "how bbolt commits a batch: update (DB.Update) or batch (DB.Batch)")
 	flagBadgerVT   = flag.Int("badger_vthreshold", 1<<20, "values of at least this many bytes go to Badger's value log (Badger v4's default is 1 MiB)")
+	flagDropCaches = flag.Bool("drop_caches", false, "cache=cold also writes 3 to /proc/sys/vm/drop_caches (root only), on top of evicting the fixture's files")
+	flagScanLen    = flag.Int("scan_len", 100, "entries read after each seek in BenchmarkScan")
 	flagThreads    intList
+	flagHitRates   floatList
+	flagCaches     wordList
 )
 
 func init() {
 	flagThreads = intList{1, 16}
 	flag.Var(&flagThreads, "threads", "comma-separated reader goroutine counts, one sub-benchmark each")
+	flagHitRates = floatList{0.63}
+	flag.Var(&flagHitRates, "hit_rate", "comma-separated fractions of random reads that ask for a key that exists, one sub-benchmark each (0,0.63,1 adds the all-miss and all-hit cases)")
+	flagCaches = wordList{"warm", "cold"}
+	flag.Var(&flagCaches, "cache", "comma-separated page cache states to read in: warm (one untimed pass first) and cold (fixture evicted from the page cache, then reopened)")
+}
+
+// floatList is a comma-separated list of numbers; validateFlags checks
+// their range so the error names the flag like every other.
+type floatList []float64
+
+func (l *floatList) String() string {
+	s := make([]string, len(*l))
+	for i, v := range *l {
+		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *floatList) Set(v string) error {
+	var out floatList
+	for _, f := range strings.Split(v, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", f)
+		}
+		out = append(out, x)
+	}
+	*l = out
+	return nil
+}
+
+// wordList is a comma-separated list of words, checked by validateFlags.
+type wordList []string
+
+func (l *wordList) String() string { return strings.Join(*l, ",") }
+
+func (l *wordList) Set(v string) error {
+	var out wordList
+	for _, f := range strings.Split(v, ",") {
+		out = append(out, strings.TrimSpace(f))
+	}
+	*l = out
+	return nil
 }
 
 // intList is a comma-separated list of positive integers.
@@ -102,8 +148,18 @@ func validateFlags() error {
 	if v := *flagValSize; v < 1 || v > 64<<20 {
 		errs = append(errs, flagError("valsz", v, "must be from 1 to 67108864 bytes"))
 	}
-	if h := *flagHitRate; !(h >= 0 && h <= 1) {
-		errs = append(errs, flagError("hit_rate", h, "must be from 0 to 1"))
+	for _, h := range flagHitRates {
+		if !(h >= 0 && h <= 1) {
+			errs = append(errs, flagError("hit_rate", h, "must be from 0 to 1"))
+		}
+	}
+	for _, c := range flagCaches {
+		if c != "warm" && c != "cold" {
+			errs = append(errs, flagError("cache", c, "must be warm or cold"))
+		}
+	}
+	if n := *flagScanLen; n < 1 || n > 1_000_000 {
+		errs = append(errs, flagError("scan_len", n, "must be from 1 to 1000000"))
 	}
 	if r := *flagValueRatio; !(r > 0 && r <= 1) {
 		errs = append(errs, flagError("value_ratio", r, "must be more than 0 and at most 1"))
@@ -254,7 +310,10 @@ func printConfig(w io.Writer, engines []engine.Info) {
 	line("valsz", *flagValSize)
 	line("value-ratio", *flagValueRatio)
 	line("seed", *flagSeed)
-	line("hit-rate", *flagHitRate)
+	line("hit-rate", flagHitRates.String())
+	line("cache", flagCaches.String())
+	line("drop-caches", *flagDropCaches)
+	line("scan-len", *flagScanLen)
 	line("verify", *flagVerify)
 	line("sync", *flagSync)
 	line("cache-mb", *flagCacheMB)
@@ -265,6 +324,7 @@ func printConfig(w io.Writer, engines []engine.Info) {
 	line("writers", *flagWriters)
 	line("threads", flagThreads.String())
 	line("latency-sample", fmt.Sprintf("1/%d reads (HDR histogram, ns)", latencySampleMask+1))
+	line("timestamp-ns", timestampCost())
 	line("lmdb-readahead", *flagLmdbRA)
 	line("lmdb-write", *flagLmdbWrite)
 	line("bolt-freelist", *flagBoltFree)
@@ -370,7 +430,9 @@ func TestBadFlagsFailBeforeAnyWork(t *testing.T) {
 		{[]string{"-valsz", "0"}, "-valsz 0: must be from 1"},
 		{[]string{"-keys_mil", "-1"}, "-keys_mil -1: must be more than 0"},
 		{[]string{"-keys_mil", "0.0000001"}, "-keys_mil 1e-07: must be more than 0 (at least one key)"},
-		{[]string{"-hit_rate", "2"}, "-hit_rate 2: must be from 0 to 1"},
+		{[]string{"-hit_rate", "0.5,2"}, "-hit_rate 2: must be from 0 to 1"},
+		{[]string{"-cache", "hot"}, "-cache hot: must be warm or cold"},
+		{[]string{"-scan_len", "0"}, "-scan_len 0: must be from 1"},
 		{[]string{"-value_ratio", "0"}, "-value_ratio 0: must be more than 0"},
 		{[]string{"-compression", "lz4"}, "-compression lz4: must be one of none, snappy, zstd"},
 		{[]string{"-verify", "some"}, "-verify some: must be one of cheap, full"},
