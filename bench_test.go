@@ -249,81 +249,59 @@ type readResult struct {
 func readRandom(b *testing.B, db engine.DB, threads int, hitRate float64) {
 	g := cfg.gen
 	results := make([]readResult, threads)
-	readers := make([]engine.Reader, threads)
-	for t := range readers {
-		r, err := db.NewReader()
-		if err != nil {
-			b.Fatal(err)
-		}
-		readers[t] = r
-		defer r.Close()
-	}
-	lats := make([]*measure.Recorder, threads)
-	for t := range lats {
-		lats[t] = measure.NewRecorder()
-	}
-	var wg sync.WaitGroup
+	readers, lats := newReaders(b, db, threads)
 	io0, _ := measure.ReadIO()
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	for t := 0; t < threads; t++ {
-		n := b.N / threads
-		if t < b.N%threads {
-			n++
+	runThreads(threads, b.N, func(t, n int) {
+		res := &results[t]
+		rd := readers[t]
+		lat := lats[t]
+		rng := dataset.NewRand(*flagSeed, uint64(t)+1000)
+		chk := g.NewChecker(cfg.fullCheck)
+		var kb [dataset.KeySize]byte
+		var idx uint64
+		var got int64
+		check := func(v []byte) error {
+			got += int64(len(v))
+			return chk.Check(idx, v) // Get returns it
 		}
-		wg.Add(1)
-		go func(t, n int) {
-			defer wg.Done()
-			res := &results[t]
-			rd := readers[t]
-			lat := lats[t]
-			rng := dataset.NewRand(*flagSeed, uint64(t)+1000)
-			chk := g.NewChecker(cfg.fullCheck)
-			var kb [dataset.KeySize]byte
-			var idx uint64
-			var got int64
-			check := func(v []byte) error {
-				got += int64(len(v))
-				return chk.Check(idx, v) // Get returns it
+		for op := 0; op < n; op++ {
+			idx = rng.Below(g.Keys)
+			hit := rng.Float64() < hitRate
+			var key []byte
+			if hit {
+				key = g.Key(kb[:], idx)
+			} else {
+				key = g.MissKey(kb[:], idx)
 			}
-			for op := 0; op < n; op++ {
-				idx = rng.Below(g.Keys)
-				hit := rng.Float64() < hitRate
-				var key []byte
-				if hit {
-					key = g.Key(kb[:], idx)
-				} else {
-					key = g.MissKey(kb[:], idx)
-				}
-				// Timing every op would cost more than some reads (a
-				// time.Now pair is ~150 ns on some VMs): sample 1 in 32.
-				sampled := op&latencySampleMask == 0
-				var t0 time.Time
-				if sampled {
-					t0 = time.Now()
-				}
-				found, err := rd.Get(key, check)
-				if sampled {
-					lat.Record(time.Since(t0))
-				}
-				if err != nil {
-					res.err = err
-					return
-				}
-				if found != hit {
-					res.err = fmt.Errorf("key %d (hit=%v): found=%v", idx, hit, found)
-					return
-				}
-				if found {
-					res.found++
-				}
+			// Timing every op would cost more than some reads (a
+			// time.Now pair is ~150 ns on some VMs): sample 1 in 32.
+			sampled := op&latencySampleMask == 0
+			var t0 time.Time
+			if sampled {
+				t0 = time.Now()
 			}
-			res.ops = int64(n)
-			res.bytes = got
-		}(t, n)
-	}
-	wg.Wait()
+			found, err := rd.Get(key, check)
+			if sampled {
+				lat.Record(time.Since(t0))
+			}
+			if err != nil {
+				res.err = err
+				return
+			}
+			if found != hit {
+				res.err = fmt.Errorf("key %d (hit=%v): found=%v", idx, hit, found)
+				return
+			}
+			if found {
+				res.found++
+			}
+		}
+		res.ops = int64(n)
+		res.bytes = got
+	})
 	elapsed := time.Since(start)
 	b.StopTimer()
 	io1, _ := measure.ReadIO()
@@ -344,6 +322,41 @@ func readRandom(b *testing.B, db engine.DB, threads int, hitRate float64) {
 	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
 	b.ReportMetric(float64(io1.Sub(io0).ReadBytes)/float64(ops), "read-B/op")
 	measure.Merge(lats...).Report(b.ReportMetric) // p50-ns, p99-ns, p999-ns of the sampled reads
+}
+
+// newReaders opens one reader and one latency recorder per goroutine; the
+// readers close when the benchmark ends.
+func newReaders(b *testing.B, db engine.DB, threads int) ([]engine.Reader, []*measure.Recorder) {
+	readers := make([]engine.Reader, threads)
+	lats := make([]*measure.Recorder, threads)
+	for t := range readers {
+		r, err := db.NewReader()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { r.Close() })
+		readers[t] = r
+		lats[t] = measure.NewRecorder()
+	}
+	return readers, lats
+}
+
+// runThreads splits n operations over threads goroutines, fn(t, ops) in
+// each, and waits for them all.
+func runThreads(threads, n int, fn func(t, ops int)) {
+	var wg sync.WaitGroup
+	for t := 0; t < threads; t++ {
+		ops := n / threads
+		if t < n%threads {
+			ops++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(t, ops)
+		}()
+	}
+	wg.Wait()
 }
 
 // latencySampleMask selects the reads whose latency is recorded: 1 in 32.

@@ -2,7 +2,6 @@ package kvbench
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -121,50 +120,30 @@ func scan(b *testing.B, db engine.DB, threads int) {
 	g := cfg.gen
 	scanLen := *flagScanLen
 	results := make([]scanResult, threads)
-	readers := make([]engine.Reader, threads)
-	lats := make([]*measure.Recorder, threads)
-	for t := range readers {
-		r, err := db.NewReader()
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer r.Close()
-		readers[t] = r
-		lats[t] = measure.NewRecorder()
-	}
-	var wg sync.WaitGroup
+	readers, lats := newReaders(b, db, threads)
 	io0, _ := measure.ReadIO()
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	for t := 0; t < threads; t++ {
-		n := b.N / threads
-		if t < b.N%threads {
-			n++
-		}
-		wg.Add(1)
-		go func(t, n int) {
-			defer wg.Done()
-			res := &results[t]
-			rd, lat := readers[t], lats[t]
-			rng := dataset.NewRand(*flagSeed, uint64(t)+2000)
-			chk := g.NewChecker(cfg.fullCheck)
-			var kb [dataset.KeySize]byte
-			for op := 0; op < n; op++ {
-				seek := g.Key(kb[:], rng.Below(g.Keys))
-				t0 := time.Now() // a scan is long next to a timestamp: time every one
-				entries, bytes, err := scanFrom(rd, seek, scanLen, chk)
-				lat.Record(time.Since(t0))
-				if err != nil {
-					res.err = err
-					return
-				}
-				res.entries += entries
-				res.bytes += bytes
+	runThreads(threads, b.N, func(t, n int) {
+		res := &results[t]
+		rd, lat := readers[t], lats[t]
+		rng := dataset.NewRand(*flagSeed, uint64(t)+2000)
+		chk := g.NewChecker(cfg.fullCheck)
+		var kb [dataset.KeySize]byte
+		for op := 0; op < n; op++ {
+			seek := g.Key(kb[:], rng.Below(g.Keys))
+			t0 := time.Now() // a scan is long next to a timestamp: time every one
+			entries, bytes, err := scanFrom(rd, seek, scanLen, chk)
+			lat.Record(time.Since(t0))
+			if err != nil {
+				res.err = err
+				return
 			}
-		}(t, n)
-	}
-	wg.Wait()
+			res.entries += entries
+			res.bytes += bytes
+		}
+	})
 	elapsed := time.Since(start)
 	b.StopTimer()
 	io1, _ := measure.ReadIO()
