@@ -30,18 +30,21 @@ deps:
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq librocksdb-dev >/dev/null
 
-# bench: populate every engine, read every engine's fixture at random, and
+# bench: populate every engine; read every engine's fixture at random, warm
+# and cold; scan, seek-and-scan and open it; measure the disk under it; then
 # print the engines side by side. Raw results stay in $(RESULTS)/bench.txt.
 bench: deps
 	@mkdir -p $(RESULTS)
 	$(MAKE) --no-print-directory bench-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
 
+READS = BenchmarkReadRandom|BenchmarkIterate|BenchmarkScan|BenchmarkOpen|BenchmarkDisk
+
 bench-run:
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkReadRandom' -benchtime 1x -count 1 \
-	  $(BENCH_FLAGS) -threads 1 >/dev/null # builds or reuses the fixtures before anything is timed
+	  $(BENCH_FLAGS) -threads 1 -cache warm >/dev/null # builds or reuses the fixtures before anything is timed
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkPopulate' -benchtime 1x -count $(COUNT) \
 	  $(BENCH_FLAGS) | tee $(RESULTS)/bench.txt
-	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkReadRandom' -benchtime 1s -count $(COUNT) \
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench '$(READS)' -benchtime 1s -count $(COUNT) \
 	  $(BENCH_FLAGS) -threads $(THREADS) | tee -a $(RESULTS)/bench.txt
 	@echo
 	@echo "== engines side by side ($(RESULTS)/bench.txt) =="
@@ -64,6 +67,6 @@ unit:
 smoke:
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	set -o pipefail; \
-	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -dir "$$d" .
+	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -dir "$$d" .
 
 test: deps vet unit smoke
