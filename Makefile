@@ -46,6 +46,7 @@ bench-run:
 	  $(BENCH_FLAGS) | tee $(RESULTS)/bench.txt
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench '$(READS)' -benchtime 1s -count $(COUNT) \
 	  $(BENCH_FLAGS) -threads $(THREADS) | tee -a $(RESULTS)/bench.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkHarness' -count $(COUNT) ./internal/dataset | tee -a $(RESULTS)/bench.txt # the harness alone, no engine
 	@echo
 	@echo "== engines side by side ($(RESULTS)/bench.txt) =="
 	$(GO) run ./benchstat/engines $(RESULTS)/bench.txt
