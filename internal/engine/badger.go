@@ -310,7 +310,7 @@ func (r *badgerReader) NewIter(o IterOptions) (Iterator, error) {
 	if r.closed || r.db.closed.Load() {
 		return nil, errBadgerClosed
 	}
-	bio := badger.IteratorOptions{PrefetchValues: !o.KeysOnly}
+	bio := badger.IteratorOptions{PrefetchValues: !o.KeysOnly && !o.NoPrefetch}
 	if bio.PrefetchValues {
 		bio.PrefetchSize = badger.DefaultIteratorOptions.PrefetchSize
 	}
@@ -369,7 +369,7 @@ func (it *badgerIter) Key() []byte { return it.it.Item().Key() }
 func (it *badgerIter) setValue(v []byte) error { it.val = v; return nil }
 
 // Value returns the prefetched value without a copy. Without prefetching
-// (KeysOnly) the value is copied into a buffer the iterator reuses, because
+// (KeysOnly or NoPrefetch) the value is copied into a buffer the iterator reuses, because
 // Badger releases the value's memory when Item.Value returns.
 func (it *badgerIter) Value() ([]byte, error) {
 	item := it.it.Item()
