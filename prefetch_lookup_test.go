@@ -81,3 +81,16 @@ func TestTraceLookupCountsAndVerifies(t *testing.T) {
 		})
 	}
 }
+
+func TestPrefetchPlan(t *testing.T) {
+	p := newRunPlan("BenchmarkPrefetchBadger")
+	if len(p.traces) != 1 || p.traces[0].Name != "badger" || len(p.fixtures)+len(p.populate) != 0 || !p.touchesDisk() {
+		t.Fatalf("plan for PrefetchBadger: %+v", p)
+	}
+	if p := newRunPlan("BenchmarkPrefetch/hit=false"); len(p.traces) < 4 {
+		t.Fatalf("plan for every engine's prefetch: %+v", p)
+	}
+	if p := newRunPlan("BenchmarkReadRandomBadger"); len(p.traces) != 0 {
+		t.Fatalf("random reads plan a trace fixture: %+v", p)
+	}
+}
