@@ -77,5 +77,7 @@ prefetch: deps
 	$(MAKE) --no-print-directory prefetch-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
 
 prefetch-run:
-	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkPrefetch' -benchtime $(PREFETCH_TRACES)x -count $(COUNT) \
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkPrefetch/^(prefetch|hit)=' -benchtime $(PREFETCH_TRACES)x -count $(COUNT) \
 	  -prefetch_traces $(PREFETCH_TRACES) $(if $(DIR),-dir $(DIR)) | tee $(RESULTS)/prefetch.txt
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkPrefetch/^open-only' -benchtime 5x -count $(COUNT) \
+	  -prefetch_traces $(PREFETCH_TRACES) $(if $(DIR),-dir $(DIR)) | tee -a $(RESULTS)/prefetch.txt
