@@ -81,3 +81,6 @@ prefetch-run:
 	  -prefetch_traces $(PREFETCH_TRACES) $(if $(DIR),-dir $(DIR)) | tee $(RESULTS)/prefetch.txt
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkPrefetch/^open-only' -benchtime 5x -count $(COUNT) \
 	  -prefetch_traces $(PREFETCH_TRACES) $(if $(DIR),-dir $(DIR)) | tee -a $(RESULTS)/prefetch.txt
+	@echo "== Badger with values in the value log, the seed's layout ==" >&2
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkPrefetchBadger/^(prefetch|hit)=' -benchtime $(PREFETCH_TRACES)x -count $(COUNT) \
+	  -prefetch_traces $(PREFETCH_TRACES) -badger_vthreshold 1024 $(if $(DIR),-dir $(DIR)) | tee $(RESULTS)/prefetch-badger-vlog.txt

@@ -45,7 +45,6 @@ func printPrefetchConfig(w io.Writer) {
 	line("prefetch-traces", *flagPrefetchTraces)
 	line("prefetch-keys", fmt.Sprintf("%d (%d spans per trace)", *flagPrefetchTraces*dataset.SpansPerTrace, dataset.SpansPerTrace))
 	line("prefetch-valsz", *flagPrefetchValSize)
-	line("prefetch-badger-prefetch-size", fmt.Sprintf("%d items (badger.DefaultIteratorOptions)", badgerPrefetchSize))
 	line("prefetch-order", "lookups visit trace IDs in ascending order, as the seed did; op i is trace i mod prefetch-traces")
 	line("prefetch-cold", "before the timed loop: store closed, its files evicted from the page cache (fadvise DONTNEED), store reopened untimed")
 	line("prefetch-warm", "before the timed loop: the same lookups run once, untimed")

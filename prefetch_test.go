@@ -19,10 +19,6 @@ import (
 // reads their values ahead for nothing. BenchmarkPrefetch<Engine> measures
 // that in disk bytes, memory and time, for every engine's prefix scan.
 
-// badgerPrefetchSize is what Badger fetches ahead when PrefetchValues is
-// on (badger.DefaultIteratorOptions.PrefetchSize, which the adapter uses).
-const badgerPrefetchSize = 100
-
 // rocksdbReadahead is the explicit readahead_size of readahead=256KiB:
 // RocksDB's own ceiling for its implicit readahead, from the first read.
 const rocksdbReadahead = 256 << 10

@@ -161,6 +161,7 @@ func openBadger(o Options) (DB, error) {
 		{"detect_conflicts", strconv.FormatBool(bo.DetectConflicts)},
 		{"metrics", strconv.FormatBool(bo.MetricsEnabled) + " (default; Flush reads the compaction gauge)"},
 		{"read_only", strconv.FormatBool(bo.ReadOnly)},
+		{"iterator_prefetch", strconv.Itoa(badger.DefaultIteratorOptions.PrefetchSize) + " values (DefaultIteratorOptions; off with IterOptions.NoPrefetch or KeysOnly)"},
 		{"logger", "off"},
 		{"flush", "Sync + wait for immutable memtables and compactions; the active memtable stays in memory, durable in its WAL"},
 	}
