@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"runtime"
+	"runtime/debug"
 	"strconv"
 	"testing"
 
@@ -119,21 +119,14 @@ func prefetchOpen(b *testing.B, info engine.Info, dir string, c prefetchCase) en
 	return db
 }
 
-// evict drops the closed store's files from the page cache.
-func evict(b *testing.B, dir string) {
-	if _, _, err := measure.EvictDir(dir); err != nil {
-		b.Fatalf("evict %s: %v", dir, err)
-	}
-}
-
 // prefetchOpenOnly is the seed's open-only baseline: one op opens the
 // store on a cold page cache (eviction untimed) and reads nothing.
 func prefetchOpenOnly(b *testing.B, info engine.Info, dir string) {
-	var read, major, grow, peak int64
+	var read, major, grow, peak, resident int64
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
-		evict(b, dir)
-		runtime.GC()
+		resident += evictCold(b, dir)
+		debug.FreeOSMemory()
 		measure.ResetPeakRSS()
 		m0, _ := measure.ReadMem()
 		f0 := measure.ReadFaults()
@@ -159,6 +152,7 @@ func prefetchOpenOnly(b *testing.B, info engine.Info, dir string) {
 	b.ReportMetric(float64(major)/n, "majflt/op")
 	b.ReportMetric(float64(grow)/n/(1<<20), "rss-grow-MB")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MB")
+	b.ReportMetric(float64(resident)/n/(1<<20), "cold-resident-MB")
 }
 
 // prefetchLookups is the body of every lookup sub-benchmark: op i looks
@@ -166,8 +160,9 @@ func prefetchOpenOnly(b *testing.B, info engine.Info, dir string) {
 // its prefix. Without a bound it stops, as the seed's code did, at the
 // first key without the prefix.
 func prefetchLookups(b *testing.B, info engine.Info, dir string, c prefetchCase) {
+	var resident int64
 	if c.cold {
-		evict(b, dir) // no handle is open on the fixture here
+		resident = evictCold(b, dir) // no handle is open on the fixture here
 	}
 	db := prefetchOpen(b, info, dir, c)
 	defer db.Close()
@@ -192,7 +187,7 @@ func prefetchLookups(b *testing.B, info engine.Info, dir string, c prefetchCase)
 	if c.hit {
 		b.SetBytes(int64(dataset.SpansPerTrace * traceSet.Gen.ValueSize))
 	}
-	runtime.GC()
+	debug.FreeOSMemory() // so that RSS does not fall during the loop as the heap is scavenged
 	measure.ResetPeakRSS()
 	m0, _ := measure.ReadMem()
 	f0 := measure.ReadFaults()
@@ -222,6 +217,9 @@ func prefetchLookups(b *testing.B, info engine.Info, dir string, c prefetchCase)
 	b.ReportMetric(float64(f1.Major-f0.Major)/n, "majflt/op")
 	b.ReportMetric(float64(m1.RSS-m0.RSS)/(1<<20), "rss-grow-MB")
 	b.ReportMetric(float64(m1.PeakRSS)/(1<<20), "peak-rss-MB")
+	if c.cold {
+		b.ReportMetric(float64(resident)/(1<<20), "cold-resident-MB")
+	}
 }
 
 // traceLookup looks trace prefixes up through one reader and verifies
