@@ -70,7 +70,7 @@ test: deps vet unit smoke
 
 # prefetch: seed 000's prefix lookups on every engine, one sweep over every
 # trace ID per run (docs/seed-000.md); PREFETCH_TRACES=9000 is the seed's
-# full size (~2 GB per engine).
+# full size (~2 GB per engine); a full-size run needs -timeout 0 with RocksDB.
 PREFETCH_TRACES ?= 600
 prefetch: deps
 	@mkdir -p $(RESULTS)
