@@ -370,8 +370,9 @@ func (it *badgerIter) Key() []byte { return it.it.Item().Key() }
 func (it *badgerIter) setValue(v []byte) error { it.val = v; return nil }
 
 // Value returns the prefetched value without a copy. Without prefetching
-// (KeysOnly or NoPrefetch) the value is copied into a buffer the iterator reuses, because
-// Badger releases the value's memory when Item.Value returns.
+// (KeysOnly or NoPrefetch) the value is copied into a buffer the iterator
+// reuses, because Badger releases the value's memory when Item.Value
+// returns.
 func (it *badgerIter) Value() ([]byte, error) {
 	item := it.it.Item()
 	if it.prefetched {
