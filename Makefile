@@ -15,7 +15,7 @@ DIR      ?=
 RESULTS  ?= results
 BENCH_FLAGS = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir $(DIR))
 
-.PHONY: all bench test deps vet unit smoke
+.PHONY: all bench test deps vet unit smoke prefetch prefetch-run
 
 all: test
 
@@ -68,6 +68,23 @@ unit:
 smoke:
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	set -o pipefail; \
-	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -dir "$$d" .
+	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -prefetch_traces 2 -dir "$$d" .
 
 test: deps vet unit smoke
+
+# prefetch: seed 000's prefix lookups on every engine, one sweep over every
+# trace ID per run (docs/seed-000.md); PREFETCH_TRACES=9000 is the seed's
+# full size (~2 GB per engine; no test timeout, it runs long).
+PREFETCH_TRACES ?= 600
+prefetch: deps
+	@mkdir -p $(RESULTS)
+	$(MAKE) --no-print-directory prefetch-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
+
+prefetch-run:
+	$(GO) test -tags '$(TAGS)' -run '^$$' -timeout 0 -bench 'BenchmarkPrefetch/^(prefetch|hit)=' -benchtime $(PREFETCH_TRACES)x -count $(COUNT) \
+	  -prefetch_traces $(PREFETCH_TRACES) $(if $(DIR),-dir $(DIR)) | tee $(RESULTS)/prefetch.txt
+	$(GO) test -tags '$(TAGS)' -run '^$$' -timeout 0 -bench 'BenchmarkPrefetch/^open-only' -benchtime 5x -count $(COUNT) \
+	  -prefetch_traces $(PREFETCH_TRACES) $(if $(DIR),-dir $(DIR)) | tee -a $(RESULTS)/prefetch.txt
+	@echo "== Badger with values in the value log, the seed's layout ==" >&2
+	$(GO) test -tags '$(TAGS)' -run '^$$' -timeout 0 -bench 'BenchmarkPrefetchBadger/^(prefetch|hit)=' -benchtime $(PREFETCH_TRACES)x -count $(COUNT) \
+	  -prefetch_traces $(PREFETCH_TRACES) -badger_vthreshold 1024 $(if $(DIR),-dir $(DIR)) | tee $(RESULTS)/prefetch-badger-vlog.txt

@@ -41,6 +41,12 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	for _, info := range plan.traces {
+		if _, err := traceFixtureFor(info); err != nil {
+			fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
+			os.Exit(1)
+		}
+	}
 	os.Exit(m.Run())
 }
 
@@ -57,6 +63,7 @@ type runPlan struct {
 	fixtures []engine.Info // engines whose shared fixture is read
 	populate []engine.Info // engines written from scratch
 	scratch  bool          // a benchmark writes scratch files of its own
+	traces   []engine.Info // engines whose trace fixture (seed 000) is read
 }
 
 // Benchmarks that read a shared fixture or write scratch databases, by
@@ -95,6 +102,9 @@ func newRunPlan(pattern string) *runPlan {
 				added = true
 			}
 		}
+		if !info.Reference && re.MatchString(prefetchBenchmark+info.Title) {
+			p.traces = append(p.traces, info)
+		}
 		for b, name := range extraPopulate {
 			if name == info.Name && re.MatchString(b) && !added {
 				p.populate = append(p.populate, info)
@@ -127,7 +137,9 @@ func topLevel(pattern string) string {
 	return pattern
 }
 
-func (p *runPlan) touchesDisk() bool { return len(p.fixtures)+len(p.populate) > 0 || p.scratch }
+func (p *runPlan) touchesDisk() bool {
+	return len(p.fixtures)+len(p.populate)+len(p.traces) > 0 || p.scratch
+}
 
 // diskEstimate is a generous bound on what the run writes under dir:
 // fixtures that are not built yet and one scratch database per populated
@@ -144,7 +156,7 @@ func (p *runPlan) diskEstimate(dir string, g *dataset.Gen) int64 {
 	if len(p.populate) > 0 || p.scratch {
 		n++
 	}
-	return n * 3 * g.LogicalBytes()
+	return n*3*g.LogicalBytes() + p.traceDiskEstimate(dir)
 }
 
 // fixtures holds the fixtures this process has made sure of, by engine.

@@ -51,6 +51,12 @@ var (
 	flagCaches     wordList
 )
 
+// Seed 000's prefix lookups (BenchmarkPrefetch*).
+var (
+	flagPrefetchTraces  = flag.Int("prefetch_traces", 600, "trace IDs in the prefix-lookup data set, 90 keys each; 9000 is the seed's full size (810,000 keys)")
+	flagPrefetchValSize = flag.Int("prefetch_valsz", 2500, "value size in bytes of the prefix-lookup data set")
+)
+
 func init() {
 	flagThreads = intList{1, 16}
 	flag.Var(&flagThreads, "threads", "comma-separated reader goroutine counts, one sub-benchmark each")
@@ -196,6 +202,7 @@ func validateFlags() error {
 			errs = append(errs, flagError(name, p.v, "must be one of "+strings.Join(p.opts, ", ")))
 		}
 	}
+	errs = append(errs, validatePrefetchFlags()...)
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
 }
@@ -239,6 +246,9 @@ func parseConfig(plan *runPlan) error {
 		return err
 	}
 	cfg.gen = g
+	if err := parsePrefetchConfig(); err != nil {
+		return err
+	}
 	cfg.fullCheck = *flagVerify == "full"
 	cfg.dir = *flagDir
 	if !plan.touchesDisk() {
@@ -330,6 +340,7 @@ func printConfig(w io.Writer, engines []engine.Info) {
 	line("bolt-freelist", *flagBoltFree)
 	line("bolt-write", *flagBoltWrite)
 	line("badger-vthreshold", *flagBadgerVT)
+	printPrefetchConfig(w)
 	line("rocksdb-lib", engine.RocksDBLibVersion())
 	for _, info := range engines {
 		v := info.Module
@@ -439,6 +450,7 @@ func TestBadFlagsFailBeforeAnyWork(t *testing.T) {
 		{[]string{"-cache_mb", "0"}, "-cache_mb 0: must be from 1"},
 		{[]string{"-batch", "0"}, "-batch 0: must be from 1"},
 		{[]string{"-bolt_freelist", "tree"}, "-bolt_freelist tree: must be one of map, array"},
+		{[]string{"-prefetch_traces", "9001"}, "-prefetch_traces 9001: must be from 1 to 9000"},
 		{[]string{"-dir", file}, "is not a directory"},
 		{[]string{"-dir", filepath.Join(dir, "missing")}, "does not exist"},
 		{[]string{"-keys_mil", "10000", "-valsz", "65536"}, "the run needs about"},

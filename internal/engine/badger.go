@@ -161,6 +161,7 @@ func openBadger(o Options) (DB, error) {
 		{"detect_conflicts", strconv.FormatBool(bo.DetectConflicts)},
 		{"metrics", strconv.FormatBool(bo.MetricsEnabled) + " (default; Flush reads the compaction gauge)"},
 		{"read_only", strconv.FormatBool(bo.ReadOnly)},
+		{"iterator_prefetch", strconv.Itoa(badger.DefaultIteratorOptions.PrefetchSize) + " values (DefaultIteratorOptions; off with IterOptions.NoPrefetch or KeysOnly)"},
 		{"logger", "off"},
 		{"flush", "Sync + wait for immutable memtables and compactions; the active memtable stays in memory, durable in its WAL"},
 	}
@@ -310,7 +311,7 @@ func (r *badgerReader) NewIter(o IterOptions) (Iterator, error) {
 	if r.closed || r.db.closed.Load() {
 		return nil, errBadgerClosed
 	}
-	bio := badger.IteratorOptions{PrefetchValues: !o.KeysOnly}
+	bio := badger.IteratorOptions{PrefetchValues: !o.KeysOnly && !o.NoPrefetch}
 	if bio.PrefetchValues {
 		bio.PrefetchSize = badger.DefaultIteratorOptions.PrefetchSize
 	}
@@ -369,8 +370,9 @@ func (it *badgerIter) Key() []byte { return it.it.Item().Key() }
 func (it *badgerIter) setValue(v []byte) error { it.val = v; return nil }
 
 // Value returns the prefetched value without a copy. Without prefetching
-// (KeysOnly) the value is copied into a buffer the iterator reuses, because
-// Badger releases the value's memory when Item.Value returns.
+// (KeysOnly or NoPrefetch) the value is copied into a buffer the iterator
+// reuses, because Badger releases the value's memory when Item.Value
+// returns.
 func (it *badgerIter) Value() ([]byte, error) {
 	item := it.it.Item()
 	if it.prefetched {

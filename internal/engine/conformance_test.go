@@ -164,6 +164,20 @@ func conform(t *testing.T, info engine.Info) {
 	if got := scan(t, r, engine.IterOptions{Start: []byte("p/0150"), Prefix: []byte("p/01"), KeysOnly: true}); len(got) != 50 || got[0] != "p/0150" {
 		t.Fatalf("prefix scan from start: %d keys", len(got))
 	}
+	// Prefetch and readahead change how values are read, never which.
+	want := strings.Join(scan(t, r, engine.IterOptions{Start: []byte("c")}), ",")
+	for _, o := range []engine.IterOptions{
+		{Start: []byte("c"), NoPrefetch: true},
+		{Start: []byte("c"), ReadaheadBytes: 256 << 10},
+		{Start: []byte("c"), NoPrefetch: true, ReadaheadBytes: 4096},
+	} {
+		if got := strings.Join(scan(t, r, o), ","); got != want {
+			t.Fatalf("scan with %+v differs from a plain scan", o)
+		}
+	}
+	if got := scan(t, r, engine.IterOptions{Prefix: []byte("p/01"), NoPrefetch: true}); len(got) != 100 || got[99] != "p/0199="+strings.Repeat("v", 199) {
+		t.Fatalf("prefix scan without prefetch: %d entries", len(got))
+	}
 	if got := scan(t, r, engine.IterOptions{Prefix: []byte("q")}); len(got) != 0 {
 		t.Fatalf("empty prefix scan = %v", got)
 	}

@@ -111,6 +111,15 @@ type IterOptions struct {
 	End      []byte // upper bound, exclusive; nil is none
 	Prefix   []byte // only keys with this prefix; nil is none
 	KeysOnly bool   // values are not needed (engines may skip reading them)
+
+	// NoPrefetch reads each value only when Value asks for it. Badger
+	// otherwise fetches values ahead of the cursor (PrefetchValues, 100
+	// items); the other engines read a value with its key either way.
+	NoPrefetch bool
+	// ReadaheadBytes is RocksDB's ReadOptions.readahead_size for this
+	// iterator; 0 keeps RocksDB's implicit readahead (8 KiB growing to 256
+	// KiB after two sequential reads of one file). Others ignore it.
+	ReadaheadBytes int
 }
 
 // Iterator walks keys in ascending byte order.

@@ -383,6 +383,9 @@ func (rd *rocksReader) NewIter(o IterOptions) (Iterator, error) {
 		it.upper = C.CBytes(upper)
 		it.ro.SetIterateUpperBound(unsafe.Slice((*byte)(it.upper), len(upper)))
 	}
+	if o.ReadaheadBytes > 0 {
+		it.ro.SetReadaheadSize(uint64(o.ReadaheadBytes))
+	}
 	it.it = rd.r.db.NewIterator(it.ro)
 	rd.r.iters.Add(1)
 	if lower != nil {
