@@ -15,7 +15,7 @@ DIR      ?=
 RESULTS  ?= results
 BENCH_FLAGS = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir $(DIR))
 
-.PHONY: all bench test deps vet unit smoke
+.PHONY: all bench test deps vet unit smoke embed-data embed-clean
 
 all: test
 
@@ -64,6 +64,17 @@ unit:
 smoke:
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	set -o pipefail; \
-	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -dir "$$d" .
+	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -embed_records 2000 -dir "$$d" .
 
 test: deps vet unit smoke
+
+# embed-data writes a cdb of RECORDS records that the next build of the
+# test binary embeds instead of testdata/embed-committed.cdb (seed 004:
+# RECORDS=20000000 is the seed's 1.9 GB). embed-clean goes back.
+RECORDS ?=
+embed-data:
+	@test -n "$(RECORDS)" || { echo "embed-data: say how many records, e.g. make embed-data RECORDS=20000000" >&2; exit 2; }
+	$(GO) run ./internal/records/cmd/embed-data -records $(RECORDS) -out testdata/embed-generated.cdb
+
+embed-clean:
+	rm -f testdata/embed-generated.cdb

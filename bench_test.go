@@ -23,6 +23,9 @@ import (
 // (or reuses) the fixtures that the selected benchmarks read, before any
 // benchmark runs.
 func TestMain(m *testing.M) {
+	if isColdChild() { // a cold-start child: one read, nothing else
+		os.Exit(m.Run())
+	}
 	flag.Parse()
 	plan := newRunPlan(benchPattern())
 	if err := parseConfig(plan); err != nil {
@@ -41,6 +44,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	if err := plan.embed.ensure(); err != nil {
+		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }
 
@@ -56,6 +63,7 @@ type runPlan struct {
 	pattern  string
 	fixtures []engine.Info // engines whose shared fixture is read
 	populate []engine.Info // engines written from scratch
+	embed    embedPlan     // the embedded cdb's records on disk
 }
 
 // Benchmarks that read a shared fixture or write scratch databases, by
@@ -76,6 +84,7 @@ func newRunPlan(pattern string) *runPlan {
 	if err != nil {
 		return p // go test reports the bad pattern itself
 	}
+	p.embed = newEmbedPlan(re)
 	for _, info := range engine.All() {
 		for _, b := range fixtureBenchmarks {
 			if !info.Reference && re.MatchString(b+info.Title) {
@@ -122,7 +131,9 @@ func topLevel(pattern string) string {
 	return pattern
 }
 
-func (p *runPlan) touchesDisk() bool { return len(p.fixtures)+len(p.populate) > 0 }
+func (p *runPlan) touchesDisk() bool {
+	return len(p.fixtures)+len(p.populate) > 0 || p.embed.touchesDisk()
+}
 
 // diskEstimate is a generous bound on what the run writes under dir:
 // fixtures that are not built yet and one scratch database per populated
@@ -139,7 +150,7 @@ func (p *runPlan) diskEstimate(dir string, g *dataset.Gen) int64 {
 	if len(p.populate) > 0 {
 		n++
 	}
-	return n * 3 * g.LogicalBytes()
+	return n*3*g.LogicalBytes() + p.embed.diskEstimate()
 }
 
 // fixtures holds the fixtures this process has made sure of, by engine.

@@ -48,6 +48,11 @@ var (
 	flagThreads    intList
 )
 
+// The embedded constant database (embed_test.go).
+var (
+	flagEmbedRecords = flag.Uint64("embed_records", 0, "records of the embedded cdb the Embed benchmarks use (0: all of them)")
+)
+
 func init() {
 	flagThreads = intList{1, 16}
 	flag.Var(&flagThreads, "threads", "comma-separated reader goroutine counts, one sub-benchmark each")
@@ -139,6 +144,9 @@ func validateFlags() error {
 		if !contains(p.opts, p.v) {
 			errs = append(errs, flagError(name, p.v, "must be one of "+strings.Join(p.opts, ", ")))
 		}
+	}
+	if err := validateEmbedFlags(); err != nil {
+		errs = append(errs, err)
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
@@ -271,6 +279,7 @@ func printConfig(w io.Writer, engines []engine.Info) {
 	line("bolt-write", *flagBoltWrite)
 	line("badger-vthreshold", *flagBadgerVT)
 	line("rocksdb-lib", engine.RocksDBLibVersion())
+	printEmbedConfig(w)
 	for _, info := range engines {
 		v := info.Module
 		if info.Version != nil {
