@@ -84,7 +84,7 @@ func newRunPlan(pattern string) *runPlan {
 	if err != nil {
 		return p // go test reports the bad pattern itself
 	}
-	p.embed = newEmbedPlan(re)
+	p.embed = newEmbedPlan(pattern)
 	for _, info := range engine.All() {
 		for _, b := range fixtureBenchmarks {
 			if !info.Reference && re.MatchString(b+info.Title) {

@@ -122,23 +122,60 @@ type embedPlan struct {
 // Embed benchmarks that read the records from disk.
 var embedReadBenchmarks = []string{"BenchmarkEmbedGet", "BenchmarkEmbedIterate", "BenchmarkEmbedColdStart"}
 
-func newEmbedPlan(re *regexp.Regexp) embedPlan {
+func newEmbedPlan(pattern string) embedPlan {
 	var p embedPlan
-	for _, b := range embedReadBenchmarks {
-		p.file = p.file || re.MatchString(b)
+	levels := benchLevels(pattern)
+	top, err := regexp.Compile(levels[0])
+	if err != nil {
+		return p
 	}
-	if p.file {
+	// A second level (src=...) narrows which sources need their records
+	// on disk.
+	src := func(string) bool { return true }
+	if len(levels) > 1 {
+		if re, err := regexp.Compile(levels[1]); err == nil {
+			src = re.MatchString
+		}
+	}
+	for _, b := range embedReadBenchmarks {
+		if !top.MatchString(b) {
+			continue
+		}
+		p.scratch = true
+		p.file = p.file || src("src=file")
 		for _, info := range engine.All() {
-			if !info.Reference {
+			if !info.Reference && src("src="+info.Title) && !containsInfo(p.engines, info) {
 				p.engines = append(p.engines, info)
 			}
 		}
 	}
-	p.scratch = p.file || re.MatchString("BenchmarkEmbedBuild")
+	p.scratch = p.scratch || top.MatchString("BenchmarkEmbedBuild")
 	return p
 }
 
-func (p embedPlan) touchesDisk() bool { return p.file || p.scratch }
+// benchLevels splits a -bench pattern at the slashes go test splits it at.
+func benchLevels(pattern string) []string {
+	var levels []string
+	for rest := pattern; ; {
+		top := topLevel(rest)
+		levels = append(levels, top)
+		if len(top) == len(rest) {
+			return levels
+		}
+		rest = rest[len(top)+1:]
+	}
+}
+
+func containsInfo(list []engine.Info, info engine.Info) bool {
+	for _, i := range list {
+		if i.Name == info.Name {
+			return true
+		}
+	}
+	return false
+}
+
+func (p embedPlan) touchesDisk() bool { return p.scratch }
 
 // diskEstimate bounds what the plan writes: the cdb file, each engine's
 // copy of the records at up to three times their size, a scratch cdb and
@@ -329,12 +366,14 @@ func TestEmbedRecordsFlagChecked(t *testing.T) {
 
 func TestEmbedPlan(t *testing.T) {
 	for pattern, want := range map[string][3]bool{ // file, engines, scratch
-		"BenchmarkEmbedGet":          {true, true, true},
-		"EmbedColdStart/src=file":    {true, true, true},
-		"BenchmarkEmbedBuild":        {false, false, true},
-		"BenchmarkReadRandomBadger":  {false, false, false},
-		"BenchmarkEmbed":             {true, true, true},
-		"BenchmarkPopulate|EmbedGet": {true, true, true},
+		"BenchmarkEmbedGet":                   {true, true, true},
+		"EmbedColdStart/src=file":             {true, false, true},
+		"EmbedGet/src=(embedded|Bolt)/order=": {false, true, true},
+		"EmbedIterate/src=embedded":           {false, false, true},
+		"BenchmarkEmbedBuild":                 {false, false, true},
+		"BenchmarkReadRandomBadger":           {false, false, false},
+		"BenchmarkEmbed":                      {true, true, true},
+		"BenchmarkPopulate|EmbedGet":          {true, true, true},
 	} {
 		p := newRunPlan(pattern).embed
 		if got := [3]bool{p.file, len(p.engines) > 0, p.scratch}; got != want {
