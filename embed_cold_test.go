@@ -50,11 +50,13 @@ func TestEmbedColdChild(t *testing.T) {
 	if err := json.Unmarshal([]byte(os.Getenv(coldChildEnv)), &job); err != nil {
 		t.Fatal(err)
 	}
+	io0, _ := measure.ReadIO()
 	t0 := time.Now()
 	if err := coldRead(job); err != nil {
 		t.Fatal(err)
 	}
 	t1 := time.Now()
+	io1, _ := measure.ReadIO()
 	// rusage's maxrss of a child started by os/exec also counts the
 	// parent's pages (the child shares the parent's memory until exec),
 	// so the child reports its own high-water mark.
@@ -62,7 +64,8 @@ func TestEmbedColdChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Printf("%s first-read-ns=%d open-read-ns=%d peak-rss-kb=%d\n", coldChildLine, t1.UnixNano()-job.StartNS, t1.Sub(t0).Nanoseconds(), m.PeakRSS>>10)
+	fmt.Printf("%s first-read-ns=%d open-read-ns=%d peak-rss-kb=%d read-b=%d open-read-b=%d\n", coldChildLine,
+		t1.UnixNano()-job.StartNS, t1.Sub(t0).Nanoseconds(), m.PeakRSS>>10, io1.ReadBytes, io1.ReadBytes-io0.ReadBytes)
 }
 
 // coldRead opens job's source and reads and verifies its record.
@@ -105,6 +108,7 @@ func coldRead(job coldJob) error {
 type coldResult struct {
 	firstRead, openRead, wall time.Duration
 	peakRSSKB, majflt, minflt int64
+	readB, openReadB          int64 // from storage: whole process, open and read
 }
 
 // runColdChild starts bin as a child for job and collects its figures.
@@ -148,6 +152,10 @@ func runColdChild(bin string, job coldJob) (coldResult, error) {
 				r.openRead = time.Duration(ns)
 			case "peak-rss-kb":
 				r.peakRSSKB = ns
+			case "read-b":
+				r.readB = ns
+			case "open-read-b":
+				r.openReadB = ns
 			}
 		}
 		return r, nil
@@ -303,6 +311,8 @@ func coldStart(b *testing.B, bin string, job coldJob, files []string, n uint64, 
 		sum.openRead += r.openRead
 		sum.wall += r.wall
 		sum.peakRSSKB += r.peakRSSKB
+		sum.readB += r.readB
+		sum.openReadB += r.openReadB
 		sum.majflt += r.majflt
 		sum.minflt += r.minflt
 	}
@@ -312,6 +322,8 @@ func coldStart(b *testing.B, bin string, job coldJob, files []string, n uint64, 
 	b.ReportMetric(float64(sum.wall.Nanoseconds())/ops, "exit-ns")
 	b.ReportMetric(float64(sum.peakRSSKB)/ops, "peak-rss-KB")
 	b.ReportMetric(float64(sum.majflt)/ops, "majflt/op")
+	b.ReportMetric(float64(sum.readB)/ops/1024, "read-KB/op")
+	b.ReportMetric(float64(sum.openReadB)/ops/1024, "open-read-KB")
 	b.ReportMetric(float64(sum.minflt)/ops, "minflt/op")
 	if cold {
 		b.ReportMetric(float64(resident)/ops/1024, "cached-KB") // of binary and data after eviction
