@@ -31,6 +31,7 @@ type coldJob struct {
 	Path    string         // the cdb file or the engine's fixture
 	Opts    engine.Options // how the engine is opened (read-only)
 	Record  uint64         // which record to read
+	RA      bool           // -embed_readahead
 	StartNS int64          // wall clock just before the parent started the child
 }
 
@@ -78,6 +79,9 @@ func coldRead(job coldJob) error {
 		return nil
 	case "embedded":
 		e, err := embedded()
+		if err == nil {
+			err = e.adviseReadahead(job.RA)
+		}
 		if err != nil {
 			return err
 		}
@@ -245,7 +249,7 @@ func readThrough(path string) error {
 func coldSource(b *testing.B, name string) (coldJob, []string) {
 	switch name {
 	case "none", "embedded":
-		return coldJob{Src: name}, nil
+		return coldJob{Src: name, RA: *flagEmbedReadahead}, nil
 	case "file":
 		path, err := embedFileFixture()
 		if err != nil {

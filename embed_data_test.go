@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,8 +13,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/alldroll/cdb"
+	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
@@ -40,6 +43,46 @@ type embeddedCDB struct {
 	// data reads the bytes where the linker put them (read-only data of
 	// the executable, paged in on demand): nothing is copied up front.
 	data io.ReaderAt
+	// bytes is the same data as a string, to advise the kernel on its
+	// pages; empty if embed's internals ever change shape.
+	bytes string
+}
+
+// embeddedString reaches the string an embed.FS file reads from. embed
+// exposes it only as an io.ReaderAt; madvise needs its address.
+func embeddedString(f fs.File) string {
+	v := reflect.ValueOf(f)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct || v.Elem().NumField() == 0 {
+		return ""
+	}
+	p := v.Elem().Field(0) // openFile.f *file
+	if p.Kind() != reflect.Pointer || p.IsNil() || p.Elem().Kind() != reflect.Struct {
+		return ""
+	}
+	d := p.Elem().FieldByName("data")
+	if d.Kind() != reflect.String {
+		return ""
+	}
+	return d.String()
+}
+
+// adviseReadahead applies -embed_readahead to the embedded cdb's pages:
+// with readahead off, a page fault reads that page and not the device's
+// read_ahead_kb around it.
+func (e *embeddedCDB) adviseReadahead(on bool) error {
+	if on {
+		return nil
+	}
+	if int64(len(e.bytes)) != e.size {
+		return fmt.Errorf("-embed_readahead=false: cannot find the embedded bytes of %s", e.name)
+	}
+	p := unsafe.Pointer(unsafe.StringData(e.bytes))
+	off := int(uintptr(p) & uintptr(os.Getpagesize()-1)) // madvise wants a page-aligned start
+	b := unsafe.Slice((*byte)(unsafe.Add(p, -off)), len(e.bytes)+off)
+	if err := unix.Madvise(b, unix.MADV_RANDOM); err != nil {
+		return fmt.Errorf("madvise(MADV_RANDOM) on the embedded cdb: %w", err)
+	}
+	return nil
 }
 
 // openEmbedded finds the embedded cdb, preferring the generated one, and
@@ -65,7 +108,7 @@ func openEmbedded() (*embeddedCDB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	e := &embeddedCDB{name: name, size: fi.Size(), records: uint64(r.Size()), data: ra}
+	e := &embeddedCDB{name: name, size: fi.Size(), records: uint64(r.Size()), data: ra, bytes: embeddedString(f)}
 	if e.records == 0 || records.CDBSize(e.records) != e.size {
 		return nil, fmt.Errorf("%s: %d bytes do not hold %d whole records (want %d bytes); rebuild it with make embed-data", name, e.size, e.records, records.CDBSize(e.records))
 	}
@@ -93,6 +136,9 @@ func validateEmbedFlags() error {
 	if err != nil {
 		return err
 	}
+	if !*flagEmbedReadahead && int64(len(e.bytes)) != e.size {
+		return flagError("embed_readahead", false, "this Go version's embed.FS hides the embedded bytes; only true works")
+	}
 	if n := *flagEmbedRecords; n > e.records {
 		return flagError("embed_records", n, fmt.Sprintf("the embedded %s holds %d records; use at most that, or 0 for all (make embed-data RECORDS=%d embeds more)", e.name, e.records, n))
 	}
@@ -108,6 +154,7 @@ func printEmbedConfig(w io.Writer) {
 	}
 	fmt.Fprintf(w, "embed-cdb: %s (%d records, %d bytes)\n", e.name, e.records, e.size)
 	fmt.Fprintf(w, "embed-records: %d\n", embedRecords())
+	fmt.Fprintf(w, "embed-readahead: %v\n", *flagEmbedReadahead)
 	fmt.Fprintf(w, "engine-cdb: %s\n", engine.ModuleVersion("github.com/alldroll/cdb", cdb.New))
 }
 

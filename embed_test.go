@@ -174,6 +174,9 @@ func openSource(b *testing.B, name string) recordSource {
 	switch name {
 	case "embedded":
 		e, err := embedded()
+		if err == nil {
+			err = e.adviseReadahead(*flagEmbedReadahead)
+		}
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -50,7 +50,8 @@ var (
 
 // The embedded constant database (embed_test.go).
 var (
-	flagEmbedRecords = flag.Uint64("embed_records", 0, "records of the embedded cdb the Embed benchmarks use (0: all of them)")
+	flagEmbedRecords   = flag.Uint64("embed_records", 0, "records of the embedded cdb the Embed benchmarks use (0: all of them)")
+	flagEmbedReadahead = flag.Bool("embed_readahead", true, "leave OS readahead on for the embedded cdb's pages of the executable (false: madvise MADV_RANDOM, as -lmdb_readahead=false does for LMDB)")
 )
 
 func init() {
