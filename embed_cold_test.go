@@ -78,10 +78,8 @@ func coldRead(job coldJob) error {
 	case "none":
 		return nil
 	case "embedded":
+		embedReadaheadOverride = &job.RA
 		e, err := embedded()
-		if err == nil {
-			err = e.adviseReadahead(job.RA)
-		}
 		if err != nil {
 			return err
 		}

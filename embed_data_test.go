@@ -104,11 +104,20 @@ func openEmbedded() (*embeddedCDB, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: embed.FS file is not an io.ReaderAt", name)
 	}
+	e := &embeddedCDB{name: name, size: fi.Size(), data: ra, bytes: embeddedString(f)}
+	// Advise before the first read: reading the header faults a page in.
+	readahead := *flagEmbedReadahead
+	if embedReadaheadOverride != nil {
+		readahead = *embedReadaheadOverride
+	}
+	if err := e.adviseReadahead(readahead); err != nil {
+		return nil, err
+	}
 	r, err := cdb.New().GetReader(ra)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	e := &embeddedCDB{name: name, size: fi.Size(), records: uint64(r.Size()), data: ra, bytes: embeddedString(f)}
+	e.records = uint64(r.Size())
 	if e.records == 0 || records.CDBSize(e.records) != e.size {
 		return nil, fmt.Errorf("%s: %d bytes do not hold %d whole records (want %d bytes); rebuild it with make embed-data", name, e.size, e.records, records.CDBSize(e.records))
 	}
@@ -116,6 +125,10 @@ func openEmbedded() (*embeddedCDB, error) {
 }
 
 var embedded = sync.OnceValues(openEmbedded)
+
+// embedReadaheadOverride replaces -embed_readahead in a cold-start child,
+// which gets its settings from the parent rather than from flags.
+var embedReadaheadOverride *bool
 
 // embedRecords is how many records the Embed benchmarks use: every
 // embedded record unless -embed_records caps it.

@@ -174,9 +174,6 @@ func openSource(b *testing.B, name string) recordSource {
 	switch name {
 	case "embedded":
 		e, err := embedded()
-		if err == nil {
-			err = e.adviseReadahead(*flagEmbedReadahead)
-		}
 		if err != nil {
 			b.Fatal(err)
 		}
