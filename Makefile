@@ -15,7 +15,7 @@ DIR      ?=
 RESULTS  ?= results
 BENCH_FLAGS = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir $(DIR))
 
-.PHONY: all bench test deps vet unit smoke prefetch prefetch-run
+.PHONY: all bench test deps vet unit smoke prefetch prefetch-run embed-data embed-clean
 
 all: test
 
@@ -68,7 +68,7 @@ unit:
 smoke:
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	set -o pipefail; \
-	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -prefetch_traces 2 -dir "$$d" .
+	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -dir "$$d" .
 
 test: deps vet unit smoke
 
@@ -88,3 +88,14 @@ prefetch-run:
 	@echo "== Badger with values in the value log, the seed's layout ==" >&2
 	$(GO) test -tags '$(TAGS)' -run '^$$' -timeout 0 -bench 'BenchmarkPrefetchBadger/^(prefetch|hit)=' -benchtime $(PREFETCH_TRACES)x -count $(COUNT) \
 	  -prefetch_traces $(PREFETCH_TRACES) -badger_vthreshold 1024 $(if $(DIR),-dir $(DIR)) | tee $(RESULTS)/prefetch-badger-vlog.txt
+
+# embed-data writes a cdb of RECORDS records that the next build of the
+# test binary embeds instead of testdata/embed-committed.cdb (seed 004:
+# RECORDS=20000000 is the seed's 1.9 GB). embed-clean goes back.
+RECORDS ?=
+embed-data:
+	@test -n "$(RECORDS)" || { echo "embed-data: say how many records, e.g. make embed-data RECORDS=20000000" >&2; exit 2; }
+	$(GO) run ./internal/records/cmd/embed-data -records $(RECORDS) -out testdata/embed-generated.cdb
+
+embed-clean:
+	rm -f testdata/embed-generated.cdb

@@ -23,6 +23,9 @@ import (
 // (or reuses) the fixtures that the selected benchmarks read, before any
 // benchmark runs.
 func TestMain(m *testing.M) {
+	if isColdChild() { // a cold-start child: one read, nothing else
+		os.Exit(m.Run())
+	}
 	flag.Parse()
 	plan := newRunPlan(benchPattern())
 	if err := parseConfig(plan); err != nil {
@@ -47,6 +50,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	if err := plan.embed.ensure(); err != nil {
+		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }
 
@@ -64,6 +71,7 @@ type runPlan struct {
 	populate []engine.Info // engines written from scratch
 	scratch  bool          // a benchmark writes scratch files of its own
 	traces   []engine.Info // engines whose trace fixture (seed 000) is read
+	embed    embedPlan     // the embedded cdb's records on disk
 }
 
 // Benchmarks that read a shared fixture or write scratch databases, by
@@ -88,6 +96,7 @@ func newRunPlan(pattern string) *runPlan {
 	for _, b := range scratchBenchmarks {
 		p.scratch = p.scratch || re.MatchString(b)
 	}
+	p.embed = newEmbedPlan(pattern)
 	for _, info := range engine.All() {
 		for _, b := range fixtureBenchmarks {
 			if !info.Reference && re.MatchString(b+info.Title) {
@@ -138,7 +147,7 @@ func topLevel(pattern string) string {
 }
 
 func (p *runPlan) touchesDisk() bool {
-	return len(p.fixtures)+len(p.populate)+len(p.traces) > 0 || p.scratch
+	return len(p.fixtures)+len(p.populate)+len(p.traces) > 0 || p.scratch || p.embed.touchesDisk()
 }
 
 // diskEstimate is a generous bound on what the run writes under dir:
@@ -156,7 +165,7 @@ func (p *runPlan) diskEstimate(dir string, g *dataset.Gen) int64 {
 	if len(p.populate) > 0 || p.scratch {
 		n++
 	}
-	return n*3*g.LogicalBytes() + p.traceDiskEstimate(dir)
+	return n*3*g.LogicalBytes() + p.traceDiskEstimate(dir) + p.embed.diskEstimate()
 }
 
 // fixtures holds the fixtures this process has made sure of, by engine.

@@ -57,6 +57,12 @@ var (
 	flagPrefetchValSize = flag.Int("prefetch_valsz", 2500, "value size in bytes of the prefix-lookup data set")
 )
 
+// The embedded constant database (embed_test.go).
+var (
+	flagEmbedRecords   = flag.Uint64("embed_records", 0, "records of the embedded cdb the Embed benchmarks use (0: all of them)")
+	flagEmbedReadahead = flag.Bool("embed_readahead", true, "leave OS readahead on for the embedded cdb's pages of the executable (false: madvise MADV_RANDOM, as -lmdb_readahead=false does for LMDB)")
+)
+
 func init() {
 	flagThreads = intList{1, 16}
 	flag.Var(&flagThreads, "threads", "comma-separated reader goroutine counts, one sub-benchmark each")
@@ -203,6 +209,9 @@ func validateFlags() error {
 		}
 	}
 	errs = append(errs, validatePrefetchFlags()...)
+	if err := validateEmbedFlags(); err != nil {
+		errs = append(errs, err)
+	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
 }
@@ -342,6 +351,7 @@ func printConfig(w io.Writer, engines []engine.Info) {
 	line("badger-vthreshold", *flagBadgerVT)
 	printPrefetchConfig(w)
 	line("rocksdb-lib", engine.RocksDBLibVersion())
+	printEmbedConfig(w)
 	for _, info := range engines {
 		v := info.Module
 		if info.Version != nil {

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/PowerDNS/lmdb-go v1.9.4
+	github.com/alldroll/cdb v1.0.3
 	github.com/bmatsuo/lmdb-go v1.8.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dgraph-io/badger/v4 v4.9.6

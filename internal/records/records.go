@@ -1,0 +1,121 @@
+// Package records generates the record set of a constant database (cdb)
+// benchmark: keys k_<n> and values "Lorem ipsum dolor sit amet, consectetur
+// adipiscing elit k_<n>", the shape of the goembeddb experiment, in write
+// order n = 0, 1, 2, ... Each record can be rebuilt and checked from its
+// index alone, so readers verify every value without holding the set.
+package records
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+)
+
+// ValuePrefix starts every value; the record's key follows it.
+const ValuePrefix = "Lorem ipsum dolor sit amet, consectetur adipiscing elit "
+
+// keyPrefix starts every key; the record's index in decimal follows it.
+const keyPrefix = "k_"
+
+// MaxKeySize and MaxValueSize bound any record's key and value, so callers
+// can keep scratch space on the stack.
+const (
+	MaxKeySize   = len(keyPrefix) + 20 // 20 digits hold any uint64
+	MaxValueSize = len(ValuePrefix) + MaxKeySize
+)
+
+// Key appends the key of record i to dst[:0] and returns it. With a dst of
+// MaxKeySize capacity it does not allocate.
+func Key(dst []byte, i uint64) []byte {
+	return strconv.AppendUint(append(dst[:0], keyPrefix...), i, 10)
+}
+
+// Value appends the value of record i to dst[:0] and returns it. With a dst
+// of MaxValueSize capacity it does not allocate.
+func Value(dst []byte, i uint64) []byte {
+	return strconv.AppendUint(append(append(dst[:0], ValuePrefix...), keyPrefix...), i, 10)
+}
+
+// Check reports whether v is exactly the value of record i.
+func Check(i uint64, v []byte) error {
+	n := len(ValuePrefix)
+	if len(v) < n || string(v[:n]) != ValuePrefix || !isKey(v[n:], i) {
+		return fmt.Errorf("record %d: value %q is not %q", i, v, ValuePrefix+keyPrefix+strconv.FormatUint(i, 10))
+	}
+	return nil
+}
+
+// CheckKV maps key back to its record and checks that v is its value; it
+// verifies records that come back in an order other than write order.
+func CheckKV(key, v []byte) (uint64, error) {
+	i, ok := Index(key)
+	if !ok {
+		return 0, fmt.Errorf("key %q is not a record key", key)
+	}
+	return i, Check(i, v)
+}
+
+// Index parses a record key back to its index.
+func Index(key []byte) (uint64, bool) {
+	if !bytes.HasPrefix(key, []byte(keyPrefix)) {
+		return 0, false
+	}
+	digits := key[len(keyPrefix):]
+	if len(digits) == 0 || len(digits) > 20 || (digits[0] == '0' && len(digits) > 1) {
+		return 0, false
+	}
+	var i uint64
+	for _, c := range digits {
+		d := uint64(c - '0')
+		if c < '0' || c > '9' || i > (1<<64-1-d)/10 {
+			return 0, false
+		}
+		i = i*10 + d
+	}
+	return i, true
+}
+
+// isKey reports whether k is the key of record i, without building it.
+func isKey(k []byte, i uint64) bool {
+	if len(k) != len(keyPrefix)+digits(i) || string(k[:len(keyPrefix)]) != keyPrefix {
+		return false
+	}
+	for p := len(k) - 1; p >= len(keyPrefix); p-- {
+		if k[p] != byte('0'+i%10) {
+			return false
+		}
+		i /= 10
+	}
+	return true
+}
+
+// digits is the number of decimal digits of i.
+func digits(i uint64) int {
+	n := 1
+	for ; i >= 10; i /= 10 {
+		n++
+	}
+	return n
+}
+
+// digitSum is the total number of decimal digits of 0, 1, ..., n-1.
+func digitSum(n uint64) uint64 {
+	var total uint64
+	lo, d := uint64(0), uint64(1)
+	for p := uint64(10); lo < n; p *= 10 {
+		hi := min(n, p)
+		total += (hi - lo) * d
+		lo, d = hi, d+1
+		if p > (1<<64-1)/10 {
+			total += (n - lo) * d
+			break
+		}
+	}
+	return total
+}
+
+// KeyBytes and LogicalBytes are the sizes of the first n records' keys and
+// of their keys and values together.
+func KeyBytes(n uint64) int64 { return int64(n*uint64(len(keyPrefix)) + digitSum(n)) }
+
+func LogicalBytes(n uint64) int64 { return 2*KeyBytes(n) + int64(n)*int64(len(ValuePrefix)) }
