@@ -61,7 +61,7 @@ type runPlan struct {
 // Benchmarks that read a shared fixture or write scratch databases, by
 // engine, as go test names them.
 var (
-	fixtureBenchmarks  = []string{"BenchmarkReadRandom"}
+	fixtureBenchmarks  = []string{"BenchmarkReadRandom", "BenchmarkLoad", "BenchmarkKnee", "BenchmarkHTTP"}
 	populateBenchmarks = []string{"BenchmarkPopulate"}
 	extraPopulate      = map[string]string{"BenchmarkLmdbBatch": "lmdb", "BenchmarkBoltBatch": "bolt"}
 )

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
@@ -46,6 +47,21 @@ var (
 	flagBoltWrite  = flag.String("bolt_write", "update", "how bbolt commits a batch: update (DB.Update) or batch (DB.Batch)")
 	flagBadgerVT   = flag.Int("badger_vthreshold", 1<<20, "values of at least this many bytes go to Badger's value log (Badger v4's default is 1 MiB)")
 	flagThreads    intList
+)
+
+// Open-loop load, the knee, HTTP and many-table Bloom filters (loadflags_test.go).
+var (
+	flagRate        = rateFlag("rate", "10000", "comma-separated target rates in operations per second, one rate=N sub-benchmark each (open loop)")
+	flagWriteRate   = flag.Int("write_rate", 1000, "the writer's rate in operations per second in op=readwhilewriting")
+	flagLoadTime    = flag.Duration("load_time", 5*time.Second, "measured window of one fixed-rate run (one b.N iteration)")
+	flagLoadWorkers = flag.Int("load_workers", 4, "goroutines (HTTP: keep-alive connections) that take operations off the fixed-rate schedule")
+	flagSLO         = flag.Duration("slo", 10*time.Millisecond, "p99 latency a rate must stay under to count as sustained in BenchmarkKnee")
+	flagKneeTime    = flag.Duration("knee_time", 2*time.Second, "measured window of each trial rate in BenchmarkKnee")
+	flagKneeStart   = flag.Int("knee_start", 1000, "first rate BenchmarkKnee tries, in operations per second; it doubles from there")
+	flagKneeSteps   = flag.Int("knee_steps", 4, "bisection steps BenchmarkKnee takes between the last sustained and the first failed rate")
+	flagLatencyDir  = flag.String("latency_dir", "", "existing directory to write each fixed-rate sub-benchmark's full HDR percentile spectrum into (one .hgrm file each)")
+	flagSSTTables   = flag.Int("sst_tables", 100, "unmerged tables in BenchmarkBloom's fixtures (Badger, RocksDB, Pebble; compactions off)")
+	flagBloomFPR    = fprFlag("bloom_fpr", "off,0.01,0.03,0.5", "comma-separated Bloom filter false-positive rates for BenchmarkBloom (off: no filter), one bloom= sub-benchmark each")
 )
 
 func init() {
@@ -140,6 +156,7 @@ func validateFlags() error {
 			errs = append(errs, flagError(name, p.v, "must be one of "+strings.Join(p.opts, ", ")))
 		}
 	}
+	errs = append(errs, validateLoadFlags()...)
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
 }
@@ -271,6 +288,7 @@ func printConfig(w io.Writer, engines []engine.Info) {
 	line("bolt-write", *flagBoltWrite)
 	line("badger-vthreshold", *flagBadgerVT)
 	line("rocksdb-lib", engine.RocksDBLibVersion())
+	printLoadConfig(line)
 	for _, info := range engines {
 		v := info.Module
 		if info.Version != nil {

@@ -94,10 +94,12 @@ func newWorkers(n int) []worker {
 // Run calls op at c.Rate for c.Duration. Operation i is due at
 // start + i/Rate; the next free worker takes the next operation, waits
 // until it is due, runs it, and records its latency from the due time. A
-// worker that finds the window over stops, as wrk2 does: operations due in
-// the window but never started count in Scheduled, not in Done, and an
-// engine that cannot keep up shows as Achieved below Target. The first
-// error from op stops the run.
+// worker that finds the window over takes no more operations, as wrk2
+// stops at its duration: operations due in the window but never taken
+// count in Scheduled, not in Done, and an engine that cannot keep up shows
+// as Achieved below Target. An operation once taken always runs, so the
+// completed ones are exactly seq 0..Done-1. The first error from op stops
+// the run.
 func Run(c Config, op Op) (*Result, error) {
 	if err := c.check(true); err != nil {
 		return nil, err
@@ -119,16 +121,13 @@ func Run(c Config, op Op) (*Result, error) {
 			defer wg.Done()
 			me := &ws[w]
 			prevEnd := int64(0)
-			for !stop.Load() {
+			for !stop.Load() && int64(time.Since(start)) < window {
 				i := next.Add(1) - 1
 				due := int64(float64(i) * interval)
 				if due >= window {
 					return
 				}
 				now := waitUntil(start, due)
-				if now >= window {
-					return // overloaded: the window closed before this one started
-				}
 				// Lateness of an operation that was free to start on time
 				// is the generator's own error, not queueing.
 				if prevEnd <= due {
