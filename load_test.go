@@ -348,4 +348,3 @@ func BenchmarkLoadLmdb(b *testing.B)    { benchLoad(b, "Lmdb") }
 func BenchmarkLoadRocksDB(b *testing.B) { benchLoad(b, "RocksDB") }
 func BenchmarkLoadPebble(b *testing.B)  { benchLoad(b, "Pebble") }
 func BenchmarkLoadMemory(b *testing.B)  { benchLoad(b, "Memory") }
-

@@ -47,7 +47,7 @@ func TestStallIsChargedToEveryDelayedOperation(t *testing.T) {
 	if a := res.Achieved(); math.Abs(a-rate)/rate > 0.02 {
 		t.Errorf("achieved %.0f ops/s, want %.0f", a, rate)
 	}
-	s := float64(slept) // the stall as it really was (Sleep oversleeps a little)
+	s := float64(slept)                                     // the stall as it really was (Sleep oversleeps a little)
 	span := float64(res.Done) / rate * float64(time.Second) // D, less any operations not run
 	for _, p := range []float64{95, 97.5, 99, 99.9, 99.99} {
 		want := s - (1-p/100)*span
