@@ -41,6 +41,10 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
+	if err := ensureSSTFixtures(plan.sst); err != nil {
+		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }
 
@@ -56,6 +60,7 @@ type runPlan struct {
 	pattern  string
 	fixtures []engine.Info // engines whose shared fixture is read
 	populate []engine.Info // engines written from scratch
+	sst      []engine.Info // engines whose many-table fixtures are read (bloom_test.go)
 }
 
 // Benchmarks that read a shared fixture or write scratch databases, by
@@ -97,6 +102,7 @@ func newRunPlan(pattern string) *runPlan {
 			}
 		}
 	}
+	p.sst = sstPlan(re)
 	return p
 }
 
@@ -122,7 +128,7 @@ func topLevel(pattern string) string {
 	return pattern
 }
 
-func (p *runPlan) touchesDisk() bool { return len(p.fixtures)+len(p.populate) > 0 }
+func (p *runPlan) touchesDisk() bool { return len(p.fixtures)+len(p.populate)+len(p.sst) > 0 }
 
 // diskEstimate is a generous bound on what the run writes under dir:
 // fixtures that are not built yet and one scratch database per populated
@@ -139,6 +145,7 @@ func (p *runPlan) diskEstimate(dir string, g *dataset.Gen) int64 {
 	if len(p.populate) > 0 {
 		n++
 	}
+	n += int64(len(p.sst) * len(*flagBloomFPR)) // many-table fixtures, built or not
 	return n * 3 * g.LogicalBytes()
 }
 
