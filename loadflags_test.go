@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -144,5 +147,68 @@ func printLoadConfig(line func(string, any)) {
 	line("bloom-fpr", flagBloomFPR.String())
 	if *flagLatencyDir != "" {
 		line("latency-dir", *flagLatencyDir)
+	}
+}
+
+func TestLoadFlagsFailBeforeAnyWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	dir := t.TempDir()
+	before := treeState(t, dir)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-rate", "0"}, "-rate"},
+		{[]string{"-rate", "10,x"}, "-rate"},
+		{[]string{"-write_rate", "0"}, "-write_rate 0: must be from 1"},
+		{[]string{"-load_time", "0s"}, "-load_time 0s: must be from 1ms"},
+		{[]string{"-knee_time", "-1s"}, "-knee_time -1s: must be from 1ms"},
+		{[]string{"-load_workers", "0"}, "-load_workers 0: must be from 1"},
+		{[]string{"-slo", "0s"}, "-slo 0s: must be more than 0"},
+		{[]string{"-knee_start", "0"}, "-knee_start 0: must be from 1"},
+		{[]string{"-knee_steps", "21"}, "-knee_steps 21: must be from 0 to 20"},
+		{[]string{"-sst_tables", "0"}, "-sst_tables 0: must be from 1"},
+		{[]string{"-sst_tables", "200", "-keys_mil", "0.0001"}, "-sst_tables 200: must not exceed the number of keys"},
+		{[]string{"-bloom_fpr", "off,1.5"}, "-bloom_fpr"},
+		{[]string{"-latency_dir", filepath.Join(dir, "missing")}, "-latency_dir " + filepath.Join(dir, "missing") + ": must be an existing directory"},
+	} {
+		out, code := runSelf(t, append([]string{"-test.bench=BenchmarkKneeBolt", "-dir", dir}, c.args...)...)
+		if code == 0 || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, output %q; want an error containing %q", c.args, code, out, c.want)
+		}
+	}
+	if after := treeState(t, dir); !reflect.DeepEqual(before, after) {
+		t.Errorf("bad flags changed -dir")
+	}
+}
+
+// TestLatencySpectrumFile: -latency_dir gets one HdrHistogram spectrum per
+// fixed-rate sub-benchmark, named after it, with every operation in it.
+func TestLatencySpectrumFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	dir := t.TempDir()
+	out, code := runSelf(t, "-test.bench=BenchmarkLoadMemory/op=get-hit", "-test.benchtime=1x",
+		"-keys_mil", "0.001", "-rate", "2000", "-load_time", "100ms", "-latency_dir", dir)
+	if code != 0 || !strings.Contains(out, "achieved-ops/s") || !strings.Contains(out, "p9999-ns") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "BenchmarkLoadMemory_op=get-hit_rate=2000.hgrm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if !strings.Contains(s, "Percentile") || !strings.Contains(s, "1/(1-Percentile)") {
+		t.Fatalf("not a percentile spectrum:\n%s", s)
+	}
+	// 100ms at 2000/s is 200 operations (a busy machine may leave the last
+	// few untaken); the footer counts them.
+	_, tail, _ := strings.Cut(s, "Total count")
+	var n int
+	if _, err := fmt.Sscanf(strings.TrimLeft(tail, " ="), "%d", &n); err != nil || n < 100 || n > 200 {
+		t.Errorf("spectrum holds %d operations (%v), want up to 200:\n%s", n, err, s[max(0, len(s)-300):])
 	}
 }
