@@ -18,24 +18,33 @@ func sustained(res *load.Result) bool {
 	return res.Sustained(kneeTolerance) && time.Duration(res.Latency.Percentile(99)) <= *flagSLO
 }
 
-// findKnee raises the rate from -knee_start, doubling, until a trial is not
+// kneeTrials is how many trials in a row must fail a rate before the knee
+// search counts it as not sustained: one stall of a shared machine should
+// not end the search.
+const kneeTrials = 2
+
+// findKnee raises the rate from -knee_start, doubling, until a rate is not
 // sustained, then bisects between the last sustained and the first failed
-// rate for -knee_steps steps (or until they are within 1%). It returns the
-// highest sustained rate (0 if even the lowest tried failed) and that
-// trial's result.
+// rate for -knee_steps steps (or until they are within 1%). A rate fails
+// when kneeTrials trials in a row fail it. It returns the highest sustained
+// rate (0 if even the lowest tried failed) and its passing trial's result.
 func findKnee(trial func(rate int) (*load.Result, error)) (int, *load.Result, error) {
 	try := func(rate int) (bool, *load.Result, error) {
-		res, err := trial(rate)
-		if err != nil {
-			return false, nil, err
+		for n := 1; ; n++ {
+			res, err := trial(rate)
+			if err != nil {
+				return false, nil, err
+			}
+			ok := sustained(res)
+			verdict := "sustained"
+			if !ok {
+				verdict = fmt.Sprintf("not sustained (trial %d of %d)", n, kneeTrials)
+			}
+			logf("knee: %d ops/s: achieved %.0f, p99 %v: %s", rate, res.Achieved(), time.Duration(res.Latency.Percentile(99)), verdict)
+			if ok || n == kneeTrials {
+				return ok, res, nil
+			}
 		}
-		ok := sustained(res)
-		verdict := "sustained"
-		if !ok {
-			verdict = "not sustained"
-		}
-		logf("knee: %d ops/s: achieved %.0f, p99 %v: %s", rate, res.Achieved(), time.Duration(res.Latency.Percentile(99)), verdict)
-		return ok, res, nil
 	}
 	lo, hi := 0, 0
 	var best *load.Result

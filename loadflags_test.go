@@ -142,7 +142,7 @@ func printLoadConfig(line func(string, any)) {
 	line("load-workers", *flagLoadWorkers)
 	line("load-latency", "HDR histogram of every operation, ns from its intended start (open loop, coordinated omission corrected)")
 	line("slo-p99", *flagSLO)
-	line("knee", fmt.Sprintf("from %d ops/s doubling, then %d bisection steps, %s per trial, sustained = achieved >= %g%% of target and p99 <= slo", *flagKneeStart, *flagKneeSteps, *flagKneeTime, 100*kneeTolerance))
+	line("knee", fmt.Sprintf("from %d ops/s doubling, then %d bisection steps, %s per trial, sustained = achieved >= %g%% of target and p99 <= slo, failed = %d trials in a row not sustained", *flagKneeStart, *flagKneeSteps, *flagKneeTime, 100*kneeTolerance, kneeTrials))
 	line("sst-tables", *flagSSTTables)
 	line("bloom-fpr", flagBloomFPR.String())
 	if *flagLatencyDir != "" {
