@@ -180,7 +180,9 @@ func TestGeneratorIsPunctual(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lag := time.Duration(res.Lag.Percentile(50)); lag > 200*time.Microsecond {
+	lag := time.Duration(res.Lag.Percentile(50))
+	t.Logf("start lag p50 %v, p99 %v", lag, time.Duration(res.Lag.Percentile(99)))
+	if lag > 200*time.Microsecond {
 		t.Errorf("median start lag %v", lag)
 	}
 }
