@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,6 +149,16 @@ func buildSST(info engine.Info, o engine.Options) (dataset.Manifest, error) {
 	}, nil
 }
 
+// printSSTConfig echoes every option of one many-table fixture's engine, a
+// line per filter setting (printEngineConfig prints one per engine).
+func printSSTConfig(db engine.DB, fpr float64) {
+	s := make([]string, 0, 24)
+	for _, kv := range db.Settings() {
+		s = append(s, kv.String())
+	}
+	fmt.Fprintf(os.Stdout, "settings-%s-tables%d-bloom%s: %s\n", db.Name(), *flagSSTTables, fprName(fpr), strings.Join(s, " "))
+}
+
 func (w *loadWorker) getMix(hitRate float64) error { return w.get(w.rng.Float64() < hitRate) }
 
 // benchBloom is the body of BenchmarkBloom<Engine>: for each filter
@@ -166,7 +177,7 @@ func benchBloom(b *testing.B, title string) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		printEngineConfig(os.Stdout, db)
+		printSSTConfig(db, fpr)
 		for _, hit := range bloomHitRates {
 			prefix := fmt.Sprintf("tables=%d/bloom=%s/hit=%s%%", *flagSSTTables, fprName(fpr), trimFloat(hit*100))
 			for _, rate := range *flagRate {
