@@ -2,6 +2,7 @@ package load
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"sync/atomic"
 	"testing"
@@ -21,6 +22,35 @@ func stallOp(at uint64, stall time.Duration, slept *time.Duration) Op {
 	}
 }
 
+// checkStall compares a stall run with the analytic corrected percentiles
+// and returns what does not match.
+func checkStall(t *testing.T, res *Result, rate float64, D, slept time.Duration) []string {
+	var bad []string
+	want := int64(rate * D.Seconds())
+	// On a busy machine the last few operations of the window may find it
+	// closed; they would have had near-zero latency.
+	if res.Scheduled != want || res.Done < want*99/100 {
+		bad = append(bad, fmt.Sprintf("scheduled %d, done %d; want %d of each", res.Scheduled, res.Done, want))
+	}
+	if a := res.Achieved(); math.Abs(a-rate)/rate > 0.02 {
+		bad = append(bad, fmt.Sprintf("achieved %.0f ops/s, want %.0f", a, rate))
+	}
+	s := float64(slept)                                     // the stall as it really was (Sleep oversleeps a little)
+	span := float64(res.Done) / rate * float64(time.Second) // D, less any operations not run
+	for _, p := range []float64{95, 97.5, 99, 99.9, 99.99} {
+		want := s - (1-p/100)*span
+		got := float64(res.Latency.Percentile(p))
+		t.Logf("p%v: corrected %v, analytic %v, uncorrected %v", p, time.Duration(got), time.Duration(want), time.Duration(res.Service.Percentile(p)))
+		if math.Abs(got-want)/want > 0.03 {
+			bad = append(bad, fmt.Sprintf("corrected p%v = %v, want %v ±3%%", p, time.Duration(got), time.Duration(want)))
+		}
+	}
+	if got := float64(res.Latency.Max()); math.Abs(got-s)/s > 0.03 {
+		bad = append(bad, fmt.Sprintf("corrected max = %v, want %v", time.Duration(got), slept))
+	}
+	return bad
+}
+
 // TestStallIsChargedToEveryDelayedOperation checks the coordinated-omission
 // correction against its analytic values. One worker runs no-op operations
 // at rate R for D; one of them stalls for S. Every operation due during the
@@ -34,31 +64,26 @@ func TestStallIsChargedToEveryDelayedOperation(t *testing.T) {
 		D    = 2 * time.Second
 		S    = 200 * time.Millisecond
 	)
-	var slept time.Duration
-	res, err := Run(Config{Rate: rate, Duration: D, Workers: 1}, stallOp(uint64(rate/2), S, &slept))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// On a busy machine the last few operations of the window may find it
-	// closed; they would have had near-zero latency.
-	if want := int64(rate * D.Seconds()); res.Scheduled != want || res.Done < want*99/100 {
-		t.Fatalf("scheduled %d, done %d; want %d of each", res.Scheduled, res.Done, want)
-	}
-	if a := res.Achieved(); math.Abs(a-rate)/rate > 0.02 {
-		t.Errorf("achieved %.0f ops/s, want %.0f", a, rate)
-	}
-	s := float64(slept)                                     // the stall as it really was (Sleep oversleeps a little)
-	span := float64(res.Done) / rate * float64(time.Second) // D, less any operations not run
-	for _, p := range []float64{95, 97.5, 99, 99.9, 99.99} {
-		want := s - (1-p/100)*span
-		got := float64(res.Latency.Percentile(p))
-		t.Logf("p%v: corrected %v, analytic %v, uncorrected %v", p, time.Duration(got), time.Duration(want), time.Duration(res.Service.Percentile(p)))
-		if math.Abs(got-want)/want > 0.03 {
-			t.Errorf("corrected p%v = %v, want %v ±3%%", p, time.Duration(got), time.Duration(want))
+	var (
+		slept time.Duration
+		res   *Result
+		bad   []string
+	)
+	// A shared machine can pause the process for milliseconds at the wrong
+	// moment; such a run is retried, up to three in all.
+	for attempt := 1; attempt <= 3; attempt++ {
+		var err error
+		res, err = Run(Config{Rate: rate, Duration: D, Workers: 1}, stallOp(uint64(rate/2), S, &slept))
+		if err != nil {
+			t.Fatal(err)
 		}
+		if bad = checkStall(t, res, rate, D, slept); len(bad) == 0 {
+			break
+		}
+		t.Logf("attempt %d: %v", attempt, bad)
 	}
-	if got := float64(res.Latency.Max()); math.Abs(got-s)/s > 0.03 {
-		t.Errorf("corrected max = %v, want %v", time.Duration(got), slept)
+	for _, msg := range bad {
+		t.Error(msg)
 	}
 
 	// Timed from each operation's actual start, as a closed loop times it,
@@ -76,7 +101,7 @@ func TestStallIsChargedToEveryDelayedOperation(t *testing.T) {
 	}
 	for _, p := range []float64{95, 99, 99.9} {
 		if got := time.Duration(cl.Latency.Percentile(p)); got > S/20 {
-			t.Errorf("closed-loop p%v = %v; want far below the corrected %v", p, got, time.Duration(s-(1-p/100)*float64(D)))
+			t.Errorf("closed-loop p%v = %v; want far below the corrected %v", p, got, slept-time.Duration((1-p/100)*float64(D)))
 		}
 	}
 	if m := time.Duration(cl.Latency.Max()); m < slept {
