@@ -61,7 +61,7 @@ func checkStall(t *testing.T, res *Result, rate float64, D, slept time.Duration)
 func TestStallIsChargedToEveryDelayedOperation(t *testing.T) {
 	const (
 		rate = 5000.0
-		D    = 2 * time.Second
+		D    = time.Second
 		S    = 200 * time.Millisecond
 	)
 	var (
