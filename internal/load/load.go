@@ -92,14 +92,21 @@ func newWorkers(n int) []worker {
 }
 
 // Run calls op at c.Rate for c.Duration. Operation i is due at
-// start + i/Rate; the next free worker takes the next operation, waits
-// until it is due, runs it, and records its latency from the due time. A
-// worker that finds the window over takes no more operations, as wrk2
-// stops at its duration: operations due in the window but never taken
-// count in Scheduled, not in Done, and an engine that cannot keep up shows
-// as Achieved below Target. An operation once taken always runs, so the
-// completed ones are exactly seq 0..Done-1. The first error from op stops
-// the run.
+// start + i/Rate. One clock goroutine (the caller's) waits for each due
+// time and hands the operation to the next free worker; a worker runs it
+// and records its latency from the due time. While every worker is busy
+// the clock waits too, and the operations it holds back are late by as
+// much, which their latencies show. When the window is over the clock
+// hands out no more, as wrk2 stops at its duration: operations due in the
+// window but never handed out count in Scheduled, not in Done, and an
+// engine that cannot keep up shows as Achieved below Target. An operation
+// handed out always runs, so the completed ones are exactly seq 0..Done-1.
+// The first error from op stops the run.
+//
+// Only the clock sleeps to a due time. Workers wait for work parked on a
+// channel, holding no processor: a worker asleep in a system call would
+// hold one, and with more workers than GOMAXPROCS the others would start
+// late.
 func Run(c Config, op Op) (*Result, error) {
 	if err := c.check(true); err != nil {
 		return nil, err
@@ -111,7 +118,7 @@ func Run(c Config, op Op) (*Result, error) {
 		scheduled++
 	}
 	ws := newWorkers(c.Workers)
-	var next atomic.Uint64
+	slots := make(chan uint64) // unbuffered: the clock waits for a free worker
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -121,22 +128,21 @@ func Run(c Config, op Op) (*Result, error) {
 			defer wg.Done()
 			me := &ws[w]
 			prevEnd := int64(0)
-			for !stop.Load() && int64(time.Since(start)) < window {
-				i := next.Add(1) - 1
-				due := int64(float64(i) * interval)
-				if due >= window {
-					return
+			for i := range slots {
+				if stop.Load() {
+					continue // drain until the clock stops
 				}
-				now := waitUntil(start, due)
-				// Lateness of an operation that was free to start on time
-				// is the generator's own error, not queueing.
+				now := int64(time.Since(start))
+				due := int64(float64(i) * interval)
+				// Lateness of an operation this worker was free to start
+				// on time is the generator's own error, not queueing.
 				if prevEnd <= due {
 					me.lag.RecordNanos(now - due)
 				}
 				if err := op(w, i); err != nil {
 					me.err = fmt.Errorf("operation %d: %w", i, err)
 					stop.Store(true)
-					return
+					continue
 				}
 				end := int64(time.Since(start))
 				me.lat.RecordNanos(end - due)
@@ -146,6 +152,14 @@ func Run(c Config, op Op) (*Result, error) {
 			}
 		}(w)
 	}
+	for i := uint64(0); !stop.Load(); i++ {
+		due := int64(float64(i) * interval)
+		if due >= window || waitUntil(start, due) >= window {
+			break
+		}
+		slots <- i
+	}
+	close(slots)
 	wg.Wait()
 	return collect(ws, c, scheduled)
 }
