@@ -73,11 +73,13 @@ test: deps vet unit smoke
 # benchmarks to seconds in smoke.
 LOAD_SMOKE = -load_time 50ms -knee_time 20ms -knee_steps 1 -rate 2000 -write_rate 200 -sst_tables 4
 
-# seed003: seed 003's experiments (docs/seed-003.md): the knee of every
-# engine, Bloom filters over 100 unmerged tables, and the HTTP service, with
-# full latency spectra in $(RESULTS)/hgrm.
+# seed003: seed 003's experiments (docs/seed-003.md): fixed-rate workloads
+# and the knee of every engine, Bloom filters over 100 unmerged tables, and
+# the HTTP service, with full latency spectra in $(RESULTS)/hgrm.
 seed003: deps
 	@mkdir -p $(RESULTS)/hgrm
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkLoad' -benchtime 1x -count $(COUNT) -rate 10000 \
+	  $(BENCH_FLAGS) | tee $(RESULTS)/load.txt
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkKnee' -benchtime 1x -count $(COUNT) $(BENCH_FLAGS) | tee $(RESULTS)/knee.txt
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkBloom' -benchtime 1x -count $(COUNT) -rate 5000,20000 \
 	  $(BENCH_FLAGS) -latency_dir $(RESULTS)/hgrm | tee $(RESULTS)/bloom.txt
