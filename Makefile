@@ -15,7 +15,7 @@ DIR      ?=
 RESULTS  ?= results
 BENCH_FLAGS = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir $(DIR))
 
-.PHONY: all bench test deps vet unit smoke prefetch prefetch-run embed-data embed-clean
+.PHONY: all bench test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
 
 all: test
 
@@ -68,7 +68,8 @@ unit:
 smoke:
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	set -o pipefail; \
-	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -dir "$$d" .
+	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -dir "$$d" \
+	  $(LOAD_SMOKE) -latency_dir "$$d" .
 
 test: deps vet unit smoke
 
@@ -99,3 +100,20 @@ embed-data:
 
 embed-clean:
 	rm -f testdata/embed-generated.cdb
+
+# Short windows and few tables keep the fixed-rate, knee, HTTP and Bloom
+# benchmarks to seconds in smoke.
+LOAD_SMOKE = -load_time 50ms -knee_time 20ms -knee_steps 1 -rate 2000 -write_rate 200 -sst_tables 4
+
+# seed003: seed 003's experiments (docs/seed-003.md): fixed-rate workloads
+# and the knee of every engine, Bloom filters over 100 unmerged tables, and
+# the HTTP service, with full latency spectra in $(RESULTS)/hgrm.
+seed003: deps
+	@mkdir -p $(RESULTS)/hgrm
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkLoad' -benchtime 1x -count $(COUNT) -rate 10000 \
+	  $(BENCH_FLAGS) | tee $(RESULTS)/load.txt
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkKnee' -benchtime 1x -count $(COUNT) $(BENCH_FLAGS) | tee $(RESULTS)/knee.txt
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkBloom' -benchtime 1x -count $(COUNT) -rate 5000,20000 \
+	  $(BENCH_FLAGS) -latency_dir $(RESULTS)/hgrm | tee $(RESULTS)/bloom.txt
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkHTTP' -benchtime 1x -count $(COUNT) -rate 5000,20000 \
+	  $(BENCH_FLAGS) -latency_dir $(RESULTS)/hgrm | tee $(RESULTS)/http.txt

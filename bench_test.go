@@ -54,6 +54,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
 		os.Exit(1)
 	}
+	if err := ensureSSTFixtures(plan.sst); err != nil {
+		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }
 
@@ -72,12 +76,13 @@ type runPlan struct {
 	scratch  bool          // a benchmark writes scratch files of its own
 	traces   []engine.Info // engines whose trace fixture (seed 000) is read
 	embed    embedPlan     // the embedded cdb's records on disk
+	sst      []engine.Info // engines whose many-table fixtures are read (bloom_test.go)
 }
 
 // Benchmarks that read a shared fixture or write scratch databases, by
 // engine, as go test names them.
 var (
-	fixtureBenchmarks  = []string{"BenchmarkReadRandom", "BenchmarkIterate", "BenchmarkScan", "BenchmarkOpen"}
+	fixtureBenchmarks  = []string{"BenchmarkReadRandom", "BenchmarkIterate", "BenchmarkScan", "BenchmarkOpen", "BenchmarkLoad", "BenchmarkKnee", "BenchmarkHTTP"}
 	populateBenchmarks = []string{"BenchmarkPopulate"}
 	scratchBenchmarks  = []string{"BenchmarkDisk"}
 	extraPopulate      = map[string]string{"BenchmarkLmdbBatch": "lmdb", "BenchmarkBoltBatch": "bolt"}
@@ -121,6 +126,7 @@ func newRunPlan(pattern string) *runPlan {
 			}
 		}
 	}
+	p.sst = sstPlan(re)
 	return p
 }
 
@@ -147,7 +153,7 @@ func topLevel(pattern string) string {
 }
 
 func (p *runPlan) touchesDisk() bool {
-	return len(p.fixtures)+len(p.populate)+len(p.traces) > 0 || p.scratch || p.embed.touchesDisk()
+	return len(p.fixtures)+len(p.populate)+len(p.traces)+len(p.sst) > 0 || p.scratch || p.embed.touchesDisk()
 }
 
 // diskEstimate is a generous bound on what the run writes under dir:
@@ -165,6 +171,7 @@ func (p *runPlan) diskEstimate(dir string, g *dataset.Gen) int64 {
 	if len(p.populate) > 0 || p.scratch {
 		n++
 	}
+	n += int64(len(p.sst) * len(*flagBloomFPR)) // many-table fixtures, built or not
 	return n*3*g.LogicalBytes() + p.traceDiskEstimate(dir) + p.embed.diskEstimate()
 }
 

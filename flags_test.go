@@ -17,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
@@ -61,6 +62,21 @@ var (
 var (
 	flagEmbedRecords   = flag.Uint64("embed_records", 0, "records of the embedded cdb the Embed benchmarks use (0: all of them)")
 	flagEmbedReadahead = flag.Bool("embed_readahead", true, "leave OS readahead on for the embedded cdb's pages of the executable (false: madvise MADV_RANDOM, as -lmdb_readahead=false does for LMDB)")
+)
+
+// Open-loop load, the knee, HTTP and many-table Bloom filters (loadflags_test.go).
+var (
+	flagRate        = rateFlag("rate", "10000", "comma-separated target rates in operations per second, one rate=N sub-benchmark each (open loop)")
+	flagWriteRate   = flag.Int("write_rate", 1000, "the writer's rate in operations per second in op=readwhilewriting")
+	flagLoadTime    = flag.Duration("load_time", 5*time.Second, "measured window of one fixed-rate run (one b.N iteration)")
+	flagLoadWorkers = flag.Int("load_workers", 4, "goroutines (HTTP: keep-alive connections) that take operations off the fixed-rate schedule")
+	flagSLO         = flag.Duration("slo", 10*time.Millisecond, "p99 latency a rate must stay under to count as sustained in BenchmarkKnee")
+	flagKneeTime    = flag.Duration("knee_time", 2*time.Second, "measured window of each trial rate in BenchmarkKnee")
+	flagKneeStart   = flag.Int("knee_start", 1000, "first rate BenchmarkKnee tries, in operations per second; it doubles from there")
+	flagKneeSteps   = flag.Int("knee_steps", 4, "bisection steps BenchmarkKnee takes between the last sustained and the first failed rate")
+	flagLatencyDir  = flag.String("latency_dir", "", "existing directory to write each fixed-rate sub-benchmark's full HDR percentile spectrum into (one .hgrm file each)")
+	flagSSTTables   = flag.Int("sst_tables", 100, "unmerged tables in BenchmarkBloom's fixtures (Badger, RocksDB, Pebble; compactions off)")
+	flagBloomFPR    = fprFlag("bloom_fpr", "off,0.01,0.03,0.5", "comma-separated Bloom filter false-positive rates for BenchmarkBloom (off: no filter), one bloom= sub-benchmark each")
 )
 
 func init() {
@@ -212,6 +228,7 @@ func validateFlags() error {
 	if err := validateEmbedFlags(); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, validateLoadFlags()...)
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
 }
@@ -352,6 +369,7 @@ func printConfig(w io.Writer, engines []engine.Info) {
 	printPrefetchConfig(w)
 	line("rocksdb-lib", engine.RocksDBLibVersion())
 	printEmbedConfig(w)
+	printLoadConfig(line)
 	for _, info := range engines {
 		v := info.Module
 		if info.Version != nil {

@@ -75,11 +75,12 @@ func badgerBloomFPR(bits int) float64 {
 }
 
 type badgerDB struct {
-	db       *badger.DB
-	dir      string
-	readOnly bool
-	closed   atomic.Bool
-	settings []Setting
+	db            *badger.DB
+	dir           string
+	readOnly      bool
+	noCompactions bool // Options.DisableCompactions: Flush waits for no compaction
+	closed        atomic.Bool
+	settings      []Setting
 }
 
 func openBadger(o Options) (DB, error) {
@@ -109,6 +110,15 @@ func openBadger(o Options) (DB, error) {
 		return nil, errors.New("badger: unsupported compression " + strconv.Quote(o.Compression))
 	}
 	bo.BloomFalsePositive = badgerBloomFPR(o.BloomBitsPerKey)
+	if o.BloomFPR > 0 {
+		bo.BloomFalsePositive = o.BloomFPR
+	}
+	if o.DisableCompactions {
+		bo.NumCompactors = 0
+		bo.NumLevelZeroTables = math.MaxInt32 - 1 // Badger wants it below the stall
+		bo.NumLevelZeroTablesStall = math.MaxInt32
+		bo.CompactL0OnClose = false
+	}
 
 	// Badger rejects a value threshold above 15% of the memtable (its largest
 	// batch). An explicit threshold is passed through so Badger reports the
@@ -128,7 +138,7 @@ func openBadger(o Options) (DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &badgerDB{db: db, dir: o.Dir, readOnly: o.ReadOnly}
+	b := &badgerDB{db: db, dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions}
 
 	comp := o.Compression
 	if comp == "" {
@@ -138,7 +148,9 @@ func openBadger(o Options) (DB, error) {
 		comp += " (level " + strconv.Itoa(badgerZstdLevel) + ")"
 	}
 	bloom := "off"
-	if bo.BloomFalsePositive > 0 {
+	if o.BloomFPR > 0 {
+		bloom = strconv.FormatFloat(bo.BloomFalsePositive, 'g', 4, 64) + " (BloomFPR)"
+	} else if bo.BloomFalsePositive > 0 {
 		bloom = strconv.FormatFloat(bo.BloomFalsePositive, 'g', 4, 64) +
 			" (" + strconv.Itoa(o.BloomBitsPerKey) + " bits/key)"
 	}
@@ -152,7 +164,7 @@ func openBadger(o Options) (DB, error) {
 		{"bloom_fpr", bloom},
 		{"value_threshold", strconv.FormatInt(bo.ValueThreshold, 10) + thresholdNote},
 		{"num_versions_to_keep", strconv.Itoa(bo.NumVersionsToKeep)},
-		{"num_compactors", strconv.Itoa(bo.NumCompactors)},
+		{"num_compactors", strconv.Itoa(bo.NumCompactors) + compactionNote(o)},
 		{"num_level_zero_tables", strconv.Itoa(bo.NumLevelZeroTables)},
 		{"num_level_zero_tables_stall", strconv.Itoa(bo.NumLevelZeroTablesStall)},
 		{"base_table_size", lsmMiB(bo.BaseTableSize)},
@@ -275,6 +287,9 @@ func (b *badgerDB) busy() (bool, error) {
 	}
 	if v, ok := expvar.Get("badger_compaction_current_num_lsm").(*expvar.Int); ok && v.Value() > 0 {
 		return true, nil
+	}
+	if b.noCompactions {
+		return false, nil
 	}
 	for _, l := range b.db.Levels() {
 		if (l.Level == 0 && l.Score >= 1) || l.Adjusted >= 1 {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -66,6 +67,26 @@ type Options struct {
 	// BadgerValueThreshold: values at least this large go to Badger's
 	// value log, and the LSM keeps only a pointer.
 	BadgerValueThreshold int
+
+	// Many-table LSM layouts (unmerged tables, as in seed 003's Bloom
+	// filter experiment); B-trees ignore both.
+	//
+	// DisableCompactions stops background compactions and lifts the level-0
+	// write stalls that would wait for them, so every flush stays a table
+	// of its own; Flush then waits only for memtable flushes.
+	DisableCompactions bool
+	// BloomFPR, when > 0, sets the table filters by false-positive rate and
+	// overrides BloomBitsPerKey: Badger takes the rate as it is; RocksDB and
+	// Pebble get the bits per key of an optimal Bloom filter with that
+	// rate, -ln(p)/ln(2)^2 (RocksDB takes fractional bits, Pebble rounds to
+	// whole bits, at least 1).
+	BloomFPR float64
+}
+
+// BloomBitsForFPR is the bits per key of an optimal Bloom filter whose
+// false-positive rate is p: -ln(p)/ln(2)^2.
+func BloomBitsForFPR(p float64) float64 {
+	return -math.Log(p) / (math.Ln2 * math.Ln2)
 }
 
 // DB is an open database.
@@ -260,4 +281,12 @@ func DirSize(dir string) (int64, error) {
 		return nil
 	})
 	return total, err
+}
+
+// compactionNote marks a setting that DisableCompactions overrides.
+func compactionNote(o Options) string {
+	if o.DisableCompactions {
+		return " (compactions disabled)"
+	}
+	return ""
 }

@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -66,12 +67,13 @@ func (pebbleQuietLogger) Fatalf(format string, args ...any) {
 }
 
 type pebbleDB struct {
-	db       *pebble.DB
-	dir      string
-	readOnly bool
-	wo       *pebble.WriteOptions
-	closed   atomic.Bool
-	settings []Setting
+	db            *pebble.DB
+	dir           string
+	readOnly      bool
+	noCompactions bool // Options.DisableCompactions: Flush waits for no compaction
+	wo            *pebble.WriteOptions
+	closed        atomic.Bool
+	settings      []Setting
 }
 
 func openPebble(o Options) (DB, error) {
@@ -103,13 +105,23 @@ func openPebble(o Options) (DB, error) {
 	if o.MemtableMB > 0 {
 		po.MemTableSize = uint64(o.MemtableMB) << 20
 	}
+	bits := o.BloomBitsPerKey
+	if o.BloomFPR > 0 {
+		bits = max(1, int(math.Round(BloomBitsForFPR(o.BloomFPR))))
+	}
 	for i := range po.Levels {
 		po.Levels[i].Compression = compression
-		if o.BloomBitsPerKey > 0 {
-			po.Levels[i].FilterPolicy = bloom.FilterPolicy(o.BloomBitsPerKey)
+		if bits > 0 {
+			po.Levels[i].FilterPolicy = bloom.FilterPolicy(bits)
 		} else {
 			po.Levels[i].FilterPolicy = pebble.NoFilterPolicy
 		}
+	}
+	if o.DisableCompactions {
+		po.DisableAutomaticCompactions = true
+		po.L0CompactionThreshold = math.MaxInt32
+		po.L0StopWritesThreshold = math.MaxInt32
+		po.FlushSplitBytes = math.MaxInt64 // one table per flush
 	}
 	po.EnsureDefaults() // Open does the same; done here so Settings can show the defaults
 
@@ -117,14 +129,17 @@ func openPebble(o Options) (DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pebbleDB{db: db, dir: o.Dir, readOnly: o.ReadOnly, wo: pebble.NoSync}
+	p := &pebbleDB{db: db, dir: o.Dir, readOnly: o.ReadOnly, wo: pebble.NoSync, noCompactions: o.DisableCompactions}
 	if o.Sync {
 		p.wo = pebble.Sync
 	}
 
 	bloomS := "off"
-	if o.BloomBitsPerKey > 0 {
-		bloomS = strconv.Itoa(o.BloomBitsPerKey) + " bits/key, all levels"
+	if bits > 0 {
+		bloomS = strconv.Itoa(bits) + " bits/key, all levels"
+	}
+	if o.BloomFPR > 0 {
+		bloomS += " (BloomFPR " + strconv.FormatFloat(o.BloomFPR, 'g', -1, 64) + " rounded to whole bits)"
 	}
 	lo, hi := po.CompactionConcurrencyRange()
 	fmv := db.FormatMajorVersion().String()
@@ -143,7 +158,7 @@ func openPebble(o Options) (DB, error) {
 		{"l0_compaction_threshold", strconv.Itoa(po.L0CompactionThreshold)},
 		{"l0_stop_writes_threshold", strconv.Itoa(po.L0StopWritesThreshold)},
 		{"lbase_max_bytes", lsmMiB(po.LBaseMaxBytes)},
-		{"compaction_concurrency", strconv.Itoa(lo) + "-" + strconv.Itoa(hi) + " (default)"},
+		{"compaction_concurrency", strconv.Itoa(lo) + "-" + strconv.Itoa(hi) + " (default)" + compactionNote(o)},
 		{"max_open_files", strconv.Itoa(po.MaxOpenFiles)},
 		{"bytes_per_sync", strconv.Itoa(po.BytesPerSync)},
 		{"read_only", strconv.FormatBool(o.ReadOnly)},
@@ -212,6 +227,9 @@ func (p *pebbleDB) Flush() error {
 	}
 	if err := p.db.Flush(); err != nil {
 		return err
+	}
+	if p.noCompactions {
+		return nil
 	}
 	deadline := time.Now().Add(pebbleSettleTimeout)
 	idle := 0

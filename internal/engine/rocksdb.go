@@ -162,7 +162,9 @@ type rocksDB struct {
 	wo       *grocksdb.WriteOptions
 	closed   atomic.Bool
 	iters    atomic.Int64 // open iterators: closing the DB under one is undefined
-	settings []Setting
+	// Options.DisableCompactions: Flush waits for no compaction
+	noCompactions bool
+	settings      []Setting
 }
 
 func openRocksDB(o Options) (DB, error) {
@@ -179,7 +181,7 @@ func openRocksDB(o Options) (DB, error) {
 		return nil, errors.New("rocksdb: unsupported compression " + strconv.Quote(o.Compression))
 	}
 
-	r := &rocksDB{dir: o.Dir, readOnly: o.ReadOnly}
+	r := &rocksDB{dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions}
 	r.bbto = grocksdb.NewDefaultBlockBasedTableOptions()
 	cacheS := "none"
 	if o.CacheMB > 0 {
@@ -190,7 +192,11 @@ func openRocksDB(o Options) (DB, error) {
 		r.bbto.SetNoBlockCache(true)
 	}
 	bloomS := "off"
-	if o.BloomBitsPerKey > 0 {
+	if o.BloomFPR > 0 {
+		bits := BloomBitsForFPR(o.BloomFPR)
+		r.bbto.SetFilterPolicy(grocksdb.NewBloomFilter(bits))
+		bloomS = strconv.FormatFloat(bits, 'f', 3, 64) + " bits/key (full filter; BloomFPR " + strconv.FormatFloat(o.BloomFPR, 'g', -1, 64) + ")"
+	} else if o.BloomBitsPerKey > 0 {
 		r.bbto.SetFilterPolicy(grocksdb.NewBloomFilter(float64(o.BloomBitsPerKey)))
 		bloomS = strconv.Itoa(o.BloomBitsPerKey) + " bits/key (full filter)"
 	}
@@ -204,6 +210,11 @@ func openRocksDB(o Options) (DB, error) {
 	r.opts.SetCompression(ct) // compression_per_level stays empty: every level
 	r.opts.SetInfoLogLevel(rocksdbHeaderLogLevel)
 	r.opts.SetKeepLogFileNum(1)
+	if o.DisableCompactions {
+		r.opts.SetDisableAutoCompactions(true)
+		r.opts.SetLevel0SlowdownWritesTrigger(1 << 30)
+		r.opts.SetLevel0StopWritesTrigger(1 << 30)
+	}
 
 	var err error
 	if o.ReadOnly {
@@ -231,6 +242,7 @@ func openRocksDB(o Options) (DB, error) {
 		{"bloom", bloomS},
 		{"cache_index_and_filter_blocks", "false (default: index and filters live outside the block cache)"},
 		{"max_background_jobs", strconv.Itoa(r.opts.GetMaxBackgroundJobs()) + " (default)"},
+		{"disable_auto_compactions", strconv.FormatBool(o.DisableCompactions)},
 		{"level0_file_num_compaction_trigger", strconv.Itoa(r.opts.GetLevel0FileNumCompactionTrigger())},
 		{"level0_stop_writes_trigger", strconv.Itoa(r.opts.GetLevel0StopWritesTrigger())},
 		{"max_bytes_for_level_base", lsmMiB(int64(r.opts.GetMaxBytesForLevelBase()))},
@@ -333,7 +345,8 @@ func (r *rocksDB) Flush() error {
 	}
 	deadline := time.Now().Add(rocksdbSettleTimeout)
 	for {
-		if r.db.GetProperty("rocksdb.compaction-pending") == "0" &&
+		// With auto compactions off, compaction-pending stays set for ever.
+		if (r.noCompactions || r.db.GetProperty("rocksdb.compaction-pending") == "0") &&
 			r.db.GetProperty("rocksdb.num-running-compactions") == "0" &&
 			r.db.GetProperty("rocksdb.mem-table-flush-pending") == "0" &&
 			r.db.GetProperty("rocksdb.num-running-flushes") == "0" {

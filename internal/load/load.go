@@ -1,0 +1,270 @@
+// Package load runs operations on an open-loop schedule at a fixed rate and
+// records each one's latency from the moment it was due, as wrk2 does, so
+// that a stall is charged to every operation it delays (coordinated
+// omission corrected). Closed runs the same operations back to back, the
+// closed-loop way most benchmarks time, for comparison.
+package load
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// Op runs one operation. worker is the goroutine (0..Workers-1), so an Op
+// can keep per-worker state without locks; seq numbers operations of one
+// run from 0, each exactly once.
+type Op func(worker int, seq uint64) error
+
+// Config is one run.
+type Config struct {
+	Rate     float64       // operations per second (Run only)
+	Duration time.Duration // the measured window
+	Workers  int           // goroutines taking operations, like wrk2's connections
+}
+
+// Result is what a run measured. Latency and Service are merged from the
+// workers after the run.
+type Result struct {
+	Target    float64       // Config.Rate (0 for Closed)
+	Scheduled int64         // operations due within the window
+	Done      int64         // operations completed
+	Elapsed   time.Duration // start to the last completion, at least the window
+	// Latency runs from each operation's intended start to its end
+	// (coordinated omission corrected). Closed records service time here.
+	Latency *measure.Recorder
+	// Service runs from each operation's actual start to its end: what a
+	// closed-loop timer would report.
+	Service *measure.Recorder
+	// Lag is how late the generator itself started operations that were
+	// not held back by earlier ones: its own timing error.
+	Lag *measure.Recorder
+}
+
+// Achieved is the completed operations per second.
+func (r *Result) Achieved() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Done) / r.Elapsed.Seconds()
+}
+
+// Sustained reports whether the run kept up with its target rate within
+// tolerance (0.99 is "at least 99% of the target").
+func (r *Result) Sustained(tolerance float64) bool {
+	return r.Achieved() >= tolerance*r.Target
+}
+
+func (c Config) check(open bool) error {
+	if open && !(c.Rate > 0 && c.Rate <= 1e9) {
+		return fmt.Errorf("load: rate %v out of (0, 1e9]", c.Rate)
+	}
+	if c.Duration <= 0 {
+		return fmt.Errorf("load: duration %v must be positive", c.Duration)
+	}
+	if c.Workers < 1 {
+		return fmt.Errorf("load: %d workers", c.Workers)
+	}
+	return nil
+}
+
+// worker is one goroutine's tally; padded so workers share no cache line.
+type worker struct {
+	lat, svc, lag *measure.Recorder
+	done          int64
+	last          int64 // ns from start to its last completion
+	err           error
+	_             [64]byte
+}
+
+func newWorkers(n int) []worker {
+	ws := make([]worker, n)
+	for i := range ws {
+		ws[i].lat, ws[i].svc, ws[i].lag = measure.NewRecorder(), measure.NewRecorder(), measure.NewRecorder()
+	}
+	return ws
+}
+
+// Run calls op at c.Rate for c.Duration. Operation i is due at
+// start + i/Rate. One clock goroutine (the caller's) waits for each due
+// time and hands the operation to the next free worker; a worker runs it
+// and records its latency from the due time. While every worker is busy
+// the clock waits too, and the operations it holds back are late by as
+// much, which their latencies show. When the window is over the clock
+// hands out no more, as wrk2 stops at its duration: operations due in the
+// window but never handed out count in Scheduled, not in Done, and an
+// engine that cannot keep up shows as Achieved below Target. An operation
+// handed out always runs, so the completed ones are exactly seq 0..Done-1.
+// The first error from op stops the run.
+//
+// Only the clock sleeps to a due time. Workers wait for work parked on a
+// channel, holding no processor: a worker asleep in a system call would
+// hold one, and with more workers than GOMAXPROCS the others would start
+// late.
+func Run(c Config, op Op) (*Result, error) {
+	if err := c.check(true); err != nil {
+		return nil, err
+	}
+	interval := float64(time.Second) / c.Rate
+	window := int64(c.Duration)
+	scheduled := int64(float64(window) / interval)
+	if float64(scheduled)*interval < float64(window) {
+		scheduled++
+	}
+	ws := newWorkers(c.Workers)
+	slots := make(chan uint64) // unbuffered: the clock waits for a free worker
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range ws {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			me := &ws[w]
+			prevEnd := int64(0)
+			for i := range slots {
+				if stop.Load() {
+					continue // drain until the clock stops
+				}
+				now := int64(time.Since(start))
+				due := int64(float64(i) * interval)
+				// Lateness of an operation this worker was free to start
+				// on time is the generator's own error, not queueing.
+				if prevEnd <= due {
+					me.lag.RecordNanos(now - due)
+				}
+				if err := op(w, i); err != nil {
+					me.err = fmt.Errorf("operation %d: %w", i, err)
+					stop.Store(true)
+					continue
+				}
+				end := int64(time.Since(start))
+				me.lat.RecordNanos(end - due)
+				me.svc.RecordNanos(end - now)
+				me.done++
+				me.last, prevEnd = end, end
+			}
+		}(w)
+	}
+	for i := uint64(0); !stop.Load(); i++ {
+		due := int64(float64(i) * interval)
+		if due >= window || waitUntil(start, due) >= window {
+			break
+		}
+		slots <- i
+	}
+	close(slots)
+	wg.Wait()
+	return collect(ws, c, scheduled)
+}
+
+// Closed runs op back to back on c.Workers goroutines for c.Duration and
+// records each operation's service time: the closed-loop measurement, in
+// which a stalled operation also stops the clock for the operations it
+// holds back.
+func Closed(c Config, op Op) (*Result, error) {
+	if err := c.check(false); err != nil {
+		return nil, err
+	}
+	c.Rate = 0
+	window := int64(c.Duration)
+	ws := newWorkers(c.Workers)
+	var next atomic.Uint64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range ws {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			me := &ws[w]
+			now := int64(time.Since(start))
+			for now < window && !stop.Load() {
+				i := next.Add(1) - 1
+				if err := op(w, i); err != nil {
+					me.err = fmt.Errorf("operation %d: %w", i, err)
+					stop.Store(true)
+					return
+				}
+				end := int64(time.Since(start))
+				me.lat.RecordNanos(end - now)
+				me.svc.RecordNanos(end - now)
+				me.done++
+				me.last, now = end, end
+			}
+		}(w)
+	}
+	wg.Wait()
+	r, err := collect(ws, c, 0)
+	if r != nil {
+		r.Scheduled = r.Done
+	}
+	return r, err
+}
+
+func collect(ws []worker, c Config, scheduled int64) (*Result, error) {
+	r := &Result{Target: c.Rate, Scheduled: scheduled, Elapsed: c.Duration}
+	lat := make([]*measure.Recorder, len(ws))
+	svc := make([]*measure.Recorder, len(ws))
+	lag := make([]*measure.Recorder, len(ws))
+	var errs []error
+	for i := range ws {
+		w := &ws[i]
+		if w.err != nil {
+			errs = append(errs, fmt.Errorf("worker %d: %w", i, w.err))
+		}
+		r.Done += w.done
+		r.Elapsed = max(r.Elapsed, time.Duration(w.last))
+		lat[i], svc[i], lag[i] = w.lat, w.svc, w.lag
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	r.Latency, r.Service, r.Lag = measure.Merge(lat...), measure.Merge(svc...), measure.Merge(lag...)
+	return r, nil
+}
+
+// Waiting thresholds. time.Sleep wakes about a millisecond late for short
+// sleeps on Linux (the netpoller's timeout is in milliseconds); nanosleep
+// with the thread's timer slack at 1ns wakes within about 20µs (the
+// default 50µs slack adds that much again); the last stretch is spun,
+// yielding to other goroutines, so an operation starts within a few µs of
+// its due time without burning a core on long waits.
+const (
+	sleepAbove     = 1500 * time.Microsecond // time.Sleep for waits longer than this ...
+	sleepShort     = 1200 * time.Microsecond // ... stopping this far before the due time
+	nanosleepAbove = 80 * time.Microsecond   // nanosleep for waits longer than this ...
+	nanosleepShort = 40 * time.Microsecond   // ... stopping this far before
+)
+
+// prSetTimerSlack is prctl's PR_SET_TIMERSLACK.
+const prSetTimerSlack = 29
+
+// waitUntil blocks until due ns after start and returns the ns since start
+// at which it returned.
+func waitUntil(start time.Time, due int64) int64 {
+	for {
+		now := int64(time.Since(start))
+		d := due - now
+		switch {
+		case d <= 0:
+			return now
+		case d > int64(sleepAbove):
+			time.Sleep(time.Duration(d - int64(sleepShort)))
+		case d > int64(nanosleepAbove):
+			// The slack belongs to the thread, which may be another one
+			// each time; setting it costs less than the wait it sharpens.
+			syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1, 0)
+			ts := syscall.NsecToTimespec(d - int64(nanosleepShort))
+			syscall.Nanosleep(&ts, nil)
+		default:
+			runtime.Gosched()
+		}
+	}
+}
