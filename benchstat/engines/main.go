@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -70,7 +71,7 @@ func Rewrite(r io.Reader, name string, w io.Writer) (int, error) {
 	for rd.Scan() {
 		rec := rd.Result()
 		if res, ok := rec.(*benchfmt.Result); ok {
-			if nn, ok := EngineName(res.Name); ok {
+			if nn, ok := engname.EngineName(res.Name); ok {
 				res.Name = nn
 				renamed++
 			}
