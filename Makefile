@@ -65,5 +65,24 @@ smoke:
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	set -o pipefail; \
 	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -dir "$$d" .
+	@$(MAKE) --no-print-directory gate-smoke
 
 test: deps vet unit smoke
+
+# Regression gate and charts (benchstat/, docs/gating.md).
+ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.7
+.PHONY: gate-smoke charts
+
+# gate-smoke: the pull-request workflow passes actionlint, and an A/A branch
+# comparison (HEAD against itself, 2 rounds, tiny data) passes the gate.
+gate-smoke:
+	$(GO) run $(ACTIONLINT) .github/workflows/bench.yml
+	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	benchstat/compare.sh HEAD HEAD -count 2 -bench 'BenchmarkReadRandom(Bolt|Memory)' -benchtime 1000x \
+	  -keys_mil 0.002 -valsz 256 -dir "$$d" -o "$$d/out" >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
+	head -1 "$$d/out/gate.md"
+
+# charts: SVG charts of a results file into docs/img (make charts FILE=results/bench.txt).
+charts:
+	@test -n "$(FILE)" || { echo "usage: make charts FILE=results.txt" >&2; exit 2; }
+	$(GO) run ./benchstat/charts -o docs/img $(FILE)
