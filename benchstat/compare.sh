@@ -30,6 +30,7 @@ out=results/compare
 # the last value).
 bench_args=(-threads 1 -test.benchtime 0.5s)
 gate_args=()
+stat_args=(-table= -ignore dir-fs)
 while [[ $# -gt 0 ]]; do
 	f=$1
 	[[ $f == --* ]] && f=${f#-}
@@ -44,7 +45,8 @@ while [[ $# -gt 0 ]]; do
 		[[ $count =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: -count ${count}: must be a whole number of rounds, at least 1" >&2; exit 2; }
 		shift 2 ;;
 	-o) out=${2:?-o needs a directory}; shift 2 ;;
-	-alpha | -threshold) gate_args+=("$f" "${2:?$f needs a value}"); shift 2 ;;
+	-alpha) gate_args+=(-alpha "${2:?-alpha needs a value}"); stat_args+=(-alpha "$2"); shift 2 ;;
+	-threshold) gate_args+=(-threshold "${2:?-threshold needs a value}"); shift 2 ;;
 	-holm) gate_args+=(-holm); shift ;;
 	-benchtime | -cpu | -timeout) bench_args+=("-test.${f#-}" "${2:?$f needs a value}"); shift 2 ;;
 	-benchtime=* | -cpu=* | -timeout=*) bench_args+=("-test.${f#-}"); shift ;;
@@ -52,8 +54,7 @@ while [[ $# -gt 0 ]]; do
 	*) bench_args+=("$1"); shift ;;
 	esac
 done
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+out=$(realpath -m -- "$out")
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 base_sha=$(git rev-parse --verify --quiet "${base_ref}^{commit}") || { echo "compare.sh: BASE $base_ref: not a commit in $repo" >&2; exit 2; }
@@ -87,6 +88,7 @@ else
 fi
 go build -o "$tmp/gate" ./benchstat/gate || exit 2
 
+mkdir -p "$out"
 : >"$out/base.txt"
 : >"$out/head.txt"
 run() { # run SIDE [extra test flags]: one round of SIDE's binary
@@ -108,8 +110,8 @@ done
 
 echo "compare.sh: base $base_ref ($base_sha), head $head_ref ($head_sha), $count rounds, -bench '$bench' ${bench_args[*]}" | tee "$out/benchstat.txt"
 # One table per unit: settings-<engine> lines differ between engines and
-# would otherwise split every table.
-go tool benchstat -table= "$out/base.txt" "$out/head.txt" | tee -a "$out/benchstat.txt"
+# would otherwise split every table; free space on -dir changes every run.
+go tool benchstat "${stat_args[@]}" "$out/base.txt" "$out/head.txt" | tee -a "$out/benchstat.txt"
 echo
 set +e
 "$tmp/gate" "${gate_args[@]}" "$out/base.txt" "$out/head.txt" >"$out/gate.md"
