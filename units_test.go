@@ -35,6 +35,7 @@ var metricUnits = []metricUnit{
 	{unit: "keys/s", better: "higher"},
 	{unit: "knee-ops/s", better: "higher"},
 	{unit: "achieved-ops/s", better: "higher"},
+	{unit: "cpu-ns/op", better: "lower"},
 	{unit: "read-B/op", better: "lower"},
 	{unit: "read-MB", better: "lower"},
 	{unit: "write-amp", better: "lower"},
