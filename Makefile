@@ -71,7 +71,7 @@ test: deps vet unit smoke
 
 # Regression gate and charts (benchstat/, docs/gating.md).
 ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.7
-.PHONY: gate-smoke charts
+.PHONY: gate-smoke gate-e2e charts
 
 # gate-smoke: the pull-request workflow passes actionlint, and an A/A branch
 # comparison (HEAD against itself, 2 rounds, tiny data) passes the gate.
@@ -81,6 +81,11 @@ gate-smoke:
 	benchstat/compare.sh HEAD HEAD -count 2 -bench 'BenchmarkReadRandom(Bolt|Memory)' -benchtime 1000x \
 	  -keys_mil 0.002 -valsz 256 -dir "$$d" -o "$$d/out" >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
 	head -1 "$$d/out/gate.md"
+
+# gate-e2e: a commit that makes Bolt's reads do four times the lookups
+# (built in a temporary worktree, never on a branch) must fail the gate.
+gate-e2e:
+	KVBENCH_E2E=1 $(GO) test -count 1 -run TestCompareCatchesSlowerEngine -v ./benchstat
 
 # charts: SVG charts of a results file into docs/img (make charts FILE=results/bench.txt).
 charts:
