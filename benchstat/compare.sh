@@ -99,7 +99,11 @@ run() { # run SIDE [extra test flags]: one round of SIDE's binary
 # Build or reuse each side's fixtures before anything is timed; their
 # names depend only on the data, so both sides normally share them.
 for side in base head; do
-	run "$side" -test.benchtime 1x >/dev/null || { echo "compare.sh: $side fails" >&2; exit 2; }
+	run "$side" -test.benchtime 1x >"$tmp/warmup-$side.txt" || {
+		grep -v '^settings-' "$tmp/warmup-$side.txt" | tail -20 >&2
+		echo "compare.sh: $side fails" >&2
+		exit 2
+	}
 done
 for ((i = 1; i <= count; i++)); do
 	echo "compare.sh: round $i of $count" >&2
