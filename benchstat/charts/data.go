@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strings"
 
@@ -29,7 +31,9 @@ func readResults(r io.Reader, name string) (*results, error) {
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.SyntaxError:
-			return nil, rec
+			// As benchstat does: say so and go on. A progress line that
+			// landed inside a result line costs that one result.
+			fmt.Fprintf(os.Stderr, "charts: skipping %v\n", rec)
 		case *benchfmt.Result:
 			op, eng, cfg, ok := engname.Split(rec.Name)
 			if !ok {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -88,18 +87,31 @@ func throughputChart(r *results, op, unit, dir string) (string, error) {
 	short, common := labels(configs)
 	var max float64
 	sums := map[string][]summary{}
-	whiskers := "95% confidence interval of the median"
+	allCI := true
 	for _, e := range engines {
 		for _, c := range configs {
 			var s summary
 			if v := r.values[series{op, c, e, unit}]; len(v) > 0 {
 				s = summarize(v)
-				if !s.ci {
-					whiskers = "min-max of the runs (too few runs for a 95% interval)"
-				}
-				max = math.Max(max, s.hi)
+				allCI = allCI && s.ci
 			}
 			sums[e] = append(sums[e], s)
+		}
+	}
+	whiskers := "95% confidence interval of the median"
+	if !allCI { // one kind of whisker per chart
+		whiskers = "min-max of the runs (too few runs for a 95% interval)"
+		for _, e := range engines {
+			for i, c := range configs {
+				if v := r.values[series{op, c, e, unit}]; len(v) > 0 {
+					sums[e][i].lo, sums[e][i].hi = minMax(v)
+				}
+			}
+		}
+	}
+	for _, ss := range sums {
+		for _, s := range ss {
+			max = math.Max(max, s.hi)
 		}
 	}
 	div, pre := prefix(max)
@@ -174,12 +186,7 @@ func latencyChart(r *results, op, config, label string, units []string, dir stri
 				continue
 			}
 			s := summarize(v)
-			lo, hi := s.lo, s.hi
-			if s.ci { // the range is what the title promises
-				sv := append([]float64(nil), v...)
-				sort.Float64s(sv)
-				lo, hi = sv[0], sv[len(sv)-1]
-			}
+			lo, hi := minMax(v)               // the range is what the title promises
 			y := math.Max(s.center/1e3, 1e-3) // log scale: keep above 0
 			pts.XYs = append(pts.XYs, plotter.XY{X: float64(i), Y: y})
 			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{y - math.Max(lo/1e3, 1e-3), hi/1e3 - y})
@@ -203,6 +210,14 @@ func latencyChart(r *results, op, config, label string, units []string, dir stri
 	p.Add(plotter.NewGrid())
 	name := filepath.Join(dir, fileName(op, "latency", label)+"."+format)
 	return name, p.Save(16*vg.Centimeter, 10*vg.Centimeter, name)
+}
+
+func minMax(v []float64) (lo, hi float64) {
+	lo, hi = v[0], v[0]
+	for _, x := range v {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return lo, hi
 }
 
 var unsafeName = regexp.MustCompile(`[^a-z0-9=]+`)
