@@ -9,7 +9,7 @@
 #
 # Other flags go to both binaries: suite flags as they are (-dir, -keys_mil,
 # -threads, ...), go test flags by their usual names (-benchtime, -cpu,
-# -benchmem, -timeout). Gate flags: -alpha, -threshold, -holm.
+# -benchmem, -timeout). Gate flags: -alpha, -threshold, -holm, -units.
 # Only committed code is compared: refs are checked out into temporary
 # worktrees, removed on exit.
 set -euo pipefail
@@ -36,7 +36,7 @@ while [[ $# -gt 0 ]]; do
 	[[ $f == --* ]] && f=${f#-}
 	case $f in
 	-h | -help) usage ;;
-	-bench=* | -count=* | -o=* | -alpha=* | -threshold=*) set -- "${f%%=*}" "${f#*=}" "${@:2}"; continue ;;
+	-bench=* | -count=* | -o=* | -alpha=* | -threshold=* | -units=*) set -- "${f%%=*}" "${f#*=}" "${@:2}"; continue ;;
 	esac
 	case $f in
 	-bench) bench=${2:?-bench needs a regular expression}; shift 2 ;;
@@ -47,6 +47,7 @@ while [[ $# -gt 0 ]]; do
 	-o) out=${2:?-o needs a directory}; shift 2 ;;
 	-alpha) gate_args+=(-alpha "${2:?-alpha needs a value}"); stat_args+=(-alpha "$2"); shift 2 ;;
 	-threshold) gate_args+=(-threshold "${2:?-threshold needs a value}"); shift 2 ;;
+	-units) gate_args+=(-units "${2:?-units needs a regular expression}"); shift 2 ;;
 	-holm) gate_args+=(-holm); shift ;;
 	-benchtime | -cpu | -timeout) bench_args+=("-test.${f#-}" "${2:?$f needs a value}"); shift 2 ;;
 	-benchtime=* | -cpu=* | -timeout=*) bench_args+=("-test.${f#-}"); shift ;;

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 
 	"golang.org/x/perf/benchmath"
@@ -10,9 +11,10 @@ import (
 
 // Options are the gate's knobs.
 type Options struct {
-	Alpha     float64 // significance level of the Mann-Whitney U test
-	Threshold float64 // relative change in the bad direction that fails, e.g. 0.05
-	Holm      bool    // Holm-Bonferroni correction over every tested series
+	Alpha     float64        // significance level of the Mann-Whitney U test
+	Threshold float64        // relative change in the bad direction that fails, e.g. 0.05
+	Holm      bool           // Holm-Bonferroni correction over every tested series
+	Units     *regexp.Regexp // gate only these units; nil is every unit
 }
 
 // Verdict is what the gate concluded about one series.
@@ -61,12 +63,19 @@ func Compare(base, head *Set, o Options) []Row {
 		return ""
 	}
 	var rows []Row
+	gated := func(k Key) bool { return o.Units == nil || o.Units.MatchString(k.Unit) }
 	for _, k := range base.Keys() {
+		if !gated(k) {
+			continue
+		}
 		if _, ok := head.Values[k]; !ok {
 			rows = append(rows, Row{Key: k, Verdict: Missing, N1: len(base.Values[k])})
 		}
 	}
 	for _, k := range head.Keys() {
+		if !gated(k) {
+			continue
+		}
 		bv, ok := base.Values[k]
 		if !ok {
 			rows = append(rows, Row{Key: k, Verdict: New, N2: len(head.Values[k])})

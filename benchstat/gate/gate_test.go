@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -219,6 +220,8 @@ func TestCommand(t *testing.T) {
 		{[]string{"-threshold", "30", base, slow}, 0, "kvbench gate: pass"},
 		{[]string{base}, 2, "usage"},
 		{[]string{"-alpha", "2", base, base}, 2, "-alpha 2"},
+		{[]string{"-units", "(", base, base}, 2, "-units ("},
+		{[]string{"-units", "^ns/op$", base, slow}, 1, "FAIL, 1 regression"},
 		{[]string{base, empty}, 2, "no benchmark results in " + empty},
 		{[]string{base, filepath.Join(dir, "nope.txt")}, 2, "nope.txt"},
 	} {
@@ -230,5 +233,21 @@ func TestCommand(t *testing.T) {
 		if code != c.code || !strings.Contains(string(out), c.want) {
 			t.Errorf("gate %v: exit %d, want %d with %q:\n%s", c.args, code, c.code, c.want, out)
 		}
+	}
+}
+
+func TestUnitsSelectWhatIsGated(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	base := results(unitLines, map[string][]string{"R": noisy(rng, 10, 1000, 0.03)})
+	head := results(unitLines, map[string][]string{"R": noisy(rng, 10, 1500, 0.03)})
+	o := defaults
+	o.Units = regexp.MustCompile(`^ops/s$`)
+	rows := compare(t, base, head, o)
+	if len(rows) != 1 || rows[0].Unit != "ops/s" || !Failed(rows) {
+		t.Fatalf("-units ops/s: %+v", rows)
+	}
+	o.Units = regexp.MustCompile(`^p99-ns$`)
+	if rows := compare(t, base, head, o); len(rows) != 0 {
+		t.Fatalf("-units p99-ns: %+v", rows)
 	}
 }

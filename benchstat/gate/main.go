@@ -6,7 +6,7 @@
 // Benchmarks in only one side are reported, never failed. It prints a
 // markdown summary on stdout.
 //
-//	go run ./benchstat/gate [-alpha 0.05] [-threshold 5] [-holm] base.txt head.txt
+//	go run ./benchstat/gate [-alpha 0.05] [-threshold 5] [-holm] [-units regexp] base.txt head.txt
 //
 // Several files may be given per side as base1.txt,base2.txt. Exit status:
 // 0 pass, 1 regression, 2 bad usage or unreadable input.
@@ -16,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 )
 
@@ -24,6 +25,7 @@ func main() {
 	alpha := fs.Float64("alpha", 0.05, "significance level of the Mann-Whitney U test")
 	threshold := fs.Float64("threshold", 5, "percent change in the bad direction that fails")
 	holm := fs.Bool("holm", false, "Holm-Bonferroni correction across all compared series (fewer false alarms when many benchmarks are gated)")
+	units := fs.String("units", "", "regular expression: gate only the units it matches, e.g. '^(ns/op|cpu-ns/op)$' (default every unit)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: gate [flags] base.txt[,more.txt] head.txt[,more.txt]")
 		fs.PrintDefaults()
@@ -39,6 +41,14 @@ func main() {
 	if err := o.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "gate:", err)
 		os.Exit(2)
+	}
+	if *units != "" {
+		re, err := regexp.Compile(*units)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "gate: -units %s: %v\n", *units, err)
+			os.Exit(2)
+		}
+		o.Units = re
 	}
 	base, err := ReadFiles(strings.Split(fs.Arg(0), ",")...)
 	if err != nil {

@@ -33,7 +33,11 @@ func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 	fmt.Fprintf(w, "Base `%s`, head `%s`: %d series compared, %d improved, %d regressed, %d missing in head, %d new.\n",
 		baseName, headName, tested, count[Improvement], count[Regression], count[Missing], count[New])
 	fmt.Fprintf(w, "A series fails when a Mann-Whitney U test finds a difference at alpha %g%s and the head's median is worse by more than %g%%; "+
-		"a unit declared `assume=exact` fails on any worsening. Values are medians.\n\n", o.Alpha, corr, o.Threshold*100)
+		"a unit declared `assume=exact` fails on any worsening. Values are medians.", o.Alpha, corr, o.Threshold*100)
+	if o.Units != nil {
+		fmt.Fprintf(w, " Only units matching `%s` are gated.", o.Units)
+	}
+	fmt.Fprint(w, "\n\n")
 
 	var top, rest []Row
 	for _, r := range rows {
