@@ -29,6 +29,10 @@ out=results/compare
 # Defaults; a later copy of a flag overrides them (the flag package keeps
 # the last value).
 bench_args=(-threads 1 -test.benchtime 0.5s)
+# Units gated by default: tail percentiles (p99-ns and up) of a shared
+# machine swing with other processes' scheduling and failed A/A runs
+# (docs/gating.md); ops/s, MB/s and keys/s repeat ns/op. -units . gates all.
+units='^(ns/op|cpu-ns/op|p50-ns|B/op|allocs/op|read-B/op|write-amp|space-amp)$'
 gate_args=()
 stat_args=(-table= -ignore dir-fs)
 while [[ $# -gt 0 ]]; do
@@ -47,7 +51,7 @@ while [[ $# -gt 0 ]]; do
 	-o) out=${2:?-o needs a directory}; shift 2 ;;
 	-alpha) gate_args+=(-alpha "${2:?-alpha needs a value}"); stat_args+=(-alpha "$2"); shift 2 ;;
 	-threshold) gate_args+=(-threshold "${2:?-threshold needs a value}"); shift 2 ;;
-	-units) gate_args+=(-units "${2:?-units needs a regular expression}"); shift 2 ;;
+	-units) units=${2:?-units needs a regular expression}; shift 2 ;;
 	-holm) gate_args+=(-holm); shift ;;
 	-benchtime | -cpu | -timeout) bench_args+=("-test.${f#-}" "${2:?$f needs a value}"); shift 2 ;;
 	-benchtime=* | -cpu=* | -timeout=*) bench_args+=("-test.${f#-}"); shift ;;
@@ -119,7 +123,7 @@ echo "compare.sh: base $base_ref ($base_sha), head $head_ref ($head_sha), $count
 go tool benchstat "${stat_args[@]}" "$out/base.txt" "$out/head.txt" | tee -a "$out/benchstat.txt"
 echo
 set +e
-"$tmp/gate" "${gate_args[@]}" "$out/base.txt" "$out/head.txt" >"$out/gate.md"
+"$tmp/gate" -units "$units" "${gate_args[@]}" "$out/base.txt" "$out/head.txt" >"$out/gate.md"
 status=$?
 set -e
 cat "$out/gate.md"
