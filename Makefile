@@ -70,6 +70,7 @@ smoke:
 	set -o pipefail; \
 	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -dir "$$d" \
 	  $(LOAD_SMOKE) -latency_dir "$$d" .
+	@$(MAKE) --no-print-directory gate-smoke
 
 test: deps vet unit smoke
 
@@ -117,3 +118,26 @@ seed003: deps
 	  $(BENCH_FLAGS) -latency_dir $(RESULTS)/hgrm | tee $(RESULTS)/bloom.txt
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkHTTP' -benchtime 1x -count $(COUNT) -rate 5000,20000 \
 	  $(BENCH_FLAGS) -latency_dir $(RESULTS)/hgrm | tee $(RESULTS)/http.txt
+
+# Regression gate and charts (benchstat/, docs/gating.md).
+ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.7
+.PHONY: gate-smoke gate-e2e charts
+
+# gate-smoke: the pull-request workflow passes actionlint, and an A/A branch
+# comparison (HEAD against itself, 2 rounds, tiny data) passes the gate.
+gate-smoke:
+	$(GO) run $(ACTIONLINT) .github/workflows/bench.yml
+	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	benchstat/compare.sh HEAD HEAD -count 2 -bench 'BenchmarkReadRandom(Bolt|Memory)' -benchtime 1000x \
+	  -keys_mil 0.002 -valsz 256 -dir "$$d" -o "$$d/out" >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
+	head -1 "$$d/out/gate.md"
+
+# gate-e2e: a commit that makes Bolt's reads do four times the lookups
+# (built in a temporary worktree, never on a branch) must fail the gate.
+gate-e2e:
+	KVBENCH_E2E=1 $(GO) test -count 1 -run TestCompareCatchesSlowerEngine -v ./benchstat
+
+# charts: SVG charts of a results file into docs/img (make charts FILE=results/bench.txt).
+charts:
+	@test -n "$(FILE)" || { echo "usage: make charts FILE=results.txt" >&2; exit 2; }
+	$(GO) run ./benchstat/charts -o docs/img $(FILE)

@@ -279,6 +279,7 @@ func readRandom(b *testing.B, db engine.DB, threads int, hitRate float64) {
 	results := make([]readResult, threads)
 	readers, lats := newReaders(b, db, threads)
 	io0, _ := measure.ReadIO()
+	cpu0 := measure.CPUTime()
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
@@ -332,6 +333,7 @@ func readRandom(b *testing.B, db engine.DB, threads int, hitRate float64) {
 	})
 	elapsed := time.Since(start)
 	b.StopTimer()
+	cpu := measure.CPUTime() - cpu0
 	io1, _ := measure.ReadIO()
 	var ops, found, bytes int64
 	for i := range results {
@@ -349,7 +351,8 @@ func readRandom(b *testing.B, db engine.DB, threads int, hitRate float64) {
 	b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
 	b.ReportMetric(float64(io1.Sub(io0).ReadBytes)/float64(ops), "read-B/op")
-	measure.Merge(lats...).Report(b.ReportMetric) // p50-ns, p99-ns, p999-ns of the sampled reads
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(ops), "cpu-ns/op") // robust to other processes' load
+	measure.Merge(lats...).Report(b.ReportMetric)                        // p50-ns, p99-ns, p999-ns of the sampled reads
 }
 
 // newReaders opens one reader and one latency recorder per goroutine; the

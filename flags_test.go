@@ -377,6 +377,7 @@ func printConfig(w io.Writer, engines []engine.Info) {
 		}
 		line("engine-"+info.Name, v)
 	}
+	printUnits(w)
 }
 
 // printEngineConfig echoes every option one opened engine set, once per

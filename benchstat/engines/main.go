@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -47,8 +48,9 @@ func main() {
 		fatal(fmt.Errorf("%s: no per-engine benchmark results", os.Args[1]))
 	}
 	// Engines differ in their settings lines, so tables are split by unit
-	// only (-table=), not by configuration; later flags override these.
-	args := append([]string{"tool", "benchstat", "-col", "/engine", "-table="}, os.Args[2:]...)
+	// only (-table=), not by configuration, and free space on -dir changes
+	// from run to run; later flags override these.
+	args := append([]string{"tool", "benchstat", "-col", "/engine", "-table=", "-ignore", "dir-fs"}, os.Args[2:]...)
 	cmd := exec.Command("go", append(args, outPath)...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -70,7 +72,7 @@ func Rewrite(r io.Reader, name string, w io.Writer) (int, error) {
 	for rd.Scan() {
 		rec := rd.Result()
 		if res, ok := rec.(*benchfmt.Result); ok {
-			if nn, ok := EngineName(res.Name); ok {
+			if nn, ok := engname.EngineName(res.Name); ok {
 				res.Name = nn
 				renamed++
 			}

@@ -4,27 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
-
-	"golang.org/x/perf/benchfmt"
 )
-
-func TestEngineName(t *testing.T) {
-	for in, want := range map[string]string{
-		"ReadRandomBadger/valsz=1024/threads=8-2": "ReadRandom/engine=Badger/valsz=1024/threads=8-2",
-		"PopulateRocksDB-2":                       "Populate/engine=RocksDB-2",
-		"ReadRandomLmdb":                          "ReadRandom/engine=Lmdb",
-	} {
-		got, ok := EngineName(benchfmt.Name(in))
-		if !ok || string(got) != want {
-			t.Errorf("%s -> %s, %v; want %s", in, got, ok, want)
-		}
-	}
-	for _, in := range []string{"LmdbBatch/mode=txn-2", "Badger", "Disk/threads=1"} {
-		if got, ok := EngineName(benchfmt.Name(in)); ok {
-			t.Errorf("%s renamed to %s", in, got)
-		}
-	}
-}
 
 func TestRewriteLinesEnginesUp(t *testing.T) {
 	in := `goos: linux

@@ -1,4 +1,5 @@
-package main
+// Package engname finds the engine in a kvbench benchmark name.
+package engname
 
 import (
 	"bytes"
@@ -27,4 +28,31 @@ func EngineName(n benchfmt.Name) (benchfmt.Name, bool) {
 		}
 	}
 	return n, false
+}
+
+// Split parses "ReadRandomBadger/valsz=1024/threads=1-2" into the
+// operation "ReadRandom", the engine "Badger" and the sub-benchmark parts
+// "valsz=1024/threads=1" (the GOMAXPROCS suffix dropped).
+func Split(n benchfmt.Name) (op, engine, config string, ok bool) {
+	base, parts := n.Parts()
+	for _, t := range Titles {
+		if bytes.HasSuffix(base, []byte(t)) && len(base) > len(t) {
+			op, engine, ok = string(base[:len(base)-len(t)]), t, true
+			break
+		}
+	}
+	if !ok {
+		return "", "", "", false
+	}
+	var cfg []byte
+	for _, p := range parts {
+		if p[0] != '/' {
+			continue // -GOMAXPROCS
+		}
+		if len(cfg) > 0 {
+			cfg = append(cfg, '/')
+		}
+		cfg = append(cfg, p[1:]...)
+	}
+	return op, engine, string(cfg), true
 }

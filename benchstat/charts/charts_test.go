@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestLabels(t *testing.T) {
+	short, common := labels([]string{"valsz=1024/hit=63%/threads=1", "valsz=1024/hit=63%/threads=16"})
+	if !reflect.DeepEqual(short, []string{"threads=1", "threads=16"}) || common != "valsz=1024 hit=63%" {
+		t.Fatalf("%q %q", short, common)
+	}
+}
+
+func TestPercentileOrder(t *testing.T) {
+	for u, want := range map[string]float64{"p50-ns": 50, "p90-ns": 90, "p99-ns": 99, "p999-ns": 99.9, "p9999-ns": 99.99, "max-ns": 100} {
+		if got, ok := percentileOrder(u); !ok || got != want {
+			t.Errorf("%s: %v %v, want %v", u, got, ok, want)
+		}
+	}
+	if _, ok := percentileOrder("ops/s"); ok {
+		t.Error("ops/s is a percentile")
+	}
+}
+
+func TestSummarizeFallsBackToRange(t *testing.T) {
+	s := summarize([]float64{3, 1, 2})
+	if s.ci || s.lo != 1 || s.hi != 3 || s.center != 2 {
+		t.Fatalf("3 runs: %+v", s)
+	}
+	s = summarize([]float64{5, 1, 2, 4, 3, 6, 7, 8, 9, 10})
+	if !s.ci || s.lo > s.center || s.hi < s.center || s.lo < 1 || s.hi > 10 {
+		t.Fatalf("10 runs: %+v", s)
+	}
+}
+
+// TestDraw draws a small results file and checks every chart names its
+// engines and sub-benchmarks.
+func TestDraw(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("goos: linux\nUnit ops/s better=higher\n")
+	for run := range 6 {
+		for i, e := range []string{"Badger", "Bolt", "Pebble"} {
+			for _, th := range []int{1, 16} {
+				ns := float64(1000*(i+1)+10*run) / float64(th)
+				fmt.Fprintf(&b, "BenchmarkReadRandom%s/valsz=1024/threads=%d-2 1000 %.0f ns/op %.0f ops/s %.0f p50-ns %.0f p99-ns %.0f p999-ns\n", e, th, ns, 1e9/ns, ns, 3*ns, 9*ns)
+			}
+		}
+		fmt.Fprintf(&b, "BenchmarkPopulateBolt/sync=false-2 1 %d ns/op 1000 keys/s 1.5 write-amp\n", 1e9+run)
+		fmt.Fprintf(&b, "BenchmarkLmdbBatch/mode=txn-2 1 %d ns/op\n", 1e9+run) // not per engine: skipped
+	}
+	r, err := readResults(strings.NewReader(b.String()), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := drawAll(r, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"readrandom-ops-s.svg", "readrandom-latency-threads1.svg", "readrandom-latency-threads16.svg", "populate-keys-s.svg"}
+	if len(files) != len(want) {
+		t.Fatalf("wrote %q, want %q", files, want)
+	}
+	for i, f := range files {
+		if filepath.Base(f) != want[i] {
+			t.Errorf("file %d: %s, want %s", i, f, want[i])
+		}
+		svg, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{"<svg", "Bolt"} {
+			if !strings.Contains(string(svg), s) {
+				t.Errorf("%s lacks %q", f, s)
+			}
+		}
+	}
+	svg, _ := os.ReadFile(files[0])
+	for _, s := range []string{"Badger", "Pebble", "threads=16", "95% confidence interval"} {
+		if !strings.Contains(string(svg), s) {
+			t.Errorf("%s lacks %q", files[0], s)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
+)
+
+// series is every run of one operation, sub-benchmark, engine and unit.
+type series struct {
+	op, config, engine, unit string
+}
+
+// results holds the values of each series and the order things came in.
+type results struct {
+	values map[series][]float64
+	ops    []string            // operations in file order
+	config map[string][]string // sub-benchmarks of each operation, in file order
+}
+
+func readResults(r io.Reader, name string) (*results, error) {
+	res := &results{values: map[series][]float64{}, config: map[string][]string{}}
+	rd := benchfmt.NewReader(r, name)
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			// As benchstat does: say so and go on. A progress line that
+			// landed inside a result line costs that one result.
+			fmt.Fprintf(os.Stderr, "charts: skipping %v\n", rec)
+		case *benchfmt.Result:
+			op, eng, cfg, ok := engname.Split(rec.Name)
+			if !ok {
+				continue // not a per-engine benchmark
+			}
+			if _, seen := res.config[op]; !seen {
+				res.ops = append(res.ops, op)
+			}
+			if !contains(res.config[op], cfg) {
+				res.config[op] = append(res.config[op], cfg)
+			}
+			for _, v := range rec.Values {
+				unit, val := v.Unit, v.Value
+				if v.OrigUnit != "" {
+					unit, val = v.OrigUnit, v.OrigValue
+				}
+				k := series{op, cfg, eng, unit}
+				res.values[k] = append(res.values[k], val)
+			}
+		}
+	}
+	return res, rd.Err()
+}
+
+// engines lists the engines that reported unit for op, in the suite's
+// order.
+func (r *results) engines(op, unit string) []string {
+	var out []string
+	for _, e := range []string{"Badger", "Bolt", "Lmdb", "RocksDB", "Pebble", "Memory"} {
+		for _, c := range r.config[op] {
+			if _, ok := r.values[series{op, c, e, unit}]; ok {
+				out = append(out, e)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// summary is a median and the interval the whiskers show.
+type summary struct {
+	center, lo, hi float64
+	ci             bool // lo..hi is the 95% confidence interval; else min..max
+	n              int
+}
+
+// summarize uses benchmath's median and its 95% confidence interval. With
+// too few runs for an interval (fewer than 6) the whiskers show the range.
+func summarize(vals []float64) summary {
+	s := benchmath.NewSample(vals, &benchmath.DefaultThresholds)
+	sum := benchmath.AssumeNothing.Summary(s, 0.95)
+	out := summary{center: sum.Center, lo: sum.Lo, hi: sum.Hi, ci: true, n: len(vals)}
+	if math.IsInf(sum.Lo, 0) || math.IsInf(sum.Hi, 0) {
+		out.lo, out.hi, out.ci = s.Values[0], s.Values[len(s.Values)-1], false
+	}
+	return out
+}
+
+// labels shortens sub-benchmark names to the parts that differ between
+// them, and returns the parts they share.
+func labels(configs []string) (short []string, common string) {
+	split := make([][]string, len(configs))
+	count := map[string]int{}
+	for i, c := range configs {
+		split[i] = strings.Split(c, "/")
+		for _, p := range split[i] {
+			count[p]++
+		}
+	}
+	var shared []string
+	if len(configs) > 0 {
+		for _, p := range split[0] {
+			if count[p] == len(configs) && p != "" {
+				shared = append(shared, p)
+			}
+		}
+	}
+	for _, parts := range split {
+		var keep []string
+		for _, p := range parts {
+			if count[p] != len(configs) {
+				keep = append(keep, p)
+			}
+		}
+		short = append(short, strings.Join(keep, " "))
+	}
+	return short, strings.Join(shared, " ")
+}
+
+// units lists the units reported for op, sorted.
+func (r *results) units(op string) []string {
+	seen := map[string]bool{}
+	for k := range r.values {
+		if k.op == op {
+			seen[k.unit] = true
+		}
+	}
+	var out []string
+	for u := range seen {
+		out = append(out, u)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// format is the image type written: svg, or png for slides.
+var format = "svg"
+
+// engineColor keeps one colour per engine across every chart.
+func engineColor(engine string) color.Color {
+	for i, e := range []string{"Badger", "Bolt", "Lmdb", "RocksDB", "Pebble", "Memory"} {
+		if e == engine {
+			return plotutil.Color(i)
+		}
+	}
+	return color.Gray{Y: 128}
+}
+
+// bars is one engine's bars, one per group, with whiskers. Groups sit at
+// x = 0, 1, 2...; an engine's bar is offset inside its group.
+type bars struct {
+	sums          []summary
+	offset, width float64 // in x data units
+	color         color.Color
+}
+
+func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	line := draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
+	for g, s := range b.sums {
+		if s.n == 0 {
+			continue
+		}
+		x0, x1 := float64(g)+b.offset, float64(g)+b.offset+b.width
+		rect := []vg.Point{{X: trX(x0), Y: trY(0)}, {X: trX(x0), Y: trY(s.center)}, {X: trX(x1), Y: trY(s.center)}, {X: trX(x1), Y: trY(0)}}
+		c.FillPolygon(b.color, c.ClipPolygonY(rect))
+		xm, cap := trX((x0+x1)/2), (trX(x1)-trX(x0))/4
+		ylo, yhi := trY(s.lo), trY(s.hi)
+		c.StrokeLines(line, c.ClipLinesY(
+			[]vg.Point{{X: xm, Y: ylo}, {X: xm, Y: yhi}},
+			[]vg.Point{{X: xm - cap, Y: ylo}, {X: xm + cap, Y: ylo}},
+			[]vg.Point{{X: xm - cap, Y: yhi}, {X: xm + cap, Y: yhi}})...)
+	}
+}
+
+func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = -0.5, float64(len(b.sums))-0.5
+	for _, s := range b.sums {
+		ymax = math.Max(ymax, math.Max(s.hi, s.center))
+	}
+	return xmin, xmax, 0, ymax
+}
+
+func (b *bars) Thumbnail(c *draw.Canvas) {
+	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
+	c.FillPolygon(b.color, c.ClipPolygonY(pts))
+}
+
+// prefix scales large values to k or M for readable axes.
+func prefix(max float64) (float64, string) {
+	switch {
+	case max >= 1e6:
+		return 1e6, "M "
+	case max >= 1e3:
+		return 1e3, "k "
+	}
+	return 1, ""
+}
+
+// throughputChart draws op's engines side by side for each sub-benchmark.
+func throughputChart(r *results, op, unit, dir string) (string, error) {
+	engines := r.engines(op, unit)
+	configs := r.config[op]
+	short, common := labels(configs)
+	var max float64
+	sums := map[string][]summary{}
+	allCI := true
+	for _, e := range engines {
+		for _, c := range configs {
+			var s summary
+			if v := r.values[series{op, c, e, unit}]; len(v) > 0 {
+				s = summarize(v)
+				allCI = allCI && s.ci
+			}
+			sums[e] = append(sums[e], s)
+		}
+	}
+	whiskers := "95% confidence interval of the median"
+	if !allCI { // one kind of whisker per chart
+		whiskers = "min-max of the runs (too few runs for a 95% interval)"
+		for _, e := range engines {
+			for i, c := range configs {
+				if v := r.values[series{op, c, e, unit}]; len(v) > 0 {
+					sums[e][i].lo, sums[e][i].hi = minMax(v)
+				}
+			}
+		}
+	}
+	for _, ss := range sums {
+		for _, s := range ss {
+			max = math.Max(max, s.hi)
+		}
+	}
+	div, pre := prefix(max)
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: %s (median of runs; whiskers: %s)", op, unit, whiskers)
+	if common != "" {
+		p.Title.Text += "\n" + common
+	}
+	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p.Y.Label.Text = pre + unit
+	p.Y.Min = 0
+	p.Y.Max = 1.3 * max / div // room for the legend above the bars
+	p.NominalX(short...)
+	p.Legend.Top = true
+	p.Legend.Left = true
+	width := 0.8 / float64(len(engines))
+	for i, e := range engines {
+		b := &bars{offset: -0.4 + float64(i)*width, width: width * 0.9, color: engineColor(e)}
+		for _, s := range sums[e] {
+			b.sums = append(b.sums, summary{center: s.center / div, lo: s.lo / div, hi: s.hi / div, n: s.n, ci: s.ci})
+		}
+		p.Add(b)
+		p.Legend.Add(e, b)
+	}
+	p.Add(plotter.NewGrid())
+	name := filepath.Join(dir, fileName(op, unit)+"."+format)
+	w := vg.Length(math.Max(16, 1.2*float64(len(configs)*len(engines)))) * vg.Centimeter
+	return name, p.Save(w, 10*vg.Centimeter, name)
+}
+
+// percentile units, in order: p50-ns, p90-ns, ..., max-ns.
+var percentileUnit = regexp.MustCompile(`^p([0-9]+)-ns$`)
+
+func percentileOrder(unit string) (float64, bool) {
+	if unit == "max-ns" {
+		return 100, true
+	}
+	m := percentileUnit.FindStringSubmatch(unit)
+	if m == nil {
+		return 0, false
+	}
+	// p999 is 99.9: the digits after "99"... are decimals.
+	d := m[1]
+	v, _ := strconv.ParseFloat(d[:min(2, len(d))]+"."+d[min(2, len(d)):]+"0", 64)
+	return v, true
+}
+
+// latencyChart draws each engine's latency percentiles for one
+// sub-benchmark of op, on a log scale.
+func latencyChart(r *results, op, config, label string, units []string, dir string) (string, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s latency percentiles (median of runs; whiskers: range of runs)\n%s", op, strings.ReplaceAll(config, "/", " "))
+	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p.Y.Label.Text = "µs (log scale)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	names := make([]string, len(units))
+	for i, u := range units {
+		names[i] = strings.TrimSuffix(u, "-ns")
+	}
+	p.NominalX(names...)
+	p.Legend.Top = true
+	p.Legend.Left = true
+	for _, e := range r.engines(op, units[0]) {
+		var pts struct {
+			plotter.XYs
+			plotter.YErrors
+		}
+		for i, u := range units {
+			v := r.values[series{op, config, e, u}]
+			if len(v) == 0 {
+				continue
+			}
+			s := summarize(v)
+			lo, hi := minMax(v)               // the range is what the title promises
+			y := math.Max(s.center/1e3, 1e-3) // log scale: keep above 0
+			pts.XYs = append(pts.XYs, plotter.XY{X: float64(i), Y: y})
+			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{y - math.Max(lo/1e3, 1e-3), hi/1e3 - y})
+		}
+		if len(pts.XYs) == 0 {
+			continue
+		}
+		l, sc, err := plotter.NewLinePoints(pts.XYs)
+		if err != nil {
+			return "", err
+		}
+		l.Color, sc.Color = engineColor(e), engineColor(e)
+		eb, err := plotter.NewYErrorBars(pts)
+		if err != nil {
+			return "", err
+		}
+		eb.Color = engineColor(e)
+		p.Add(l, sc, eb)
+		p.Legend.Add(e, l, sc)
+	}
+	p.Add(plotter.NewGrid())
+	name := filepath.Join(dir, fileName(op, "latency", label)+"."+format)
+	return name, p.Save(16*vg.Centimeter, 10*vg.Centimeter, name)
+}
+
+func minMax(v []float64) (lo, hi float64) {
+	lo, hi = v[0], v[0]
+	for _, x := range v {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return lo, hi
+}
+
+var unsafeName = regexp.MustCompile(`[^a-z0-9=]+`)
+
+// fileName makes "ReadRandom", "ops/s" into "readrandom-ops-s".
+func fileName(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p = strings.Trim(unsafeName.ReplaceAllString(strings.ToLower(p), "-"), "-"); p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.ReplaceAll(strings.Join(out, "-"), "=", "")
+}
