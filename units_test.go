@@ -52,10 +52,29 @@ var metricUnits = []metricUnit{
 	{unit: "p999-ns", better: "lower"},
 	{unit: "p9999-ns", better: "lower"},
 	{unit: "max-ns", better: "lower"},
+	{unit: "records/s", better: "higher"},
+	{unit: "write-ops/s", better: "higher"},
+	{unit: "knee-p99-ns", better: "lower"},
+	{unit: "lag-p99-ns", better: "lower"},
+	{unit: "write-p99-ns", better: "lower"},
+	{unit: "open-read-ns", better: "lower"},
+	{unit: "exit-ns", better: "lower"},
+	{unit: "all-s", better: "lower"},
+	{unit: "fsync-ms", better: "lower"},
+	{unit: "read-KB/op", better: "lower"},
+	{unit: "open-read-KB", better: "lower"},
+	{unit: "majflt/op", better: "lower"},
+	{unit: "minflt/op", better: "lower"},
+	{unit: "peak-rss-KB", better: "lower"},
+	{unit: "build-rss-MB", better: "lower"},
+	{unit: "rss-grow-MB", better: "lower"},
 	// Informational: set by flags or by the data, not better either way.
 	{unit: "hit%"},
 	{unit: "keys/op"},
 	{unit: "values/op"},
+	{unit: "file-MiB"},
+	{unit: "cached-KB"},        // how warm a cold start really was
+	{unit: "cold-resident-MB"}, // what eviction left in the page cache
 }
 
 // printUnits writes one benchfmt Unit line per metric with metadata, e.g.
