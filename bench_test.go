@@ -58,6 +58,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
 		os.Exit(1)
 	}
+	benchmarksRunning.Store(true)
 	os.Exit(m.Run())
 }
 

@@ -113,9 +113,19 @@ func writeAll(db engine.DB, g *dataset.Gen, batchSize, writers int, label string
 	return nil
 }
 
+// benchmarksRunning is set once TestMain hands over to the benchmarks.
+var benchmarksRunning atomic.Bool
+
 // startProgress reports a long write on stderr: a live line on a terminal,
 // otherwise a rate line every few seconds, like badger-bench's populate.
+//
+// Only before benchmarks start: go test sends stderr into the same stream
+// as stdout, and a line written while a benchmark runs would split that
+// benchmark's result line, which benchstat then drops.
 func startProgress(label string, total uint64, done *atomic.Int64) (stop func()) {
+	if benchmarksRunning.Load() {
+		return func() {}
+	}
 	fi, _ := os.Stderr.Stat()
 	tty := fi != nil && fi.Mode()&os.ModeCharDevice != 0
 	every := 5 * time.Second
