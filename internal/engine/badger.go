@@ -50,7 +50,27 @@ func init() {
 		Version:      func() string { return ModuleVersion(badgerModule, badger.Open) },
 		Open:         openBadger,
 		Compressions: []string{"none", "snappy", "zstd"},
+		Params: []Param{
+			{Name: "badger_vthreshold", Default: "1048576", Shapes: true, Check: checkBadgerThreshold,
+				Usage: "values of at least this many bytes go to Badger's value log (Badger v4's default is 1 MiB)"},
+		},
+		Layout:       lsmLayout,
+		TableFilters: true,
+		Dims: []Dim{
+			// Seed 000: Badger alone fetches values ahead of its iterator.
+			{Name: "prefetch", Values: []string{"true", "false"}, For: []string{"Prefetch"},
+				Apply: func(v string, _ *Options, it *IterOptions) { it.NoPrefetch = v == "false" }},
+			boundDim,
+		},
 	})
+}
+
+func checkBadgerThreshold(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1<<30 {
+		return errors.New("must be from 1 to 1073741824")
+	}
+	return nil
 }
 
 // badgerZstdLevel matches the zstd level Pebble (ZstdCompression) and
@@ -124,9 +144,9 @@ func openBadger(o Options) (DB, error) {
 	// batch). An explicit threshold is passed through so Badger reports the
 	// conflict; its 1 MiB default is clamped so a small memtable still opens.
 	maxBatch := bo.MemTableSize * 15 / 100
-	thresholdNote := " (BadgerValueThreshold)"
-	if o.BadgerValueThreshold > 0 {
-		bo.ValueThreshold = int64(o.BadgerValueThreshold)
+	thresholdNote := " (-badger_vthreshold)"
+	if vt, _ := strconv.ParseInt(o.Params["badger_vthreshold"], 10, 64); vt > 0 {
+		bo.ValueThreshold = vt
 	} else if bo.ValueThreshold > maxBatch {
 		bo.ValueThreshold = maxBatch
 		thresholdNote = " (default 1MiB clamped to 15% of memtable)"

@@ -50,6 +50,20 @@ func init() {
 		Version:      func() string { return ModuleVersion(boltModule, bolt.Open) },
 		Open:         openBolt,
 		Compressions: []string{"none"},
+		Params: []Param{
+			{Name: "bolt_freelist", Default: "map", Choices: []string{"map", "array"}, Shapes: true,
+				Usage: "bbolt freelist type: map or array"},
+			{Name: "bolt_write", Default: "update", Choices: []string{"update", "batch"},
+				Usage: "how bbolt commits a batch: update (DB.Update) or batch (DB.Batch)"},
+		},
+		Layout: func(o Options) map[string]string { return nil },
+		Dims: []Dim{
+			// DB.Update (one transaction per batch) against DB.Batch
+			// (concurrent callers coalesced into one transaction), the
+			// switch badger-bench made for bbolt.
+			{Name: "mode", Values: []string{"update", "batch"}, For: []string{"Batch"},
+				Apply: func(v string, o *Options, _ *IterOptions) { *o = o.WithParam("bolt_write", v) }},
+		},
 	})
 }
 
@@ -101,25 +115,15 @@ func roundUpInt64(n, to int64) int64 {
 }
 
 func openBolt(o Options) (DB, error) {
-	var fl bolt.FreelistType
-	switch o.BoltFreelist {
-	case "array":
+	fl := bolt.FreelistMapType
+	if o.Params["bolt_freelist"] == "array" {
 		fl = bolt.FreelistArrayType
-	case "map":
-		fl = bolt.FreelistMapType
-	default:
-		return nil, fmt.Errorf("engine bolt: freelist %q: want array or map", o.BoltFreelist)
-	}
-	switch o.BoltWriteMode {
-	case "update", "batch":
-	default:
-		return nil, fmt.Errorf("engine bolt: write mode %q: want update or batch", o.BoltWriteMode)
 	}
 	d := &boltDB{
 		dir:       o.Dir,
 		readOnly:  o.ReadOnly,
-		writeMode: o.BoltWriteMode,
-		freelist:  o.BoltFreelist,
+		writeMode: o.Params["bolt_write"],
+		freelist:  o.Params["bolt_freelist"],
 		mmapSize:  boltInitialMmap(o.ExpectedBytes),
 	}
 	path := filepath.Join(o.Dir, boltFile)

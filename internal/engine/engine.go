@@ -47,26 +47,10 @@ type Options struct {
 	// MDB_MAP_FULL.
 	ExpectedBytes int64
 
-	// LmdbReadahead leaves OS readahead on for LMDB's map (MDB_NORDAHEAD
-	// when false).
-	LmdbReadahead bool
-
-	// LmdbWriteMode is how LMDB batches commit: "update" runs Env.Update
-	// (which locks the OS thread for the caller), "txn" locks the thread
-	// and drives BeginTxn/Commit by hand. Seed 001 compared the two.
-	LmdbWriteMode string
-
-	// BoltFreelist is bbolt's freelist type: "array" or "map".
-	BoltFreelist string
-
-	// BoltWriteMode is how bbolt batches commit: "update" (DB.Update, one
-	// transaction per batch) or "batch" (DB.Batch, which coalesces
-	// concurrent callers into one transaction).
-	BoltWriteMode string
-
-	// BadgerValueThreshold: values at least this large go to Badger's
-	// value log, and the LSM keeps only a pointer.
-	BadgerValueThreshold int
+	// Params holds the values of the engine's own options (Info.Params),
+	// by name. Open checks them against their declaration and fills in the
+	// default of every option missing here, so adapters read o.Params[name].
+	Params map[string]string
 
 	// Many-table LSM layouts (unmerged tables, as in seed 003's Bloom
 	// filter experiment); B-trees ignore both.
@@ -184,6 +168,102 @@ type Info struct {
 	Compressions []string
 	// Reference marks a calibration rail that is not a store.
 	Reference bool
+	// Missing, when set, says why the engine is declared but not compiled
+	// into this binary (RocksDB without -tags rocksdb); Open is nil then.
+	Missing string
+
+	// Params are the options of this engine alone, each a flag of its own.
+	Params []Param
+	// Layout returns the values of the common options that shape this
+	// engine's files (bloom bits, memtable size...); Params marked Shapes
+	// are added to it by FileLayout. nil: none.
+	Layout func(o Options) map[string]string
+	// Dims are option variants workloads sweep as sub-benchmarks.
+	Dims []Dim
+	// TableFilters: the engine builds per-table filters and can keep many
+	// unmerged tables (Options.DisableCompactions, Options.BloomFPR).
+	TableFilters bool
+}
+
+// Param is an option only one engine has: a flag -<Name>, checked against
+// Choices (or Check) before any work, echoed as a configuration line, and
+// part of a fixture's key when it Shapes the files.
+type Param struct {
+	Name    string // flag name: "lmdb_write"
+	Default string
+	Usage   string
+	Choices []string          // accepted values; nil: Check decides
+	Check   func(string) error // for values that are not a short list
+	Shapes  bool               // changes the files the engine writes
+	Bool    bool               // a boolean flag (-name alone means true)
+}
+
+// Validate reports whether v is an accepted value of p.
+func (p Param) Validate(v string) error {
+	if p.Check != nil {
+		return p.Check(v)
+	}
+	for _, c := range p.Choices {
+		if c == v {
+			return nil
+		}
+	}
+	return fmt.Errorf("must be one of %s", strings.Join(p.Choices, ", "))
+}
+
+// Dim is one option a workload sweeps as a sub-benchmark dimension on
+// this engine: name=value for each value, applied to the open options
+// and, for iterator options, to each iterator.
+type Dim struct {
+	Name   string   // sub-benchmark key: "readahead", "mode", "prefetch", "bound"
+	Values []string // in the order they run
+	For    []string // the workloads that sweep it, by name ("Iterate", "Prefetch", "Batch")
+	Apply  func(v string, o *Options, it *IterOptions)
+}
+
+// DimsFor lists the engine's dimensions that workload sweeps.
+func (i Info) DimsFor(workload string) []Dim {
+	var out []Dim
+	for _, d := range i.Dims {
+		for _, w := range d.For {
+			if w == workload {
+				out = append(out, d)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// WithParam returns o with the engine option name set to v; o's own map
+// is not modified.
+func (o Options) WithParam(name, v string) Options {
+	m := make(map[string]string, len(o.Params)+1)
+	for k, x := range o.Params {
+		m[k] = x
+	}
+	m[name] = v
+	o.Params = m
+	return o
+}
+
+// FileLayout is every option value that shapes the engine's files under o.
+func (i Info) FileLayout(o Options) map[string]string {
+	m := map[string]string{}
+	if i.Layout != nil {
+		for k, v := range i.Layout(o) {
+			m[k] = v
+		}
+	}
+	for _, p := range i.Params {
+		if p.Shapes {
+			m[p.Name] = i.withDefaults(o).Params[p.Name]
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 var registry = map[string]Info{}
@@ -216,8 +296,21 @@ func All() []Info {
 func Open(name string, o Options) (DB, error) {
 	i, ok := registry[name]
 	if !ok {
-		return nil, fmt.Errorf("engine %q is not compiled in (have %s)", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("engine %q is not registered (have %s)", name, strings.Join(Names(), ", "))
 	}
+	if i.Missing != "" {
+		return nil, fmt.Errorf("engine %s is not compiled in: %s", name, i.Missing)
+	}
+	for k, v := range o.Params {
+		p, ok := i.param(k)
+		if !ok {
+			return nil, fmt.Errorf("engine %s: no option %q", name, k)
+		}
+		if err := p.Validate(v); err != nil {
+			return nil, fmt.Errorf("engine %s: option %s=%q: %v", name, k, v, err)
+		}
+	}
+	o = i.withDefaults(o)
 	if err := i.CheckCompression(o.Compression); err != nil {
 		return nil, err
 	}
@@ -230,6 +323,26 @@ func Open(name string, o Options) (DB, error) {
 		}
 	}
 	return i.Open(o)
+}
+
+// withDefaults returns o with every option of the engine that o does not
+// set at its declared default.
+func (i Info) withDefaults(o Options) Options {
+	for _, p := range i.Params {
+		if _, ok := o.Params[p.Name]; !ok {
+			o = o.WithParam(p.Name, p.Default)
+		}
+	}
+	return o
+}
+
+func (i Info) param(name string) (Param, bool) {
+	for _, p := range i.Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Param{}, false
 }
 
 // CheckCompression reports whether the engine can store blocks compressed c.

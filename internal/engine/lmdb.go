@@ -9,7 +9,7 @@
 //   - LMDB is a B-tree over an mmap: no block cache of its own, reads go
 //     through the OS page cache, so Options.CacheMB does not apply; no
 //     compression (only "none" is accepted). MDB_NORDAHEAD unless
-//     Options.LmdbReadahead: for random reads over more data than RAM, OS
+//     -lmdb_readahead: for random reads over more data than RAM, OS
 //     readahead fills the page cache with neighbouring pages nobody reads.
 //   - The map size is computed from ExpectedBytes generously (see
 //     lmdbMapSize): the map is sparse address space, so it costs nothing, and
@@ -52,6 +52,22 @@ func init() {
 		Version:      func() string { return ModuleVersion(lmdbModule, lmdbNewEnv) },
 		Open:         openLMDB,
 		Compressions: []string{"none"},
+		Params: []Param{
+			{Name: "lmdb_readahead", Default: "true", Bool: true, Choices: []string{"true", "false"},
+				Usage: "leave OS readahead on for LMDB's memory map (false sets MDB_NORDAHEAD)"},
+			{Name: "lmdb_write", Default: "update", Choices: []string{"update", "txn"},
+				Usage: "how LMDB commits a batch: update (Env.Update) or txn (locked thread, BeginTxn/Commit)"},
+		},
+		Dims: []Dim{
+			// Seed 001 found OS readahead on the map decides a cold scan
+			// by an order of magnitude.
+			{Name: "readahead", Values: []string{"on", "off"}, For: []string{"Iterate", "Prefetch"},
+				Apply: func(v string, o *Options, _ *IterOptions) { *o = o.WithParam("lmdb_readahead", strconv.FormatBool(v == "on")) }},
+			// Seed 001's batch experiment: Env.Update ("SimpleBatched")
+			// against a hand-driven write transaction ("TxnBatched").
+			{Name: "mode", Values: []string{"update", "txn"}, For: []string{"Batch"},
+				Apply: func(v string, o *Options, _ *IterOptions) { *o = o.WithParam("lmdb_write", v) }},
+		},
 	})
 }
 
@@ -109,11 +125,6 @@ type lmdbDB struct {
 }
 
 func openLMDB(o Options) (DB, error) {
-	switch o.LmdbWriteMode {
-	case "update", "txn":
-	default:
-		return nil, fmt.Errorf("engine lmdb: write mode %q: want update or txn", o.LmdbWriteMode)
-	}
 	var fileSize int64
 	if fi, err := os.Stat(filepath.Join(o.Dir, lmdbDataFile)); err == nil {
 		fileSize = fi.Size()
@@ -141,6 +152,8 @@ func openLMDB(o Options) (DB, error) {
 }
 
 func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
+	writeMode := o.Params["lmdb_write"]
+	readahead := o.Params["lmdb_readahead"] == "true"
 	env, err := lmdbNewEnv()
 	if err != nil {
 		return nil, fmt.Errorf("engine lmdb: %w", err)
@@ -157,7 +170,7 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 		return fail("set map size", err)
 	}
 	var flags uint
-	if !o.LmdbReadahead {
+	if !readahead {
 		flags |= lmdbNoReadahead
 	}
 	if !o.Sync {
@@ -169,7 +182,7 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	if err := env.Open(o.Dir, flags, 0o644); err != nil {
 		return fail("open "+o.Dir, err)
 	}
-	d := &lmdbDB{env: env, dir: o.Dir, readOnly: o.ReadOnly, writeMode: o.LmdbWriteMode}
+	d := &lmdbDB{env: env, dir: o.Dir, readOnly: o.ReadOnly, writeMode: writeMode}
 	openRoot := func(txn *lmdbTxn) (err error) {
 		d.dbi, err = txn.OpenRoot(0)
 		return err
@@ -198,13 +211,13 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	d.settings = []Setting{
 		{"map_size_rule", lmdbMapRule},
 		{"expected_bytes", strconv.FormatInt(o.ExpectedBytes, 10)},
-		{"readahead", strconv.FormatBool(o.LmdbReadahead)},
+		{"readahead", strconv.FormatBool(readahead)},
 		{"sync", strconv.FormatBool(o.Sync)},
 		{"nosync", strconv.FormatBool(!o.Sync)},
 		{"nometasync", strconv.FormatBool(!o.Sync)},
 		{"writemap", "false"},
 		{"notls", "true (forced by the binding)"},
-		{"write_mode", o.LmdbWriteMode},
+		{"write_mode", writeMode},
 		{"max_readers", strconv.Itoa(maxReaders)},
 		{"readonly", strconv.FormatBool(o.ReadOnly)},
 		{"page_size", strconv.FormatUint(uint64(st.PSize), 10)},

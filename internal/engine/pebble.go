@@ -45,6 +45,9 @@ func init() {
 		Version:      func() string { return ModuleVersion(pebbleModule, pebble.Open) },
 		Open:         openPebble,
 		Compressions: []string{"none", "snappy", "zstd"},
+		Layout:       lsmLayout,
+		TableFilters: true,
+		Dims:         []Dim{boundDim},
 	})
 }
 

@@ -63,18 +63,11 @@ import (
 	"github.com/linxGnu/grocksdb"
 )
 
-const rocksdbModule = "github.com/linxGnu/grocksdb"
-
-func init() {
-	Register(Info{
-		Name:         "rocksdb",
-		Title:        "RocksDB",
-		Module:       rocksdbModule,
-		Version:      func() string { return ModuleVersion(rocksdbModule, grocksdb.OpenDb) },
-		Open:         openRocksDB,
-		Compressions: []string{"none", "snappy", "zstd"},
-	})
-}
+// The adapter behind RocksDB's declaration (rocksdb_info.go).
+var (
+	rocksdbVersion = func() string { return ModuleVersion(rocksdbModule, grocksdb.OpenDb) }
+	rocksdbOpen    = openRocksDB
+)
 
 // rocksdbHeaderLogLevel is InfoLogLevel::HEADER_LEVEL, the highest level
 // (grocksdb names only up to FATAL).

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -61,3 +62,14 @@ func allocated(fi os.FileInfo) int64 {
 	}
 	return fi.Size()
 }
+
+// lsmLayout is what shapes an LSM's files besides compression: its table
+// filters and the size its memtables flush at.
+func lsmLayout(o Options) map[string]string {
+	return map[string]string{"b": strconv.Itoa(o.BloomBitsPerKey), "m": strconv.Itoa(o.MemtableMB)}
+}
+
+// boundDim: an LSM iterator takes a real upper bound (a B-tree cursor
+// stops at the first key past a prefix either way). The workload bounds
+// each iterator to its prefix when the value is "prefix".
+var boundDim = Dim{Name: "bound", Values: []string{"none", "prefix"}, For: []string{"Prefetch"}}

@@ -158,3 +158,18 @@ func mincore(b, vec []byte) error {
 	}
 	return nil
 }
+
+// ResidentDir sums Resident over the regular files under dir.
+func ResidentDir(dir string) (resident, total int64) {
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		if r, t, err := Resident(path); err == nil {
+			resident += r
+			total += t
+		}
+		return nil
+	})
+	return resident, total
+}

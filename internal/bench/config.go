@@ -1,0 +1,297 @@
+// Package bench holds every workload of the suite and the one lifecycle
+// they share: a run configuration parsed once, fixtures declared by the
+// workloads and built before any benchmark runs, one open/warm/evict/close
+// sequence, one batch writer, and output that keeps every result beside
+// the settings it was measured with. The root package's benchmarks are
+// generated one-line wrappers over Run (see wrappers.go).
+//
+// Like Pebble's bench package, it owns no flag globals: flags bind to a
+// Config (Config.Bind), and bodies read the Env they are given.
+package bench
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kvbench/kvbench/internal/engine"
+)
+
+// Config is every setting of one run, as flags give it. Validate checks
+// it before any work starts.
+type Config struct {
+	KeysMil     float64
+	ValSize     int
+	Dir         string
+	Seed        uint64
+	ValueRatio  float64
+	Sync        bool
+	CacheMB     int
+	MemtableMB  int
+	Compression string
+	BloomBits   int
+	Batch       int
+	Writers     int
+	Verify      string
+	DropCaches  bool
+	ScanLen     int
+	Threads     IntList
+	HitRates    FloatList
+	Caches      WordList
+
+	// EngineParams are the engines' own options (engine.Info.Params), by
+	// flag name; an option missing here is at its default.
+	EngineParams map[string]string
+
+	Prefetch PrefetchConfig
+	Embed    EmbedConfig
+	Load     LoadConfig
+}
+
+// Default is the configuration with every flag at its default.
+func Default() Config {
+	c := Config{
+		KeysMil: 0.1, ValSize: 1024, Seed: 1, ValueRatio: 1, CacheMB: 64, MemtableMB: 64,
+		Compression: "none", BloomBits: 10, Batch: 1000, Writers: 1, Verify: "cheap", ScanLen: 100,
+		Threads: IntList{1, 16}, HitRates: FloatList{0.63}, Caches: WordList{"warm", "cold"},
+		EngineParams: map[string]string{},
+	}
+	c.Prefetch.defaults()
+	c.Embed.defaults()
+	c.Load.defaults()
+	return c
+}
+
+// Bind registers every flag of the suite on fs, each bound to a field of c
+// (whose current values are the defaults).
+func (c *Config) Bind(fs *flag.FlagSet) {
+	fs.Float64Var(&c.KeysMil, "keys_mil", c.KeysMil, "number of distinct keys, in millions (0.01 is 10,000)")
+	fs.IntVar(&c.ValSize, "valsz", c.ValSize, "value size in bytes")
+	fs.StringVar(&c.Dir, "dir", c.Dir, "directory for fixtures and scratch databases (default: the user cache directory); the suite works only inside <dir>/kvbench")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of keys and values")
+	fs.Float64Var(&c.ValueRatio, "value_ratio", c.ValueRatio, "fraction of each value that is random: 1 is incompressible, 0.5 compresses about 2x")
+	fs.BoolVar(&c.Sync, "sync", c.Sync, "make every committed batch durable before the commit returns (all engines)")
+	fs.IntVar(&c.CacheMB, "cache_mb", c.CacheMB, "block cache of the LSM engines in MiB (B-trees read through the OS page cache)")
+	fs.IntVar(&c.MemtableMB, "memtable_mb", c.MemtableMB, "memtable (write buffer) of the LSM engines in MiB")
+	fs.StringVar(&c.Compression, "compression", c.Compression, "block compression of the LSM engines: none, snappy or zstd (B-trees never compress)")
+	fs.IntVar(&c.BloomBits, "bloom_bits", c.BloomBits, "Bloom filter bits per key of the LSM engines; 0 turns filters off")
+	fs.IntVar(&c.Batch, "batch", c.Batch, "keys per write batch in populate and fixture builds")
+	fs.IntVar(&c.Writers, "writers", c.Writers, "goroutines writing batches concurrently in populate")
+	fs.StringVar(&c.Verify, "verify", c.Verify, "how reads are verified: cheap (length and three words) or full (every byte)")
+	fs.BoolVar(&c.DropCaches, "drop_caches", c.DropCaches, "cache=cold also writes 3 to /proc/sys/vm/drop_caches (root only), on top of evicting the fixture's files")
+	fs.IntVar(&c.ScanLen, "scan_len", c.ScanLen, "entries read after each seek in BenchmarkScan")
+	fs.Var(&c.Threads, "threads", "comma-separated reader goroutine counts, one sub-benchmark each")
+	fs.Var(&c.HitRates, "hit_rate", "comma-separated fractions of random reads that ask for a key that exists, one sub-benchmark each (0,0.63,1 adds the all-miss and all-hit cases)")
+	fs.Var(&c.Caches, "cache", "comma-separated page cache states to read in: warm (one untimed pass first) and cold (fixture evicted from the page cache, then reopened)")
+	for _, info := range engine.All() {
+		for _, p := range info.Params {
+			fs.Var(&paramValue{c: c, p: p}, p.Name, p.Usage)
+		}
+	}
+	c.Prefetch.bind(fs)
+	c.Embed.bind(fs)
+	c.Load.bind(fs)
+}
+
+// paramValue binds an engine option's flag to Config.EngineParams.
+type paramValue struct {
+	c *Config
+	p engine.Param
+}
+
+func (v *paramValue) String() string {
+	if v.c == nil {
+		return ""
+	}
+	return v.c.param(v.p)
+}
+
+func (v *paramValue) Set(s string) error {
+	if v.c.EngineParams == nil {
+		v.c.EngineParams = map[string]string{}
+	}
+	v.c.EngineParams[v.p.Name] = s
+	return nil
+}
+
+func (v *paramValue) IsBoolFlag() bool { return v.p.Bool }
+
+func (c *Config) param(p engine.Param) string {
+	if v, ok := c.EngineParams[p.Name]; ok {
+		return v
+	}
+	return p.Default
+}
+
+// flagError names the flag and what it accepts.
+func flagError(name string, val any, want string) error {
+	return fmt.Errorf("-%s %v: %s", name, val, want)
+}
+
+// Validate checks every setting without touching the disk.
+func (c *Config) Validate() error {
+	var errs []error
+	if k := c.KeysMil; !(k > 0 && k <= 10_000) || k*1e6 < 1 {
+		errs = append(errs, flagError("keys_mil", k, "must be more than 0 (at least one key) and at most 10000"))
+	}
+	if v := c.ValSize; v < 1 || v > 64<<20 {
+		errs = append(errs, flagError("valsz", v, "must be from 1 to 67108864 bytes"))
+	}
+	for _, h := range c.HitRates {
+		if !(h >= 0 && h <= 1) {
+			errs = append(errs, flagError("hit_rate", h, "must be from 0 to 1"))
+		}
+	}
+	for _, s := range c.Caches {
+		if s != Warm && s != Cold {
+			errs = append(errs, flagError("cache", s, "must be warm or cold"))
+		}
+	}
+	if len(c.Threads) == 0 {
+		errs = append(errs, flagError("threads", "", "must list at least one count"))
+	}
+	intRange := func(name string, v, lo, hi int, want string) {
+		if v < lo || v > hi {
+			errs = append(errs, flagError(name, v, want))
+		}
+	}
+	intRange("scan_len", c.ScanLen, 1, 1_000_000, "must be from 1 to 1000000")
+	intRange("cache_mb", c.CacheMB, 1, 1<<20, "must be from 1 to 1048576")
+	intRange("memtable_mb", c.MemtableMB, 1, 4096, "must be from 1 to 4096")
+	intRange("bloom_bits", c.BloomBits, 0, 64, "must be from 0 (off) to 64")
+	intRange("batch", c.Batch, 1, 10_000_000, "must be from 1 to 10000000")
+	intRange("writers", c.Writers, 1, 256, "must be from 1 to 256")
+	if r := c.ValueRatio; !(r > 0 && r <= 1) {
+		errs = append(errs, flagError("value_ratio", r, "must be more than 0 and at most 1"))
+	}
+	for _, w := range []struct {
+		name, v string
+		opts    []string
+	}{
+		{"compression", c.Compression, []string{"none", "snappy", "zstd"}},
+		{"verify", c.Verify, []string{"cheap", "full"}},
+	} {
+		if !contains(w.opts, w.v) {
+			errs = append(errs, flagError(w.name, w.v, "must be one of "+strings.Join(w.opts, ", ")))
+		}
+	}
+	known := map[string]bool{}
+	for _, info := range engine.All() {
+		for _, p := range info.Params {
+			known[p.Name] = true
+			if err := p.Validate(c.param(p)); err != nil {
+				errs = append(errs, flagError(p.Name, c.param(p), err.Error()))
+			}
+		}
+	}
+	for name := range c.EngineParams {
+		if !known[name] {
+			errs = append(errs, flagError(name, c.EngineParams[name], "is no engine's option"))
+		}
+	}
+	errs = append(errs, c.Prefetch.validate()...)
+	errs = append(errs, c.Embed.validate()...)
+	errs = append(errs, c.Load.validate()...)
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
+}
+
+// Keys is the number of distinct keys.
+func (c *Config) Keys() uint64 { return uint64(c.KeysMil*1e6 + 0.5) }
+
+// Options is the one place the configuration becomes engine options, with
+// the same intent for every engine. dir is the engine's directory.
+func (c *Config) Options(info engine.Info, dir string, logicalBytes int64) engine.Options {
+	comp := c.Compression
+	if info.CheckCompression(comp) != nil {
+		comp = "none" // B-trees store values as they are
+	}
+	o := engine.Options{
+		Dir:             dir,
+		Sync:            c.Sync,
+		CacheMB:         c.CacheMB,
+		MemtableMB:      c.MemtableMB,
+		Compression:     comp,
+		BloomBitsPerKey: c.BloomBits,
+		ExpectedBytes:   logicalBytes,
+	}
+	for _, p := range info.Params {
+		o = o.WithParam(p.Name, c.param(p))
+	}
+	return o
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// FloatList is a comma-separated list of numbers; Validate checks their
+// range so the error names the flag like every other.
+type FloatList []float64
+
+func (l *FloatList) String() string {
+	s := make([]string, len(*l))
+	for i, v := range *l {
+		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *FloatList) Set(v string) error {
+	var out FloatList
+	for _, f := range strings.Split(v, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", f)
+		}
+		out = append(out, x)
+	}
+	*l = out
+	return nil
+}
+
+// WordList is a comma-separated list of words, checked by Validate.
+type WordList []string
+
+func (l *WordList) String() string { return strings.Join(*l, ",") }
+
+func (l *WordList) Set(v string) error {
+	var out WordList
+	for _, f := range strings.Split(v, ",") {
+		out = append(out, strings.TrimSpace(f))
+	}
+	*l = out
+	return nil
+}
+
+// IntList is a comma-separated list of whole numbers from 1 to 4096.
+type IntList []int
+
+func (l *IntList) String() string {
+	s := make([]string, len(*l))
+	for i, v := range *l {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l *IntList) Set(v string) error {
+	var out IntList
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 4096 {
+			return fmt.Errorf("%q is not a whole number from 1 to 4096", f)
+		}
+		out = append(out, n)
+	}
+	*l = out
+	return nil
+}

@@ -1,0 +1,176 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// Env is one run: its validated configuration, the data set, the suite's
+// own directory under -dir, the fixtures built for it, and its output.
+type Env struct {
+	Cfg       Config
+	Keys      uint64
+	Gen       *dataset.Gen
+	FullCheck bool
+	Root      dataset.Root // zero until Setup opens -dir
+	Dir       string       // -dir as given or defaulted, absolute
+
+	// Out receives configuration lines and, through testing, results;
+	// Log receives progress, never among result lines.
+	Out io.Writer
+	Log io.Writer
+
+	// Running is set once benchmarks run: progress lines would split
+	// result lines then, so long work stops reporting progress.
+	Running atomic.Bool
+
+	mu       sync.Mutex
+	fixtures map[string]string // built fixtures' directories, by name
+	shown    map[string]string // settings-<engine> lines in force
+	warned   map[string]bool
+	scratchN atomic.Int64
+}
+
+// NewEnv validates c and derives the data set; it touches no file.
+func NewEnv(c Config, out, log io.Writer) (*Env, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Env{Cfg: c, Keys: c.Keys(), FullCheck: c.Verify == "full", Out: out, Log: log,
+		fixtures: map[string]string{}, shown: map[string]string{}, warned: map[string]bool{}}
+	g, err := dataset.New(dataset.Spec{Keys: e.Keys, ValueSize: c.ValSize, ValueRatio: c.ValueRatio, Seed: c.Seed})
+	if err != nil {
+		return nil, err
+	}
+	e.Gen = g
+	if err := e.initSections(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Logf reports progress on Log. go test merges stderr into its output, so
+// the prefix is one benchfmt ignores (a "kvbench: x" line would read as a
+// configuration line).
+func (e *Env) Logf(format string, args ...any) {
+	fmt.Fprintf(e.Log, "[kvbench] "+format+"\n", args...)
+}
+
+// WarnOnce logs a warning the first time key is seen.
+func (e *Env) WarnOnce(key, format string, args ...any) {
+	e.mu.Lock()
+	dup := e.warned[key]
+	e.warned[key] = true
+	e.mu.Unlock()
+	if !dup {
+		e.Logf(format, args...)
+	}
+}
+
+// openDir validates -dir (defaulting it to the user cache directory) for
+// a run that writes need bytes, and opens the suite's own directory in it.
+func (e *Env) openDir(plan *Plan) error {
+	dir := e.Cfg.Dir
+	if dir == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			return flagError("dir", "", "no default: "+err.Error()+"; pass -dir")
+		}
+		if err := os.MkdirAll(c, 0o755); err != nil {
+			return flagError("dir", c, err.Error())
+		}
+		dir = c
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if err := checkDir(dir, plan.DiskEstimate(dir)); err != nil {
+		return err
+	}
+	root, err := dataset.OpenRoot(dir)
+	if err != nil {
+		return flagError("dir", dir, err.Error())
+	}
+	e.Dir, e.Root = dir, root
+	return nil
+}
+
+// checkDir validates -dir: an existing, writable directory with room for
+// the work ahead.
+func checkDir(dir string, needBytes int64) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return flagError("dir", dir, "does not exist or cannot be read: "+err.Error())
+	}
+	if !fi.IsDir() {
+		return flagError("dir", dir, "is not a directory")
+	}
+	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
+		return flagError("dir", dir, "is not writable: "+err.Error())
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err == nil && st.Flags&1 /* ST_RDONLY */ != 0 {
+		return flagError("dir", dir, "is on a read-only filesystem")
+	}
+	fs, err := measure.FileSystem(dir)
+	if err != nil {
+		return flagError("dir", dir, err.Error())
+	}
+	if needBytes > fs.Free {
+		return flagError("dir", dir, fmt.Sprintf("has %s free, the run needs about %s (fixtures and scratch databases)", Human(fs.Free), Human(needBytes)))
+	}
+	return nil
+}
+
+// ScratchDir is a fresh directory for a database only this benchmark
+// writes: <dir>/kvbench/scratch/<name>-<pid>-<n>. Remove it with
+// e.Root.RemoveAll when done.
+func (e *Env) ScratchDir(name string) string {
+	return e.Root.Sub("scratch", fmt.Sprintf("%s-%d-%d", name, os.Getpid(), e.scratchN.Add(1)))
+}
+
+// cleanStaleScratch removes scratch databases left by runs that died
+// (their pid is gone). It touches only names it made itself.
+func (e *Env) cleanStaleScratch() {
+	ents, err := os.ReadDir(e.Root.Sub("scratch"))
+	if err != nil {
+		return
+	}
+	for _, d := range ents {
+		parts := strings.Split(d.Name(), "-")
+		if len(parts) != 3 {
+			continue
+		}
+		pid, err := strconv.Atoi(parts[1])
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		if err := e.Root.RemoveAll(e.Root.Sub("scratch", d.Name())); err == nil {
+			e.Logf("removed scratch %s left by a run that died", d.Name())
+		}
+	}
+}
+
+// Human prints a byte count in binary units.
+func Human(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,153 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// Fixture declares a database a workload reads: which engine, opened how,
+// holding what. Workloads return them from Workload.Fixtures; Setup builds
+// each one once (reused across runs while its manifest matches), and a
+// Handle opens it in the page cache state a sub-benchmark asks for.
+type Fixture struct {
+	Engine  engine.Info
+	Options engine.Options // as written and read; Dir and ReadOnly are set per open
+	Params  dataset.Params // everything that shapes its files; its name
+	Data    Source         // what it holds
+	// Build writes Data into the open, empty db; nil writes it in batches
+	// of -batch (WriteAll). Either way Setup flushes and settles it after.
+	Build func(e *Env, db engine.DB, f *Fixture) error
+}
+
+// LogicalBytes is what the fixture holds, keys plus values.
+func (f *Fixture) LogicalBytes() int64 { return f.Data.LogicalBytes() }
+
+// Fixture declares the engine's fixture of the run's data set, opened with
+// the run's options as tweak changes them; kind names a variant of the
+// data set's layout ("" for the shared one). Workloads that read the
+// shared data set declare exactly KV(info, nil).
+func (e *Env) KV(info engine.Info, tweak func(*engine.Options)) *Fixture {
+	return e.NewFixture(info, "", GenSource{e.Gen}, tweak)
+}
+
+// NewFixture declares a fixture of src on info with the run's options as
+// tweak changes them. kind tells apart data sets with the same shape.
+func (e *Env) NewFixture(info engine.Info, kind string, src Source, tweak func(*engine.Options)) *Fixture {
+	o := e.Cfg.Options(info, "", src.LogicalBytes())
+	if tweak != nil {
+		tweak(&o)
+	}
+	eng := info.Name
+	if kind != "" {
+		eng = kind + "-" + info.Name
+	}
+	return &Fixture{
+		Engine:  info,
+		Options: o,
+		Data:    src,
+		Params: dataset.Params{
+			Engine: eng, Keys: src.Len(), ValueSize: src.ValueSize(), Seed: e.Cfg.Seed,
+			ValueRatio: e.Cfg.ValueRatio, Compression: o.Compression,
+			FormatVersion: dataset.FormatVersion, Layout: info.FileLayout(o),
+		},
+	}
+}
+
+// ensure builds f when no complete build of it exists, and remembers its
+// directory. Only Setup calls it, so every fixture is built, and counted
+// in the disk estimate, before any benchmark runs.
+func (e *Env) ensure(f *Fixture) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	name := f.Params.Name()
+	if d, ok := e.fixtures[name]; ok {
+		return d, nil
+	}
+	dir, m, err := e.Root.Ensure(f.Params, func(dir string) (dataset.Manifest, error) {
+		e.Logf("building fixture %s (%d keys, %s)", name, f.Data.Len(), Human(f.LogicalBytes()))
+		return e.build(f, dir)
+	}, e.Logf)
+	if err != nil {
+		return "", err
+	}
+	e.Logf("fixture %s: %d keys, %s on disk, written by %s, built %s in %.1fs", name, m.KeyCount, Human(m.DiskBytes), m.EngineVersion, m.Built.Format(time.RFC3339), m.BuildSeconds)
+	e.fixtures[name] = dir
+	return dir, nil
+}
+
+// build writes the fixture into dir, flushes it (durable, compactions
+// settled) and closes it.
+func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
+	o := f.Options
+	o.Dir = dir
+	db, err := engine.Open(f.Engine.Name, o)
+	if err != nil {
+		return dataset.Manifest{}, err
+	}
+	defer db.Close()
+	start := time.Now()
+	if f.Build != nil {
+		err = f.Build(e, db, f)
+	} else {
+		err = e.WriteAll(db, f.Data, e.Cfg.Batch, 1, f.Params.Name())
+	}
+	if err != nil {
+		return dataset.Manifest{}, err
+	}
+	if err := db.Flush(); err != nil {
+		return dataset.Manifest{}, fmt.Errorf("flush: %w", err)
+	}
+	elapsed := time.Since(start)
+	size, err := db.Size()
+	if err != nil {
+		return dataset.Manifest{}, err
+	}
+	version := db.Version()
+	if err := db.Close(); err != nil {
+		return dataset.Manifest{}, fmt.Errorf("close: %w", err)
+	}
+	return dataset.Manifest{
+		EngineVersion: version, KeyCount: f.Data.Len(), LogicalBytes: f.LogicalBytes(),
+		DiskBytes: size, BuildSeconds: elapsed.Seconds(),
+		Settled: "Flush returned: data durable, memtables flushed, no compaction running or pending",
+	}, nil
+}
+
+// FixtureDir is the directory of a fixture Setup built. A fixture no
+// workload declared is a bug in that workload's declaration.
+func (e *Env) FixtureDir(f *Fixture) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if d, ok := e.fixtures[f.Params.Name()]; ok {
+		return d, nil
+	}
+	return "", fmt.Errorf("fixture %s was not built before the benchmarks: the workload must declare it in Workload.Fixtures", f.Params.Name())
+}
+
+// residentShare is the one rule for eviction that did not work: more
+// than 5% of the files still in the page cache after eviction.
+const residentShare = 20 // 1/20 = 5%
+
+// Evict drops every file under dir from the page cache (and every cache
+// of the machine with -drop_caches), and returns how many bytes the
+// kernel kept; it warns when that is more than 5% of the files (tmpfs, or
+// a mapping still open elsewhere). The store must be closed.
+func (e *Env) Evict(dir string) (resident int64, err error) {
+	if _, _, err := measure.EvictDir(dir); err != nil {
+		return 0, fmt.Errorf("evict %s: %w", dir, err)
+	}
+	if e.Cfg.DropCaches {
+		if err := measure.DropCaches(); err != nil {
+			return 0, fmt.Errorf("-drop_caches: %w", err)
+		}
+	}
+	res, total := measure.ResidentDir(dir)
+	if total > 0 && res*residentShare > total {
+		e.WarnOnce("evict "+dir, "cache=cold: %s of %s under %s stayed in the page cache after eviction (tmpfs or a mapping held elsewhere); cold numbers are not cold", Human(res), Human(total), dir)
+	}
+	return res, nil
+}

@@ -1,0 +1,146 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/engine"
+)
+
+// Page cache states a fixture is read in.
+const (
+	Warm = "warm"
+	Cold = "cold"
+)
+
+// Handle keeps at most one open database on one fixture and puts it in
+// the page cache state a sub-benchmark asks for. One at a time because
+// LMDB forbids opening an environment twice in one process, and because a
+// cold start must close every handle: pages an open memory map holds
+// cannot be evicted. The calibration rail (engine.Info.Reference) has no
+// fixture: its handle loads the data set into memory.
+type Handle struct {
+	e    *Env
+	f    *Fixture
+	dir  string
+	db   engine.DB
+	key  string // the options the open db was opened with
+	warm bool   // the open db has had its untimed warm-up pass
+}
+
+// Open returns a handle on f; it closes when b ends.
+func (e *Env) Open(b *testing.B, f *Fixture) *Handle {
+	b.Helper()
+	h := &Handle{e: e, f: f}
+	if !f.Engine.Reference {
+		dir, err := e.FixtureDir(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.dir = dir
+	}
+	b.Cleanup(func() { h.Close(b) })
+	return h
+}
+
+// Dir is the fixture's directory ("" for the rail).
+func (h *Handle) Dir() string { return h.dir }
+
+// Caches lists the cache states to run: the rail keeps everything in the
+// heap, so it has no cold state.
+func (h *Handle) Caches() []string {
+	if h.f.Engine.Reference {
+		return []string{Warm}
+	}
+	return h.e.Cfg.Caches
+}
+
+// Options are the fixture's read-only open options as tweak changes them.
+func (h *Handle) Options(tweak func(*engine.Options)) engine.Options {
+	o := h.f.Options
+	o.Dir, o.ReadOnly = h.dir, true
+	if tweak != nil {
+		tweak(&o)
+	}
+	return o
+}
+
+// Run runs body as sub-benchmark name on the fixture in the given cache
+// state, opened with the fixture's options as tweak changes them. Before
+// the sub-benchmark starts, the handle is opened (and, warm, read once)
+// and the engine's settings line for exactly those options is printed,
+// so a benchfmt reader attaches it to this result and no other.
+//
+// Each time testing calls the sub-benchmark: warm reuses the open db;
+// cold closes it, evicts the fixture's files and reopens it, untimed.
+func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Options), body func(b *testing.B, db engine.DB)) {
+	o := h.Options(tweak)
+	db := h.open(b, cache, o, true)
+	h.e.ShowSettings(h.f.Engine, db.Settings())
+	b.Run(name, func(b *testing.B) { body(b, h.open(b, cache, o, false)) })
+}
+
+// open returns the fixture opened with o in the cache state; first is the
+// call before the sub-benchmark, which a cold state does not evict for.
+func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) engine.DB {
+	b.Helper()
+	key := fmt.Sprintf("%+v", o)
+	if h.db != nil && h.key == key && (cache == Warm || first) {
+		if cache == Warm && !h.warm {
+			h.warmUp(b)
+		}
+		return h.db
+	}
+	h.Close(b)
+	if h.f.Engine.Reference {
+		o.Dir, o.ReadOnly = os.TempDir(), false
+		db, err := engine.Open(h.f.Engine.Name, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.e.WriteAll(db, h.f.Data, h.e.Cfg.Batch, 1, h.f.Engine.Name+" load"); err != nil {
+			b.Fatal(err)
+		}
+		h.db, h.key, h.warm = db, key, true
+		return db
+	}
+	if cache == Cold && !first {
+		if _, err := h.e.Evict(h.dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+	db, err := engine.Open(h.f.Engine.Name, o)
+	if err != nil {
+		b.Fatalf("open fixture %s: %v", h.dir, err)
+	}
+	h.db, h.key, h.warm = db, key, false
+	if cache == Warm {
+		h.warmUp(b)
+	}
+	return db
+}
+
+// warmUp reads every key and value once, untimed, and checks the count.
+func (h *Handle) warmUp(b *testing.B) {
+	b.Helper()
+	n, _, err := ScanAll(h.db, true, h.f.Data.NewChecker(false))
+	if err != nil {
+		b.Fatalf("warm-up pass: %v", err)
+	}
+	if n != h.f.Data.Len() {
+		b.Fatalf("warm-up pass read %d keys, the fixture has %d", n, h.f.Data.Len())
+	}
+	h.warm = true
+}
+
+// Close closes the open db, if any.
+func (h *Handle) Close(tb testing.TB) {
+	if h.db == nil {
+		return
+	}
+	if err := h.db.Close(); err != nil {
+		tb.Errorf("close %s: %v", h.f.Engine.Name, err)
+	}
+	h.db = nil
+}

@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// ShowSettings prints the engine's settings line for the results that
+// follow, and clears every other engine's: benchfmt applies a
+// configuration line to every later result until it is changed, so each
+// result must be preceded by exactly its own engine's settings. Call it
+// from a parent benchmark, before b.Run: a line printed inside a running
+// sub-benchmark would split its result line.
+func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) {
+	parts := make([]string, len(s))
+	for i, kv := range s {
+		parts[i] = kv.String()
+	}
+	line := strings.Join(parts, " ")
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var others []string
+	for n := range e.shown {
+		if n != info.Name {
+			others = append(others, n)
+		}
+	}
+	sort.Strings(others)
+	for _, n := range others {
+		fmt.Fprintf(e.Out, "settings-%s:\n", n) // an empty value clears the key
+		delete(e.shown, n)
+	}
+	if cur, ok := e.shown[info.Name]; !ok || cur != line {
+		fmt.Fprintf(e.Out, "settings-%s: %s\n", info.Name, line)
+		e.shown[info.Name] = line
+	}
+}
+
+// ClearSettings clears every engine's settings line, before results that
+// belong to no engine.
+func (e *Env) ClearSettings() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	names := make([]string, 0, len(e.shown))
+	for n := range e.shown {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(e.Out, "settings-%s:\n", n)
+		delete(e.shown, n)
+	}
+}
+
+// echoConfig writes the run's configuration as benchfmt key: value lines,
+// so benchstat keeps them with the results.
+func (e *Env) echoConfig(w io.Writer) {
+	c := &e.Cfg
+	line := func(k string, v any) { fmt.Fprintf(w, "%s: %v\n", k, v) }
+	line("kvbench-format", dataset.FormatVersion)
+	line("go", runtime.Version())
+	line("kernel", measure.Kernel())
+	line("cpu-model", measure.CPUModel())
+	line("cpus", runtime.NumCPU())
+	if e.Dir != "" {
+		line("dir", e.Dir)
+		if fs, err := measure.FileSystem(e.Dir); err == nil {
+			line("dir-fs", fmt.Sprintf("%s on %s (mounted at %s, %s free)", fs.Type, fs.Device, fs.MountedOn, Human(fs.Free)))
+		}
+	}
+	line("keys", e.Keys)
+	line("valsz", c.ValSize)
+	line("value-ratio", c.ValueRatio)
+	line("seed", c.Seed)
+	line("hit-rate", c.HitRates.String())
+	line("cache", c.Caches.String())
+	line("drop-caches", c.DropCaches)
+	line("scan-len", c.ScanLen)
+	line("verify", c.Verify)
+	line("sync", c.Sync)
+	line("cache-mb", c.CacheMB)
+	line("memtable-mb", c.MemtableMB)
+	line("compression", c.Compression)
+	line("bloom-bits", c.BloomBits)
+	line("batch", c.Batch)
+	line("writers", c.Writers)
+	line("threads", c.Threads.String())
+	line("latency-sample", fmt.Sprintf("1/%d reads (HDR histogram, ns)", LatencySampleMask+1))
+	line("timestamp-ns", timestampCost())
+	for _, info := range engine.All() {
+		for _, p := range info.Params {
+			line(strings.ReplaceAll(p.Name, "_", "-"), c.param(p))
+		}
+	}
+	c.Prefetch.echo(e, line)
+	line("rocksdb-lib", engine.RocksDBLibVersion())
+	c.Embed.echo(e, line)
+	c.Load.echo(e, line)
+	for _, info := range engine.All() {
+		v := info.Module
+		if info.Version != nil {
+			v = info.Version()
+		}
+		line("engine-"+info.Name, v)
+	}
+	writeUnits(w, AllUnits())
+}
+
+// timestampCost is what one time.Now/time.Since pair costs here, in ns:
+// the reason latencies are sampled rather than taken on every read.
+var timestampCost = sync.OnceValue(func() int64 { return measure.TimestampCost().Nanoseconds() })

@@ -1,0 +1,146 @@
+package bench
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+)
+
+// Plan is what the benchmarks a -bench pattern selects need from the disk.
+type Plan struct {
+	Pattern  string
+	Targets  []Target   // top-level benchmarks the pattern selects
+	Fixtures []*Fixture // every fixture they read, each once
+	Scratch  int64      // the most they write outside fixtures at one time
+}
+
+// NewPlan matches pattern against every top-level benchmark the way go
+// test does (testing's splitting on '/' and '|') and collects what the
+// selected ones declare.
+func (e *Env) NewPlan(pattern string) (*Plan, error) {
+	p := &Plan{Pattern: pattern}
+	if pattern == "" {
+		return p, nil
+	}
+	m, err := newMatcher(pattern)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, t := range Targets() {
+		if !m.matchTop(t.Name()) || t.Info.Missing != "" {
+			continue
+		}
+		p.Targets = append(p.Targets, t)
+		if t.W.Fixtures != nil {
+			for _, f := range t.W.Fixtures(e, t.Info) {
+				if n := f.Params.Name(); !seen[n] {
+					seen[n] = true
+					p.Fixtures = append(p.Fixtures, f)
+				}
+			}
+		}
+		if t.W.Scratch != nil {
+			p.Scratch = max(p.Scratch, t.W.Scratch(e, t.Info))
+		}
+	}
+	return p, nil
+}
+
+// TouchesDisk reports whether the run writes under -dir at all.
+func (p *Plan) TouchesDisk() bool { return len(p.Fixtures) > 0 || p.Scratch > 0 }
+
+// DiskEstimate is a generous bound on what the run writes under root:
+// three times the logical bytes of every fixture not built yet, plus the
+// scratch space.
+func (p *Plan) DiskEstimate(root string) int64 {
+	n := p.Scratch
+	for _, f := range p.Fixtures {
+		m, err := dataset.ReadManifest(filepath.Join(root, dataset.OwnedName, "fixtures", f.Params.Name()))
+		if err != nil || !m.Complete(f.Params) {
+			n += 3 * f.LogicalBytes()
+		}
+	}
+	return n
+}
+
+// matcher is testing's benchmark filter: the pattern split on unbracketed
+// '|' into alternatives and each alternative on '/' into one regexp per
+// level. Only the first level decides which top-level benchmarks run;
+// fixtures are planned for every sub-benchmark of those.
+type matcher [][]*regexp.Regexp
+
+func newMatcher(pattern string) (matcher, error) {
+	var m matcher
+	for _, alt := range splitRegexp(pattern) {
+		var levels []*regexp.Regexp
+		for _, s := range alt {
+			re, err := regexp.Compile(s)
+			if err != nil {
+				return nil, fmt.Errorf("-test.bench %q: %v", pattern, err)
+			}
+			levels = append(levels, re)
+		}
+		m = append(m, levels)
+	}
+	return m, nil
+}
+
+func (m matcher) matchTop(name string) bool {
+	for _, alt := range m {
+		if len(alt) > 0 && alt[0].MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitRegexp is testing.splitRegexp (src/testing/match.go): '/' and '|'
+// outside brackets and parentheses split the pattern; the result is a
+// list of alternatives, each a list of per-level patterns.
+func splitRegexp(s string) [][]string {
+	var alts [][]string
+	a := make([]string, 0, strings.Count(s, "/"))
+	cs, cp := 0, 0
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '[':
+			cs++
+		case ']':
+			if cs--; cs < 0 { // an unmatched ']' is legal
+				cs = 0
+			}
+		case '(':
+			if cs == 0 {
+				cp++
+			}
+		case ')':
+			if cs == 0 {
+				cp--
+			}
+		case '\\':
+			i++
+		case '/':
+			if cs == 0 && cp == 0 {
+				a = append(a, s[:i])
+				s = s[i+1:]
+				i = 0
+				continue
+			}
+		case '|':
+			if cs == 0 && cp == 0 {
+				a = append(a, s[:i])
+				s = s[i+1:]
+				i = 0
+				alts = append(alts, a)
+				a = make([]string, 0, len(a))
+				continue
+			}
+		}
+		i++
+	}
+	return append(alts, append(a, s))
+}

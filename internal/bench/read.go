@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// NewReaders opens one reader and one latency recorder per goroutine; the
+// readers close when the benchmark ends.
+func NewReaders(b *testing.B, db engine.DB, threads int) ([]engine.Reader, []*measure.Recorder) {
+	readers := make([]engine.Reader, threads)
+	lats := make([]*measure.Recorder, threads)
+	for t := range readers {
+		r, err := db.NewReader()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { r.Close() })
+		readers[t] = r
+		lats[t] = measure.NewRecorder()
+	}
+	return readers, lats
+}
+
+// RunThreads splits n operations over threads goroutines, fn(t, ops) in
+// each, and waits for them all.
+func RunThreads(threads, n int, fn func(t, ops int)) {
+	var wg sync.WaitGroup
+	for t := 0; t < threads; t++ {
+		ops := n / threads
+		if t < n%threads {
+			ops++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(t, ops)
+		}()
+	}
+	wg.Wait()
+}
+
+// ScanAll iterates over every key in order, checking that keys ascend and
+// that each key (and value, when values is set) is the data set's. It
+// returns the keys and bytes (key plus value) it read.
+func ScanAll(db engine.DB, values bool, chk Checker) (keys uint64, bytes int64, err error) {
+	rd, err := db.NewReader()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rd.Close()
+	it, err := rd.NewIter(engine.IterOptions{KeysOnly: !values})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer it.Close()
+	var prev [dataset.KeySize]byte
+	for ; it.Valid(); it.Next() {
+		k := it.Key()
+		if keys > 0 && string(k) <= string(prev[:]) {
+			return keys, bytes, ErrOrder(prev[:], k)
+		}
+		copy(prev[:], k)
+		bytes += int64(len(k))
+		if values {
+			v, err := it.Value()
+			if err != nil {
+				return keys, bytes, err
+			}
+			if err := chk.CheckKV(k, v); err != nil {
+				return keys, bytes, err
+			}
+			bytes += int64(len(v))
+		} else if err := chk.CheckKey(k); err != nil {
+			return keys, bytes, err
+		}
+		keys++
+	}
+	return keys, bytes, it.Err()
+}
+
+// ErrOrder reports keys that do not ascend.
+func ErrOrder(prev, k []byte) error {
+	return fmt.Errorf("keys out of order: %q after %q", k, prev)
+}
+
+// TrimFloat prints f with at most two decimals and no trailing zeros.
+func TrimFloat(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".")
+}

@@ -1,0 +1,60 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Setup is everything between flag parsing and the first benchmark:
+// validate the configuration, plan the run from the -bench pattern,
+// check -dir for the disk the plan needs, print the configuration, and
+// build (or reuse) every fixture the selected benchmarks declare. No
+// file is written before the configuration and -dir are found good.
+func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
+	e, err := NewEnv(c, out, log)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := e.NewPlan(pattern)
+	if err != nil {
+		return nil, err
+	}
+	if plan.TouchesDisk() {
+		if err := e.openDir(plan); err != nil {
+			return nil, err
+		}
+	}
+	if pattern != "" {
+		e.echoConfig(out)
+	}
+	if plan.TouchesDisk() {
+		e.cleanStaleScratch()
+	}
+	for _, f := range plan.Fixtures {
+		if _, err := e.ensure(f); err != nil {
+			return nil, err
+		}
+	}
+	e.Running.Store(true)
+	return e, nil
+}
+
+// Main is TestMain's body for the root package: Setup from the parsed
+// flags, then the benchmarks. A bad configuration exits 2 before any
+// work, and so does a failed fixture build.
+func Main(run func() int, c Config, pattern string) {
+	e, err := Setup(c, pattern, os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
+		os.Exit(2)
+	}
+	current = e
+	os.Exit(run())
+}
+
+// current is the Env of the running test binary, set by Main.
+var current *Env
+
+// Current is the Env Main set up; the generated wrappers pass it to Run.
+func Current() *Env { return current }

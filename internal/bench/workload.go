@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/engine"
+)
+
+// Workload is one benchmark family, declared once in a file of its own:
+// its body, the engines it runs on, the fixtures it reads and the scratch
+// space it writes (so the run is planned, estimated and built from the
+// declaration before any benchmark starts), and the units it reports.
+type Workload struct {
+	// Name is the family: BenchmarkReadRandom<Engine> for "ReadRandom".
+	Name string
+	// EngineFirst names it Benchmark<Engine><Name> (BenchmarkLmdbBatch).
+	EngineFirst bool
+	// Engines selects the engines it runs on; nil makes it one benchmark,
+	// Benchmark<Name>, that runs on no engine (the disk, the embedded cdb).
+	Engines func(engine.Info) bool
+	// Fixtures lists what it reads on an engine (nil info when Engines is
+	// nil). Every fixture is built in Setup, before the first result.
+	Fixtures func(e *Env, info engine.Info) []*Fixture
+	// Scratch is the most it writes outside fixtures at one time, in bytes.
+	Scratch func(e *Env, info engine.Info) int64
+	// Units describes every unit it reports with b.ReportMetric.
+	Units []Unit
+	// Run is the body; it loops over the dimensions with b.Run.
+	Run func(b *testing.B, e *Env, info engine.Info)
+}
+
+
+// BenchName is the top-level benchmark name of w on info.
+func (w *Workload) BenchName(info engine.Info) string {
+	switch {
+	case w.Engines == nil:
+		return "Benchmark" + w.Name
+	case w.EngineFirst:
+		return "Benchmark" + info.Title + w.Name
+	}
+	return "Benchmark" + w.Name + info.Title
+}
+
+var workloads = map[string]*Workload{}
+
+// Register adds a workload; workload files call it from init.
+func Register(w *Workload) {
+	if _, dup := workloads[w.Name]; dup {
+		panic("bench: workload registered twice: " + w.Name)
+	}
+	workloads[w.Name] = w
+}
+
+// Workloads lists every registered workload by name.
+func Workloads() []*Workload {
+	out := make([]*Workload, 0, len(workloads))
+	for _, w := range workloads {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Target is one top-level benchmark: a workload on an engine.
+type Target struct {
+	W    *Workload
+	Info engine.Info
+}
+
+// Name is the target's benchmark name.
+func (t Target) Name() string { return t.W.BenchName(t.Info) }
+
+// Targets lists every top-level benchmark, in name order: each workload
+// on each engine it declares, and each engine-less workload once.
+func Targets() []Target {
+	var out []Target
+	for _, w := range Workloads() {
+		if w.Engines == nil {
+			out = append(out, Target{W: w})
+			continue
+		}
+		for _, info := range engine.All() {
+			if w.Engines(info) {
+				out = append(out, Target{W: w, Info: info})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// Stores selects every real store; Everything adds the calibration rail.
+func Stores(i engine.Info) bool     { return !i.Reference }
+func Everything(i engine.Info) bool { return true }
+
+// Run is the body of every generated benchmark wrapper: workload on the
+// engine of that name ("" for an engine-less workload).
+func Run(b *testing.B, e *Env, workload, engineName string) {
+	w, ok := workloads[workload]
+	if !ok {
+		b.Fatalf("no workload %q", workload)
+	}
+	if e == nil {
+		b.Fatal("bench: no Env: benchmarks run through the root package's TestMain")
+	}
+	var info engine.Info
+	if engineName != "" {
+		if info, ok = engine.Lookup(engineName); !ok {
+			b.Skipf("engine %s is not registered", engineName)
+		}
+		if info.Missing != "" {
+			b.Skipf("%s is not compiled into this binary: %s", info.Title, info.Missing)
+		}
+		if w.Engines == nil || !w.Engines(info) {
+			b.Fatalf("workload %s does not run on %s", workload, info.Name)
+		}
+	}
+	w.Run(b, e, info)
+}
+
+// name joins key=value parts into a sub-benchmark name.
+func name(kv ...any) string {
+	s := ""
+	for i := 0; i+1 < len(kv); i += 2 {
+		if s != "" {
+			s += "/"
+		}
+		s += fmt.Sprintf("%v=%v", kv[i], kv[i+1])
+	}
+	return s
+}
