@@ -31,7 +31,6 @@ type Workload struct {
 	Run func(b *testing.B, e *Env, info engine.Info)
 }
 
-
 // BenchName is the top-level benchmark name of w on info.
 func (w *Workload) BenchName(info engine.Info) string {
 	switch {

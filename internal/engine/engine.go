@@ -192,7 +192,7 @@ type Param struct {
 	Name    string // flag name: "lmdb_write"
 	Default string
 	Usage   string
-	Choices []string          // accepted values; nil: Check decides
+	Choices []string           // accepted values; nil: Check decides
 	Check   func(string) error // for values that are not a short list
 	Shapes  bool               // changes the files the engine writes
 	Bool    bool               // a boolean flag (-name alone means true)

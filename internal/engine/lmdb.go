@@ -62,7 +62,9 @@ func init() {
 			// Seed 001 found OS readahead on the map decides a cold scan
 			// by an order of magnitude.
 			{Name: "readahead", Values: []string{"on", "off"}, For: []string{"Iterate", "Prefetch"},
-				Apply: func(v string, o *Options, _ *IterOptions) { *o = o.WithParam("lmdb_readahead", strconv.FormatBool(v == "on")) }},
+				Apply: func(v string, o *Options, _ *IterOptions) {
+					*o = o.WithParam("lmdb_readahead", strconv.FormatBool(v == "on"))
+				}},
 			// Seed 001's batch experiment: Env.Update ("SimpleBatched")
 			// against a hand-driven write transaction ("TxnBatched").
 			{Name: "mode", Values: []string{"update", "txn"}, For: []string{"Batch"},
