@@ -86,14 +86,28 @@ func (c *Config) Bind(fs *flag.FlagSet) {
 	fs.Var(&c.Threads, "threads", "comma-separated reader goroutine counts, one sub-benchmark each")
 	fs.Var(&c.HitRates, "hit_rate", "comma-separated fractions of random reads that ask for a key that exists, one sub-benchmark each (0,0.63,1 adds the all-miss and all-hit cases)")
 	fs.Var(&c.Caches, "cache", "comma-separated page cache states to read in: warm (one untimed pass first) and cold (fixture evicted from the page cache, then reopened)")
-	for _, info := range engine.All() {
-		for _, p := range info.Params {
-			fs.Var(&paramValue{c: c, p: p}, p.Name, p.Usage)
-		}
+	for _, p := range engineParams() {
+		fs.Var(&paramValue{c: c, p: p}, p.Name, p.Usage)
 	}
 	c.Prefetch.bind(fs)
 	c.Embed.bind(fs)
 	c.Load.bind(fs)
+}
+
+// engineParams lists every engine's own options, each name once: engines
+// that share an adapter (or an option) share its flag.
+func engineParams() []engine.Param {
+	var out []engine.Param
+	seen := map[string]bool{}
+	for _, info := range engine.All() {
+		for _, p := range info.Params {
+			if !seen[p.Name] {
+				seen[p.Name] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // paramValue binds an engine option's flag to Config.EngineParams.
@@ -179,12 +193,10 @@ func (c *Config) Validate() error {
 		}
 	}
 	known := map[string]bool{}
-	for _, info := range engine.All() {
-		for _, p := range info.Params {
-			known[p.Name] = true
-			if err := p.Validate(c.param(p)); err != nil {
-				errs = append(errs, flagError(p.Name, c.param(p), err.Error()))
-			}
+	for _, p := range engineParams() {
+		known[p.Name] = true
+		if err := p.Validate(c.param(p)); err != nil {
+			errs = append(errs, flagError(p.Name, c.param(p), err.Error()))
 		}
 	}
 	for name := range c.EngineParams {

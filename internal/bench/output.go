@@ -95,10 +95,8 @@ func (e *Env) echoConfig(w io.Writer) {
 	line("threads", c.Threads.String())
 	line("latency-sample", fmt.Sprintf("1/%d reads (HDR histogram, ns)", LatencySampleMask+1))
 	line("timestamp-ns", timestampCost())
-	for _, info := range engine.All() {
-		for _, p := range info.Params {
-			line(strings.ReplaceAll(p.Name, "_", "-"), c.param(p))
-		}
+	for _, p := range engineParams() {
+		line(strings.ReplaceAll(p.Name, "_", "-"), c.param(p))
 	}
 	c.Prefetch.echo(e, line)
 	line("rocksdb-lib", engine.RocksDBLibVersion())

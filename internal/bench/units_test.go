@@ -1,0 +1,82 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/measure"
+	"golang.org/x/perf/benchfmt"
+)
+
+// reportedUnit matches the unit literal of a ReportMetric call.
+var reportedUnit = regexp.MustCompile(`ReportMetric\([^\n]*,\s*"([^"]+)"\)`)
+
+// TestEveryReportedUnitIsDeclared reads the package's sources, so a new
+// metric cannot ship without its workload saying which way is better.
+func TestEveryReportedUnitIsDeclared(t *testing.T) {
+	known := map[string]bool{"ns/op": true, "MB/s": true, "B/op": true, "allocs/op": true}
+	for _, u := range AllUnits() {
+		if known[u.Name] {
+			t.Errorf("unit %s is benchfmt's own", u.Name)
+		}
+		known[u.Name] = true
+		if u.Better != "" && u.Better != "higher" && u.Better != "lower" {
+			t.Errorf("unit %s: better=%q", u.Name, u.Better)
+		}
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range reportedUnit.FindAllSubmatch(src, -1) {
+			found++
+			if !known[string(m[1])] {
+				t.Errorf("%s reports %q, which no workload declares in its Units", f, m[1])
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("found no ReportMetric calls; the pattern is stale")
+	}
+	// Latency percentiles are named by measure.MetricName, not literals.
+	for _, p := range measure.ReportPercentilesAll {
+		if u := measure.MetricName(p); !known[u] {
+			t.Errorf("latency unit %s is not declared", u)
+		}
+	}
+}
+
+// TestUnitLinesParse reads the Unit lines back the way benchstat does.
+func TestUnitLinesParse(t *testing.T) {
+	var b strings.Builder
+	writeUnits(&b, AllUnits())
+	b.WriteString("BenchmarkX-2 1 100 ns/op 5 ops/s 63 hit%\n")
+	r := benchfmt.NewReader(strings.NewReader(b.String()), "units")
+	for r.Scan() {
+		if err, ok := r.Result().(*benchfmt.SyntaxError); ok {
+			t.Fatal(err)
+		}
+	}
+	u := r.Units()
+	if got := u.GetBetter("ops/s"); got != 1 {
+		t.Errorf("ops/s better = %d, want higher", got)
+	}
+	if got := u.GetBetter("p99-ns"); got != -1 {
+		t.Errorf("p99-ns better = %d, want lower", got)
+	}
+	if got := u.GetBetter("hit%"); got != 0 {
+		t.Errorf("hit%% better = %d, want none", got)
+	}
+}
