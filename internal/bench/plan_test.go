@@ -61,7 +61,7 @@ func TestPlanFollowsTheBenchPattern(t *testing.T) {
 	}
 	// A sub-benchmark part does not hide the top level, and an
 	// alternative after it is planned too.
-	p = planFor(t, "ReadRandomBolt/threads=1|ReadRandomLmdb")
+	p = planFor(t, "ReadRandomBolt$/threads=1|ReadRandomLmdb")
 	if got := targetNames(p); !reflect.DeepEqual(got, []string{"BenchmarkReadRandomBolt", "BenchmarkReadRandomLmdb"}) {
 		t.Fatalf("targets %v", got)
 	}
