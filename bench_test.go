@@ -13,9 +13,11 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/bench"
+	"golang.org/x/perf/benchfmt"
 )
 
 // TestMain validates every flag, prints the run's configuration, and
@@ -42,5 +44,57 @@ func TestGeneratedWrappersAreCurrent(t *testing.T) {
 	}
 	if want := bench.Wrappers(); !bytes.Equal(have, want) {
 		t.Fatal("benchmarks_gen_test.go is stale: run go generate")
+	}
+}
+
+// TestEveryResultCarriesItsOwnSettings runs two engines with two option
+// sets each in one process and reads the output as benchstat does: every
+// result must carry exactly its own engine's settings, for the options
+// that result was measured with.
+func TestEveryResultCarriesItsOwnSettings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	out, code := runSelf(t, "-test.bench=^Benchmark(Populate(Bolt|Lmdb)|IterateLmdb)$", "-test.benchtime=1x",
+		"-keys_mil", "0.002", "-valsz", "256", "-cache", "warm", "-dir", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	r := benchfmt.NewReader(strings.NewReader(out), "run")
+	n := 0
+	for r.Scan() {
+		res, ok := r.Result().(*benchfmt.Result)
+		if !ok {
+			continue
+		}
+		n++
+		name := string(res.Name.Full())
+		var own string
+		for _, c := range res.Config {
+			k := c.Key
+			if !strings.HasPrefix(k, "settings-") {
+				continue
+			}
+			if own != "" {
+				t.Errorf("%s carries two settings lines: %s and %s", name, own, k)
+			}
+			own = k
+			eng := strings.TrimPrefix(k, "settings-")
+			if !strings.Contains(strings.ToLower(name), eng) {
+				t.Errorf("%s carries %s", name, k)
+			}
+			for _, want := range []string{"sync=true", "sync=false", "readahead=true", "readahead=false"} {
+				dim := strings.Replace(strings.Replace(want, "readahead=true", "readahead=on", 1), "readahead=false", "readahead=off", 1)
+				if strings.Contains(name, "/"+dim) && !strings.Contains(" "+string(c.Value)+" ", " "+want+" ") {
+					t.Errorf("%s: settings say %q", name, c.Value)
+				}
+			}
+		}
+		if own == "" {
+			t.Errorf("%s has no settings line", name)
+		}
+	}
+	if n < 8 {
+		t.Fatalf("%d results:\n%s", n, out)
 	}
 }

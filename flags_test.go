@@ -2,6 +2,12 @@ package kvbench
 
 import (
 	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
 
 	"github.com/kvbench/kvbench/internal/bench"
 )
@@ -12,3 +18,83 @@ import (
 var cfg = bench.Default()
 
 func init() { cfg.Bind(flag.CommandLine) }
+
+func TestBadFlagsFailBeforeAnyWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	ro := filepath.Join(dir, "read-only")
+	os.Mkdir(ro, 0o555)
+	bench := "-test.bench=BenchmarkPopulateBolt"
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-valsz", "0"}, "-valsz 0: must be from 1"},
+		{[]string{"-keys_mil", "-1"}, "-keys_mil -1: must be more than 0"},
+		{[]string{"-keys_mil", "0.0000001"}, "-keys_mil 1e-07: must be more than 0 (at least one key)"},
+		{[]string{"-hit_rate", "0.5,2"}, "-hit_rate 2: must be from 0 to 1"},
+		{[]string{"-cache", "hot"}, "-cache hot: must be warm or cold"},
+		{[]string{"-scan_len", "0"}, "-scan_len 0: must be from 1"},
+		{[]string{"-value_ratio", "0"}, "-value_ratio 0: must be more than 0"},
+		{[]string{"-compression", "lz4"}, "-compression lz4: must be one of none, snappy, zstd"},
+		{[]string{"-verify", "some"}, "-verify some: must be one of cheap, full"},
+		{[]string{"-cache_mb", "0"}, "-cache_mb 0: must be from 1"},
+		{[]string{"-batch", "0"}, "-batch 0: must be from 1"},
+		{[]string{"-bolt_freelist", "tree"}, "-bolt_freelist tree: must be one of map, array"},
+		{[]string{"-lmdb_write", "fast"}, "-lmdb_write fast: must be one of update, txn"},
+		{[]string{"-badger_vthreshold", "0"}, "-badger_vthreshold 0: must be from 1"},
+		{[]string{"-prefetch_traces", "9001"}, "-prefetch_traces 9001: must be from 1 to 9000"},
+		{[]string{"-dir", file}, "is not a directory"},
+		{[]string{"-dir", filepath.Join(dir, "missing")}, "does not exist"},
+		{[]string{"-keys_mil", "10000", "-valsz", "65536"}, "the run needs about"},
+	}
+	if os.Geteuid() != 0 { // root may write anywhere
+		cases = append(cases, struct {
+			args []string
+			want string
+		}{[]string{"-dir", ro}, "is not writable"})
+	}
+	before := treeState(t, dir)
+	for _, c := range cases {
+		args := c.args
+		if !slices.Contains(args, "-dir") {
+			args = append(args, "-dir", dir)
+		}
+		out, code := runSelf(t, append([]string{bench}, args...)...)
+		if code == 0 || !strings.Contains(out, c.want) {
+			t.Errorf("%v: exit %d, output %q; want an error containing %q", c.args, code, out, c.want)
+		}
+		if strings.Contains(out, "Benchmark") && strings.Contains(out, "ns/op") {
+			t.Errorf("%v: a benchmark ran: %s", c.args, out)
+		}
+	}
+	if after := treeState(t, dir); !reflect.DeepEqual(before, after) {
+		t.Errorf("bad flags changed -dir:\nbefore %v\nafter  %v", before, after)
+	}
+	// Flag parsing errors from the flag package itself name the flag too.
+	if out, code := runSelf(t, bench, "-threads", "0", "-dir", dir); code == 0 || !strings.Contains(out, "-threads") {
+		t.Errorf("-threads 0: exit %d %q", code, out)
+	}
+}
+
+func TestForeignOwnedNameIsRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	dir := t.TempDir()
+	theirs := filepath.Join(dir, "kvbench")
+	os.Mkdir(theirs, 0o755)
+	os.WriteFile(filepath.Join(theirs, "notes.txt"), []byte("someone else's"), 0o644)
+	before := treeState(t, dir)
+	out, code := runSelf(t, "-test.bench=BenchmarkReadRandomBolt", "-keys_mil", "0.001", "-dir", dir)
+	if code == 0 || !strings.Contains(out, "not created by kvbench") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if after := treeState(t, dir); !reflect.DeepEqual(before, after) {
+		t.Fatalf("a directory the suite did not create was touched")
+	}
+}

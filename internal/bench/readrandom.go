@@ -19,6 +19,7 @@ func init() {
 		Name:     "ReadRandom",
 		Engines:  Everything,
 		Fixtures: kvFixture,
+		Step:     "read",
 		Units: append([]Unit{Info("hit%"), Higher("ops/s"), Lower("read-B/op"), Lower("cpu-ns/op")},
 			latencyUnits...),
 		Run: func(b *testing.B, e *Env, info engine.Info) {

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/engine"
@@ -27,6 +28,9 @@ type Workload struct {
 	Scratch func(e *Env, info engine.Info) int64
 	// Units describes every unit it reports with b.ReportMetric.
 	Units []Unit
+	// Step is the step of `make bench` that runs it ("write", "read"),
+	// "" for none: the Makefile asks Pattern for each step's benchmarks.
+	Step string
 	// Run is the body; it loops over the dimensions with b.Run.
 	Run func(b *testing.B, e *Env, info engine.Info)
 }
@@ -117,6 +121,18 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 		}
 	}
 	w.Run(b, e, info)
+}
+
+// Pattern is a -bench pattern that selects exactly the top-level
+// benchmarks of the workloads in step.
+func Pattern(step string) string {
+	var names []string
+	for _, t := range Targets() {
+		if t.W.Step == step {
+			names = append(names, t.Name())
+		}
+	}
+	return "^(" + strings.Join(names, "|") + ")$"
 }
 
 // name joins key=value parts into a sub-benchmark name.
