@@ -8,9 +8,21 @@ import (
 	"github.com/kvbench/kvbench/internal/bench"
 )
 
+func BenchmarkIterateBadger(b *testing.B)     { bench.Run(b, bench.Current(), "Iterate", "badger") }
+func BenchmarkIterateBolt(b *testing.B)       { bench.Run(b, bench.Current(), "Iterate", "bolt") }
+func BenchmarkIterateLmdb(b *testing.B)       { bench.Run(b, bench.Current(), "Iterate", "lmdb") }
+func BenchmarkIterateMemory(b *testing.B)     { bench.Run(b, bench.Current(), "Iterate", "memory") }
+func BenchmarkIteratePebble(b *testing.B)     { bench.Run(b, bench.Current(), "Iterate", "pebble") }
+func BenchmarkIterateRocksDB(b *testing.B)    { bench.Run(b, bench.Current(), "Iterate", "rocksdb") }
 func BenchmarkReadRandomBadger(b *testing.B)  { bench.Run(b, bench.Current(), "ReadRandom", "badger") }
 func BenchmarkReadRandomBolt(b *testing.B)    { bench.Run(b, bench.Current(), "ReadRandom", "bolt") }
 func BenchmarkReadRandomLmdb(b *testing.B)    { bench.Run(b, bench.Current(), "ReadRandom", "lmdb") }
 func BenchmarkReadRandomMemory(b *testing.B)  { bench.Run(b, bench.Current(), "ReadRandom", "memory") }
 func BenchmarkReadRandomPebble(b *testing.B)  { bench.Run(b, bench.Current(), "ReadRandom", "pebble") }
 func BenchmarkReadRandomRocksDB(b *testing.B) { bench.Run(b, bench.Current(), "ReadRandom", "rocksdb") }
+func BenchmarkScanBadger(b *testing.B)        { bench.Run(b, bench.Current(), "Scan", "badger") }
+func BenchmarkScanBolt(b *testing.B)          { bench.Run(b, bench.Current(), "Scan", "bolt") }
+func BenchmarkScanLmdb(b *testing.B)          { bench.Run(b, bench.Current(), "Scan", "lmdb") }
+func BenchmarkScanMemory(b *testing.B)        { bench.Run(b, bench.Current(), "Scan", "memory") }
+func BenchmarkScanPebble(b *testing.B)        { bench.Run(b, bench.Current(), "Scan", "pebble") }
+func BenchmarkScanRocksDB(b *testing.B)       { bench.Run(b, bench.Current(), "Scan", "rocksdb") }

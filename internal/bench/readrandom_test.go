@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// setBenchtime makes testing.Benchmark run a fixed count (or time), as
+// -benchtime would, until the test ends.
+func setBenchtime(t *testing.T, v string) {
+	t.Helper()
+	bt := flag.Lookup("test.benchtime")
+	if bt == nil {
+		t.Fatal("no -test.benchtime flag")
+	}
+	saved := bt.Value.String()
+	if err := bt.Value.Set(v); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bt.Value.Set(saved) })
+}
+
+// delayDB wraps the reference rail and makes every read take a known time:
+// slowEvery-th keys (by index) take slow, every other key fast. The reads
+// still go to the rail and are still verified by readRandom. Each reader
+// also times, from inside Get, the reads readRandom samples (its op
+// numbers 0, 32, 64, ...): the truth the harness's figures must match even
+// when the machine adds stalls of its own.
+type delayDB struct {
+	engine.DB
+	gen        *dataset.Gen
+	fast, slow time.Duration
+	slowEvery  uint64
+	mu         sync.Mutex
+	truth      []*measure.Recorder
+}
+
+type delayReader struct {
+	engine.Reader
+	db    *delayDB
+	calls int
+	truth *measure.Recorder
+}
+
+func (d *delayDB) NewReader() (engine.Reader, error) {
+	r, err := d.DB.NewReader()
+	rec := measure.NewRecorder()
+	d.mu.Lock()
+	d.truth = append(d.truth, rec)
+	d.mu.Unlock()
+	return &delayReader{Reader: r, db: d, truth: rec}, err
+}
+
+func (r *delayReader) Get(key []byte, fn func([]byte) error) (bool, error) {
+	d := r.db.fast
+	if i, _ := r.db.gen.Index(key); i%r.db.slowEvery == 0 {
+		d = r.db.slow
+	}
+	t0 := time.Now()
+	// Spin rather than sleep: a sleep's wake-up is late by a scheduler
+	// tick on some kernels, and the test is about the harness, not timers.
+	for time.Since(t0) < d {
+	}
+	found, err := r.Reader.Get(key, fn)
+	if r.calls&LatencySampleMask == 0 {
+		r.truth.Record(time.Since(t0))
+	}
+	r.calls++
+	return found, err
+}
+
+// TestReadRandomPercentilesMatchInjectedDelays runs readRandom, sampling
+// included, over reads of known duration and checks the percentiles it
+// reports: 98% of reads take 20µs and 2% take 400µs, so p50 is 20µs and
+// p99 and p999 are 400µs, each plus the harness's own small cost.
+func TestReadRandomPercentilesMatchInjectedDelays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a benchmark for about a second")
+	}
+	info, ok := engine.Lookup("memory")
+	if !ok || !info.Reference {
+		t.Fatal("the memory rail is not registered")
+	}
+	c := Default()
+	c.KeysMil, c.ValSize, c.ValueRatio, c.Seed = 0.005, 64, 1, 7
+	e, err := NewEnv(c, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Running.Store(true)
+	mem, err := engine.Open(info.Name, engine.Options{Dir: t.TempDir(), ExpectedBytes: e.Gen.LogicalBytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	if err := e.WriteAll(mem, GenSource{e.Gen}, 1000, 1, "memory load"); err != nil {
+		t.Fatal(err)
+	}
+	const fast, slow = 20 * time.Microsecond, 400 * time.Microsecond
+	db := &delayDB{DB: mem, gen: e.Gen, fast: fast, slow: slow, slowEvery: 50}
+	// A fixed count, whatever -benchtime the run was given: 100,000 reads
+	// give about 3,000 samples, 60 of them slow, so p99 and p999 sit well
+	// inside the slow ones.
+	setBenchtime(t, "100000x")
+	// A reader descheduled between the harness's timestamp and Get's (a
+	// busy machine) can own the top samples that make p999: a real stall,
+	// not a harness error. So up to five attempts: a wrong rank, sample or
+	// merge fails every one.
+	var errs []string
+	for attempt := 1; attempt <= 5; attempt++ {
+		db.truth = nil
+		r := testing.Benchmark(func(b *testing.B) { readRandom(b, e, db, 2, 1) })
+		if r.N == 0 {
+			t.Fatal("the benchmark failed")
+		}
+		// testing.Benchmark runs one read first, then r.N: the last two
+		// readers are the run reported.
+		errs = checkAgainstTruth(r, measure.Merge(db.truth[len(db.truth)-2:]...), fast, slow)
+		if len(errs) == 0 {
+			return
+		}
+		t.Logf("attempt %d: %s", attempt, strings.Join(errs, "; "))
+	}
+	t.Error(strings.Join(errs, "\n"))
+}
+
+// checkAgainstTruth compares readRandom's reported figures with the same
+// sampled reads timed inside Get and with the injected delays.
+func checkAgainstTruth(r testing.BenchmarkResult, truth *measure.Recorder, fast, slow time.Duration) []string {
+	var errs []string
+	if hit := r.Extra["hit%"]; hit != 100 {
+		errs = append(errs, fmt.Sprintf("hit%% = %v, want 100", hit))
+	}
+	// Two readers share r.N reads; each times its reads 0, 32, 64, ...
+	every := LatencySampleMask + 1
+	if n, want := truth.Count(), int64((r.N-r.N/2+every-1)/every+(r.N/2+every-1)/every); n != want {
+		errs = append(errs, fmt.Sprintf("%d of %d reads sampled, want %d (1 in %d per reader)", n, r.N, want, every))
+	}
+	for _, c := range []struct {
+		metric string
+		p      float64
+		floor  time.Duration // what the injected delays alone guarantee
+	}{{"p50-ns", 50, fast}, {"p99-ns", 99, slow}, {"p999-ns", 99.9, slow}} {
+		got := time.Duration(r.Extra[c.metric])
+		want := time.Duration(truth.Percentile(c.p))
+		// Timed outside Get, every read is a little longer: a timestamp
+		// pair and a map lookup, 5% or 3µs, whichever is more, plus HDR's
+		// rounding. A stall that fell outside Get's own timing moves one
+		// sample up: up to half the distance to the top rank is allowed.
+		upper := time.Duration(truth.Percentile(c.p + (100-c.p)/2))
+		if got < want || got > upper+max(upper/20, 3*time.Microsecond) {
+			errs = append(errs, fmt.Sprintf("%s = %v; the same reads timed inside Get give %v to %v (reads %d)", c.metric, got, want, upper, r.N))
+		}
+		if got < c.floor {
+			errs = append(errs, fmt.Sprintf("%s = %v, below the injected %v", c.metric, got, c.floor))
+		}
+	}
+	if p50 := time.Duration(r.Extra["p50-ns"]); p50 > fast+fast/4 {
+		errs = append(errs, fmt.Sprintf("p50-ns = %v, want about the injected %v", p50, fast))
+	}
+	return errs
+}

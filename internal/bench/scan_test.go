@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+)
+
+// scanEnv builds a tiny bbolt fixture for Iterate and Scan in a temporary
+// directory; out receives the configuration and settings lines.
+func scanEnv(t *testing.T, out io.Writer) *Env {
+	t.Helper()
+	c := Default()
+	c.KeysMil, c.ValSize, c.ScanLen, c.Dir = 0.002, 64, 50, t.TempDir()
+	c.Threads = IntList{1, 2}
+	e, err := Setup(c, "BenchmarkIterateBolt|BenchmarkScanBolt", out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func lookup(t *testing.T, name string) engine.Info {
+	t.Helper()
+	info, ok := engine.Lookup(name)
+	if !ok {
+		t.Fatalf("engine %s is not registered", name)
+	}
+	return info
+}
+
+// TestIterateAndScanRun runs both workloads whole, every sub-benchmark, on
+// the fixture and on the rail, and checks each result had its engine's
+// settings line before it.
+func TestIterateAndScanRun(t *testing.T) {
+	var out bytes.Buffer
+	e := scanEnv(t, &out)
+	setBenchtime(t, "2x")
+	for _, w := range []string{"Iterate", "Scan"} {
+		for _, eng := range []string{"bolt", "memory"} {
+			out.Reset()
+			failed := true
+			testing.Benchmark(func(b *testing.B) {
+				Run(b, e, w, eng)
+				failed = b.Failed()
+			})
+			if failed {
+				t.Errorf("%s on %s failed", w, eng)
+			}
+			if !strings.Contains(out.String(), "settings-"+eng+": ") {
+				t.Errorf("%s on %s printed no settings line; output:\n%s", w, eng, out.String())
+			}
+		}
+	}
+}
+
+// TestIterateReadsEveryKey times full scans on the fixture, warm and cold
+// (every scan after the first reopened), with and without values, and
+// checks each scan read every key and the bytes it declares.
+func TestIterateReadsEveryKey(t *testing.T) {
+	e := scanEnv(t, io.Discard)
+	setBenchtime(t, "3x")
+	info := lookup(t, "bolt")
+	f := e.KVFor(info)
+	keys := e.Gen.Keys
+	for _, cache := range []string{Warm, Cold} {
+		for _, values := range []bool{true, false} {
+			r := testing.Benchmark(func(b *testing.B) {
+				h := e.Open(b, f)
+				db := h.open(b, cache, h.Options(nil), false)
+				iterate(b, e, h, db, info, cache, nil, values)
+			})
+			if r.N != 3 {
+				t.Fatalf("cache=%s values=%v: the benchmark failed (N=%d)", cache, values, r.N)
+			}
+			per := int64(keys) * dataset.KeySize
+			if values {
+				per += int64(keys) * int64(e.Cfg.ValSize)
+			}
+			if r.Bytes != per {
+				t.Errorf("cache=%s values=%v: %d bytes per scan, want %d", cache, values, r.Bytes, per)
+			}
+			// keys/s is keys per scan over the timed part of the scans.
+			got := r.Extra["keys/s"] * r.T.Seconds() / float64(r.N)
+			if math.Abs(got-float64(keys)) > 1e-6*float64(keys) {
+				t.Errorf("cache=%s values=%v: keys/s says %.3f keys per scan, want %d", cache, values, got, keys)
+			}
+			if _, ok := r.Extra["read-B/op"]; !ok {
+				t.Errorf("cache=%s values=%v: no read-B/op", cache, values)
+			}
+		}
+	}
+}
+
+// TestScanReadsScanLenEntries runs range scans on the fixture and checks
+// keys/op against the data set: each seek reads -scan_len entries, or
+// fewer when the seek key is that close to the last key.
+func TestScanReadsScanLenEntries(t *testing.T) {
+	e := scanEnv(t, io.Discard)
+	// 200 seeks: with 2,000 keys and -scan_len 50 some land within 50 of
+	// the end almost surely, so the short scans are checked too.
+	setBenchtime(t, "200x")
+	info := lookup(t, "bolt")
+	f := e.KVFor(info)
+	g := e.Gen
+	// rank[i] is key i's position in key order.
+	order := make([]uint64, g.Keys)
+	for i := range order {
+		order[i] = uint64(i)
+	}
+	kb := func(i uint64) string { return string(g.Key(make([]byte, dataset.KeySize), i)) }
+	sort.Slice(order, func(a, b int) bool { return kb(order[a]) < kb(order[b]) })
+	rank := make([]uint64, g.Keys)
+	for pos, i := range order {
+		rank[i] = uint64(pos)
+	}
+	for _, threads := range []int{1, 2} {
+		r := testing.Benchmark(func(b *testing.B) {
+			h := e.Open(b, f)
+			scan(b, e, h.open(b, Warm, h.Options(nil), false), threads)
+		})
+		if r.N != 200 {
+			t.Fatalf("threads=%d: the benchmark failed (N=%d)", threads, r.N)
+		}
+		var want, short int64
+		for th := 0; th < threads; th++ {
+			rng := dataset.NewRand(e.Cfg.Seed, uint64(th)+2000)
+			ops := r.N / threads
+			if th < r.N%threads {
+				ops++
+			}
+			for op := 0; op < ops; op++ {
+				n := min(int64(e.Cfg.ScanLen), int64(g.Keys-rank[rng.Below(g.Keys)]))
+				want += n
+				if n < int64(e.Cfg.ScanLen) {
+					short++
+				}
+			}
+		}
+		if got := r.Extra["keys/op"]; got != float64(want)/float64(r.N) {
+			t.Errorf("threads=%d: keys/op = %v, want %v (%d of %d scans short)", threads, got, float64(want)/float64(r.N), short, r.N)
+		}
+		for _, m := range []string{"keys/s", "MB/s", "p50-ns", "p99-ns"} {
+			if r.Extra[m] <= 0 {
+				t.Errorf("threads=%d: %s = %v", threads, m, r.Extra[m])
+			}
+		}
+		if _, ok := r.Extra["read-B/op"]; !ok {
+			t.Errorf("threads=%d: no read-B/op", threads)
+		}
+	}
+}
+
+// TestIterateVariants checks the sub-benchmark levels Iterate adds for an
+// engine's dimensions: LMDB's readahead on and off, nothing for bbolt.
+func TestIterateVariants(t *testing.T) {
+	if v := iterateVariants(lookup(t, "bolt")); len(v) != 1 || v[0].name != "" || v[0].tweak != nil {
+		t.Errorf("bolt: %d variants, first %q; want one, unnamed and untweaked", len(v), v[0].name)
+	}
+	v := iterateVariants(lookup(t, "lmdb"))
+	var names, params []string
+	for _, x := range v {
+		names = append(names, x.name)
+		o := engine.Options{}.WithParam("lmdb_readahead", "unset")
+		x.tweak(&o)
+		params = append(params, o.Params["lmdb_readahead"])
+	}
+	if got, want := strings.Join(names, " "), "/readahead=on /readahead=off"; got != want {
+		t.Errorf("lmdb: variants %q, want %q", got, want)
+	}
+	if got, want := strings.Join(params, " "), "true false"; got != want {
+		t.Errorf("lmdb: lmdb_readahead %q, want %q", got, want)
+	}
+}
