@@ -21,6 +21,7 @@ func init() {
 		Name:     "Iterate",
 		Engines:  Everything,
 		Fixtures: kvFixture,
+		Step:     "read",
 		Units:    []Unit{Higher("keys/s"), Lower("read-B/op")},
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
@@ -139,6 +140,7 @@ func init() {
 		Name:     "Scan",
 		Engines:  Everything,
 		Fixtures: kvFixture,
+		Step:     "read",
 		Units: append([]Unit{Info("keys/op"), Higher("keys/s"), Lower("read-B/op")},
 			latencyUnits...),
 		Run: func(b *testing.B, e *Env, info engine.Info) {
