@@ -2,11 +2,17 @@ package main
 
 import (
 	"fmt"
+	"image/color"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"github.com/kvbench/kvbench/internal/engine"
+	"gonum.org/v1/plot/plotutil"
 )
 
 func TestLabels(t *testing.T) {
@@ -84,6 +90,55 @@ func TestDraw(t *testing.T) {
 	for _, s := range []string{"Badger", "Pebble", "threads=16", "95% confidence interval"} {
 		if !strings.Contains(string(svg), s) {
 			t.Errorf("%s lacks %q", files[0], s)
+		}
+	}
+}
+
+// An engine registered only in this test binary: charts must list and
+// colour it like any other, with no list of engines to update.
+func init() {
+	engine.Register(engine.Info{Name: "toy", Title: "Toy", Module: "(test)", Compressions: []string{"none"},
+		Missing: "declared by the charts test only"})
+}
+
+// TestEveryRegisteredEngineCharted: results of every registered engine are
+// read, listed in the suite's order, and drawn in a colour of their own.
+func TestEveryRegisteredEngineCharted(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("goos: linux\n")
+	for _, info := range engine.All() {
+		fmt.Fprintf(&b, "BenchmarkReadRandom%s/threads=1-2 100 1000 ns/op\n", info.Title)
+	}
+	r, err := readResults(strings.NewReader(b.String()), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := r.engines("ReadRandom", "ns/op")
+	if !reflect.DeepEqual(got, engname.Titles()) || len(got) != len(engine.All()) {
+		t.Fatalf("engines = %v, want every registered engine %v", got, engname.Titles())
+	}
+	if !slices.Contains(got, "Toy") {
+		t.Fatalf("the engine registered by this test is not charted: %v", got)
+	}
+	seen := map[color.Color]string{}
+	for i, e := range got {
+		c := engineColor(e)
+		if c == (color.Gray{Y: 128}) {
+			t.Errorf("%s has the colour of an unknown engine", e)
+		}
+		if prev, dup := seen[c]; dup && i < len(plotutil.DefaultColors) {
+			t.Errorf("%s and %s share a colour", prev, e)
+		}
+		seen[c] = e
+	}
+	files, err := drawAll(r, t.TempDir())
+	if err != nil || len(files) != 1 {
+		t.Fatalf("drew %v, %v", files, err)
+	}
+	svg, _ := os.ReadFile(files[0])
+	for _, e := range got {
+		if !strings.Contains(string(svg), e) {
+			t.Errorf("%s lacks %s", files[0], e)
 		}
 	}
 }

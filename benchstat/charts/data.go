@@ -59,18 +59,28 @@ func readResults(r io.Reader, name string) (*results, error) {
 }
 
 // engines lists the engines that reported unit for op, in the suite's
-// order.
+// order (engname.Titles); any other engine in the results follows, by
+// name, rather than being left out.
 func (r *results) engines(op, unit string) []string {
-	var out []string
-	for _, e := range []string{"Badger", "Bolt", "Lmdb", "RocksDB", "Pebble", "Memory"} {
-		for _, c := range r.config[op] {
-			if _, ok := r.values[series{op, c, e, unit}]; ok {
-				out = append(out, e)
-				break
-			}
+	reported := map[string]bool{}
+	for k := range r.values {
+		if k.op == op && k.unit == unit {
+			reported[k.engine] = true
 		}
 	}
-	return out
+	var out []string
+	for _, e := range engname.Titles() {
+		if reported[e] {
+			out = append(out, e)
+			delete(reported, e)
+		}
+	}
+	var rest []string
+	for e := range reported {
+		rest = append(rest, e)
+	}
+	sort.Strings(rest)
+	return append(out, rest...)
 }
 
 // summary is a median and the interval the whiskers show.

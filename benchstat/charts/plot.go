@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -19,9 +20,10 @@ import (
 // format is the image type written: svg, or png for slides.
 var format = "svg"
 
-// engineColor keeps one colour per engine across every chart.
+// engineColor keeps one colour per engine across every chart: the
+// engine's place in the suite's order picks it.
 func engineColor(engine string) color.Color {
-	for i, e := range []string{"Badger", "Bolt", "Lmdb", "RocksDB", "Pebble", "Memory"} {
+	for i, e := range engname.Titles() {
 		if e == engine {
 			return plotutil.Color(i)
 		}

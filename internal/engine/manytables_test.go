@@ -23,15 +23,17 @@ func TestBloomBitsForFPR(t *testing.T) {
 // still found, and Settings shows the filter set by false-positive rate.
 func TestManyTables(t *testing.T) {
 	const tables, perTable = 8, 50
-	for _, name := range []string{"badger", "pebble", "rocksdb"} {
-		info, ok := engine.Lookup(name)
-		if !ok {
-			continue // RocksDB needs -tags rocksdb
+	for _, info := range engine.All() {
+		if !info.TableFilters {
+			continue
 		}
+		name := info.Name
 		t.Run(name, func(t *testing.T) {
+			if info.Missing != "" {
+				t.Skip(info.Missing)
+			}
 			o := testOptions(t.TempDir())
 			o.DisableCompactions, o.BloomFPR, o.BloomBitsPerKey = true, 0.03, 0
-			o.BadgerValueThreshold = 1 << 10
 			db, err := engine.Open(info.Name, o)
 			if err != nil {
 				t.Fatal(err)

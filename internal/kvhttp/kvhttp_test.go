@@ -38,9 +38,15 @@ func do(t *testing.T, method, url string, body []byte) (int, []byte) {
 func TestService(t *testing.T) {
 	for _, info := range engine.All() {
 		t.Run(info.Name, func(t *testing.T) {
+			if info.Missing != "" {
+				t.Skip(info.Missing)
+			}
+			// Every engine option at its declared default (engine.Open
+			// fills them in); Badger's 1 MiB value threshold needs a
+			// memtable of at least 7 MiB.
 			db, err := engine.Open(info.Name, engine.Options{
-				Dir: t.TempDir(), CacheMB: 8, MemtableMB: 4, Compression: "none", BloomBitsPerKey: 10,
-				ExpectedBytes: 1 << 20, LmdbWriteMode: "update", BoltFreelist: "array", BoltWriteMode: "update",
+				Dir: t.TempDir(), CacheMB: 8, MemtableMB: 8, Compression: "none", BloomBitsPerKey: 10,
+				ExpectedBytes: 1 << 20,
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -1,21 +1,44 @@
-// Package engname finds the engine in a kvbench benchmark name.
+// Package engname finds the engine in a kvbench benchmark name. The engines
+// are the ones registered in internal/engine: a benchmark name ends in the
+// engine's Title ("ReadRandomBadger").
 package engname
 
 import (
 	"bytes"
+	"sort"
 
+	"github.com/kvbench/kvbench/internal/engine"
 	"golang.org/x/perf/benchfmt"
 )
 
-// Titles are the engine names as they end top-level benchmark names.
-// Longer first, so no title is taken for a suffix of another.
-var Titles = []string{"RocksDB", "Badger", "Pebble", "Memory", "Bolt", "Lmdb"}
+// Titles are the titles of the registered engines in the suite's order:
+// the stores by name, then the reference rails. Tables and charts list
+// engines (and pick their colours) in this order.
+func Titles() []string {
+	var stores, rails []string
+	for _, i := range engine.All() {
+		if i.Reference {
+			rails = append(rails, i.Title)
+		} else {
+			stores = append(stores, i.Title)
+		}
+	}
+	return append(stores, rails...)
+}
+
+// bySuffix is Titles longest first, so no title is taken for a suffix of
+// another.
+func bySuffix() []string {
+	t := Titles()
+	sort.SliceStable(t, func(a, b int) bool { return len(t[a]) > len(t[b]) })
+	return t
+}
 
 // EngineName turns "ReadRandomBadger/valsz=1024-2" into
 // "ReadRandom/engine=Badger/valsz=1024-2".
 func EngineName(n benchfmt.Name) (benchfmt.Name, bool) {
 	base := n.Base()
-	for _, t := range Titles {
+	for _, t := range bySuffix() {
 		if bytes.HasSuffix(base, []byte(t)) && len(base) > len(t) {
 			op := base[:len(base)-len(t)]
 			rest := n[len(base):]
@@ -35,7 +58,7 @@ func EngineName(n benchfmt.Name) (benchfmt.Name, bool) {
 // "valsz=1024/threads=1" (the GOMAXPROCS suffix dropped).
 func Split(n benchfmt.Name) (op, engine, config string, ok bool) {
 	base, parts := n.Parts()
-	for _, t := range Titles {
+	for _, t := range bySuffix() {
 		if bytes.HasSuffix(base, []byte(t)) && len(base) > len(t) {
 			op, engine, ok = string(base[:len(base)-len(t)]), t, true
 			break

@@ -3,6 +3,7 @@ package engname
 import (
 	"testing"
 
+	"github.com/kvbench/kvbench/internal/engine"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -34,5 +35,46 @@ func TestSplit(t *testing.T) {
 	}
 	if _, _, _, ok := Split(benchfmt.Name("LmdbBatch/mode=txn-2")); ok {
 		t.Fatal("LmdbBatch split")
+	}
+}
+
+// TestRegisteredEngines: every engine in the registry is found in a
+// benchmark name and listed in Titles once, the stores before the
+// reference rails, so no engine's results are ever dropped.
+func TestRegisteredEngines(t *testing.T) {
+	titles := Titles()
+	if len(titles) != len(engine.All()) {
+		t.Fatalf("Titles() = %v, registry has %v", titles, engine.Names())
+	}
+	pos := map[string]int{}
+	for i, title := range titles {
+		if _, dup := pos[title]; dup {
+			t.Fatalf("%s listed twice in %v", title, titles)
+		}
+		pos[title] = i
+	}
+	lastStore, firstRail := -1, len(titles)
+	for _, info := range engine.All() {
+		i, ok := pos[info.Title]
+		if !ok {
+			t.Errorf("%s (%s) missing from Titles() %v", info.Name, info.Title, titles)
+			continue
+		}
+		if info.Reference {
+			firstRail = min(firstRail, i)
+		} else {
+			lastStore = max(lastStore, i)
+		}
+		in := "ReadRandom" + info.Title + "/valsz=1024/threads=4-2"
+		op, eng, cfg, ok := Split(benchfmt.Name(in))
+		if !ok || op != "ReadRandom" || eng != info.Title || cfg != "valsz=1024/threads=4" {
+			t.Errorf("Split(%s) = %q %q %q %v", in, op, eng, cfg, ok)
+		}
+		if got, ok := EngineName(benchfmt.Name(in)); !ok || string(got) != "ReadRandom/engine="+info.Title+"/valsz=1024/threads=4-2" {
+			t.Errorf("EngineName(%s) = %s, %v", in, got, ok)
+		}
+	}
+	if lastStore > firstRail {
+		t.Errorf("a reference rail comes before a store: %v", titles)
 	}
 }
