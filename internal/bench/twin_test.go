@@ -16,11 +16,15 @@ import (
 // the test below shows it runs in every workload bbolt runs in, under the
 // same sub-benchmark names. Adding an engine is an adapter file plus its
 // registration.
+
+// BEGIN engine example
 func init() {
-	twin, _ := engine.Lookup("bolt")
+	twin, _ := engine.Lookup("bolt") // bbolt's adapter and declarations
 	twin.Name, twin.Title = "bolttwin", "BoltTwin"
 	engine.Register(twin)
 }
+
+// END engine example
 
 // The twin test runs this test binary again with -test.bench: TestMain
 // sets up an Env from these flags, as the root package's does.
