@@ -8,12 +8,25 @@ import (
 	"github.com/kvbench/kvbench/internal/bench"
 )
 
+func BenchmarkBoltBatch(b *testing.B)         { bench.Run(b, bench.Current(), "Batch", "bolt") }
+func BenchmarkDisk(b *testing.B)              { bench.Run(b, bench.Current(), "Disk", "") }
 func BenchmarkIterateBadger(b *testing.B)     { bench.Run(b, bench.Current(), "Iterate", "badger") }
 func BenchmarkIterateBolt(b *testing.B)       { bench.Run(b, bench.Current(), "Iterate", "bolt") }
 func BenchmarkIterateLmdb(b *testing.B)       { bench.Run(b, bench.Current(), "Iterate", "lmdb") }
 func BenchmarkIterateMemory(b *testing.B)     { bench.Run(b, bench.Current(), "Iterate", "memory") }
 func BenchmarkIteratePebble(b *testing.B)     { bench.Run(b, bench.Current(), "Iterate", "pebble") }
 func BenchmarkIterateRocksDB(b *testing.B)    { bench.Run(b, bench.Current(), "Iterate", "rocksdb") }
+func BenchmarkLmdbBatch(b *testing.B)         { bench.Run(b, bench.Current(), "Batch", "lmdb") }
+func BenchmarkOpenBadger(b *testing.B)        { bench.Run(b, bench.Current(), "Open", "badger") }
+func BenchmarkOpenBolt(b *testing.B)          { bench.Run(b, bench.Current(), "Open", "bolt") }
+func BenchmarkOpenLmdb(b *testing.B)          { bench.Run(b, bench.Current(), "Open", "lmdb") }
+func BenchmarkOpenPebble(b *testing.B)        { bench.Run(b, bench.Current(), "Open", "pebble") }
+func BenchmarkOpenRocksDB(b *testing.B)       { bench.Run(b, bench.Current(), "Open", "rocksdb") }
+func BenchmarkPopulateBadger(b *testing.B)    { bench.Run(b, bench.Current(), "Populate", "badger") }
+func BenchmarkPopulateBolt(b *testing.B)      { bench.Run(b, bench.Current(), "Populate", "bolt") }
+func BenchmarkPopulateLmdb(b *testing.B)      { bench.Run(b, bench.Current(), "Populate", "lmdb") }
+func BenchmarkPopulatePebble(b *testing.B)    { bench.Run(b, bench.Current(), "Populate", "pebble") }
+func BenchmarkPopulateRocksDB(b *testing.B)   { bench.Run(b, bench.Current(), "Populate", "rocksdb") }
 func BenchmarkReadRandomBadger(b *testing.B)  { bench.Run(b, bench.Current(), "ReadRandom", "badger") }
 func BenchmarkReadRandomBolt(b *testing.B)    { bench.Run(b, bench.Current(), "ReadRandom", "bolt") }
 func BenchmarkReadRandomLmdb(b *testing.B)    { bench.Run(b, bench.Current(), "ReadRandom", "lmdb") }

@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/engine"
+)
+
+// populateEnv sets up a run of pattern on a tiny data set in a fresh -dir.
+func populateEnv(t *testing.T, pattern string, out io.Writer) *Env {
+	t.Helper()
+	c := Default()
+	c.KeysMil, c.ValSize, c.Batch, c.Writers, c.Dir = 0.002, 64, 300, 2, t.TempDir()
+	e, err := Setup(c, pattern, out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// benchtime1x makes testing.Benchmark run each benchmark once.
+func benchtime1x(t *testing.T) {
+	f := flag.Lookup("test.benchtime")
+	old := f.Value.String()
+	if err := flag.Set("test.benchtime", "1x"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { flag.Set("test.benchtime", old) })
+}
+
+// compiled lists the stores compiled into this binary that w runs on.
+func compiled(w *Workload) []engine.Info {
+	var out []engine.Info
+	for _, info := range engine.All() {
+		if info.Missing == "" && w.Engines(info) {
+			out = append(out, info)
+		}
+	}
+	return out
+}
+
+// scratchLeft lists what is left under the run's scratch directory.
+func scratchLeft(e *Env) []string {
+	ents, _ := os.ReadDir(e.Root.Sub("scratch"))
+	var out []string
+	for _, d := range ents {
+		out = append(out, d.Name())
+	}
+	return out
+}
+
+// A populate op writes every key of the data set, each with its own
+// value, and reports what it cost.
+func TestPopulateOnceWritesEveryKey(t *testing.T) {
+	e := populateEnv(t, "BenchmarkPopulate", io.Discard)
+	for _, info := range compiled(workloads["Populate"]) {
+		dir := t.TempDir()
+		st, err := e.populateOnce(info, e.Cfg.Options(info, dir, e.Gen.LogicalBytes()), "test", nil)
+		if err != nil {
+			t.Fatalf("%s: %v", info.Name, err)
+		}
+		if st.elapsed <= 0 || st.diskBytes <= 0 {
+			t.Errorf("%s: stats %+v", info.Name, st)
+		}
+		o := e.Cfg.Options(info, dir, e.Gen.LogicalBytes())
+		o.ReadOnly = true
+		db, err := engine.Open(info.Name, o)
+		if err != nil {
+			t.Fatalf("%s: reopen: %v", info.Name, err)
+		}
+		n, _, err := ScanAll(db, true, GenSource{e.Gen}.NewChecker(true))
+		db.Close()
+		if err != nil || n != e.Keys {
+			t.Errorf("%s: read back %d keys (%v), want %d", info.Name, n, err, e.Keys)
+		}
+	}
+}
+
+// The Populate benchmark reports its metrics, prints before each leaf the
+// settings of that leaf's options (sync off, then on), and removes every
+// scratch database it made.
+func TestPopulateBenchmark(t *testing.T) {
+	benchtime1x(t)
+	var out bytes.Buffer
+	e := populateEnv(t, "BenchmarkPopulate", &out)
+	for _, info := range compiled(workloads["Populate"]) {
+		out.Reset()
+		opts := e.Cfg.Options(info, "", e.Gen.LogicalBytes())
+		r := testing.Benchmark(func(b *testing.B) { populate(b, e, info, opts) })
+		if r.N != 1 || r.Extra["keys/s"] <= 0 || r.Extra["write-amp"] <= 0 || r.Extra["space-amp"] <= 0 || r.Bytes != e.Gen.LogicalBytes() {
+			t.Errorf("%s: result %+v", info.Name, r)
+		}
+		if left := scratchLeft(e); len(left) != 0 {
+			t.Fatalf("%s: scratch left behind by populate: %v", info.Name, left)
+		}
+
+		failed := false
+		testing.Benchmark(func(b *testing.B) {
+			Run(b, e, "Populate", info.Name)
+			failed = b.Failed()
+		})
+		if failed {
+			t.Fatalf("%s: Populate failed", info.Name)
+		}
+		var lines []string // the settings set; "settings-x:" alone clears x's
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if !strings.HasSuffix(l, ":") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) != 2 || lines[0] == lines[1] {
+			t.Fatalf("%s: want two different settings lines, one per sync value:\n%s", info.Name, out.String())
+		}
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "settings-"+info.Name+": ") {
+				t.Errorf("%s: %q is not its settings line", info.Name, l)
+			}
+		}
+		if left := scratchLeft(e); len(left) != 0 {
+			t.Fatalf("%s: scratch left behind: %v", info.Name, left)
+		}
+	}
+}
+
+// Batch runs on the engines with batch variants and names every variant.
+func TestBatchVariants(t *testing.T) {
+	w := workloads["Batch"]
+	n := 0
+	for _, info := range engine.All() {
+		dims := info.DimsFor("Batch")
+		if w.Engines(info) != (len(dims) > 0 && !info.Reference) {
+			t.Errorf("Batch on %s: %v, with %d Batch dimensions", info.Name, w.Engines(info), len(dims))
+		}
+		if len(dims) == 0 {
+			continue
+		}
+		n++
+		want := 1
+		for _, d := range dims {
+			want *= len(d.Values)
+		}
+		vs := batchVariants(dims)
+		seen := map[string]bool{}
+		for _, v := range vs {
+			seen[v.name] = true
+			if !strings.HasPrefix(v.name, dims[0].Name+"=") {
+				t.Errorf("%s: variant %q", info.Name, v.name)
+			}
+		}
+		if len(vs) != want || len(seen) != want {
+			t.Errorf("%s: %d variants (%d names), want %d", info.Name, len(vs), len(seen), want)
+		}
+	}
+	if n == 0 {
+		t.Error("no engine has Batch variants")
+	}
+}
