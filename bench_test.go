@@ -98,3 +98,32 @@ func TestEveryResultCarriesItsOwnSettings(t *testing.T) {
 		t.Fatalf("%d results:\n%s", n, out)
 	}
 }
+
+// TestAlternativesPlanEveryFixture: a pattern with a sub-benchmark part and
+// an alternative builds every fixture either side needs before the first
+// result line, as go test runs both sides.
+func TestAlternativesPlanEveryFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	out, code := runSelf(t, "-test.bench=ReadRandomBolt/threads=1|PrefetchBolt", "-test.benchtime=1x", "-keys_mil", "0.002", "-valsz", "256",
+		"-prefetch_traces", "2", "-cache", "warm", "-dir", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	first := strings.Index(out, "\nBenchmark")
+	for _, f := range []string{"fixture bolt-", "fixture trace-bolt-"} {
+		i := strings.Index(out, "building "+f)
+		if i < 0 || first < 0 || i > first {
+			t.Errorf("%q built at %d, first result at %d:\n%s", f, i, first, out)
+		}
+	}
+	for _, want := range []string{"BenchmarkReadRandomBolt/", "BenchmarkPrefetchBolt/"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %s results:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "fixture") && strings.Contains(out[first:], "building fixture") {
+		t.Errorf("a fixture was built after the first result:\n%s", out)
+	}
+}
