@@ -8,6 +8,11 @@ import (
 	"github.com/kvbench/kvbench/internal/bench"
 )
 
+func BenchmarkPrefetchBadger(b *testing.B)    { bench.Run(b, bench.Current(), "Prefetch", "badger") }
+func BenchmarkPrefetchBolt(b *testing.B)      { bench.Run(b, bench.Current(), "Prefetch", "bolt") }
+func BenchmarkPrefetchLmdb(b *testing.B)      { bench.Run(b, bench.Current(), "Prefetch", "lmdb") }
+func BenchmarkPrefetchPebble(b *testing.B)    { bench.Run(b, bench.Current(), "Prefetch", "pebble") }
+func BenchmarkPrefetchRocksDB(b *testing.B)   { bench.Run(b, bench.Current(), "Prefetch", "rocksdb") }
 func BenchmarkReadRandomBadger(b *testing.B)  { bench.Run(b, bench.Current(), "ReadRandom", "badger") }
 func BenchmarkReadRandomBolt(b *testing.B)    { bench.Run(b, bench.Current(), "ReadRandom", "bolt") }
 func BenchmarkReadRandomLmdb(b *testing.B)    { bench.Run(b, bench.Current(), "ReadRandom", "lmdb") }
