@@ -27,6 +27,11 @@ func BenchmarkPopulateBolt(b *testing.B)      { bench.Run(b, bench.Current(), "P
 func BenchmarkPopulateLmdb(b *testing.B)      { bench.Run(b, bench.Current(), "Populate", "lmdb") }
 func BenchmarkPopulatePebble(b *testing.B)    { bench.Run(b, bench.Current(), "Populate", "pebble") }
 func BenchmarkPopulateRocksDB(b *testing.B)   { bench.Run(b, bench.Current(), "Populate", "rocksdb") }
+func BenchmarkPrefetchBadger(b *testing.B)    { bench.Run(b, bench.Current(), "Prefetch", "badger") }
+func BenchmarkPrefetchBolt(b *testing.B)      { bench.Run(b, bench.Current(), "Prefetch", "bolt") }
+func BenchmarkPrefetchLmdb(b *testing.B)      { bench.Run(b, bench.Current(), "Prefetch", "lmdb") }
+func BenchmarkPrefetchPebble(b *testing.B)    { bench.Run(b, bench.Current(), "Prefetch", "pebble") }
+func BenchmarkPrefetchRocksDB(b *testing.B)   { bench.Run(b, bench.Current(), "Prefetch", "rocksdb") }
 func BenchmarkReadRandomBadger(b *testing.B)  { bench.Run(b, bench.Current(), "ReadRandom", "badger") }
 func BenchmarkReadRandomBolt(b *testing.B)    { bench.Run(b, bench.Current(), "ReadRandom", "bolt") }
 func BenchmarkReadRandomLmdb(b *testing.B)    { bench.Run(b, bench.Current(), "ReadRandom", "lmdb") }

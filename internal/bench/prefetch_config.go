@@ -1,14 +1,88 @@
 package bench
 
-import "flag"
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
 
-// PrefetchConfig is the prefetch workloads' part of the run configuration.
-type PrefetchConfig struct{}
+	"golang.org/x/sys/unix"
 
-func (c *PrefetchConfig) defaults()                           {}
-func (c *PrefetchConfig) bind(fs *flag.FlagSet)               {}
-func (c *PrefetchConfig) validate() []error                   { return nil }
-func (c *PrefetchConfig) echo(e *Env, line func(string, any)) {}
+	"github.com/kvbench/kvbench/internal/dataset"
+)
 
-// init derives what the workloads need once per run, after validation.
-func (c *PrefetchConfig) init(e *Env) error { return nil }
+// PrefetchConfig is the prefetch workloads' part of the run configuration:
+// seed 000's trace data set (BenchmarkPrefetch*).
+type PrefetchConfig struct {
+	Traces  int // trace IDs, SpansPerTrace keys each
+	ValSize int // value size in bytes
+
+	// traces is the data set, derived once per run by init.
+	traces *dataset.Traces
+}
+
+func (c *PrefetchConfig) defaults() {
+	c.Traces = 600
+	c.ValSize = 2500
+}
+
+func (c *PrefetchConfig) bind(fs *flag.FlagSet) {
+	fs.IntVar(&c.Traces, "prefetch_traces", c.Traces, "trace IDs in the prefix-lookup data set, 90 keys each; 9000 is the seed's full size (810,000 keys)")
+	fs.IntVar(&c.ValSize, "prefetch_valsz", c.ValSize, "value size in bytes of the prefix-lookup data set")
+}
+
+// validate checks the trace data set's flags.
+func (c *PrefetchConfig) validate() []error {
+	var errs []error
+	if n := c.Traces; n < 1 || n > dataset.MaxTraces {
+		errs = append(errs, flagError("prefetch_traces", n, fmt.Sprintf("must be from 1 to %d (the seed's full size)", dataset.MaxTraces)))
+	}
+	if v := c.ValSize; v < 1 || v > 64<<20 {
+		errs = append(errs, flagError("prefetch_valsz", v, "must be from 1 to 67108864 bytes"))
+	}
+	return errs
+}
+
+// echo prints the trace data set and the lookup settings that are not in
+// benchmark names.
+func (c *PrefetchConfig) echo(e *Env, line func(string, any)) {
+	line("prefetch-traces", c.Traces)
+	line("prefetch-keys", fmt.Sprintf("%d (%d spans per trace)", c.Traces*dataset.SpansPerTrace, dataset.SpansPerTrace))
+	line("prefetch-valsz", c.ValSize)
+	line("prefetch-order", "lookups visit trace IDs in ascending order, as the seed did; op i is trace i mod prefetch-traces")
+	line("prefetch-cold", "before the timed loop: store closed, its files evicted from the page cache (fadvise DONTNEED), store reopened untimed")
+	line("prefetch-warm", "before the timed loop: the same lookups run once, untimed")
+	if e.Dir != "" {
+		line("dir-readahead", deviceReadahead(e.Dir))
+	}
+}
+
+// init derives the trace data set from the validated flags and the run's
+// seed and value ratio.
+func (c *PrefetchConfig) init(e *Env) error {
+	t, err := dataset.NewTraces(c.Traces, c.ValSize, e.Cfg.ValueRatio, e.Cfg.Seed)
+	if err != nil {
+		return err
+	}
+	c.traces = t
+	return nil
+}
+
+// deviceReadahead is the kernel readahead of the block device under dir.
+// A page fault in a memory-mapped file reads up to this much around the
+// page, so on a cold cache it shapes what mmap-based stores read.
+func deviceReadahead(dir string) string {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return "unknown"
+	}
+	dev := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
+	// A partition has no queue of its own: its disk is the parent.
+	for _, p := range []string{dev + "/queue/read_ahead_kb", dev + "/../queue/read_ahead_kb"} {
+		if b, err := os.ReadFile(p); err == nil {
+			return strings.TrimSpace(string(b)) + " KiB (" + p + ")"
+		}
+	}
+	return "unknown (no block device: tmpfs, overlay or network filesystem)"
+}
