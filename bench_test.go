@@ -106,7 +106,7 @@ func TestAlternativesPlanEveryFixture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the test binary")
 	}
-	out, code := runSelf(t, "-test.bench=ReadRandomBolt/threads=1|PrefetchBolt", "-test.benchtime=1x", "-keys_mil", "0.002", "-valsz", "256",
+	out, code := runSelf(t, "-test.bench=ReadRandomBolt/valsz=256|PrefetchBolt", "-test.benchtime=1x", "-keys_mil", "0.002", "-valsz", "256",
 		"-prefetch_traces", "2", "-cache", "warm", "-dir", t.TempDir())
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
