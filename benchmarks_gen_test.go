@@ -8,6 +8,10 @@ import (
 	"github.com/kvbench/kvbench/internal/bench"
 )
 
+func BenchmarkEmbedBuild(b *testing.B)        { bench.Run(b, bench.Current(), "EmbedBuild", "") }
+func BenchmarkEmbedColdStart(b *testing.B)    { bench.Run(b, bench.Current(), "EmbedColdStart", "") }
+func BenchmarkEmbedGet(b *testing.B)          { bench.Run(b, bench.Current(), "EmbedGet", "") }
+func BenchmarkEmbedIterate(b *testing.B)      { bench.Run(b, bench.Current(), "EmbedIterate", "") }
 func BenchmarkReadRandomBadger(b *testing.B)  { bench.Run(b, bench.Current(), "ReadRandom", "badger") }
 func BenchmarkReadRandomBolt(b *testing.B)    { bench.Run(b, bench.Current(), "ReadRandom", "bolt") }
 func BenchmarkReadRandomLmdb(b *testing.B)    { bench.Run(b, bench.Current(), "ReadRandom", "lmdb") }
