@@ -10,6 +10,10 @@ import (
 
 func BenchmarkBoltBatch(b *testing.B)         { bench.Run(b, bench.Current(), "Batch", "bolt") }
 func BenchmarkDisk(b *testing.B)              { bench.Run(b, bench.Current(), "Disk", "") }
+func BenchmarkEmbedBuild(b *testing.B)        { bench.Run(b, bench.Current(), "EmbedBuild", "") }
+func BenchmarkEmbedColdStart(b *testing.B)    { bench.Run(b, bench.Current(), "EmbedColdStart", "") }
+func BenchmarkEmbedGet(b *testing.B)          { bench.Run(b, bench.Current(), "EmbedGet", "") }
+func BenchmarkEmbedIterate(b *testing.B)      { bench.Run(b, bench.Current(), "EmbedIterate", "") }
 func BenchmarkIterateBadger(b *testing.B)     { bench.Run(b, bench.Current(), "Iterate", "badger") }
 func BenchmarkIterateBolt(b *testing.B)       { bench.Run(b, bench.Current(), "Iterate", "bolt") }
 func BenchmarkIterateLmdb(b *testing.B)       { bench.Run(b, bench.Current(), "Iterate", "lmdb") }

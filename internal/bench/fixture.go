@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/dataset"
@@ -21,6 +22,12 @@ type Fixture struct {
 	// Build writes Data into the open, empty db; nil writes it in batches
 	// of -batch (WriteAll). Either way Setup flushes and settles it after.
 	Build func(e *Env, db engine.DB, f *Fixture) error
+	// Files, when set, makes a fixture of files no engine writes (the
+	// embedded cdb as a file): Engine, Options and Build are unused, and
+	// Files writes Data into dir, which exists and is empty, returning the
+	// manifest's EngineVersion, DiskBytes and Settled. Read it through
+	// e.FixtureDir; a Handle opens only engines.
+	Files func(e *Env, dir string) (dataset.Manifest, error)
 }
 
 // LogicalBytes is what the fixture holds, keys plus values.
@@ -82,6 +89,9 @@ func (e *Env) ensure(f *Fixture) (string, error) {
 // build writes the fixture into dir, flushes it (durable, compactions
 // settled) and closes it.
 func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
+	if f.Files != nil {
+		return e.buildFiles(f, dir)
+	}
 	o := f.Options
 	o.Dir = dir
 	db, err := engine.Open(f.Engine.Name, o)
@@ -115,6 +125,21 @@ func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
 		DiskBytes: size, BuildSeconds: elapsed.Seconds(),
 		Settled: "Flush returned: data durable, memtables flushed, no compaction running or pending",
 	}, nil
+}
+
+// buildFiles writes a fixture of files no engine writes.
+func (e *Env) buildFiles(f *Fixture, dir string) (dataset.Manifest, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return dataset.Manifest{}, err
+	}
+	start := time.Now()
+	m, err := f.Files(e, dir)
+	if err != nil {
+		return dataset.Manifest{}, err
+	}
+	m.KeyCount, m.LogicalBytes = f.Data.Len(), f.LogicalBytes()
+	m.BuildSeconds = time.Since(start).Seconds()
+	return m, nil
 }
 
 // FixtureDir is the directory of a fixture Setup built. A fixture no

@@ -60,13 +60,13 @@ func ScanAll(db engine.DB, values bool, chk Checker) (keys uint64, bytes int64, 
 		return 0, 0, err
 	}
 	defer it.Close()
-	var prev [dataset.KeySize]byte
+	prev := make([]byte, 0, dataset.KeySize) // keys of other data sets vary in length
 	for ; it.Valid(); it.Next() {
 		k := it.Key()
-		if keys > 0 && string(k) <= string(prev[:]) {
-			return keys, bytes, ErrOrder(prev[:], k)
+		if keys > 0 && string(k) <= string(prev) {
+			return keys, bytes, ErrOrder(prev, k)
 		}
-		copy(prev[:], k)
+		prev = append(prev[:0], k...)
 		bytes += int64(len(k))
 		if values {
 			v, err := it.Value()

@@ -1,0 +1,407 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+	"github.com/kvbench/kvbench/internal/records"
+)
+
+// EmbedColdStart starts a fresh process per op that opens one source,
+// reads one random record, verifies it and exits. ns/op is the time from
+// just before the parent starts the child to the verified read inside it
+// (exec, loading, runtime and package init, open, read); the child's
+// peak RSS and page faults come from its rusage. cache=cold evicts the
+// test binary (a copy this process never maps) and the source's files
+// from the page cache before each child, cache=warm reads all of them
+// once first; shared libraries stay cached either way, as this process
+// maps them. src=none opens nothing: the process alone.
+//
+// The child is the test binary itself, run as
+// -test.run=^TestEmbedColdChild$ with the job in its environment: the
+// test binary's TestMain hands over to it before anything else
+// (IsColdChild), and its TestEmbedColdChild calls EmbedColdChild.
+func init() {
+	Register(&Workload{
+		Name:     "EmbedColdStart",
+		Fixtures: embedFixtures,
+		Scratch:  func(*Env, engine.Info) int64 { return executableSize() },
+		Units: []Unit{Lower("open-read-ns"), Lower("exit-ns"), Lower("peak-rss-KB"), Lower("majflt/op"),
+			Lower("read-KB/op"), Lower("open-read-KB"), Lower("minflt/op"),
+			Info("cached-KB")}, // how warm a cold start really was
+		Run: runEmbedColdStart,
+	})
+}
+
+// coldChildEnv selects the cold-start child and carries its job.
+const coldChildEnv = "KVBENCH_EMBED_COLD_CHILD"
+
+// coldChildTest is the test a cold-start child runs.
+const coldChildTest = "TestEmbedColdChild"
+
+// coldChildLine prefixes the child's one line of results on stdout.
+const coldChildLine = "embed-cold-child:"
+
+// IsColdChild reports whether this process is a cold-start child: its
+// TestMain must then run nothing else (no flag checks, no fixtures),
+// only m.Run, whose TestEmbedColdChild calls EmbedColdChild.
+func IsColdChild() bool { return os.Getenv(coldChildEnv) != "" }
+
+// coldJob is what the parent asks one child to do.
+type coldJob struct {
+	Src     string         // "none", "embedded", "file" or an engine name
+	Path    string         // the cdb file or the engine's fixture
+	Opts    engine.Options // how the engine is opened (read-only)
+	Record  uint64         // which record to read
+	RA      bool           // -embed_readahead
+	StartNS int64          // wall clock just before the parent started the child
+}
+
+// EmbedColdChild is the whole of a cold-start child: it opens the source
+// its job names (the embedded cdb from fsys), reads and verifies one
+// record, and prints on w how long that took since the parent started
+// the process.
+func EmbedColdChild(w io.Writer, fsys fs.FS) error {
+	var job coldJob
+	if err := json.Unmarshal([]byte(os.Getenv(coldChildEnv)), &job); err != nil {
+		return err
+	}
+	io0, _ := measure.ReadIO()
+	t0 := time.Now()
+	if err := coldRead(job, fsys); err != nil {
+		return err
+	}
+	t1 := time.Now()
+	io1, _ := measure.ReadIO()
+	// rusage's maxrss of a child started by os/exec also counts the
+	// parent's pages (the child shares the parent's memory until exec),
+	// so the child reports its own high-water mark.
+	m, err := measure.ReadMem()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s first-read-ns=%d open-read-ns=%d peak-rss-kb=%d read-b=%d open-read-b=%d\n", coldChildLine,
+		t1.UnixNano()-job.StartNS, t1.Sub(t0).Nanoseconds(), m.PeakRSS>>10, io1.ReadBytes, io1.ReadBytes-io0.ReadBytes)
+	return err
+}
+
+// coldRead opens job's source and reads and verifies its record.
+func coldRead(job coldJob, fsys fs.FS) error {
+	var kb [records.MaxKeySize]byte
+	key := records.Key(kb[:0], job.Record)
+	var src recordSource
+	switch job.Src {
+	case "none":
+		return nil
+	case "embedded":
+		if fsys == nil {
+			return fmt.Errorf("no embedded file system in the child")
+		}
+		d, err := OpenEmbedded(fsys, job.RA)
+		if err != nil {
+			return err
+		}
+		if src, err = openCDB(d.Data, nil); err != nil {
+			return err
+		}
+	case "file":
+		f, err := os.Open(job.Path)
+		if err != nil {
+			return err
+		}
+		if src, err = openCDB(f, f); err != nil {
+			return err
+		}
+	default:
+		db, err := engine.Open(job.Src, job.Opts)
+		if err != nil {
+			return err
+		}
+		if src, err = newEngineSource(db, job.Record+1); err != nil {
+			return err
+		}
+	}
+	return src.get(key, job.Record)
+}
+
+// coldResult is one child's figures.
+type coldResult struct {
+	firstRead, openRead, wall time.Duration
+	peakRSSKB, majflt, minflt int64
+	readB, openReadB          int64 // from storage: whole process, open and read
+}
+
+// runColdChild starts bin as a child for job and collects its figures.
+func runColdChild(bin string, job coldJob) (coldResult, error) {
+	var r coldResult
+	cmd := exec.Command(bin, "-test.run=^"+coldChildTest+"$", "-test.count=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	job.StartNS = start.UnixNano()
+	env, err := json.Marshal(job)
+	if err != nil {
+		return r, err
+	}
+	cmd.Env = append(os.Environ(), coldChildEnv+"="+string(env))
+	if err := cmd.Run(); err != nil {
+		return r, fmt.Errorf("child for %s: %v\n%s", job.Src, err, out.Bytes())
+	}
+	r.wall = time.Since(start)
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return r, fmt.Errorf("no rusage for the child")
+	}
+	r.majflt, r.minflt = ru.Majflt, ru.Minflt
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), coldChildLine)
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			ns, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return r, fmt.Errorf("child line %q: %v", line, err)
+			}
+			switch k {
+			case "first-read-ns":
+				r.firstRead = time.Duration(ns)
+			case "open-read-ns":
+				r.openRead = time.Duration(ns)
+			case "peak-rss-kb":
+				r.peakRSSKB = ns
+			case "read-b":
+				r.readB = ns
+			case "open-read-b":
+				r.openReadB = ns
+			}
+		}
+		return r, nil
+	}
+	return r, fmt.Errorf("child for %s printed no result:\n%s", job.Src, out.Bytes())
+}
+
+// executableSize is the size of the test binary, which EmbedColdStart
+// copies into scratch.
+func executableSize() int64 {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// copyTestBinary copies this test binary into dir and makes it durable, so
+// its pages can be evicted: this process maps its own executable, and the
+// kernel keeps mapped pages in the cache.
+func copyTestBinary(dir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	in, err := os.Open(exe)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	dst := filepath.Join(dir, "kvbench.test")
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return dst, err
+}
+
+func runEmbedColdStart(b *testing.B, e *Env, _ engine.Info) {
+	n := e.embedRecords(b)
+	dir := e.ScratchDir("coldstart")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	defer e.Root.RemoveAll(dir)
+	bin, err := copyTestBinary(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srcs := append([]embedSource{{name: "none"}}, embedSources(false)...)
+	for _, s := range srcs {
+		b.Run("src="+s.name, func(b *testing.B) {
+			c := e.coldSource(b, s, dir)
+			for _, cache := range []string{Cold, Warm} {
+				if cache == Cold {
+					// One eviction before the leaf, so a warning that
+					// eviction did not work comes before, not inside,
+					// its result line.
+					c.evict(b)
+				}
+				c.showSettings()
+				b.Run("cache="+cache, func(b *testing.B) {
+					coldStart(b, e, bin, c, n, cache == Cold)
+				})
+			}
+		})
+	}
+}
+
+// coldSrc is a source as the cold-start children read it.
+type coldSrc struct {
+	e        *Env
+	job      coldJob
+	dirs     []string // evicted for cache=cold, read through for cache=warm: the binary's, the source's
+	info     engine.Info
+	settings []engine.Setting // the engine's, as the child opens it
+}
+
+// coldSource is the child's job for a source, and the directories its
+// read may touch: binDir (the binary's copy alone) and the source's
+// fixture. An engine's fixture is opened here once, untimed, for the
+// settings the children read with.
+func (e *Env) coldSource(b *testing.B, s embedSource, binDir string) *coldSrc {
+	b.Helper()
+	c := &coldSrc{e: e, dirs: []string{binDir}, info: s.info}
+	switch {
+	case s.name == "none" || s.name == "embedded":
+		c.job = coldJob{Src: s.name, RA: e.Cfg.Embed.Readahead}
+	case s.name == "file":
+		dir, err := e.FixtureDir(e.embedFileFixture())
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.job = coldJob{Src: "file", Path: filepath.Join(dir, embedFileName)}
+		c.dirs = append(c.dirs, dir)
+	case s.info.Missing != "":
+		b.Skip(s.info.Missing)
+	default:
+		h := e.Open(b, e.embedFixture(s.info))
+		o := h.Options(nil)
+		db, err := engine.Open(s.info.Name, o)
+		if err != nil {
+			b.Fatalf("open fixture %s: %v", h.Dir(), err)
+		}
+		c.settings = db.Settings()
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		c.job = coldJob{Src: s.info.Name, Path: h.Dir(), Opts: o}
+		c.dirs = append(c.dirs, h.Dir())
+	}
+	return c
+}
+
+// showSettings prints the settings the children read with: the engine's,
+// or none for the cdb and the bare process.
+func (c *coldSrc) showSettings() {
+	if c.info.Name == "" {
+		c.e.ClearSettings()
+		return
+	}
+	c.e.ShowSettings(c.info, c.settings)
+}
+
+// evict drops the binary and the source's files from the page cache and
+// returns the bytes the kernel kept.
+func (c *coldSrc) evict(b *testing.B) (resident int64) {
+	for _, d := range c.dirs {
+		r, err := c.e.Evict(d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resident += r
+	}
+	return resident
+}
+
+// readThrough reads every regular file under dir once.
+func readThrough(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(io.Discard, f)
+		return err
+	})
+}
+
+func coldStart(b *testing.B, e *Env, bin string, c *coldSrc, n uint64, cold bool) {
+	job := c.job
+	rng := dataset.NewRand(e.Cfg.Seed, 5)
+	if !cold { // the binary and every byte of the source in the page cache
+		for _, d := range c.dirs {
+			if err := readThrough(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		job.Record = rng.Below(n)
+		if _, err := runColdChild(bin, job); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var sum coldResult
+	var resident int64
+	b.ResetTimer()
+	for op := 0; op < b.N; op++ {
+		b.StopTimer()
+		if cold {
+			resident += c.evict(b)
+		}
+		job.Record = rng.Below(n)
+		b.StartTimer()
+		r, err := runColdChild(bin, job)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sum.firstRead += r.firstRead
+		sum.openRead += r.openRead
+		sum.wall += r.wall
+		sum.peakRSSKB += r.peakRSSKB
+		sum.readB += r.readB
+		sum.openReadB += r.openReadB
+		sum.majflt += r.majflt
+		sum.minflt += r.minflt
+	}
+	ops := float64(b.N)
+	b.ReportMetric(float64(sum.firstRead.Nanoseconds())/ops, "ns/op")
+	b.ReportMetric(float64(sum.openRead.Nanoseconds())/ops, "open-read-ns")
+	b.ReportMetric(float64(sum.wall.Nanoseconds())/ops, "exit-ns")
+	b.ReportMetric(float64(sum.peakRSSKB)/ops, "peak-rss-KB")
+	b.ReportMetric(float64(sum.majflt)/ops, "majflt/op")
+	b.ReportMetric(float64(sum.readB)/ops/1024, "read-KB/op")
+	b.ReportMetric(float64(sum.openReadB)/ops/1024, "open-read-KB")
+	b.ReportMetric(float64(sum.minflt)/ops, "minflt/op")
+	if cold {
+		b.ReportMetric(float64(resident)/ops/1024, "cached-KB") // of binary and data after eviction
+	}
+}

@@ -1,0 +1,406 @@
+package bench
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/records"
+)
+
+// embedDirEnv names the directory whose testdata/ holds the cdb a
+// cold-start child of these tests reads as its embedded one.
+const embedDirEnv = "KVBENCH_TEST_EMBED_DIR"
+
+// writeEmbedFS writes cdbs of the given record counts as the committed
+// and (when generated > 0) the generated embedded cdb, and returns the
+// directory holding testdata/.
+func writeEmbedFS(t *testing.T, committed, generated uint64) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "testdata"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := BuildCDB(filepath.Join(dir, EmbedCommitted), committed, true); err != nil {
+		t.Fatal(err)
+	}
+	if generated > 0 {
+		if err := BuildCDB(filepath.Join(dir, EmbedGenerated), generated, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// embedConfig is a tiny run on the cdb in fsDir, with -dir in t.TempDir.
+func embedConfig(t *testing.T, fsDir string, args ...string) Config {
+	t.Helper()
+	c := Default()
+	fset := flag.NewFlagSet("test", flag.ContinueOnError)
+	c.Bind(fset)
+	if err := fset.Parse(append([]string{"-keys_mil", "0.001", "-valsz", "64", "-dir", t.TempDir()}, args...)); err != nil {
+		t.Fatal(err)
+	}
+	c.Embed.FS = os.DirFS(fsDir)
+	return c
+}
+
+// benchTime sets -test.benchtime for testing.Benchmark until t ends.
+func benchTime(t *testing.T, v string) {
+	t.Helper()
+	f := flag.Lookup("test.benchtime")
+	old := f.Value.String()
+	if err := f.Value.Set(v); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Value.Set(old) })
+}
+
+// runWorkload runs a workload as the generated wrapper would and reports
+// whether every sub-benchmark passed.
+func runWorkload(e *Env, workload string) bool {
+	ok := false
+	testing.Benchmark(func(b *testing.B) {
+		ok = b.Run(workload, func(b *testing.B) { Run(b, e, workload, "") })
+	})
+	return ok
+}
+
+func TestOpenEmbedded(t *testing.T) {
+	both := writeEmbedFS(t, 30, 50)
+	d, err := OpenEmbedded(os.DirFS(both), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != EmbedGenerated || d.Records != 50 || d.Size != records.CDBSize(50) {
+		t.Fatalf("got %s with %d records in %d bytes, want the generated one with 50", d.Name, d.Records, d.Size)
+	}
+	one := writeEmbedFS(t, 30, 0)
+	if d, err = OpenEmbedded(os.DirFS(one), true); err != nil || d.Name != EmbedCommitted || d.Records != 30 {
+		t.Fatalf("got %+v, %v; want the committed one with 30 records", d, err)
+	}
+	// Only an embed.FS shows its bytes, which MADV_RANDOM needs.
+	if _, err := OpenEmbedded(os.DirFS(one), false); err == nil || !strings.Contains(err.Error(), "-embed_readahead") {
+		t.Fatalf("readahead off on a plain file: %v", err)
+	}
+	if _, err := OpenEmbedded(os.DirFS(t.TempDir()), true); err == nil || !strings.Contains(err.Error(), "no embedded cdb") {
+		t.Fatalf("no cdb: %v", err)
+	}
+	cut := filepath.Join(one, EmbedCommitted)
+	if err := os.Truncate(cut, records.CDBSize(30)-1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenEmbedded(os.DirFS(one), true); err == nil {
+		t.Fatal("a truncated cdb opened")
+	}
+}
+
+func TestEmbedConfig(t *testing.T) {
+	fsDir := writeEmbedFS(t, 300, 0)
+
+	c := embedConfig(t, fsDir, "-embed_records", "301")
+	_, err := Setup(c, "BenchmarkEmbedGet", io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-embed_records") || !strings.Contains(err.Error(), "make embed-data") {
+		t.Fatalf("-embed_records past the embedded cdb: %v", err)
+	}
+	if ents, _ := os.ReadDir(c.Dir); len(ents) > 0 {
+		t.Fatalf("a bad -embed_records wrote under -dir: %v", ents)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		n    uint64
+	}{{nil, 300}, {[]string{"-embed_records", "120"}, 120}, {[]string{"-embed_records", "300"}, 300}} {
+		e, err := NewEnv(embedConfig(t, fsDir, tc.args...), io.Discard, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Cfg.Embed.n != tc.n {
+			t.Errorf("%v: %d records, want %d", tc.args, e.Cfg.Embed.n, tc.n)
+		}
+		var out bytes.Buffer
+		e.echoConfig(&out)
+		for _, want := range []string{
+			fmt.Sprintf("embed-cdb: %s (300 records, %d bytes)\n", EmbedCommitted, records.CDBSize(300)),
+			fmt.Sprintf("embed-records: %d\n", tc.n), "embed-readahead: true\n", "engine-cdb: github.com/alldroll/cdb ",
+		} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v: no %q in the configuration", tc.args, want)
+			}
+		}
+	}
+
+	// Without an embedded file system nothing else changes.
+	c = Default()
+	e, err := NewEnv(c, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	e.echoConfig(&out)
+	if !strings.Contains(out.String(), "embed-cdb: none") || strings.Contains(out.String(), "embed-records") {
+		t.Fatalf("configuration without a cdb:\n%s", out.String())
+	}
+	if p, err := e.NewPlan("BenchmarkEmbedGet"); err != nil || len(p.Fixtures) != 0 {
+		t.Fatalf("plan without a cdb: %+v, %v", p, err)
+	}
+}
+
+func TestEmbedPlan(t *testing.T) {
+	e, err := NewEnv(embedConfig(t, writeEmbedFS(t, 300, 0), "-embed_records", "120"), io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stores []string
+	for _, info := range engine.All() {
+		if Stores(info) && info.Missing == "" {
+			stores = append(stores, info.Name)
+		}
+	}
+	fixtures := func(p *Plan) (names []string) {
+		for _, f := range p.Fixtures {
+			names = append(names, f.Params.Name())
+		}
+		return names
+	}
+	for _, pattern := range []string{"BenchmarkEmbedGet", "EmbedIterate", "BenchmarkEmbedColdStart", "BenchmarkEmbed", "ReadRandomBolt|EmbedGet/src=file"} {
+		p, err := e.NewPlan(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := strings.Join(fixtures(p), " ")
+		if !strings.HasPrefix(names, "cdb-k300-") {
+			t.Errorf("%s: fixtures %s: the first is not the whole cdb as a file", pattern, names)
+		}
+		for _, s := range stores {
+			if !strings.Contains(names, "embed-"+s+"-k120-v") {
+				t.Errorf("%s: fixtures %s: none of %s's records", pattern, names, s)
+			}
+		}
+		if strings.Contains(names, "embed-memory") {
+			t.Errorf("%s: fixtures %s: the rail loads its records itself", pattern, names)
+		}
+		if min := 3*records.LogicalBytes(300) + int64(len(stores))*3*records.LogicalBytes(120); p.DiskEstimate(t.TempDir()) < min {
+			t.Errorf("%s: disk estimate %d, want at least %d", pattern, p.DiskEstimate(t.TempDir()), min)
+		}
+	}
+	p, err := e.NewPlan("BenchmarkEmbedBuild")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Fixtures) != 0 || p.Scratch != records.CDBSize(120) {
+		t.Errorf("EmbedBuild: fixtures %v, scratch %d; want none and %d", fixtures(p), p.Scratch, records.CDBSize(120))
+	}
+	if p, _ := e.NewPlan("BenchmarkEmbedColdStart"); p.Scratch <= 0 {
+		t.Errorf("EmbedColdStart: scratch %d, want the test binary's size", p.Scratch)
+	}
+	if p, _ := e.NewPlan("BenchmarkReadRandomBolt"); strings.Contains(strings.Join(fixtures(p), " "), "cdb") {
+		t.Errorf("ReadRandom declares the cdb: %v", fixtures(p))
+	}
+}
+
+func TestRecordSources(t *testing.T) {
+	const n = 10
+	db, err := engine.Open("memory", engine.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var kb [records.MaxKeySize]byte
+	var vb [records.MaxValueSize]byte
+	put := func(k, v uint64) {
+		batch := db.NewBatch()
+		if err := batch.Set(records.Key(kb[:0], k), records.Value(vb[:0], v)); err != nil {
+			t.Fatal(err)
+		}
+		if err := batch.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := uint64(0); i < n; i++ {
+		put(i, i)
+	}
+	src, err := newEngineSource(db, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := src.scan(n); err != nil || got != n {
+		t.Fatalf("scan of a good set: %d, %v", got, err)
+	}
+	if err := src.get(records.Key(kb[:0], 3), 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.get(records.Key(kb[:0], 3), 4); err == nil {
+		t.Fatal("record 3's value passed as record 4's")
+	}
+	if err := src.get(records.Key(kb[:0], n), n); err == nil {
+		t.Fatal("a missing record was found")
+	}
+	src.close()
+
+	put(5, 6) // a wrong value
+	src, _ = newEngineSource(db, n)
+	if _, err := src.scan(n); err == nil {
+		t.Fatal("scan passed a wrong value")
+	}
+	src.close()
+	put(5, 5)
+	put(n, n) // a record past the set
+	src, _ = newEngineSource(db, n)
+	if _, err := src.scan(n + 1); err == nil || !strings.Contains(err.Error(), "not in the set") {
+		t.Fatalf("scan passed a record past the set: %v", err)
+	}
+	src.close()
+
+	set := recordSet{n}
+	if set.CheckKV(records.Key(kb[:0], n), records.Value(vb[:0], n)) == nil || set.CheckKey(records.Key(kb[:0], n)) == nil {
+		t.Fatal("the set's checker passed a record past it")
+	}
+	if set.CheckKV(records.Key(kb[:0], 2), records.Value(vb[:0], 2)) != nil || set.CheckKey([]byte("k_2")) != nil {
+		t.Fatal("the set's checker failed its own record")
+	}
+}
+
+func TestEmbedBuildMatches(t *testing.T) {
+	fsDir := writeEmbedFS(t, 300, 0)
+	d, err := OpenEmbedded(os.DirFS(fsDir), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, buffered := range []bool{false, true} {
+		p := filepath.Join(dir, fmt.Sprint(buffered))
+		if err := BuildCDB(p, 300, buffered); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Check(p, 300); err != nil {
+			t.Fatalf("buffered=%v: %v", buffered, err)
+		}
+	}
+	p := filepath.Join(dir, "fewer")
+	if err := BuildCDB(p, 120, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Check(p, 120); err != nil { // read back: not the embedded bytes
+		t.Fatal(err)
+	}
+	if err := d.Check(p, 121); err == nil {
+		t.Fatal("a cdb of 120 records passed as one of 121")
+	}
+	// One byte changed in a value of the same size.
+	b, err := os.ReadFile(filepath.Join(dir, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("Lorem"))
+	b[i] = 'l'
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Check(p, 300); err == nil || !strings.Contains(err.Error(), "differs") {
+		t.Fatalf("a changed byte: %v", err)
+	}
+}
+
+// TestEmbedWorkloads runs every Embed workload on a tiny set and checks
+// that each result would follow exactly its own settings.
+func TestEmbedWorkloads(t *testing.T) {
+	fsDir := writeEmbedFS(t, 300, 0)
+	t.Setenv(embedDirEnv, fsDir) // for the cold-start children
+	var out bytes.Buffer
+	e, err := Setup(embedConfig(t, fsDir, "-embed_records", "120"), "BenchmarkEmbed", &out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The cdb as a file is the embedded bytes.
+	dir, err := e.FixtureDir(e.embedFileFixture())
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, _ := os.ReadFile(filepath.Join(dir, embedFileName))
+	want, _ := os.ReadFile(filepath.Join(fsDir, EmbedCommitted))
+	if len(have) == 0 || !bytes.Equal(have, want) {
+		t.Fatalf("the cdb fixture holds %d bytes, not the %d embedded ones", len(have), len(want))
+	}
+
+	// Each leaf body on its own, long enough to wrap around the set.
+	benchTime(t, "250x")
+	src, err := openCDB(e.Cfg.Embed.cdb.Data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]func(*testing.B){
+		"get":     func(b *testing.B) { embedGet(b, e, src, 120, true) },
+		"seq":     func(b *testing.B) { embedGet(b, e, src, 120, false) },
+		"iterate": func(b *testing.B) { embedIterate(b, src, 120) },
+	} {
+		r := testing.Benchmark(body)
+		if r.N != 250 || r.Extra["records/s"] <= 0 || r.Extra["all-s"] <= 0 {
+			t.Errorf("%s: %d ops, metrics %v", name, r.N, r.Extra)
+		}
+	}
+
+	benchTime(t, "1x")
+	out.Reset()
+	if !runWorkload(e, "EmbedGet") {
+		t.Fatal("EmbedGet failed")
+	}
+	var shown []string // engines whose settings were in force at the end
+	for _, info := range engine.All() {
+		if info.Missing != "" {
+			continue
+		}
+		line := "settings-" + info.Name + ": "
+		i := strings.Index(out.String(), line)
+		if i < 0 {
+			t.Errorf("EmbedGet printed no settings for %s:\n%s", info.Name, out.String())
+			continue
+		}
+		if len(shown) > 0 {
+			prev := shown[len(shown)-1]
+			if j := strings.Index(out.String(), "settings-"+prev+":\n"); j < 0 || j > i {
+				t.Errorf("%s's settings were not cleared before %s's", prev, info.Name)
+			}
+		}
+		shown = append(shown, info.Name)
+	}
+	out.Reset()
+	if !runWorkload(e, "EmbedIterate") {
+		t.Fatal("EmbedIterate failed")
+	}
+	// src=embedded comes first: the last engine's settings are cleared.
+	if last := "settings-" + shown[len(shown)-1] + ":\n"; !strings.HasPrefix(out.String(), last) {
+		t.Errorf("EmbedIterate began with %.40q, want %q", out.String(), last)
+	}
+	out.Reset()
+	if !runWorkload(e, "EmbedBuild") {
+		t.Fatal("EmbedBuild failed")
+	}
+	if !runWorkload(e, "EmbedColdStart") {
+		t.Fatal("EmbedColdStart failed")
+	}
+	if ents, _ := os.ReadDir(e.Root.Sub("scratch")); len(ents) > 0 {
+		t.Errorf("scratch left behind: %v", ents)
+	}
+}
+
+// TestEmbedColdChild is the child process of the cold-start runs above.
+func TestEmbedColdChild(t *testing.T) {
+	if !IsColdChild() {
+		t.Skip("runs only as EmbedColdStart's child process")
+	}
+	var fsys fs.FS
+	if d := os.Getenv(embedDirEnv); d != "" {
+		fsys = os.DirFS(d)
+	}
+	if err := EmbedColdChild(os.Stdout, fsys); err != nil {
+		t.Fatal(err)
+	}
+}
