@@ -8,6 +8,27 @@ import (
 	"github.com/kvbench/kvbench/internal/bench"
 )
 
+func BenchmarkBloomBadger(b *testing.B)       { bench.Run(b, bench.Current(), "Bloom", "badger") }
+func BenchmarkBloomPebble(b *testing.B)       { bench.Run(b, bench.Current(), "Bloom", "pebble") }
+func BenchmarkBloomRocksDB(b *testing.B)      { bench.Run(b, bench.Current(), "Bloom", "rocksdb") }
+func BenchmarkHTTPBadger(b *testing.B)        { bench.Run(b, bench.Current(), "HTTP", "badger") }
+func BenchmarkHTTPBolt(b *testing.B)          { bench.Run(b, bench.Current(), "HTTP", "bolt") }
+func BenchmarkHTTPLmdb(b *testing.B)          { bench.Run(b, bench.Current(), "HTTP", "lmdb") }
+func BenchmarkHTTPMemory(b *testing.B)        { bench.Run(b, bench.Current(), "HTTP", "memory") }
+func BenchmarkHTTPPebble(b *testing.B)        { bench.Run(b, bench.Current(), "HTTP", "pebble") }
+func BenchmarkHTTPRocksDB(b *testing.B)       { bench.Run(b, bench.Current(), "HTTP", "rocksdb") }
+func BenchmarkKneeBadger(b *testing.B)        { bench.Run(b, bench.Current(), "Knee", "badger") }
+func BenchmarkKneeBolt(b *testing.B)          { bench.Run(b, bench.Current(), "Knee", "bolt") }
+func BenchmarkKneeLmdb(b *testing.B)          { bench.Run(b, bench.Current(), "Knee", "lmdb") }
+func BenchmarkKneeMemory(b *testing.B)        { bench.Run(b, bench.Current(), "Knee", "memory") }
+func BenchmarkKneePebble(b *testing.B)        { bench.Run(b, bench.Current(), "Knee", "pebble") }
+func BenchmarkKneeRocksDB(b *testing.B)       { bench.Run(b, bench.Current(), "Knee", "rocksdb") }
+func BenchmarkLoadBadger(b *testing.B)        { bench.Run(b, bench.Current(), "Load", "badger") }
+func BenchmarkLoadBolt(b *testing.B)          { bench.Run(b, bench.Current(), "Load", "bolt") }
+func BenchmarkLoadLmdb(b *testing.B)          { bench.Run(b, bench.Current(), "Load", "lmdb") }
+func BenchmarkLoadMemory(b *testing.B)        { bench.Run(b, bench.Current(), "Load", "memory") }
+func BenchmarkLoadPebble(b *testing.B)        { bench.Run(b, bench.Current(), "Load", "pebble") }
+func BenchmarkLoadRocksDB(b *testing.B)       { bench.Run(b, bench.Current(), "Load", "rocksdb") }
 func BenchmarkReadRandomBadger(b *testing.B)  { bench.Run(b, bench.Current(), "ReadRandom", "badger") }
 func BenchmarkReadRandomBolt(b *testing.B)    { bench.Run(b, bench.Current(), "ReadRandom", "bolt") }
 func BenchmarkReadRandomLmdb(b *testing.B)    { bench.Run(b, bench.Current(), "ReadRandom", "lmdb") }
