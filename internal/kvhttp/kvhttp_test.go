@@ -38,9 +38,14 @@ func do(t *testing.T, method, url string, body []byte) (int, []byte) {
 func TestService(t *testing.T) {
 	for _, info := range engine.All() {
 		t.Run(info.Name, func(t *testing.T) {
+			if info.Missing != "" {
+				t.Skip(info.Missing)
+			}
 			db, err := engine.Open(info.Name, engine.Options{
-				Dir: t.TempDir(), CacheMB: 8, MemtableMB: 4, Compression: "none", BloomBitsPerKey: 10,
-				ExpectedBytes: 1 << 20, LmdbWriteMode: "update", BoltFreelist: "array", BoltWriteMode: "update",
+				Dir: t.TempDir(), CacheMB: 8, Compression: "none", BloomBitsPerKey: 10, ExpectedBytes: 1 << 20,
+				// Badger's default value threshold, 1 MiB, must fit in one
+				// batch: 15% of the memtable.
+				MemtableMB: 8,
 			})
 			if err != nil {
 				t.Fatal(err)
