@@ -8,19 +8,40 @@ import (
 	"github.com/kvbench/kvbench/internal/bench"
 )
 
+func BenchmarkBloomBadger(b *testing.B)       { bench.Run(b, bench.Current(), "Bloom", "badger") }
+func BenchmarkBloomPebble(b *testing.B)       { bench.Run(b, bench.Current(), "Bloom", "pebble") }
+func BenchmarkBloomRocksDB(b *testing.B)      { bench.Run(b, bench.Current(), "Bloom", "rocksdb") }
 func BenchmarkBoltBatch(b *testing.B)         { bench.Run(b, bench.Current(), "Batch", "bolt") }
 func BenchmarkDisk(b *testing.B)              { bench.Run(b, bench.Current(), "Disk", "") }
 func BenchmarkEmbedBuild(b *testing.B)        { bench.Run(b, bench.Current(), "EmbedBuild", "") }
 func BenchmarkEmbedColdStart(b *testing.B)    { bench.Run(b, bench.Current(), "EmbedColdStart", "") }
 func BenchmarkEmbedGet(b *testing.B)          { bench.Run(b, bench.Current(), "EmbedGet", "") }
 func BenchmarkEmbedIterate(b *testing.B)      { bench.Run(b, bench.Current(), "EmbedIterate", "") }
+func BenchmarkHTTPBadger(b *testing.B)        { bench.Run(b, bench.Current(), "HTTP", "badger") }
+func BenchmarkHTTPBolt(b *testing.B)          { bench.Run(b, bench.Current(), "HTTP", "bolt") }
+func BenchmarkHTTPLmdb(b *testing.B)          { bench.Run(b, bench.Current(), "HTTP", "lmdb") }
+func BenchmarkHTTPMemory(b *testing.B)        { bench.Run(b, bench.Current(), "HTTP", "memory") }
+func BenchmarkHTTPPebble(b *testing.B)        { bench.Run(b, bench.Current(), "HTTP", "pebble") }
+func BenchmarkHTTPRocksDB(b *testing.B)       { bench.Run(b, bench.Current(), "HTTP", "rocksdb") }
 func BenchmarkIterateBadger(b *testing.B)     { bench.Run(b, bench.Current(), "Iterate", "badger") }
 func BenchmarkIterateBolt(b *testing.B)       { bench.Run(b, bench.Current(), "Iterate", "bolt") }
 func BenchmarkIterateLmdb(b *testing.B)       { bench.Run(b, bench.Current(), "Iterate", "lmdb") }
 func BenchmarkIterateMemory(b *testing.B)     { bench.Run(b, bench.Current(), "Iterate", "memory") }
 func BenchmarkIteratePebble(b *testing.B)     { bench.Run(b, bench.Current(), "Iterate", "pebble") }
 func BenchmarkIterateRocksDB(b *testing.B)    { bench.Run(b, bench.Current(), "Iterate", "rocksdb") }
+func BenchmarkKneeBadger(b *testing.B)        { bench.Run(b, bench.Current(), "Knee", "badger") }
+func BenchmarkKneeBolt(b *testing.B)          { bench.Run(b, bench.Current(), "Knee", "bolt") }
+func BenchmarkKneeLmdb(b *testing.B)          { bench.Run(b, bench.Current(), "Knee", "lmdb") }
+func BenchmarkKneeMemory(b *testing.B)        { bench.Run(b, bench.Current(), "Knee", "memory") }
+func BenchmarkKneePebble(b *testing.B)        { bench.Run(b, bench.Current(), "Knee", "pebble") }
+func BenchmarkKneeRocksDB(b *testing.B)       { bench.Run(b, bench.Current(), "Knee", "rocksdb") }
 func BenchmarkLmdbBatch(b *testing.B)         { bench.Run(b, bench.Current(), "Batch", "lmdb") }
+func BenchmarkLoadBadger(b *testing.B)        { bench.Run(b, bench.Current(), "Load", "badger") }
+func BenchmarkLoadBolt(b *testing.B)          { bench.Run(b, bench.Current(), "Load", "bolt") }
+func BenchmarkLoadLmdb(b *testing.B)          { bench.Run(b, bench.Current(), "Load", "lmdb") }
+func BenchmarkLoadMemory(b *testing.B)        { bench.Run(b, bench.Current(), "Load", "memory") }
+func BenchmarkLoadPebble(b *testing.B)        { bench.Run(b, bench.Current(), "Load", "pebble") }
+func BenchmarkLoadRocksDB(b *testing.B)       { bench.Run(b, bench.Current(), "Load", "rocksdb") }
 func BenchmarkOpenBadger(b *testing.B)        { bench.Run(b, bench.Current(), "Open", "badger") }
 func BenchmarkOpenBolt(b *testing.B)          { bench.Run(b, bench.Current(), "Open", "bolt") }
 func BenchmarkOpenLmdb(b *testing.B)          { bench.Run(b, bench.Current(), "Open", "lmdb") }

@@ -206,7 +206,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.Prefetch.validate()...)
 	errs = append(errs, c.Embed.validate()...)
-	errs = append(errs, c.Load.validate()...)
+	errs = append(errs, c.Load.validate(c.Keys())...)
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
 }

@@ -21,6 +21,8 @@ type Fixture struct {
 	Data    Source         // what it holds
 	// Build writes Data into the open, empty db; nil writes it in batches
 	// of -batch (WriteAll). Either way Setup flushes and settles it after.
+	// The hook's f has the options db was opened with (Dir set), and it may
+	// Reopen db.
 	Build func(e *Env, db engine.DB, f *Fixture) error
 	// Files, when set, makes a fixture of files no engine writes (the
 	// embedded cdb as a file): Engine, Options and Build are unused, and
@@ -94,14 +96,17 @@ func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
 	}
 	o := f.Options
 	o.Dir = dir
-	db, err := engine.Open(f.Engine.Name, o)
+	inner, err := engine.Open(f.Engine.Name, o)
 	if err != nil {
 		return dataset.Manifest{}, err
 	}
-	defer db.Close()
+	db := &buildDB{DB: inner, name: f.Engine.Name, o: o}
+	defer func() { db.Close() }() // whichever database is open then (see Reopen)
 	start := time.Now()
 	if f.Build != nil {
-		err = f.Build(e, db, f)
+		opened := *f
+		opened.Options = o // with the directory it is built in
+		err = f.Build(e, db, &opened)
 	} else {
 		err = e.WriteAll(db, f.Data, e.Cfg.Batch, 1, f.Params.Name())
 	}
@@ -140,6 +145,34 @@ func (e *Env) buildFiles(f *Fixture, dir string) (dataset.Manifest, error) {
 	m.KeyCount, m.LogicalBytes = f.Data.Len(), f.LogicalBytes()
 	m.BuildSeconds = time.Since(start).Seconds()
 	return m, nil
+}
+
+// buildDB is the database a Fixture.Build hook writes: Reopen swaps the
+// open database under it.
+type buildDB struct {
+	engine.DB
+	name string
+	o    engine.Options
+}
+
+// Reopen closes db, the database a Fixture.Build hook was given, and
+// opens it again in place with the same options, so that everything
+// written so far is in its files: an LSM that writes its memtable out
+// only when it is full or on Close (Badger) does so then.
+func Reopen(db engine.DB) error {
+	r, ok := db.(*buildDB)
+	if !ok {
+		return fmt.Errorf("bench: Reopen of a %s database no Fixture.Build hook was given", db.Name())
+	}
+	if err := r.DB.Close(); err != nil {
+		return fmt.Errorf("close: %w", err)
+	}
+	d, err := engine.Open(r.name, r.o)
+	if err != nil {
+		return fmt.Errorf("reopen: %w", err)
+	}
+	r.DB = d
+	return nil
 }
 
 // FixtureDir is the directory of a fixture Setup built. A fixture no

@@ -1,0 +1,124 @@
+package bench
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/load"
+)
+
+// Bloom: seed 003's Bloom filter experiment. Point reads over an LSM whose
+// data sits in -sst_tables unmerged tables, each holding keys from all
+// over the key space, so without filters a lookup may search every table.
+// For each filter setting, miss-heavy and hit-heavy gets at each -rate
+// (open loop) and back to back (rate=closed), every read verified.
+func init() {
+	Register(&Workload{
+		Name:    "Bloom",
+		Engines: func(i engine.Info) bool { return i.TableFilters },
+		Fixtures: func(e *Env, info engine.Info) []*Fixture {
+			var out []*Fixture
+			for _, fpr := range e.Cfg.Load.BloomFPR {
+				out = append(out, e.tablesFixture(info, fpr))
+			}
+			return out
+		},
+		Units: loadUnits,
+		Run: func(b *testing.B, e *Env, info engine.Info) {
+			c := &e.Cfg.Load
+			for _, fpr := range c.BloomFPR {
+				h := e.Open(b, e.tablesFixture(info, fpr))
+				for _, hit := range bloomHitRates {
+					prefix := fmt.Sprintf("tables=%d/bloom=%s/hit=%s%%", c.SSTTables, fprName(fpr), TrimFloat(hit*100))
+					for _, rate := range c.Rates {
+						h.Run(b, fmt.Sprintf("%s/rate=%d", prefix, rate), Warm, nil, func(b *testing.B, db engine.DB) { runBloom(b, e, db, hit, rate) })
+					}
+					h.Run(b, prefix+"/rate=closed", Warm, nil, func(b *testing.B, db engine.DB) { runBloom(b, e, db, hit, 0) })
+				}
+				h.Close(b)
+			}
+		},
+	})
+}
+
+// bloomHitRates are the miss-heavy and hit-heavy read mixes.
+var bloomHitRates = []float64{0.1, 0.9}
+
+// tablesFixture is the engine's many-table fixture with filters at fpr (0:
+// none): the run's data set in -sst_tables groups of keys, each written
+// and then flushed to a table of its own, compactions off.
+func (e *Env) tablesFixture(info engine.Info, fpr float64) *Fixture {
+	n := e.Cfg.Load.SSTTables
+	f := e.NewFixture(info, fmt.Sprintf("sst%d-bloom%s", n, fprName(fpr)), GenSource{e.Gen}, func(o *engine.Options) {
+		o.DisableCompactions = true
+		o.BloomBitsPerKey = 0
+		o.BloomFPR = fpr
+	})
+	delete(f.Params.Layout, "b") // -bloom_bits does not apply
+	f.Build = buildTables
+	return f
+}
+
+// buildTables writes f's data set in -sst_tables groups of disjoint random
+// keys, each flushed to a table of its own. An engine whose Flush leaves
+// the table in its memtable (Badger writes it out only when it is full or
+// on Close) is reopened.
+func buildTables(e *Env, db engine.DB, f *Fixture) error {
+	n := uint64(e.Cfg.Load.SSTTables)
+	tables := func() int {
+		m, _ := filepath.Glob(filepath.Join(f.Options.Dir, "*.sst"))
+		return len(m)
+	}
+	for t := uint64(0); t < n; t++ {
+		before := tables()
+		part := rangeSource{f.Data, f.Data.Len() * t / n, f.Data.Len() * (t + 1) / n}
+		if err := e.WriteAll(db, part, e.Cfg.Batch, 1, fmt.Sprintf("%s table %d", f.Params.Name(), t+1)); err != nil {
+			return err
+		}
+		if err := db.Flush(); err != nil {
+			return err
+		}
+		if tables() == before {
+			if err := Reopen(db); err != nil {
+				return err
+			}
+		}
+	}
+	if got := tables(); uint64(got) < n {
+		return fmt.Errorf("%d tables on disk after %d flushes: compactions merged them", got, n)
+	}
+	return nil
+}
+
+// rangeSource is entries lo..hi-1 of a Source.
+type rangeSource struct {
+	Source
+	lo, hi uint64
+}
+
+func (s rangeSource) Len() uint64 { return s.hi - s.lo }
+func (s rangeSource) LogicalBytes() int64 {
+	return int64(float64(s.Source.LogicalBytes()) * float64(s.hi-s.lo) / float64(s.Source.Len()))
+}
+func (s rangeSource) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
+	return s.Source.Entry(s.lo+i, kb, vb)
+}
+
+// runBloom runs gets at rate (0: closed loop) for b.N windows.
+func runBloom(b *testing.B, e *Env, db engine.DB, hit float64, rate int) {
+	c := &e.Cfg.Load
+	ws := e.newLoadWorkers(db, c.LoadWorkers, 6000)
+	defer closeLoadWorkers(ws)
+	op := func(w int, _ uint64) error { return ws[w].getMix(hit) }
+	b.ResetTimer()
+	res := windows(b, func() (*load.Result, error) {
+		if rate == 0 {
+			return load.Closed(load.Config{Duration: c.LoadTime, Workers: c.LoadWorkers}, op)
+		}
+		return load.Run(c.at(rate), op)
+	})
+	b.StopTimer()
+	e.reportLoad(b, res)
+}

@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/load"
+)
+
+// Knee: the highest rate an engine sustains under the -slo p99, found by
+// a search of fixed-rate trials (gets, or upserts on a copy of the
+// fixture).
+func init() {
+	Register(&Workload{
+		Name:     "Knee",
+		Engines:  Everything,
+		Fixtures: kvFixture,
+		Scratch:  loadScratch,
+		Units:    []Unit{Higher("knee-ops/s"), Lower("knee-p99-ns")},
+		Run: func(b *testing.B, e *Env, info engine.Info) {
+			h := e.Open(b, e.KVFor(info))
+			for _, op := range []string{"get", "upsert"} {
+				var up upserts // across every time testing runs the sub-benchmark
+				n := fmt.Sprintf("op=%s/slo=%v", op, e.Cfg.Load.SLO)
+				e.loadLeaf(b, h, n, op == "upsert", func(b *testing.B, db engine.DB) { runKnee(b, e, db, op, &up) })
+			}
+		},
+	})
+}
+
+// kneeTolerance is the share of its target rate a run must achieve to count
+// as sustained.
+const kneeTolerance = 0.99
+
+// kneeTrials is how many trials in a row must fail a rate before the knee
+// search counts it as not sustained: one stall of a shared machine should
+// not end the search.
+const kneeTrials = 2
+
+// sustained is the knee's pass rule: the rate was achieved and p99 stayed
+// under the SLO.
+func (c *LoadConfig) sustained(res *load.Result) bool {
+	return res.Sustained(kneeTolerance) && time.Duration(res.Latency.Percentile(99)) <= c.SLO
+}
+
+// findKnee raises the rate from -knee_start, doubling, until a rate is not
+// sustained, then bisects between the last sustained and the first failed
+// rate for -knee_steps steps (or until they are within 1%). A rate fails
+// when kneeTrials trials in a row fail it. It returns the highest sustained
+// rate (0 if even the lowest tried failed) and its passing trial's result.
+// logf receives one line per trial.
+func (c *LoadConfig) findKnee(trial func(rate int) (*load.Result, error), logf func(format string, args ...any)) (int, *load.Result, error) {
+	try := func(rate int) (bool, *load.Result, error) {
+		for n := 1; ; n++ {
+			res, err := trial(rate)
+			if err != nil {
+				return false, nil, err
+			}
+			ok := c.sustained(res)
+			verdict := "sustained"
+			if !ok {
+				verdict = fmt.Sprintf("not sustained (trial %d of %d)", n, kneeTrials)
+			}
+			logf("knee: %d ops/s: achieved %.0f, p99 %v: %s", rate, res.Achieved(), time.Duration(res.Latency.Percentile(99)), verdict)
+			if ok || n == kneeTrials {
+				return ok, res, nil
+			}
+		}
+	}
+	lo, hi := 0, 0
+	var best *load.Result
+	for rate := c.KneeStart; ; rate *= 2 {
+		ok, res, err := try(rate)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !ok {
+			hi = rate
+			break
+		}
+		lo, best = rate, res
+		if rate > maxRate/2 {
+			return lo, best, nil
+		}
+	}
+	for s := 0; s < c.KneeSteps && hi-lo > max(1, lo/100); s++ {
+		mid := lo + (hi-lo)/2
+		ok, res, err := try(mid)
+		if err != nil {
+			return 0, nil, err
+		}
+		if ok {
+			lo, best = mid, res
+		} else {
+			hi = mid
+		}
+	}
+	return lo, best, nil
+}
+
+// runKnee is the body of BenchmarkKnee<Engine>/op=get|upsert: one knee
+// search per b.N iteration (their mean is reported).
+func runKnee(b *testing.B, e *Env, db engine.DB, op string, up *upserts) {
+	c := &e.Cfg.Load
+	ws := e.newLoadWorkers(db, c.LoadWorkers, 4000)
+	defer closeLoadWorkers(ws)
+	trial := func(rate int) (*load.Result, error) {
+		lc := load.Config{Rate: float64(rate), Duration: c.KneeTime, Workers: c.LoadWorkers}
+		if op == "get" {
+			return load.Run(lc, func(w int, _ uint64) error { return ws[w].get(true) })
+		}
+		return up.run(e, lc, func(w int, idx uint64) error { return ws[w].put(idx) })
+	}
+	b.ResetTimer()
+	var sum, p99 float64
+	for n := 0; n < b.N; n++ {
+		// b.Logf, not the progress log: its lines follow the result line,
+		// a line printed while the benchmark runs would split it.
+		knee, res, err := c.findKnee(trial, b.Logf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sum += float64(knee)
+		if res != nil {
+			p99 += float64(res.Latency.Percentile(99))
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(0, "ns/op") // a search has no per-operation time
+	b.ReportMetric(sum/float64(b.N), "knee-ops/s")
+	b.ReportMetric(p99/float64(b.N), "knee-p99-ns")
+}

@@ -1,0 +1,79 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLoadConfigFailsBeforeAnyWork: every bad load setting is an error
+// that names its flag, from parsing or Validate, and Setup stops on it
+// before anything is written under -dir.
+func TestLoadConfigFailsBeforeAnyWork(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-rate", "0"}, "-rate"},
+		{[]string{"-rate", "10,x"}, "-rate"},
+		{[]string{"-write_rate", "0"}, "-write_rate 0: must be from 1"},
+		{[]string{"-load_time", "0s"}, "-load_time 0s: must be from 1ms"},
+		{[]string{"-knee_time", "-1s"}, "-knee_time -1s: must be from 1ms"},
+		{[]string{"-load_workers", "0"}, "-load_workers 0: must be from 1"},
+		{[]string{"-slo", "0s"}, "-slo 0s: must be more than 0"},
+		{[]string{"-knee_start", "0"}, "-knee_start 0: must be from 1"},
+		{[]string{"-knee_steps", "21"}, "-knee_steps 21: must be from 0 to 20"},
+		{[]string{"-sst_tables", "0"}, "-sst_tables 0: must be from 1"},
+		{[]string{"-sst_tables", "200", "-keys_mil", "0.0001"}, "-sst_tables 200: must not exceed the number of keys"},
+		{[]string{"-bloom_fpr", "off,1.5"}, "-bloom_fpr"},
+		{[]string{"-latency_dir", filepath.Join(dir, "missing")}, "-latency_dir " + filepath.Join(dir, "missing") + ": must be an existing directory"},
+	} {
+		cfg := Default()
+		fs := flag.NewFlagSet("kvbench", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		cfg.Bind(fs)
+		err := fs.Parse(append([]string{"-dir", dir}, c.args...))
+		if err == nil {
+			if err = cfg.Validate(); err == nil {
+				t.Errorf("%v: valid", c.args)
+				continue
+			}
+			if _, serr := Setup(cfg, "BenchmarkKneeBolt", io.Discard, io.Discard); serr == nil || serr.Error() != err.Error() {
+				t.Errorf("%v: Setup: %v, want %v", c.args, serr, err)
+			}
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %q, want an error containing %q", c.args, err, c.want)
+		}
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) > 0 {
+		t.Errorf("bad settings changed -dir: %v %v", ents, err)
+	}
+}
+
+// TestLoadConfigEcho: the defaults are valid and echo as they always did.
+func TestLoadConfigEcho(t *testing.T) {
+	e, err := NewEnv(Default(), io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	e.Cfg.Load.echo(e, func(k string, v any) { fmt.Fprintf(&b, "%s: %v\n", k, v) })
+	for _, want := range []string{
+		"rates: 10000\n", "write-rate: 1000\n", "load-time: 5s\n", "load-workers: 4\n", "slo-p99: 10ms\n",
+		"knee: from 1000 ops/s doubling, then 4 bisection steps, 2s per trial, sustained = achieved >= 99% of target and p99 <= slo, failed = 2 trials in a row not sustained\n",
+		"sst-tables: 100\n", "bloom-fpr: off,0.01,0.03,0.5\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "latency-dir") {
+		t.Errorf("latency-dir echoed without -latency_dir:\n%s", b.String())
+	}
+}

@@ -1,0 +1,134 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// benchOnce makes testing.Benchmark run each benchmark once (b.N = 1) until
+// the test ends.
+func benchOnce(t *testing.T) {
+	f := flag.Lookup("test.benchtime")
+	old := f.Value.String()
+	if err := f.Value.Set("1x"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Value.Set(old) })
+}
+
+// TestLatencySpectrumFile: -latency_dir gets one HdrHistogram spectrum per
+// fixed-rate sub-benchmark, named after it, with every operation in it.
+func TestLatencySpectrumFile(t *testing.T) {
+	benchOnce(t)
+	dir := t.TempDir()
+	cfg := Default()
+	cfg.KeysMil, cfg.ValSize = 0.001, 100
+	cfg.Load.Rates, cfg.Load.LoadTime, cfg.Load.LatencyDir = RateList{2000}, 100*time.Millisecond, dir
+	e, err := Setup(cfg, "BenchmarkLoadMemory", io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := engine.Open("memory", engine.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := e.WriteAll(db, GenSource{e.Gen}, 100, 1, "memory"); err != nil {
+		t.Fatal(err)
+	}
+	r := testing.Benchmark(func(b *testing.B) { runLoad(b, e, db, "get-hit", 2000, &upserts{}) })
+	if r.N != 1 || r.Extra["achieved-ops/s"] < 1000 || r.Extra["p9999-ns"] <= 0 {
+		t.Fatalf("N=%d, metrics %v", r.N, r.Extra)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.hgrm"))
+	if len(files) != 1 {
+		t.Fatalf("spectrum files %v, want one", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	if !strings.Contains(s, "Percentile") || !strings.Contains(s, "1/(1-Percentile)") {
+		t.Fatalf("not a percentile spectrum:\n%s", s)
+	}
+	// 100ms at 2000/s is 200 operations (a busy machine may leave the last
+	// few untaken); the footer counts them.
+	_, tail, _ := strings.Cut(s, "Total count")
+	var n int
+	if _, err := fmt.Sscanf(strings.TrimLeft(tail, " ="), "%d", &n); err != nil || n < 100 || n > 200 {
+		t.Errorf("spectrum holds %d operations (%v), want up to 200:\n%s", n, err, s[max(0, len(s)-300):])
+	}
+
+	// Named after the sub-benchmark, slashes made file-name safe.
+	if err := e.writeSpectrum("BenchmarkLoadMemory/op=get-hit/rate=2000", measure.NewRecorder()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "BenchmarkLoadMemory_op=get-hit_rate=2000.hgrm")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestLoadKneeHTTPOnCopies runs Load, Knee and HTTP on bbolt at tiny rates:
+// every leaf is preceded by the engine's settings, the writing leaves
+// write to copies in scratch that are gone afterwards (upserts verified
+// on them), and the shared fixture still holds exactly the data set.
+func TestLoadKneeHTTPOnCopies(t *testing.T) {
+	benchOnce(t)
+	cfg := Default()
+	cfg.Dir, cfg.KeysMil, cfg.ValSize = t.TempDir(), 0.002, 64
+	cfg.Load.Rates, cfg.Load.LoadTime, cfg.Load.WriteRate = RateList{1000}, 20*time.Millisecond, 200
+	cfg.Load.KneeTime, cfg.Load.KneeStart, cfg.Load.KneeSteps = 10*time.Millisecond, 4000, 0
+	var out strings.Builder
+	e, err := Setup(cfg, "BenchmarkLoadBolt|BenchmarkKneeBolt|BenchmarkHTTPBolt", &out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"Load", "Knee", "HTTP"} {
+		failed := false
+		testing.Benchmark(func(b *testing.B) {
+			Run(b, e, w, "bolt")
+			failed = b.Failed()
+		})
+		if failed {
+			t.Fatalf("%s failed", w)
+		}
+	}
+	if !strings.Contains(out.String(), "settings-bolt: ") {
+		t.Errorf("no settings line:\n%s", out.String())
+	}
+	if ents, _ := os.ReadDir(e.Root.Sub("scratch")); len(ents) > 0 {
+		t.Errorf("scratch left behind: %v", ents)
+	}
+	dir, err := e.FixtureDir(e.KVFor(mustInfo(t, "bolt")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := e.KVFor(mustInfo(t, "bolt")).Options
+	o.Dir, o.ReadOnly = dir, true
+	db, err := engine.Open("bolt", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if n, _, err := ScanAll(db, true, GenSource{e.Gen}.NewChecker(true)); err != nil || n != e.Keys {
+		t.Errorf("fixture holds %d keys (%v), want %d", n, err, e.Keys)
+	}
+}
+
+func mustInfo(t *testing.T, name string) engine.Info {
+	info, ok := engine.Lookup(name)
+	if !ok {
+		t.Fatalf("no engine %s", name)
+	}
+	return info
+}
