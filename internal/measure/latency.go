@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -214,9 +215,6 @@ func (r *Recorder) WriteSpectrum(w io.Writer) error {
 	return nil
 }
 
-// timestampSink keeps the compiler from discarding the timed loop.
-var timestampSink time.Duration
-
 // TimestampCost measures what one time.Now() plus time.Since() costs on this
 // machine: the median over several runs of a tight loop of such pairs. It
 // is the floor under any latency recorded per operation, and the overhead a
@@ -232,7 +230,7 @@ func TimestampCost() time.Duration {
 			sum += time.Since(t)
 		}
 		runs[i] = time.Since(start) / timestampLoop
-		timestampSink += sum
+		runtime.KeepAlive(sum) // the compiler must not discard the timed loop
 	}
 	slices.Sort(runs)
 	return runs[len(runs)/2]

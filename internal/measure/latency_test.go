@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -263,7 +264,7 @@ func BenchmarkTimestamp(b *testing.B) {
 		t := time.Now()
 		sum += time.Since(t)
 	}
-	timestampSink += sum
+	runtime.KeepAlive(sum)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/now-pair")
 }
 
