@@ -13,7 +13,7 @@ import (
 // table out), each with at least -sst_tables tables and every key, and
 // each Bloom leaf is preceded by its own fixture's settings.
 func TestBloomFixtures(t *testing.T) {
-	benchOnce(t)
+	setBenchtime(t, "1x")
 	cfg := Default()
 	cfg.Dir, cfg.KeysMil, cfg.ValSize = t.TempDir(), 0.002, 64
 	cfg.Load.SSTTables, cfg.Load.BloomFPR = 4, FPRList{0, 0.03}

@@ -52,17 +52,6 @@ func embedConfig(t *testing.T, fsDir string, args ...string) Config {
 	return c
 }
 
-// benchTime sets -test.benchtime for testing.Benchmark until t ends.
-func benchTime(t *testing.T, v string) {
-	t.Helper()
-	f := flag.Lookup("test.benchtime")
-	old := f.Value.String()
-	if err := f.Value.Set(v); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Value.Set(old) })
-}
-
 // runWorkload runs a workload as the generated wrapper would and reports
 // whether every sub-benchmark passed.
 func runWorkload(e *Env, workload string) bool {
@@ -331,7 +320,7 @@ func TestEmbedWorkloads(t *testing.T) {
 	}
 
 	// Each leaf body on its own, long enough to wrap around the set.
-	benchTime(t, "250x")
+	setBenchtime(t, "250x")
 	src, err := openCDB(e.Cfg.Embed.cdb.Data, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +336,7 @@ func TestEmbedWorkloads(t *testing.T) {
 		}
 	}
 
-	benchTime(t, "1x")
+	setBenchtime(t, "1x")
 	out.Reset()
 	if !runWorkload(e, "EmbedGet") {
 		t.Fatal("EmbedGet failed")

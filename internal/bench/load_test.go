@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,21 +13,10 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// benchOnce makes testing.Benchmark run each benchmark once (b.N = 1) until
-// the test ends.
-func benchOnce(t *testing.T) {
-	f := flag.Lookup("test.benchtime")
-	old := f.Value.String()
-	if err := f.Value.Set("1x"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Value.Set(old) })
-}
-
 // TestLatencySpectrumFile: -latency_dir gets one HdrHistogram spectrum per
 // fixed-rate sub-benchmark, named after it, with every operation in it.
 func TestLatencySpectrumFile(t *testing.T) {
-	benchOnce(t)
+	setBenchtime(t, "1x")
 	dir := t.TempDir()
 	cfg := Default()
 	cfg.KeysMil, cfg.ValSize = 0.001, 100
@@ -83,7 +71,7 @@ func TestLatencySpectrumFile(t *testing.T) {
 // write to copies in scratch that are gone afterwards (upserts verified
 // on them), and the shared fixture still holds exactly the data set.
 func TestLoadKneeHTTPOnCopies(t *testing.T) {
-	benchOnce(t)
+	setBenchtime(t, "1x")
 	cfg := Default()
 	cfg.Dir, cfg.KeysMil, cfg.ValSize = t.TempDir(), 0.002, 64
 	cfg.Load.Rates, cfg.Load.LoadTime, cfg.Load.WriteRate = RateList{1000}, 20*time.Millisecond, 200

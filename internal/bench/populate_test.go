@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bytes"
-	"flag"
 	"io"
 	"os"
 	"strings"
@@ -21,16 +20,6 @@ func populateEnv(t *testing.T, pattern string, out io.Writer) *Env {
 		t.Fatal(err)
 	}
 	return e
-}
-
-// benchtime1x makes testing.Benchmark run each benchmark once.
-func benchtime1x(t *testing.T) {
-	f := flag.Lookup("test.benchtime")
-	old := f.Value.String()
-	if err := flag.Set("test.benchtime", "1x"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { flag.Set("test.benchtime", old) })
 }
 
 // compiled lists the stores compiled into this binary that w runs on.
@@ -85,7 +74,7 @@ func TestPopulateOnceWritesEveryKey(t *testing.T) {
 // settings of that leaf's options (sync off, then on), and removes every
 // scratch database it made.
 func TestPopulateBenchmark(t *testing.T) {
-	benchtime1x(t)
+	setBenchtime(t, "1x")
 	var out bytes.Buffer
 	e := populateEnv(t, "BenchmarkPopulate", &out)
 	for _, info := range compiled(workloads["Populate"]) {

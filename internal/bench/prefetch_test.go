@@ -328,12 +328,7 @@ func TestPrefetchRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bt := flag.Lookup("test.benchtime")
-	old := bt.Value.String()
-	if err := bt.Value.Set("1x"); err != nil {
-		t.Fatal(err)
-	}
-	defer bt.Value.Set(old)
+	setBenchtime(t, "1x")
 	info, _ := engine.Lookup("lmdb")
 	out.Reset()
 	var failed bool

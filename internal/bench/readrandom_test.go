@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -13,21 +12,6 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/measure"
 )
-
-// setBenchtime makes testing.Benchmark run a fixed count (or time), as
-// -benchtime would, until the test ends.
-func setBenchtime(t *testing.T, v string) {
-	t.Helper()
-	bt := flag.Lookup("test.benchtime")
-	if bt == nil {
-		t.Fatal("no -test.benchtime flag")
-	}
-	saved := bt.Value.String()
-	if err := bt.Value.Set(v); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { bt.Value.Set(saved) })
-}
 
 // delayDB wraps the reference rail and makes every read take a known time:
 // slowEvery-th keys (by index) take slow, every other key fast. The reads
