@@ -52,41 +52,12 @@ func init() {
 		Scratch:     populateScratch,
 		Units:       populateUnits,
 		Run: func(b *testing.B, e *Env, info engine.Info) {
-			for _, v := range batchVariants(info.DimsFor("Batch")) {
-				n := v.name + "/" + name("writers", e.Cfg.Writers, "valsz", e.Cfg.ValSize, "batch", e.Cfg.Batch, "sync", e.Cfg.Sync)
-				runPopulate(b, e, info, n, v.apply)
+			for _, v := range Variants(info, "Batch") {
+				n := v.Name + "/" + name("writers", e.Cfg.Writers, "valsz", e.Cfg.ValSize, "batch", e.Cfg.Batch, "sync", e.Cfg.Sync)
+				runPopulate(b, e, info, n, v.Tweak)
 			}
 		},
 	})
-}
-
-// batchVariant is one combination of an engine's Batch dimensions.
-type batchVariant struct {
-	name  string // "mode=txn"
-	apply func(*engine.Options)
-}
-
-// batchVariants is every combination of dims, the first dimension
-// outermost, each value in its declared order.
-func batchVariants(dims []engine.Dim) []batchVariant {
-	out := []batchVariant{{apply: func(*engine.Options) {}}}
-	for _, d := range dims {
-		var next []batchVariant
-		for _, prev := range out {
-			for _, v := range d.Values {
-				n := name(d.Name, v)
-				if prev.name != "" {
-					n = prev.name + "/" + n
-				}
-				next = append(next, batchVariant{name: n, apply: func(o *engine.Options) {
-					prev.apply(o)
-					d.Apply(v, o, &engine.IterOptions{})
-				}})
-			}
-		}
-		out = next
-	}
-	return out
 }
 
 // runPopulate runs populate as sub-benchmark sub with the run's options as

@@ -133,12 +133,12 @@ func TestBatchVariants(t *testing.T) {
 		for _, d := range dims {
 			want *= len(d.Values)
 		}
-		vs := batchVariants(dims)
+		vs := Variants(info, "Batch")
 		seen := map[string]bool{}
 		for _, v := range vs {
-			seen[v.name] = true
-			if !strings.HasPrefix(v.name, dims[0].Name+"=") {
-				t.Errorf("%s: variant %q", info.Name, v.name)
+			seen[v.Name] = true
+			if !strings.HasPrefix(v.Name, dims[0].Name+"=") {
+				t.Errorf("%s: variant %q", info.Name, v.Name)
 			}
 		}
 		if len(vs) != want || len(seen) != want {

@@ -27,50 +27,19 @@ func init() {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				for _, values := range []bool{true, false} {
-					for _, v := range iterateVariants(info) {
-						n := name("valsz", e.Cfg.ValSize, "cache", cache, "values", values) + v.name
-						h.Run(b, n, cache, v.tweak, func(b *testing.B, db engine.DB) {
-							iterate(b, e, h, db, info, cache, v.tweak, values)
+					for _, v := range Variants(info, "Iterate") {
+						n := name("valsz", e.Cfg.ValSize, "cache", cache, "values", values)
+						if v.Name != "" {
+							n += "/" + v.Name
+						}
+						h.Run(b, n, cache, v.Tweak, func(b *testing.B, db engine.DB) {
+							iterate(b, e, h, db, info, cache, v.Tweak, values)
 						})
 					}
 				}
 			}
 		},
 	})
-}
-
-// iterateVariant is one combination of an engine's Iterate dimensions:
-// its sub-benchmark name suffix ("/readahead=on") and the open options
-// it sets.
-type iterateVariant struct {
-	name  string
-	tweak func(*engine.Options)
-}
-
-// iterateVariants lists every combination of the engine's dimensions for
-// Iterate, the first dimension outermost; an engine without any has one,
-// the run's options as they are. Only the open options matter to a full
-// scan: ScanAll makes its own iterator.
-func iterateVariants(info engine.Info) []iterateVariant {
-	out := []iterateVariant{{}}
-	for _, d := range info.DimsFor("Iterate") {
-		var next []iterateVariant
-		for _, prev := range out {
-			for _, val := range d.Values {
-				next = append(next, iterateVariant{
-					name: prev.name + "/" + name(d.Name, val),
-					tweak: func(o *engine.Options) {
-						if prev.tweak != nil {
-							prev.tweak(o)
-						}
-						d.Apply(val, o, &engine.IterOptions{})
-					},
-				})
-			}
-		}
-		out = next
-	}
-	return out
 }
 
 // iterate times b.N full scans. In the cold state every scan starts from
@@ -224,7 +193,8 @@ func scanFrom(rd engine.Reader, seek []byte, n int, chk *dataset.Checker) (entri
 	for ; it.Valid() && entries < int64(n); it.Next() {
 		k := it.Key()
 		if entries > 0 && string(k) <= string(prev[:]) {
-			return entries, bytes, ErrOrder(prev[:], k)
+			// A copy, so prev does not escape: no allocation per scan.
+			return entries, bytes, ErrOrder(append([]byte(nil), prev[:]...), k)
 		}
 		copy(prev[:], k)
 		v, err := it.Value()

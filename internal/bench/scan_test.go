@@ -160,15 +160,15 @@ func TestScanReadsScanLenEntries(t *testing.T) {
 // TestIterateVariants checks the sub-benchmark levels Iterate adds for an
 // engine's dimensions: LMDB's readahead on and off, nothing for bbolt.
 func TestIterateVariants(t *testing.T) {
-	if v := iterateVariants(lookup(t, "bolt")); len(v) != 1 || v[0].name != "" || v[0].tweak != nil {
-		t.Errorf("bolt: %d variants, first %q; want one, unnamed and untweaked", len(v), v[0].name)
+	if v := Variants(lookup(t, "bolt"), "Iterate"); len(v) != 1 || v[0].Name != "" || v[0].Tweak != nil {
+		t.Errorf("bolt: %d variants, first %q; want one, unnamed and untweaked", len(v), v[0].Name)
 	}
-	v := iterateVariants(lookup(t, "lmdb"))
+	v := Variants(lookup(t, "lmdb"), "Iterate")
 	var names, params []string
 	for _, x := range v {
-		names = append(names, x.name)
+		names = append(names, "/"+x.Name)
 		o := engine.Options{}.WithParam("lmdb_readahead", "unset")
-		x.tweak(&o)
+		x.Tweak(&o)
 		params = append(params, o.Params["lmdb_readahead"])
 	}
 	if got, want := strings.Join(names, " "), "/readahead=on /readahead=off"; got != want {
