@@ -57,6 +57,7 @@ func TestBadFlagsFailBeforeAnyWork(t *testing.T) {
 		{[]string{"-hit_rate", "0.5,2"}, "-hit_rate 2: must be from 0 to 1"},
 		{[]string{"-cache", "hot"}, "-cache hot: must be warm or cold"},
 		{[]string{"-scan_len", "0"}, "-scan_len 0: must be from 1"},
+		{[]string{"-cold_ops", "-1"}, "-cold_ops -1: must be from 0"},
 		{[]string{"-value_ratio", "0"}, "-value_ratio 0: must be more than 0"},
 		{[]string{"-compression", "lz4"}, "-compression lz4: must be one of none, snappy, zstd"},
 		{[]string{"-verify", "some"}, "-verify some: must be one of cheap, full"},

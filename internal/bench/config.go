@@ -38,6 +38,7 @@ type Config struct {
 	Verify      string
 	DropCaches  bool
 	ScanLen     int
+	ColdOps     int // 0: ColdRoundOps's default
 	Threads     IntList
 	HitRates    FloatList
 	Caches      WordList
@@ -83,6 +84,7 @@ func (c *Config) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&c.Verify, "verify", c.Verify, "how reads are verified: cheap (length and three words) or full (every byte)")
 	fs.BoolVar(&c.DropCaches, "drop_caches", c.DropCaches, "cache=cold also writes 3 to /proc/sys/vm/drop_caches (root only), on top of evicting the fixture's files")
 	fs.IntVar(&c.ScanLen, "scan_len", c.ScanLen, "entries read after each seek in BenchmarkScan")
+	fs.IntVar(&c.ColdOps, "cold_ops", c.ColdOps, "reads (ReadRandom) or seeks (Scan) per cache=cold round, each round on a fixture closed, evicted and reopened; 0 is 1% of the keys, at least 100 and at most all of them")
 	fs.Var(&c.Threads, "threads", "comma-separated reader goroutine counts, one sub-benchmark each")
 	fs.Var(&c.HitRates, "hit_rate", "comma-separated fractions of random reads that ask for a key that exists, one sub-benchmark each (0,0.63,1 adds the all-miss and all-hit cases)")
 	fs.Var(&c.Caches, "cache", "comma-separated page cache states to read in: warm (one untimed pass first) and cold (fixture evicted from the page cache, then reopened)")
@@ -173,6 +175,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	intRange("scan_len", c.ScanLen, 1, 1_000_000, "must be from 1 to 1000000")
+	if keys := c.Keys(); c.ColdOps < 0 || uint64(c.ColdOps) > keys {
+		errs = append(errs, flagError("cold_ops", c.ColdOps, fmt.Sprintf("must be from 0 (1%% of the keys, at least 100 and at most all of them) to the number of keys, %d", keys)))
+	}
 	intRange("cache_mb", c.CacheMB, 1, 1<<20, "must be from 1 to 1048576")
 	intRange("memtable_mb", c.MemtableMB, 1, 4096, "must be from 1 to 4096")
 	intRange("bloom_bits", c.BloomBits, 0, 64, "must be from 0 (off) to 64")
@@ -213,6 +218,18 @@ func (c *Config) Validate() error {
 
 // Keys is the number of distinct keys.
 func (c *Config) Keys() uint64 { return uint64(c.KeysMil*1e6 + 0.5) }
+
+// ColdRoundOps is the number of operations in one cache=cold round
+// (-cold_ops): as given, or by default 1% of the keys, at least 100 and at
+// most all of them. A round small next to the data set stays cold from
+// its first read to its last, and is the same work for every engine.
+func (c *Config) ColdRoundOps() int {
+	if c.ColdOps > 0 {
+		return c.ColdOps
+	}
+	keys := c.Keys()
+	return int(min(max(keys/100, 100), keys))
+}
 
 // Options is the one place the configuration becomes engine options, with
 // the same intent for every engine. dir is the engine's directory.

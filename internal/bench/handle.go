@@ -21,12 +21,17 @@ const (
 // cannot be evicted. The calibration rail (engine.Info.Reference) has no
 // fixture: its handle loads the data set into memory.
 type Handle struct {
-	e    *Env
-	f    *Fixture
-	dir  string
-	db   engine.DB
-	key  string // the options the open db was opened with
-	warm bool   // the open db has had its untimed warm-up pass
+	e     *Env
+	f     *Fixture
+	dir   string
+	db    engine.DB
+	key   string   // the options the open db was opened with
+	warm  bool     // the open db has had its untimed warm-up pass
+	fresh bool     // the open db was opened cold and nothing has read it
+	cost  OpenCost // what opening it cold cost
+	// openDB, when set, opens the fixture in place of engine.Open (a
+	// test's wrapper).
+	openDB func(name string, o engine.Options) (engine.DB, error)
 }
 
 // Open returns a handle on f; it closes when b ends.
@@ -73,7 +78,9 @@ func (h *Handle) Options(tweak func(*engine.Options)) engine.Options {
 // so a benchfmt reader attaches it to this result and no other.
 //
 // Each time testing calls the sub-benchmark: warm reuses the open db;
-// cold closes it, evicts the fixture's files and reopens it, untimed.
+// cold closes it, evicts the fixture's files and reopens it, untimed (a
+// cold body that reads in rounds, ColdRounds, takes that db as its first
+// round).
 func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Options), body func(b *testing.B, db engine.DB)) {
 	o := h.Options(tweak)
 	db := h.open(b, cache, o, true)
@@ -85,8 +92,9 @@ func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Option
 // call before the sub-benchmark, which a cold state does not evict for.
 func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) engine.DB {
 	b.Helper()
-	key := fmt.Sprintf("%+v", o)
+	key := optionsKey(o)
 	if h.db != nil && h.key == key && (cache == Warm || first) {
+		h.fresh = false
 		if cache == Warm && !h.warm {
 			h.warmUp(b)
 		}
@@ -95,7 +103,7 @@ func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) 
 	h.Close(b)
 	if h.f.Engine.Reference {
 		o.Dir, o.ReadOnly = os.TempDir(), false
-		db, err := engine.Open(h.f.Engine.Name, o)
+		db, err := h.openEngine(o)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -106,20 +114,30 @@ func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) 
 		return db
 	}
 	if cache == Cold && !first {
-		if _, err := h.e.Evict(h.dir); err != nil {
-			b.Fatal(err)
-		}
+		h.coldOpen(b, o, key)
+		return h.db
 	}
-	db, err := engine.Open(h.f.Engine.Name, o)
+	db, err := h.openEngine(o)
 	if err != nil {
 		b.Fatalf("open fixture %s: %v", h.dir, err)
 	}
-	h.db, h.key, h.warm = db, key, false
+	h.db, h.key, h.warm, h.fresh = db, key, false, false
 	if cache == Warm {
 		h.warmUp(b)
 	}
 	return db
 }
+
+// openEngine opens the handle's engine with o.
+func (h *Handle) openEngine(o engine.Options) (engine.DB, error) {
+	if h.openDB != nil {
+		return h.openDB(h.f.Engine.Name, o)
+	}
+	return engine.Open(h.f.Engine.Name, o)
+}
+
+// optionsKey tells apart the options a db was opened with.
+func optionsKey(o engine.Options) string { return fmt.Sprintf("%+v", o) }
 
 // warmUp reads every key and value once, untimed, and checks the count.
 func (h *Handle) warmUp(b *testing.B) {
@@ -142,5 +160,5 @@ func (h *Handle) Close(tb testing.TB) {
 	if err := h.db.Close(); err != nil {
 		tb.Errorf("close %s: %v", h.f.Engine.Name, err)
 	}
-	h.db = nil
+	h.db, h.fresh = nil, false
 }

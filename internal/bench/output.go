@@ -84,6 +84,7 @@ func (e *Env) echoConfig(w io.Writer) {
 	line("cache", c.Caches.String())
 	line("drop-caches", c.DropCaches)
 	line("scan-len", c.ScanLen)
+	line("cold-ops", c.ColdRoundOps())
 	line("verify", c.Verify)
 	line("sync", c.Sync)
 	line("cache-mb", c.CacheMB)

@@ -10,25 +10,33 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// ReadRandom: b.N point reads on the engine's fixture, split across
-// -threads goroutines, a -hit_rate share of them for keys that exist, in
-// every -cache state. Every hit is verified; a miss key that is found, or
-// a hit key that is not, fails the benchmark.
+// ReadRandom: point reads on the engine's fixture, split across -threads
+// goroutines, a -hit_rate share of them for keys that exist, in every
+// -cache state. Warm, one op is one read; cold, one op is a round of
+// -cold_ops reads on a fixture just evicted and reopened (ColdRounds), and
+// every per-op figure is still per read. Every hit is verified; a miss key
+// that is found, or a hit key that is not, fails the benchmark.
 func init() {
 	Register(&Workload{
 		Name:     "ReadRandom",
 		Engines:  Everything,
 		Fixtures: kvFixture,
 		Step:     "read",
-		Units: append([]Unit{Info("hit%"), Higher("ops/s"), Lower("read-B/op"), Lower("cpu-ns/op")},
-			latencyUnits...),
+		Units: append([]Unit{Info("hit%"), Higher("ops/s"), Lower("read-B/op"), Lower("cpu-ns/op"),
+			Lower("open-ms"), Lower("open-read-B")}, latencyUnits...),
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				for _, hit := range e.Cfg.HitRates {
 					for _, threads := range e.Cfg.Threads {
 						n := name("valsz", e.Cfg.ValSize, "cache", cache, "hit", TrimFloat(hit*100)+"%", "threads", threads)
-						h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) { readRandom(b, e, db, threads, hit) })
+						h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) {
+							if cache == Cold {
+								readRandomCold(b, e, h, threads, hit)
+							} else {
+								readRandom(b, e, db, threads, hit)
+							}
+						})
 					}
 				}
 			}
@@ -49,12 +57,80 @@ func kvFixture(e *Env, info engine.Info) []*Fixture {
 // options.
 func (e *Env) KVFor(info engine.Info) *Fixture { return e.KV(info, nil) }
 
-// readResult is one reader goroutine's tally; padded so readers never
-// share a cache line.
-type readResult struct {
-	ops, found, bytes int64
-	err               error
-	_                 [64]byte
+// readStream is one reader goroutine's reads: its own random keys,
+// checker, latency samples and tally, kept across the rounds of a cold
+// leaf. Padded so streams never share a cache line.
+type readStream struct {
+	_          [64]byte
+	g          *dataset.Gen
+	hitRate    float64
+	rng        dataset.Rand
+	chk        *dataset.Checker
+	lat        *measure.Recorder
+	check      func([]byte) error // s.checkValue, bound once
+	idx        uint64             // the key Get is reading
+	kb         [dataset.KeySize]byte
+	ops, found int64
+	bytes      int64
+	err        error
+	_          [64]byte
+}
+
+// newReadStreams makes one stream per reader goroutine, each recording
+// latencies into lats[t].
+func newReadStreams(e *Env, lats []*measure.Recorder, hitRate float64) []*readStream {
+	out := make([]*readStream, len(lats))
+	for t := range out {
+		s := &readStream{g: e.Gen, hitRate: hitRate, rng: dataset.NewRand(e.Cfg.Seed, uint64(t)+1000),
+			chk: e.Gen.NewChecker(e.FullCheck), lat: lats[t]}
+		s.check = s.checkValue
+		out[t] = s
+	}
+	return out
+}
+
+func (s *readStream) checkValue(v []byte) error {
+	s.bytes += int64(len(v))
+	return s.chk.Check(s.idx, v) // Get returns it
+}
+
+// read does n reads through rd; it stops at the first error, in s.err.
+// Its ops count on from the stream's earlier reads, which choose the
+// sampled ones.
+func (s *readStream) read(rd engine.Reader, n int) {
+	g := s.g
+	op := s.ops
+	defer func() { s.ops = op }()
+	for end := op + int64(n); op < end; op++ {
+		s.idx = s.rng.Below(g.Keys)
+		hit := s.rng.Float64() < s.hitRate
+		var key []byte
+		if hit {
+			key = g.Key(s.kb[:], s.idx)
+		} else {
+			key = g.MissKey(s.kb[:], s.idx)
+		}
+		sampled := op&LatencySampleMask == 0
+		var t0 time.Time
+		if sampled {
+			t0 = time.Now()
+		}
+		found, err := rd.Get(key, s.check)
+		if sampled {
+			s.lat.Record(time.Since(t0))
+		}
+		if err != nil {
+			s.err = err
+			return
+		}
+		if found != hit {
+			s.err = fmt.Errorf("key %d (hit=%v): found=%v", s.idx, hit, found)
+			return
+		}
+		if found {
+			s.found++
+		}
+	}
 }
 
 // LatencySampleMask selects the reads whose latency is recorded: 1 in 32.
@@ -62,81 +138,81 @@ type readResult struct {
 // ~150 ns on some VMs).
 const LatencySampleMask = 31
 
+// readRandom times b.N reads of an open db, warm.
 func readRandom(b *testing.B, e *Env, db engine.DB, threads int, hitRate float64) {
-	g := e.Gen
-	results := make([]readResult, threads)
 	readers, lats := NewReaders(b, db, threads)
+	streams := newReadStreams(e, lats, hitRate)
 	io0, _ := measure.ReadIO()
 	cpu0 := measure.CPUTime()
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	RunThreads(threads, b.N, func(t, n int) {
-		res := &results[t]
-		rd := readers[t]
-		lat := lats[t]
-		rng := dataset.NewRand(e.Cfg.Seed, uint64(t)+1000)
-		chk := g.NewChecker(e.FullCheck)
-		var kb [dataset.KeySize]byte
-		var idx uint64
-		var got int64
-		check := func(v []byte) error {
-			got += int64(len(v))
-			return chk.Check(idx, v) // Get returns it
-		}
-		for op := 0; op < n; op++ {
-			idx = rng.Below(g.Keys)
-			hit := rng.Float64() < hitRate
-			var key []byte
-			if hit {
-				key = g.Key(kb[:], idx)
-			} else {
-				key = g.MissKey(kb[:], idx)
-			}
-			sampled := op&LatencySampleMask == 0
-			var t0 time.Time
-			if sampled {
-				t0 = time.Now()
-			}
-			found, err := rd.Get(key, check)
-			if sampled {
-				lat.Record(time.Since(t0))
-			}
-			if err != nil {
-				res.err = err
-				return
-			}
-			if found != hit {
-				res.err = fmt.Errorf("key %d (hit=%v): found=%v", idx, hit, found)
-				return
-			}
-			if found {
-				res.found++
-			}
-		}
-		res.ops = int64(n)
-		res.bytes = got
-	})
+	RunThreads(threads, b.N, func(t, n int) { streams[t].read(readers[t], n) })
 	elapsed := time.Since(start)
 	b.StopTimer()
 	cpu := measure.CPUTime() - cpu0
 	io1, _ := measure.ReadIO()
-	var ops, found, bytes int64
-	for i := range results {
-		if results[i].err != nil {
-			b.Fatalf("reader %d: %v", i, results[i].err)
-		}
-		ops += results[i].ops
-		found += results[i].found
-		bytes += results[i].bytes
+	reportReads(b, streams, int64(b.N), elapsed, io1.Sub(io0).ReadBytes, cpu)
+}
+
+// readRandomCold times b.N cold rounds of -cold_ops reads each, split
+// across threads; each round's readers are opened on its fresh db and
+// closed after it, untimed.
+func readRandomCold(b *testing.B, e *Env, h *Handle, threads int, hitRate float64) {
+	perRound := e.Cfg.ColdRoundOps()
+	lats := make([]*measure.Recorder, threads)
+	for t := range lats {
+		lats[t] = measure.NewRecorder()
 	}
-	if ops != int64(b.N) {
-		b.Fatalf("%d ops done, want %d", ops, b.N)
+	streams := newReadStreams(e, lats, hitRate)
+	readers := make([]engine.Reader, threads)
+	work := func(t, n int) { streams[t].read(readers[t], n) }
+	run := func() { RunThreads(threads, perRound, work) }
+	closeReaders := func() {
+		for t, r := range readers {
+			if r != nil {
+				r.Close()
+				readers[t] = nil
+			}
+		}
+	}
+	defer closeReaders() // before the handle closes the db, on failure too
+	timed := h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
+		for t := range readers {
+			r, err := db.NewReader()
+			if err != nil {
+				b.Fatal(err)
+			}
+			readers[t] = r
+		}
+		return run, closeReaders
+	})
+	ops := int64(b.N) * int64(perRound)
+	timed.ReportPerOp(b, ops)
+	reportReads(b, streams, ops, timed.Elapsed, timed.ReadBytes, timed.CPU)
+}
+
+// reportReads checks the streams' tallies (ops reads in all) and reports
+// their figures over the timed elapsed, disk bytes and CPU time.
+func reportReads(b *testing.B, streams []*readStream, ops int64, elapsed time.Duration, diskRead int64, cpu time.Duration) {
+	var done, found, bytes int64
+	lats := make([]*measure.Recorder, len(streams))
+	for i, s := range streams {
+		if s.err != nil {
+			b.Fatalf("reader %d: %v", i, s.err)
+		}
+		done += s.ops
+		found += s.found
+		bytes += s.bytes
+		lats[i] = s.lat
+	}
+	if done != ops {
+		b.Fatalf("%d reads done, want %d", done, ops)
 	}
 	b.ReportMetric(100*float64(found)/float64(ops), "hit%")
 	b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
-	b.ReportMetric(float64(io1.Sub(io0).ReadBytes)/float64(ops), "read-B/op")
+	b.ReportMetric(float64(diskRead)/float64(ops), "read-B/op")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(ops), "cpu-ns/op") // robust to other processes' load
 	measure.Merge(lats...).Report(b.ReportMetric)                        // p50-ns, p99-ns, p999-ns of the sampled reads
 }

@@ -22,7 +22,7 @@ func init() {
 		Engines:  Everything,
 		Fixtures: kvFixture,
 		Step:     "read",
-		Units:    []Unit{Higher("keys/s"), Lower("read-B/op")},
+		Units:    []Unit{Higher("keys/s"), Lower("read-B/op"), Lower("open-ms"), Lower("open-read-B")},
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
@@ -33,7 +33,7 @@ func init() {
 							n += "/" + v.Name
 						}
 						h.Run(b, n, cache, v.Tweak, func(b *testing.B, db engine.DB) {
-							iterate(b, e, h, db, info, cache, v.Tweak, values)
+							iterate(b, e, h, db, cache, v.Tweak, values)
 						})
 					}
 				}
@@ -42,54 +42,20 @@ func init() {
 	})
 }
 
-// iterate times b.N full scans. In the cold state every scan starts from
-// a closed, evicted, reopened fixture; reopening is not timed, and its disk
-// reads are not counted in read-B/op.
-func iterate(b *testing.B, e *Env, h *Handle, db engine.DB, info engine.Info, cache string, tweak func(*engine.Options), values bool) {
+// iterate times b.N full scans. In the cold state every scan is a round
+// of its own (ColdRounds): it starts from a closed, evicted, reopened
+// fixture; reopening is not timed, its cost is reported as open-ms and
+// open-read-B, and its disk reads are not counted in read-B/op.
+func iterate(b *testing.B, e *Env, h *Handle, db engine.DB, cache string, tweak func(*engine.Options), values bool) {
 	keys := e.Gen.Keys
 	chk := GenSource{e.Gen}.NewChecker(e.FullCheck)
 	perScan := int64(keys) * dataset.KeySize
 	if values {
 		perScan += int64(keys) * int64(e.Cfg.ValSize)
 	}
-	// own is a db this body reopened itself for a cold scan; the handle's
-	// is closed by then, so only one is ever open (LMDB forbids two).
-	var own engine.DB
-	defer func() {
-		if own != nil {
-			own.Close()
-		}
-	}()
-	b.SetBytes(perScan)
-	b.ReportAllocs()
-	var diskRead int64
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if cache == Cold && i > 0 {
-			b.StopTimer()
-			if own != nil {
-				err := own.Close()
-				own = nil
-				if err != nil {
-					b.Fatalf("close %s: %v", info.Name, err)
-				}
-			} else {
-				h.Close(b)
-			}
-			if _, err := e.Evict(h.Dir()); err != nil {
-				b.Fatal(err)
-			}
-			var err error
-			if own, err = engine.Open(info.Name, h.Options(tweak)); err != nil {
-				b.Fatalf("open fixture %s: %v", h.Dir(), err)
-			}
-			db = own
-			b.StartTimer()
-		}
-		io0, _ := measure.ReadIO()
-		n, _, err := ScanAll(db, values, chk)
-		io1, _ := measure.ReadIO()
-		diskRead += io1.Sub(io0).ReadBytes
+	var n uint64
+	var err error
+	check := func() {
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,87 +63,177 @@ func iterate(b *testing.B, e *Env, h *Handle, db engine.DB, info engine.Info, ca
 			b.Fatalf("scan read %d keys, the fixture has %d", n, keys)
 		}
 	}
-	b.StopTimer()
+	b.SetBytes(perScan)
+	b.ReportAllocs()
+	var diskRead int64
+	if cache == Cold {
+		timed := h.ColdRounds(b, tweak, func(db engine.DB) (func(), func()) {
+			return func() { n, _, err = ScanAll(db, values, chk) }, check
+		})
+		diskRead = timed.ReadBytes
+	} else {
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			io0, _ := measure.ReadIO()
+			n, _, err = ScanAll(db, values, chk)
+			io1, _ := measure.ReadIO()
+			diskRead += io1.Sub(io0).ReadBytes
+			check()
+		}
+		b.StopTimer()
+	}
 	b.ReportMetric(float64(keys)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 	b.ReportMetric(float64(diskRead)/float64(b.N), "read-B/op")
 }
 
 // Scan: range scans, db_bench's seekrandom and YCSB workload E. One op
-// seeks to a random existing key and reads the next -scan_len entries.
+// seeks to a random existing key and reads the next -scan_len entries;
+// cold, one op is a round of -cold_ops of them on a fixture just evicted
+// and reopened (ColdRounds), and every per-op figure is still per seek.
 func init() {
 	Register(&Workload{
 		Name:     "Scan",
 		Engines:  Everything,
 		Fixtures: kvFixture,
 		Step:     "read",
-		Units: append([]Unit{Info("keys/op"), Higher("keys/s"), Lower("read-B/op")},
-			latencyUnits...),
+		Units: append([]Unit{Info("keys/op"), Higher("keys/s"), Lower("read-B/op"),
+			Lower("open-ms"), Lower("open-read-B")}, latencyUnits...),
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				for _, threads := range e.Cfg.Threads {
 					n := name("valsz", e.Cfg.ValSize, "cache", cache, "scan_len", e.Cfg.ScanLen, "threads", threads)
-					h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) { scan(b, e, db, threads) })
+					h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) {
+						if cache == Cold {
+							scanCold(b, e, h, threads)
+						} else {
+							scan(b, e, db, threads)
+						}
+					})
 				}
 			}
 		},
 	})
 }
 
-// scanResult is one scanning goroutine's tally, padded like readResult.
-type scanResult struct {
-	entries, bytes int64
-	err            error
-	_              [64]byte
+// scanStream is one scanning goroutine's seeks: its own random keys,
+// checker, latencies and tally, kept across the rounds of a cold leaf.
+// Padded like readStream.
+type scanStream struct {
+	_                   [64]byte
+	g                   *dataset.Gen
+	scanLen             int
+	rng                 dataset.Rand
+	chk                 *dataset.Checker
+	lat                 *measure.Recorder
+	kb                  [dataset.KeySize]byte
+	ops, entries, bytes int64
+	err                 error
+	_                   [64]byte
 }
 
-// scan times b.N seek-and-read-next operations over threads goroutines.
-// Each op opens an iterator at its start key, as a range read in an
+func newScanStreams(e *Env, lats []*measure.Recorder) []*scanStream {
+	out := make([]*scanStream, len(lats))
+	for t := range out {
+		out[t] = &scanStream{g: e.Gen, scanLen: e.Cfg.ScanLen, rng: dataset.NewRand(e.Cfg.Seed, uint64(t)+2000),
+			chk: e.Gen.NewChecker(e.FullCheck), lat: lats[t]}
+	}
+	return out
+}
+
+// scan does n seek-and-read-next operations through rd; it stops at the
+// first error, in s.err.
+func (s *scanStream) scan(rd engine.Reader, n int) {
+	for i := 0; i < n; i++ {
+		seek := s.g.Key(s.kb[:], s.rng.Below(s.g.Keys))
+		t0 := time.Now() // a scan is long next to a timestamp: time every one
+		entries, bytes, err := scanFrom(rd, seek, s.scanLen, s.chk)
+		s.lat.Record(time.Since(t0))
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.ops++
+		s.entries += entries
+		s.bytes += bytes
+	}
+}
+
+// scan times b.N seek-and-read-next operations over threads goroutines,
+// warm. Each op opens an iterator at its start key, as a range read in an
 // application does; every entry's value is checked against its key and
 // the first entry must be the key sought.
 func scan(b *testing.B, e *Env, db engine.DB, threads int) {
-	g := e.Gen
-	scanLen := e.Cfg.ScanLen
-	results := make([]scanResult, threads)
 	readers, lats := NewReaders(b, db, threads)
+	streams := newScanStreams(e, lats)
 	io0, _ := measure.ReadIO()
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	RunThreads(threads, b.N, func(t, n int) {
-		res := &results[t]
-		rd, lat := readers[t], lats[t]
-		rng := dataset.NewRand(e.Cfg.Seed, uint64(t)+2000)
-		chk := g.NewChecker(e.FullCheck)
-		var kb [dataset.KeySize]byte
-		for op := 0; op < n; op++ {
-			seek := g.Key(kb[:], rng.Below(g.Keys))
-			t0 := time.Now() // a scan is long next to a timestamp: time every one
-			entries, bytes, err := scanFrom(rd, seek, scanLen, chk)
-			lat.Record(time.Since(t0))
-			if err != nil {
-				res.err = err
-				return
-			}
-			res.entries += entries
-			res.bytes += bytes
-		}
-	})
+	RunThreads(threads, b.N, func(t, n int) { streams[t].scan(readers[t], n) })
 	elapsed := time.Since(start)
 	b.StopTimer()
 	io1, _ := measure.ReadIO()
-	var entries, bytes int64
-	for i := range results {
-		if results[i].err != nil {
-			b.Fatalf("scanner %d: %v", i, results[i].err)
-		}
-		entries += results[i].entries
-		bytes += results[i].bytes
+	reportScans(b, streams, int64(b.N), elapsed, io1.Sub(io0).ReadBytes)
+}
+
+// scanCold times b.N cold rounds of -cold_ops seeks each, split across
+// threads, as readRandomCold does reads.
+func scanCold(b *testing.B, e *Env, h *Handle, threads int) {
+	perRound := e.Cfg.ColdRoundOps()
+	lats := make([]*measure.Recorder, threads)
+	for t := range lats {
+		lats[t] = measure.NewRecorder()
 	}
-	b.ReportMetric(float64(entries)/float64(b.N), "keys/op")
+	streams := newScanStreams(e, lats)
+	readers := make([]engine.Reader, threads)
+	work := func(t, n int) { streams[t].scan(readers[t], n) }
+	run := func() { RunThreads(threads, perRound, work) }
+	closeReaders := func() {
+		for t, r := range readers {
+			if r != nil {
+				r.Close()
+				readers[t] = nil
+			}
+		}
+	}
+	defer closeReaders() // before the handle closes the db, on failure too
+	timed := h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
+		for t := range readers {
+			r, err := db.NewReader()
+			if err != nil {
+				b.Fatal(err)
+			}
+			readers[t] = r
+		}
+		return run, closeReaders
+	})
+	ops := int64(b.N) * int64(perRound)
+	timed.ReportPerOp(b, ops)
+	reportScans(b, streams, ops, timed.Elapsed, timed.ReadBytes)
+}
+
+// reportScans checks the streams' tallies (ops seeks in all) and reports
+// their figures over the timed elapsed and disk bytes.
+func reportScans(b *testing.B, streams []*scanStream, ops int64, elapsed time.Duration, diskRead int64) {
+	var done, entries, bytes int64
+	lats := make([]*measure.Recorder, len(streams))
+	for i, s := range streams {
+		if s.err != nil {
+			b.Fatalf("scanner %d: %v", i, s.err)
+		}
+		done += s.ops
+		entries += s.entries
+		bytes += s.bytes
+		lats[i] = s.lat
+	}
+	if done != ops {
+		b.Fatalf("%d seeks done, want %d", done, ops)
+	}
+	b.ReportMetric(float64(entries)/float64(ops), "keys/op")
 	b.ReportMetric(float64(entries)/elapsed.Seconds(), "keys/s")
 	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
-	b.ReportMetric(float64(io1.Sub(io0).ReadBytes)/float64(b.N), "read-B/op")
+	b.ReportMetric(float64(diskRead)/float64(ops), "read-B/op")
 	measure.Merge(lats...).Report(b.ReportMetric)
 }
 

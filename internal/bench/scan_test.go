@@ -74,7 +74,7 @@ func TestIterateReadsEveryKey(t *testing.T) {
 			r := testing.Benchmark(func(b *testing.B) {
 				h := e.Open(b, f)
 				db := h.open(b, cache, h.Options(nil), false)
-				iterate(b, e, h, db, info, cache, nil, values)
+				iterate(b, e, h, db, cache, nil, values)
 			})
 			if r.N != 3 {
 				t.Fatalf("cache=%s values=%v: the benchmark failed (N=%d)", cache, values, r.N)
