@@ -70,6 +70,8 @@ func TestBadFlagsFailBeforeAnyWork(t *testing.T) {
 		{[]string{"-dir", file}, "is not a directory"},
 		{[]string{"-dir", filepath.Join(dir, "missing")}, "does not exist"},
 		{[]string{"-keys_mil", "10000", "-valsz", "65536"}, "the run needs about"},
+		{[]string{"-mem_limit", "8MiB"}, "-mem_limit 8MiB: is below the floor of 16MiB"},
+		{[]string{"-mem_limit", "64MiB"}, "-mem_limit 64MiB: the engines' own memory does not fit: -cache_mb 64 + 2 x -memtable_mb 64"},
 	}
 	if os.Geteuid() != 0 { // root may write anywhere
 		cases = append(cases, struct {
@@ -96,9 +98,11 @@ func TestBadFlagsFailBeforeAnyWork(t *testing.T) {
 	}
 	// Flag parsing errors from the flag package itself name the flag too,
 	// and point to the flag table instead of listing every flag.
-	if out, code := runSelf(t, bench, "-threads", "0", "-dir", dir); code == 0 || !strings.Contains(out, "-threads") ||
-		!strings.Contains(out, "README.md#flags") || strings.Count(out, "\n") > 3 {
-		t.Errorf("-threads 0: exit %d %q", code, out)
+	for _, args := range [][]string{{"-threads", "0"}, {"-mem_limit", "64MB"}} {
+		if out, code := runSelf(t, append([]string{bench, "-dir", dir}, args...)...); code == 0 || !strings.Contains(out, args[0]) ||
+			!strings.Contains(out, "README.md#flags") || strings.Count(out, "\n") > 3 {
+			t.Errorf("%v: exit %d %q", args, code, out)
+		}
 	}
 }
 

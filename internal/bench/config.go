@@ -42,6 +42,7 @@ type Config struct {
 	Threads     IntList
 	HitRates    FloatList
 	Caches      WordList
+	MemLimit    ByteSize // -mem_limit; 0 runs without a memory budget
 
 	// EngineParams are the engines' own options (engine.Info.Params), by
 	// flag name; an option missing here is at its default.
@@ -87,6 +88,7 @@ func (c *Config) Bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.ColdOps, "cold_ops", c.ColdOps, "reads (ReadRandom) or seeks (Scan) per cache=cold round, each round on a fixture closed, evicted and reopened; 0 is 1% of the keys, at least 100 and at most all of them")
 	fs.Var(&c.Threads, "threads", "comma-separated reader goroutine counts, one sub-benchmark each")
 	fs.Var(&c.HitRates, "hit_rate", "comma-separated fractions of random reads that ask for a key that exists, one sub-benchmark each (0,0.63,1 adds the all-miss and all-hit cases)")
+	fs.Var(&c.MemLimit, "mem_limit", "run the benchmarks in a memory cgroup of their own limited to this size (64MiB, 1GiB, or bytes): page cache, heap and engine caches share it (root or a delegated cgroup tree; default: no budget)")
 	fs.Var(&c.Caches, "cache", "comma-separated page cache states to read in: warm (one untimed pass first) and cold (fixture evicted from the page cache, then reopened)")
 	for _, p := range engineParams() {
 		fs.Var(&paramValue{c: c, p: p}, p.Name, p.Usage)
@@ -209,6 +211,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, flagError(name, c.EngineParams[name], "is no engine's option"))
 		}
 	}
+	errs = append(errs, c.validateMemLimit()...)
 	errs = append(errs, c.Prefetch.validate()...)
 	errs = append(errs, c.Embed.validate()...)
 	errs = append(errs, c.Load.validate(c.Keys())...)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/measure"
+	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
 // Env is one run: its validated configuration, the data set, the suite's
@@ -39,6 +40,7 @@ type Env struct {
 	shown    map[string]string // settings-<engine> lines in force
 	warned   map[string]bool
 	scratchN atomic.Int64
+	budget   *memlimit.Budget // -mem_limit, once Setup has entered it
 }
 
 // NewEnv validates c and derives the data set; it touches no file.

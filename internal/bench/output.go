@@ -83,6 +83,7 @@ func (e *Env) echoConfig(w io.Writer) {
 	line("hit-rate", c.HitRates.String())
 	line("cache", c.Caches.String())
 	line("drop-caches", c.DropCaches)
+	line("mem-limit", memLimitLine(c.MemLimit))
 	line("scan-len", c.ScanLen)
 	line("cold-ops", c.ColdRoundOps())
 	line("verify", c.Verify)

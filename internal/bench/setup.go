@@ -8,9 +8,11 @@ import (
 
 // Setup is everything between flag parsing and the first benchmark:
 // validate the configuration, plan the run from the -bench pattern,
-// check -dir for the disk the plan needs, print the configuration, and
-// build (or reuse) every fixture the selected benchmarks declare. No
-// file is written before the configuration and -dir are found good.
+// check -dir for the disk the plan needs and the machine for the memory
+// budget (-mem_limit), print the configuration, build (or reuse) every
+// fixture the selected benchmarks declare, and, with a budget, evict the
+// fixtures and enter it. No file is written before the configuration,
+// -dir and the budget are found good.
 func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
 	e, err := NewEnv(c, out, log)
 	if err != nil {
@@ -18,6 +20,9 @@ func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
 	}
 	plan, err := e.NewPlan(pattern)
 	if err != nil {
+		return nil, err
+	}
+	if err := e.checkBudget(plan); err != nil {
 		return nil, err
 	}
 	if plan.TouchesDisk() {
@@ -36,13 +41,17 @@ func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
 			return nil, err
 		}
 	}
+	if err := e.enterBudget(plan); err != nil {
+		return nil, err
+	}
 	e.Running.Store(true)
 	return e, nil
 }
 
 // Main is TestMain's body for the root package: Setup from the parsed
-// flags, then the benchmarks. A bad configuration exits 2 before any
-// work, and so does a failed fixture build.
+// flags, then the benchmarks, then out of the memory budget. A bad
+// configuration exits 2 before any work, and so does a failed fixture
+// build.
 func Main(run func() int, c Config, pattern string) {
 	e, err := Setup(c, pattern, os.Stdout, os.Stderr)
 	if err != nil {
@@ -50,7 +59,12 @@ func Main(run func() int, c Config, pattern string) {
 		os.Exit(2)
 	}
 	current = e
-	os.Exit(run())
+	code := run()
+	if err := e.closeBudget(); err != nil {
+		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
 }
 
 // current is the Env of the running test binary, set by Main.

@@ -1,0 +1,524 @@
+// Package memlimit runs the process under a memory budget: a cgroup of its
+// own, created under the cgroup it runs in, whose memory limit bounds
+// everything the process charges from then on together: the page cache of
+// the files it reads and writes, its heap, and the caches, memtables and
+// maps of the stores it opens. A data set several times the budget then
+// behaves as one several times the machine's memory, on a machine of any
+// size.
+//
+// The kernel charges a page to the cgroup of the process that brings it
+// in, and a page stays charged where it was first charged. So what the
+// process had in memory before Enter (its heap so far, pages of files it
+// read) stays outside the budget: evict the files the benchmarks will read
+// (posix_fadvise DONTNEED) before entering, and Enter returns the freed
+// part of the heap to the kernel.
+//
+// Both cgroup versions work. With the v1 memory controller the budget is
+// memory.limit_in_bytes of a child cgroup; with the unified (v2) hierarchy
+// it is memory.max of a child, which needs the memory controller enabled
+// for children of the process's cgroup (cgroup.subtree_control). A cgroup
+// that holds processes cannot enable it (the no-internal-processes rule),
+// and a cgroup systemd manages is not this package's to change: there the
+// run must start under `systemd-run --scope -p MemoryMax=SIZE`, and Enter
+// with the same SIZE adopts that scope's limit as the budget.
+//
+// Swap is not limited (memory.memsw, memory.swap.max): the budget is one
+// of memory. Anonymous memory beyond it goes to swap where there is swap,
+// and where there is none the kernel's out-of-memory killer ends the
+// process; the page cache is reclaimed instead, which is the point.
+package memlimit
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Flag is the flag the budget comes from; every refusal names it.
+const Flag = "-mem_limit"
+
+// Floor is the smallest budget Enter accepts: below it the process's own
+// runtime and a store's smallest caches leave the page cache nothing.
+const Floor = 16 << 20
+
+// prefix names the cgroups Enter creates: kvbench-<pid>. Stale ones (their
+// pid is gone) are removed by the next Enter, and no other name is touched.
+const prefix = "kvbench-"
+
+// Parent is where a budget is created: the memory controller's directory
+// of the cgroup the process runs in.
+type Parent struct {
+	Dir     string // e.g. /sys/fs/cgroup/memory/user/1000 (v1), /sys/fs/cgroup/user.slice/x (v2)
+	Version int    // 1: the v1 memory controller's hierarchy; 2: the unified hierarchy
+	Systemd bool   // systemd manages the cgroup (a .slice, .scope or .service under a systemd init)
+}
+
+// Find locates the process's memory cgroup from /proc/self/cgroup and
+// /proc/self/mountinfo.
+func Find() (Parent, error) {
+	return find("/proc/self/cgroup", "/proc/self/mountinfo", "/run/systemd/system")
+}
+
+// find is Find reading the given files (tests point it at others).
+func find(cgroupFile, mountinfoFile, systemdDir string) (Parent, error) {
+	b, err := os.ReadFile(cgroupFile)
+	if err != nil {
+		return Parent{}, fmt.Errorf("%s: cannot read the process's cgroups: %w", Flag, err)
+	}
+	var v1, v2 string
+	have1, have2 := false, false
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if f[0] == "0" && f[1] == "" {
+			v2, have2 = f[2], true
+			continue
+		}
+		for _, c := range strings.Split(f[1], ",") {
+			if c == "memory" {
+				v1, have1 = f[2], true
+			}
+		}
+	}
+	mounts, err := readMounts(mountinfoFile)
+	if err != nil {
+		return Parent{}, fmt.Errorf("%s: cannot read the mounts: %w", Flag, err)
+	}
+	var p Parent
+	switch {
+	case have1:
+		m, ok := findMount(mounts, func(m mount) bool { return m.fstype == "cgroup" && hasOpt(m.super, "memory") })
+		if !ok {
+			return Parent{}, fmt.Errorf("%s: the v1 memory controller's hierarchy (%s in %s) is not mounted", Flag, v1, cgroupFile)
+		}
+		p = Parent{Dir: m.path(v1), Version: 1}
+		if _, err := os.Stat(filepath.Join(p.Dir, "memory.limit_in_bytes")); err != nil {
+			return Parent{}, fmt.Errorf("%s: no memory controller in %s: %w", Flag, p.Dir, err)
+		}
+	case have2:
+		m, ok := findMount(mounts, func(m mount) bool { return m.fstype == "cgroup2" })
+		if !ok {
+			return Parent{}, fmt.Errorf("%s: the unified cgroup hierarchy (%s in %s) is not mounted", Flag, v2, cgroupFile)
+		}
+		p = Parent{Dir: m.path(v2), Version: 2}
+		if !hasWord(p.Dir, "cgroup.controllers", "memory") {
+			return Parent{}, fmt.Errorf("%s: no memory controller: %s/cgroup.controllers lacks memory (the v1 memory hierarchy is not mounted, and the parent cgroup does not delegate memory)", Flag, p.Dir)
+		}
+		p.Systemd = systemdManaged(v2, systemdDir)
+	default:
+		return Parent{}, fmt.Errorf("%s: no memory controller: %s names neither a v1 memory hierarchy nor the unified one", Flag, cgroupFile)
+	}
+	return p, nil
+}
+
+// systemdManaged reports whether a systemd init names the cgroup path as
+// one of its units.
+func systemdManaged(path, systemdDir string) bool {
+	if _, err := os.Stat(systemdDir); err != nil {
+		return false
+	}
+	for _, c := range strings.Split(path, "/") {
+		if strings.HasSuffix(c, ".slice") || strings.HasSuffix(c, ".scope") || strings.HasSuffix(c, ".service") {
+			return true
+		}
+	}
+	return false
+}
+
+// mount is one line of /proc/self/mountinfo.
+type mount struct{ root, point, fstype, super string }
+
+// path is the directory of cgroup path p in the mounted hierarchy.
+func (m mount) path(p string) string {
+	rel := p
+	if m.root != "/" {
+		if r, ok := strings.CutPrefix(p, m.root); ok && (r == "" || r[0] == '/') {
+			rel = r
+		}
+	}
+	return filepath.Join(m.point, rel)
+}
+
+func readMounts(file string) ([]mount, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var out []mount
+	s := bufio.NewScanner(bytes.NewReader(b))
+	for s.Scan() {
+		f := strings.Fields(s.Text())
+		sep := -1
+		for i, x := range f {
+			if x == "-" {
+				sep = i
+				break
+			}
+		}
+		if sep < 5 || len(f) < sep+4 {
+			continue
+		}
+		out = append(out, mount{root: unescape(f[3]), point: unescape(f[4]), fstype: f[sep+1], super: f[sep+3]})
+	}
+	return out, s.Err()
+}
+
+func findMount(ms []mount, ok func(mount) bool) (mount, bool) {
+	for _, m := range ms {
+		if ok(m) {
+			return m, true
+		}
+	}
+	return mount{}, false
+}
+
+// unescape undoes mountinfo's octal escapes (\040 is a space).
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func hasOpt(opts, want string) bool {
+	for _, o := range strings.Split(opts, ",") {
+		if o == want {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWord reports whether the file dir/name lists word.
+func hasWord(dir, name, word string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return false
+	}
+	for _, w := range strings.Fields(string(b)) {
+		if w == word {
+			return true
+		}
+	}
+	return false
+}
+
+// limitFile is the file that holds a cgroup's memory limit.
+func (p Parent) limitFile() string {
+	if p.Version == 2 {
+		return "memory.max"
+	}
+	return "memory.limit_in_bytes"
+}
+
+// refuse is an error naming the flag and the budget.
+func refuse(limit int64, format string, args ...any) error {
+	return fmt.Errorf("%s %s: %s", Flag, FormatSize(limit), fmt.Sprintf(format, args...))
+}
+
+// adopts reports whether the process's own cgroup already has exactly the
+// budget as its limit (a run started under systemd-run -p MemoryMax=SIZE).
+func (p Parent) adopts(limit int64) bool {
+	b, err := os.ReadFile(filepath.Join(p.Dir, p.limitFile()))
+	if err != nil {
+		return false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	page := int64(os.Getpagesize())
+	return err == nil && n == limit/page*page
+}
+
+// Check says whether Enter(limit) can work here, changing nothing.
+func (p Parent) Check(limit int64) error {
+	_, err := p.check(limit)
+	return err
+}
+
+// check is Check, and reports whether the budget is the process's own
+// cgroup's limit already.
+func (p Parent) check(limit int64) (adopt bool, err error) {
+	if limit < Floor {
+		return false, refuse(limit, "below the floor of %s: the process's runtime and a store's smallest caches would leave the page cache nothing", FormatSize(Floor))
+	}
+	fi, err := os.Stat(p.Dir)
+	if err != nil {
+		return false, refuse(limit, "no cgroup directory to create the budget in: %v", err)
+	}
+	if !fi.IsDir() {
+		return false, refuse(limit, "%s is not a cgroup directory", p.Dir)
+	}
+	if _, err := os.Stat(filepath.Join(p.Dir, p.limitFile())); err != nil && !(p.Version == 2 && isRoot(p.Dir)) {
+		return false, refuse(limit, "no memory controller in %s (no %s)", p.Dir, p.limitFile())
+	}
+	if p.adopts(limit) {
+		return true, nil
+	}
+	how := "run as root, or in a cgroup tree delegated to this user"
+	if p.Systemd {
+		how = fmt.Sprintf("start the run under `systemd-run --scope -p MemoryMax=%s` instead (with the same %s)", FormatSize(limit), Flag)
+	}
+	for _, f := range []string{"", "cgroup.procs"} {
+		if err := unix.Access(filepath.Join(p.Dir, f), unix.W_OK); err != nil {
+			return false, refuse(limit, "cannot create a cgroup in %s and move this process (euid %d): %v; %s", p.Dir, os.Geteuid(), err, how)
+		}
+	}
+	if p.Version == 2 {
+		if p.Systemd {
+			return false, refuse(limit, "systemd manages %s, and a process cannot move itself into a new scope: %s", p.Dir, how)
+		}
+		if !hasWord(p.Dir, "cgroup.subtree_control", "memory") {
+			return false, refuse(limit, "cgroup v2: %s holds processes, so it cannot enable the memory controller for a child (the no-internal-processes rule; its cgroup.subtree_control lacks memory); run the suite as the only process of a cgroup whose parent enables memory for it, or under `systemd-run --scope -p MemoryMax=%s` with the same %s", p.Dir, FormatSize(limit), Flag)
+		}
+	}
+	return false, nil
+}
+
+// isRoot reports whether dir is the root of a cgroup hierarchy (which has
+// no limit files of its own).
+func isRoot(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "..", "cgroup.procs"))
+	return err != nil
+}
+
+// Budget is the memory cgroup the process runs in after Enter.
+type Budget struct {
+	Limit   int64  // bytes
+	Dir     string // the cgroup's directory
+	Version int    // cgroup version
+	Adopted bool   // the process's own cgroup already had this limit; Close leaves it
+	// Resident is the process's resident memory when it entered: charged
+	// before, so outside the budget (heap still in use, mapped files).
+	Resident int64
+
+	parent string
+	closed bool
+}
+
+// Enter creates a cgroup kvbench-<pid> under the process's own (Find),
+// limits its memory to limit bytes, and moves the whole process into it.
+// Close undoes it.
+func Enter(limit int64) (*Budget, error) {
+	p, err := Find()
+	if err != nil {
+		return nil, err
+	}
+	return p.Enter(limit)
+}
+
+// Enter is Enter under p.
+func (p Parent) Enter(limit int64) (*Budget, error) {
+	adopt, err := p.check(limit)
+	if err != nil {
+		return nil, err
+	}
+	debug.FreeOSMemory() // freed heap returns to the kernel; faulted in again, it is charged to the budget
+	b := &Budget{Limit: limit, Version: p.Version, parent: p.Dir, Resident: residentNow()}
+	if adopt {
+		b.Dir, b.Adopted = p.Dir, true
+		return b, nil
+	}
+	p.removeStale()
+	b.Dir = filepath.Join(p.Dir, prefix+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(b.Dir, 0o755); err != nil {
+		return nil, refuse(limit, "create the budget's cgroup: %v", err)
+	}
+	undo := func(err error) (*Budget, error) {
+		os.Remove(b.Dir)
+		return nil, refuse(limit, "%v", err)
+	}
+	if err := writeFile(b.Dir, p.limitFile(), strconv.FormatInt(limit, 10)); err != nil {
+		return undo(err)
+	}
+	if err := writeFile(b.Dir, "cgroup.procs", strconv.Itoa(os.Getpid())); err != nil {
+		return undo(err)
+	}
+	return b, nil
+}
+
+// removeStale removes the cgroups Enter made for processes that are gone.
+// Only names of the form kvbench-<pid> are touched; one that still holds
+// processes (a child of the dead run) is left.
+func (p Parent) removeStale() {
+	ents, err := os.ReadDir(p.Dir)
+	if err != nil {
+		return
+	}
+	for _, d := range ents {
+		rest, ok := strings.CutPrefix(d.Name(), prefix)
+		pid, err := strconv.Atoi(rest)
+		if !ok || err != nil || pid <= 0 || !d.IsDir() {
+			continue
+		}
+		if pid == os.Getpid() || syscall.Kill(pid, 0) == syscall.ESRCH {
+			os.Remove(filepath.Join(p.Dir, d.Name()))
+		}
+	}
+}
+
+func writeFile(dir, name, val string) error {
+	path := filepath.Join(dir, name)
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(val)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s to %s: %w", val, path, err)
+	}
+	return nil
+}
+
+// residentNow is the process's VmRSS in bytes (0 when unknown).
+func residentNow() int64 {
+	var rss int64
+	scan("/proc/self/status", func(k string, v int64) {
+		if k == "VmRSS:" {
+			rss = v * 1024
+		}
+	})
+	return rss
+}
+
+// Close moves the process back to the cgroup it came from and removes the
+// budget's cgroup. Pages charged to the budget stay in the page cache
+// until reclaimed. Close is safe to call twice.
+func (b *Budget) Close() error {
+	if b == nil || b.closed {
+		return nil
+	}
+	b.closed = true
+	if b.Adopted {
+		return nil
+	}
+	if err := writeFile(b.parent, "cgroup.procs", strconv.Itoa(os.Getpid())); err != nil {
+		return fmt.Errorf("%s: leave the budget: %w", Flag, err)
+	}
+	var err error
+	for i := 0; i < 50; i++ { // a thread still exiting keeps the cgroup busy a moment
+		if err = os.Remove(b.Dir); err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("%s: remove %s: %w", Flag, b.Dir, err)
+}
+
+// String is the budget and where it is, for logs.
+func (b *Budget) String() string {
+	how := "created"
+	if b.Adopted {
+		how = "adopted"
+	}
+	return fmt.Sprintf("%s in cgroup v%d %s (%s)", FormatSize(b.Limit), b.Version, b.Dir, how)
+}
+
+// Stats is what the budget's cgroup has charged, from its own counters.
+// Every figure covers every process in the cgroup.
+type Stats struct {
+	Usage       int64 // bytes charged now: page cache, anonymous memory, kernel memory
+	Peak        int64 // the most Usage has been (0 where the kernel keeps no peak)
+	Cache       int64 // the page cache part of Usage (v1 cache, v2 file)
+	Anon        int64 // anonymous memory: heaps, C allocations, stacks
+	MajorFaults int64 // page faults that waited for the device (pgmajfault)
+	LimitHits   int64 // times the limit was reached (v1 memory.failcnt, v2 memory.events max)
+	OOMKills    int64 // processes the out-of-memory killer ended
+}
+
+// Stats reads the budget's counters now.
+func (b *Budget) Stats() (Stats, error) {
+	var s Stats
+	stat := map[string]int64{}
+	if err := scan(filepath.Join(b.Dir, "memory.stat"), func(k string, v int64) { stat[k] = v }); err != nil {
+		return s, err
+	}
+	pick := func(keys ...string) int64 {
+		for _, k := range keys {
+			if v, ok := stat[k]; ok {
+				return v
+			}
+		}
+		return 0
+	}
+	one := func(name string) (int64, error) {
+		raw, err := os.ReadFile(filepath.Join(b.Dir, name))
+		if err != nil {
+			return 0, err
+		}
+		return strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+	}
+	var err error
+	if b.Version == 2 {
+		if s.Usage, err = one("memory.current"); err != nil {
+			return s, err
+		}
+		s.Peak, _ = one("memory.peak") // Linux 5.19 on
+		s.Cache, s.Anon, s.MajorFaults = pick("file"), pick("anon"), pick("pgmajfault")
+		scan(filepath.Join(b.Dir, "memory.events"), func(k string, v int64) {
+			switch k {
+			case "max":
+				s.LimitHits = v
+			case "oom_kill":
+				s.OOMKills = v
+			}
+		})
+		return s, nil
+	}
+	if s.Usage, err = one("memory.usage_in_bytes"); err != nil {
+		return s, err
+	}
+	s.Peak, _ = one("memory.max_usage_in_bytes")
+	s.LimitHits, _ = one("memory.failcnt")
+	s.Cache, s.Anon = pick("total_cache", "cache"), pick("total_rss", "rss")
+	s.MajorFaults = pick("total_pgmajfault", "pgmajfault")
+	scan(filepath.Join(b.Dir, "memory.oom_control"), func(k string, v int64) {
+		if k == "oom_kill" {
+			s.OOMKills = v
+		}
+	})
+	return s, nil
+}
+
+// scan calls fn for every "key value" line of a file.
+func scan(path string, fn func(string, int64)) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+			fn(f[0], v)
+		}
+	}
+	return nil
+}
