@@ -86,8 +86,9 @@ func TestEveryResultCarriesItsOwnSettings(t *testing.T) {
 			if !strings.Contains(strings.ToLower(name), eng) {
 				t.Errorf("%s carries %s", name, k)
 			}
-			for _, want := range []string{"sync=true", "sync=false", "readahead=true", "readahead=false"} {
-				dim := strings.Replace(strings.Replace(want, "readahead=true", "readahead=on", 1), "readahead=false", "readahead=off", 1)
+			// A sub-benchmark's dimension and the setting it must show.
+			for dim, want := range map[string]string{"sync=true": "sync=true", "sync=false": "sync=false",
+				"readahead=on": "readahead=os", "readahead=off": "readahead=off"} {
 				if strings.Contains(name, "/"+dim) && !strings.Contains(" "+string(c.Value)+" ", " "+want+" ") {
 					t.Errorf("%s: settings say %q", name, c.Value)
 				}

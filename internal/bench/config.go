@@ -33,6 +33,7 @@ type Config struct {
 	MemtableMB  int
 	Compression string
 	BloomBits   int
+	Readahead   string
 	Batch       int
 	Writers     int
 	Verify      string
@@ -57,7 +58,8 @@ type Config struct {
 func Default() Config {
 	c := Config{
 		KeysMil: 0.1, ValSize: 1024, Seed: 1, ValueRatio: 1, CacheMB: 64, MemtableMB: 64,
-		Compression: "none", BloomBits: 10, Batch: 1000, Writers: 1, Verify: "cheap", ScanLen: 100,
+		Compression: "none", BloomBits: 10, Readahead: engine.ReadaheadOff, Batch: 1000, Writers: 1,
+		Verify: "cheap", ScanLen: 100,
 		Threads: IntList{1, 16}, HitRates: FloatList{0.63}, Caches: WordList{"warm", "cold"},
 		EngineParams: map[string]string{},
 	}
@@ -80,6 +82,7 @@ func (c *Config) Bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.MemtableMB, "memtable_mb", c.MemtableMB, "memtable (write buffer) of the LSM engines in MiB")
 	fs.StringVar(&c.Compression, "compression", c.Compression, "block compression of the LSM engines: none, snappy or zstd (B-trees never compress)")
 	fs.IntVar(&c.BloomBits, "bloom_bits", c.BloomBits, "Bloom filter bits per key of the LSM engines; 0 turns filters off")
+	fs.StringVar(&c.Readahead, "readahead", c.Readahead, "OS readahead on the files the engines read: off (none beyond what an engine asks for: LMDB MDB_NORDAHEAD, Badger's maps MADV_RANDOM...) or os (each engine's own default)")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "keys per write batch in populate and fixture builds")
 	fs.IntVar(&c.Writers, "writers", c.Writers, "goroutines writing batches concurrently in populate")
 	fs.StringVar(&c.Verify, "verify", c.Verify, "how reads are verified: cheap (length and three words) or full (every byte)")
@@ -194,6 +197,7 @@ func (c *Config) Validate() error {
 	}{
 		{"compression", c.Compression, []string{"none", "snappy", "zstd"}},
 		{"verify", c.Verify, []string{"cheap", "full"}},
+		{"readahead", c.Readahead, engine.ReadaheadModes},
 	} {
 		if !contains(w.opts, w.v) {
 			errs = append(errs, flagError(w.name, w.v, "must be one of "+strings.Join(w.opts, ", ")))
@@ -248,6 +252,7 @@ func (c *Config) Options(info engine.Info, dir string, logicalBytes int64) engin
 		MemtableMB:      c.MemtableMB,
 		Compression:     comp,
 		BloomBitsPerKey: c.BloomBits,
+		Readahead:       c.Readahead,
 		ExpectedBytes:   logicalBytes,
 	}
 	for _, p := range info.Params {

@@ -44,7 +44,7 @@ func (c *EmbedConfig) defaults() { c.Readahead = true }
 
 func (c *EmbedConfig) bind(fs *flag.FlagSet) {
 	fs.Uint64Var(&c.Records, "embed_records", c.Records, "records of the embedded cdb the Embed benchmarks use (0: all of them)")
-	fs.BoolVar(&c.Readahead, "embed_readahead", c.Readahead, "leave OS readahead on for the embedded cdb's pages of the executable (false: madvise MADV_RANDOM, as -lmdb_readahead=false does for LMDB)")
+	fs.BoolVar(&c.Readahead, "embed_readahead", c.Readahead, "leave OS readahead on for the embedded cdb's pages of the executable (false: madvise MADV_RANDOM, as -readahead off has LMDB do to its map)")
 }
 
 // validate has nothing to check without the embedded cdb: init checks

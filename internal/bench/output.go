@@ -3,10 +3,14 @@ package bench
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
@@ -75,6 +79,7 @@ func (e *Env) echoConfig(w io.Writer) {
 		if fs, err := measure.FileSystem(e.Dir); err == nil {
 			line("dir-fs", fmt.Sprintf("%s on %s (mounted at %s, %s free)", fs.Type, fs.Device, fs.MountedOn, Human(fs.Free)))
 		}
+		line("dir-readahead", deviceReadahead(e.Dir))
 	}
 	line("keys", e.Keys)
 	line("valsz", c.ValSize)
@@ -92,6 +97,7 @@ func (e *Env) echoConfig(w io.Writer) {
 	line("memtable-mb", c.MemtableMB)
 	line("compression", c.Compression)
 	line("bloom-bits", c.BloomBits)
+	line("readahead", c.Readahead)
 	line("batch", c.Batch)
 	line("writers", c.Writers)
 	line("threads", c.Threads.String())
@@ -117,3 +123,22 @@ func (e *Env) echoConfig(w io.Writer) {
 // timestampCost is what one time.Now/time.Since pair costs here, in ns:
 // the reason latencies are sampled rather than taken on every read.
 var timestampCost = sync.OnceValue(func() int64 { return measure.TimestampCost().Nanoseconds() })
+
+// deviceReadahead is the kernel readahead (read_ahead_kb) of the block
+// device under dir. A page fault in a memory-mapped file without advice
+// reads up to this much around the page, so on a cold cache it shapes what
+// mmap-based stores read with -readahead os.
+func deviceReadahead(dir string) string {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return "unknown"
+	}
+	dev := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
+	// A partition has no queue of its own: its disk is the parent.
+	for _, p := range []string{dev + "/queue/read_ahead_kb", dev + "/../queue/read_ahead_kb"} {
+		if b, err := os.ReadFile(p); err == nil {
+			return strings.TrimSpace(string(b)) + " KiB (" + p + ")"
+		}
+	}
+	return "unknown (no block device: tmpfs, overlay or network filesystem)"
+}

@@ -3,11 +3,6 @@ package bench
 import (
 	"flag"
 	"fmt"
-	"os"
-	"strings"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/internal/dataset"
 )
@@ -53,9 +48,6 @@ func (c *PrefetchConfig) echo(e *Env, line func(string, any)) {
 	line("prefetch-order", "lookups visit trace IDs in ascending order, as the seed did; op i is trace i mod prefetch-traces")
 	line("prefetch-cold", "before the timed loop: store closed, its files evicted from the page cache (fadvise DONTNEED), store reopened untimed")
 	line("prefetch-warm", "before the timed loop: the same lookups run once, untimed")
-	if e.Dir != "" {
-		line("dir-readahead", deviceReadahead(e.Dir))
-	}
 }
 
 // init derives the trace data set from the validated flags and the run's
@@ -67,22 +59,4 @@ func (c *PrefetchConfig) init(e *Env) error {
 	}
 	c.traces = t
 	return nil
-}
-
-// deviceReadahead is the kernel readahead of the block device under dir.
-// A page fault in a memory-mapped file reads up to this much around the
-// page, so on a cold cache it shapes what mmap-based stores read.
-func deviceReadahead(dir string) string {
-	var st syscall.Stat_t
-	if err := syscall.Stat(dir, &st); err != nil {
-		return "unknown"
-	}
-	dev := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
-	// A partition has no queue of its own: its disk is the parent.
-	for _, p := range []string{dev + "/queue/read_ahead_kb", dev + "/../queue/read_ahead_kb"} {
-		if b, err := os.ReadFile(p); err == nil {
-			return strings.TrimSpace(string(b)) + " KiB (" + p + ")"
-		}
-	}
-	return "unknown (no block device: tmpfs, overlay or network filesystem)"
 }

@@ -167,14 +167,14 @@ func TestIterateVariants(t *testing.T) {
 	var names, params []string
 	for _, x := range v {
 		names = append(names, "/"+x.Name)
-		o := engine.Options{}.WithParam("lmdb_readahead", "unset")
+		o := engine.Options{Readahead: "unset"}
 		x.Tweak(&o)
-		params = append(params, o.Params["lmdb_readahead"])
+		params = append(params, o.Readahead)
 	}
 	if got, want := strings.Join(names, " "), "/readahead=on /readahead=off"; got != want {
 		t.Errorf("lmdb: variants %q, want %q", got, want)
 	}
-	if got, want := strings.Join(params, " "), "true false"; got != want {
-		t.Errorf("lmdb: lmdb_readahead %q, want %q", got, want)
+	if got, want := strings.Join(params, " "), "os off"; got != want {
+		t.Errorf("lmdb: Options.Readahead %q, want %q", got, want)
 	}
 }

@@ -16,7 +16,14 @@
 //     passed (0 bits turns filters off: table.Builder writes no filter when
 //     BloomFalsePositive is 0);
 //   - only one version of each key is kept, and the logger is off so that it
-//     costs nothing and prints nothing.
+//     costs nothing and prints nothing;
+//   - Badger memory-maps its tables, memtable logs and value log files and
+//     gives the kernel no advice about them, so a page fault reads the
+//     device's read_ahead_kb around the page. Options.Readahead "off"
+//     advises MADV_RANDOM on every map of a file in the store's directory
+//     right after Open (adviseRandom); files Badger maps later (tables a
+//     flush or compaction writes, new memtables and value log files) keep
+//     no advice. A read-only open creates none. "os" leaves Badger as it is.
 //
 // Everything else is Badger's default (DefaultOptions, including its four
 // compactors and its process-wide expvar metrics) and Settings reports the
@@ -29,6 +36,7 @@ import (
 	"bytes"
 	"errors"
 	"expvar"
+	"fmt"
 	"math"
 	"os"
 	"strconv"
@@ -159,6 +167,15 @@ func openBadger(o Options) (DB, error) {
 		return nil, err
 	}
 	b := &badgerDB{db: db, dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions}
+	readahead := ReadaheadOS + " (Badger's default: its memory maps are not advised; a fault reads read_ahead_kb around the page)"
+	if o.Readahead == ReadaheadOff {
+		if _, err := adviseRandom(o.Dir); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("badger: readahead off: %w", err)
+		}
+		readahead = ReadaheadOff + " (madvise MADV_RANDOM on every map of the store's files at open; " +
+			"tables, memtables and value logs created later are not advised)"
+	}
 
 	comp := o.Compression
 	if comp == "" {
@@ -193,6 +210,7 @@ func openBadger(o Options) (DB, error) {
 		{"detect_conflicts", strconv.FormatBool(bo.DetectConflicts)},
 		{"metrics", strconv.FormatBool(bo.MetricsEnabled) + " (default; Flush reads the compaction gauge)"},
 		{"read_only", strconv.FormatBool(bo.ReadOnly)},
+		{"readahead", readahead},
 		{"iterator_prefetch", strconv.Itoa(badger.DefaultIteratorOptions.PrefetchSize) + " values (DefaultIteratorOptions; off with IterOptions.NoPrefetch or KeysOnly)"},
 		{"logger", "off"},
 		{"flush", "Sync + wait for immutable memtables and compactions; the active memtable stays in memory, durable in its WAL"},

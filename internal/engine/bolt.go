@@ -8,6 +8,9 @@
 //   - bbolt is a B-tree over an mmap: it has no block cache of its own and reads
 //     through the OS page cache, so Options.CacheMB does not apply; nor does
 //     compression (only "none" is accepted).
+//   - bbolt madvises its map MADV_RANDOM itself every time it maps the file
+//     (mmap in bolt_unix.go), so a page fault reads that page alone whatever
+//     Options.Readahead says: "off" and "os" (bbolt's default) are the same.
 //   - InitialMmapSize is sized from ExpectedBytes so that a populate does not
 //     spend its time remapping, and so that a writer does not stall behind
 //     long-lived read transactions (a remap needs every reader gone).
@@ -73,6 +76,7 @@ type boltDB struct {
 	readOnly  bool
 	writeMode string
 	freelist  string
+	readahead string
 	mmapSize  int
 	pageSize  int
 
@@ -121,6 +125,7 @@ func openBolt(o Options) (DB, error) {
 	}
 	d := &boltDB{
 		dir:       o.Dir,
+		readahead: o.Readahead,
 		readOnly:  o.ReadOnly,
 		writeMode: o.Params["bolt_write"],
 		freelist:  o.Params["bolt_freelist"],
@@ -183,6 +188,7 @@ func (d *boltDB) Settings() []Setting {
 		Setting{"lock_timeout", boltLockTimeout.String()},
 		Setting{"readonly", strconv.FormatBool(d.readOnly)},
 		Setting{"cache", "os-page-cache"},
+		Setting{"readahead", d.readahead + " (bbolt madvises its map MADV_RANDOM itself, in either mode)"},
 		Setting{"compression", "none"},
 	)
 	return s

@@ -29,19 +29,21 @@ var extraValues = map[string][]string{"badger_vthreshold": {"64"}}
 
 // variant is one set of engine options conformance runs an engine under.
 type variant struct {
-	name   string
-	params map[string]string
+	name      string
+	params    map[string]string
+	readahead string // Options.Readahead; "" is off
 }
 
 // variants are the engine's declared defaults (engine.Open fills them in),
-// then each other choice of each of its options alone, then extraValues.
+// then OS readahead, then each other choice of each of its options alone,
+// then extraValues.
 func variants(info engine.Info) []variant {
-	out := []variant{{name: "defaults"}}
+	out := []variant{{name: "defaults"}, {name: "readahead=os", readahead: engine.ReadaheadOS}}
 	for _, p := range info.Params {
 		vals := append(append([]string(nil), p.Choices...), extraValues[p.Name]...)
 		for _, v := range vals {
 			if v != p.Default {
-				out = append(out, variant{p.Name + "=" + v, map[string]string{p.Name: v}})
+				out = append(out, variant{name: p.Name + "=" + v, params: map[string]string{p.Name: v}})
 			}
 		}
 	}
@@ -60,6 +62,7 @@ func TestConformance(t *testing.T) {
 			for _, v := range variants(info) {
 				t.Run(v.name, func(t *testing.T) {
 					o := testOptions(t.TempDir())
+					o.Readahead = v.readahead
 					for k, x := range v.params {
 						o = o.WithParam(k, x)
 					}

@@ -39,6 +39,16 @@ type Options struct {
 	// BloomBitsPerKey for LSM table filters; 0 turns them off.
 	BloomBitsPerKey int
 
+	// Readahead is whether the OS may read more of a file than the engine
+	// asks for: ReadaheadOff ("off", also when empty) turns OS readahead
+	// off on the files reads go through, however the engine reads them
+	// (a fault in a memory map, pread); ReadaheadOS ("os") leaves each
+	// engine's own default. An engine's own, explicit readahead (an
+	// iterator's prefetch, RocksDB's readahead_size, Pebble's readahead
+	// syscalls) is the engine asking and stays as it is. Settings states
+	// what each engine did as its readahead setting.
+	Readahead string
+
 	// ReadOnly opens an existing database without write access.
 	ReadOnly bool
 
@@ -66,6 +76,15 @@ type Options struct {
 	// whole bits, at least 1).
 	BloomFPR float64
 }
+
+// The values of Options.Readahead.
+const (
+	ReadaheadOff = "off"
+	ReadaheadOS  = "os"
+)
+
+// ReadaheadModes lists the values of Options.Readahead.
+var ReadaheadModes = []string{ReadaheadOff, ReadaheadOS}
 
 // BloomBitsForFPR is the bits per key of an optimal Bloom filter whose
 // false-positive rate is p: -ln(p)/ln(2)^2.
@@ -311,6 +330,13 @@ func Open(name string, o Options) (DB, error) {
 		}
 	}
 	o = i.withDefaults(o)
+	switch o.Readahead {
+	case "":
+		o.Readahead = ReadaheadOff
+	case ReadaheadOff, ReadaheadOS:
+	default:
+		return nil, fmt.Errorf("engine %s: readahead %q: must be one of %s", name, o.Readahead, strings.Join(ReadaheadModes, ", "))
+	}
 	if err := i.CheckCompression(o.Compression); err != nil {
 		return nil, err
 	}

@@ -8,9 +8,12 @@
 //     the disk); with Sync every commit fsyncs. Flush always env.Sync(true).
 //   - LMDB is a B-tree over an mmap: no block cache of its own, reads go
 //     through the OS page cache, so Options.CacheMB does not apply; no
-//     compression (only "none" is accepted). MDB_NORDAHEAD unless
-//     -lmdb_readahead: for random reads over more data than RAM, OS
-//     readahead fills the page cache with neighbouring pages nobody reads.
+//     compression (only "none" is accepted).
+//   - Options.Readahead "off" opens the env MDB_NORDAHEAD, which makes
+//     liblmdb madvise(MADV_RANDOM) its map (mdb_env_map): a page fault reads
+//     that page, not the device's read_ahead_kb around it. "os" is LMDB's
+//     default, no advice: for random reads over more data than RAM, the
+//     kernel then fills the page cache with neighbouring pages nobody reads.
 //   - The map size is computed from ExpectedBytes generously (see
 //     lmdbMapSize): the map is sparse address space, so it costs nothing, and
 //     MDB_MAP_FULL must not end a populate. If a commit still hits it, the map
@@ -53,17 +56,19 @@ func init() {
 		Open:         openLMDB,
 		Compressions: []string{"none"},
 		Params: []Param{
-			{Name: "lmdb_readahead", Default: "true", Bool: true, Choices: []string{"true", "false"},
-				Usage: "leave OS readahead on for LMDB's memory map (false sets MDB_NORDAHEAD)"},
 			{Name: "lmdb_write", Default: "update", Choices: []string{"update", "txn"},
 				Usage: "how LMDB commits a batch: update (Env.Update) or txn (locked thread, BeginTxn/Commit)"},
 		},
 		Dims: []Dim{
 			// Seed 001 found OS readahead on the map decides a cold scan
-			// by an order of magnitude.
+			// by an order of magnitude: on is Options.Readahead "os"
+			// (LMDB's default), off is "off" (MDB_NORDAHEAD).
 			{Name: "readahead", Values: []string{"on", "off"}, For: []string{"Iterate", "Prefetch"},
 				Apply: func(v string, o *Options, _ *IterOptions) {
-					*o = o.WithParam("lmdb_readahead", strconv.FormatBool(v == "on"))
+					o.Readahead = ReadaheadOff
+					if v == "on" {
+						o.Readahead = ReadaheadOS
+					}
 				}},
 			// Seed 001's batch experiment: Env.Update ("SimpleBatched")
 			// against a hand-driven write transaction ("TxnBatched").
@@ -98,16 +103,6 @@ var lmdbOpen = struct {
 	dirs map[string]bool
 }{dirs: map[string]bool{}}
 
-func lmdbDirKey(dir string) string {
-	if p, err := filepath.Abs(dir); err == nil {
-		dir = p
-	}
-	if p, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = p
-	}
-	return dir
-}
-
 type lmdbDB struct {
 	env       *lmdbEnv
 	dbi       lmdbDBI
@@ -133,7 +128,7 @@ func openLMDB(o Options) (DB, error) {
 	} else if o.ReadOnly {
 		return nil, fmt.Errorf("engine lmdb: read-only open: %w", err)
 	}
-	key := lmdbDirKey(o.Dir)
+	key := resolvedDir(o.Dir)
 	lmdbOpen.Lock()
 	if lmdbOpen.dirs[key] {
 		lmdbOpen.Unlock()
@@ -155,7 +150,7 @@ func openLMDB(o Options) (DB, error) {
 
 func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	writeMode := o.Params["lmdb_write"]
-	readahead := o.Params["lmdb_readahead"] == "true"
+	readahead := o.Readahead == ReadaheadOS
 	env, err := lmdbNewEnv()
 	if err != nil {
 		return nil, fmt.Errorf("engine lmdb: %w", err)
@@ -213,7 +208,7 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	d.settings = []Setting{
 		{"map_size_rule", lmdbMapRule},
 		{"expected_bytes", strconv.FormatInt(o.ExpectedBytes, 10)},
-		{"readahead", strconv.FormatBool(readahead)},
+		{"readahead", lmdbReadaheadSetting(readahead)},
 		{"sync", strconv.FormatBool(o.Sync)},
 		{"nosync", strconv.FormatBool(!o.Sync)},
 		{"nometasync", strconv.FormatBool(!o.Sync)},
@@ -229,6 +224,14 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 		{"liblmdb", lmdbVersionString()},
 	}
 	return d, nil
+}
+
+// lmdbReadaheadSetting states what Options.Readahead did to the map.
+func lmdbReadaheadSetting(osDefault bool) string {
+	if osDefault {
+		return ReadaheadOS + " (LMDB's default: the map is not advised; a fault reads read_ahead_kb around the page)"
+	}
+	return ReadaheadOff + " (MDB_NORDAHEAD: liblmdb madvises its map MADV_RANDOM)"
 }
 
 func (d *lmdbDB) Name() string    { return "lmdb" }

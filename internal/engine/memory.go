@@ -2,8 +2,9 @@
 //
 // It measures what the harness itself costs (key generation, the Get callback,
 // iterator plumbing, goroutine scheduling) with a storage layer that is a Go
-// map. Nothing is durable, nothing is compressed, there is no cache to size:
-// Sync, CacheMB and the rest are accepted and ignored, and Settings says so.
+// map. Nothing is durable, nothing is compressed, there is no cache to size
+// and no file to read ahead: Sync, CacheMB, Readahead and the rest are
+// accepted and ignored, and Settings says so.
 //
 // Layout: a map for Get and a sorted key slice built lazily, once, for
 // iteration. A Reader holds the snapshot current when it was made and reads it
@@ -77,6 +78,7 @@ func (d *memDB) Settings() []Setting {
 		{"snapshots", "copy-on-write once a reader holds one"},
 		{"sync", "ignored (nothing is durable)"},
 		{"cache", "n/a"},
+		{"readahead", "n/a (no files: Options.Readahead is ignored)"},
 		{"compression", "none"},
 	}
 }

@@ -15,7 +15,17 @@
 //   - a new store is created at FormatNewest, so Pebble v2 writes the table
 //     format it is built around (columnar blocks) rather than the oldest
 //     format it can still read, which is what FormatDefault picks;
-//   - the logger is a no-op so that it costs nothing and prints nothing.
+//   - the logger is a no-op so that it costs nothing and prints nothing;
+//   - Pebble opens every table with fadvise(FADV_RANDOM) (objstorageprovider,
+//     vfs.RandomReadsOption) and reads blocks with pread, so a point read
+//     reads what it asks for. An iterator reading a table sequentially makes
+//     Pebble read ahead itself with readahead(2), 64 KiB growing to 256 KiB;
+//     by default it then reopens the table with FADV_SEQUENTIAL and leaves
+//     readahead to the OS (ReadaheadConfig speculative=FadviseSequential).
+//     Options.Readahead "off" keeps it at readahead(2), never handing over
+//     to the OS (speculative=SysReadahead); "os" is Pebble's default.
+//     Compactions read their inputs through a FADV_SEQUENTIAL descriptor of
+//     their own either way (informed=FadviseSequential, the default).
 //
 // Everything else is Pebble's default and Settings reports the values that
 // matter for performance.
@@ -32,6 +42,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
 )
 
@@ -126,6 +137,13 @@ func openPebble(o Options) (DB, error) {
 		po.L0StopWritesThreshold = math.MaxInt32
 		po.FlushSplitBytes = math.MaxInt64 // one table per flush
 	}
+	readahead := ReadaheadOS + " (Pebble's default: tables FADV_RANDOM; a sequential iterator reads ahead with readahead(2) up to 256KiB, then reopens the table FADV_SEQUENTIAL; compactions FADV_SEQUENTIAL)"
+	if o.Readahead == ReadaheadOff {
+		rc := objstorageprovider.NewReadaheadConfig()
+		rc.Set(objstorageprovider.FadviseSequential, objstorageprovider.SysReadahead)
+		po.Local.ReadaheadConfig = rc
+		readahead = ReadaheadOff + " (tables FADV_RANDOM; a sequential iterator reads ahead with readahead(2) up to 256KiB and never hands over to the OS: speculative readahead SysReadahead; compactions FADV_SEQUENTIAL, the default)"
+	}
 	po.EnsureDefaults() // Open does the same; done here so Settings can show the defaults
 
 	db, err := pebble.Open(o.Dir, po)
@@ -164,6 +182,7 @@ func openPebble(o Options) (DB, error) {
 		{"compaction_concurrency", strconv.Itoa(lo) + "-" + strconv.Itoa(hi) + " (default)" + compactionNote(o)},
 		{"max_open_files", strconv.Itoa(po.MaxOpenFiles)},
 		{"bytes_per_sync", strconv.Itoa(po.BytesPerSync)},
+		{"readahead", readahead},
 		{"read_only", strconv.FormatBool(o.ReadOnly)},
 		{"logger", "off"},
 		{"reader", "DB directly (no snapshot)"},

@@ -16,7 +16,16 @@
 //   - tables get a (full) bloom filter with Options.BloomBitsPerKey bits per
 //     key, as Pebble's do;
 //   - the info LOG is kept to its header (info_log_level=HEADER, one file)
-//     so that it costs nothing.
+//     so that it costs nothing;
+//   - RocksDB opens every table with fadvise(FADV_RANDOM)
+//     (advise_random_on_open, default true) and reads blocks with pread, so
+//     the OS reads no more than a read asks for; iterators read ahead
+//     themselves (readahead_size, implicit auto-readahead). Options.Readahead
+//     "off" sets advise_random_on_open=true explicitly, "os" leaves it at
+//     the default, which is the same. Either way a compaction hints its input
+//     tables FADV_NORMAL when it starts (access_hint_on_compaction_start,
+//     default NORMAL), and the hint stays on those tables until the
+//     compaction deletes them.
 //
 // Everything else is RocksDB's default and Settings reports the values that
 // matter for performance, plus the C library's version and whether it was
@@ -203,6 +212,9 @@ func openRocksDB(o Options) (DB, error) {
 	r.opts.SetCompression(ct) // compression_per_level stays empty: every level
 	r.opts.SetInfoLogLevel(rocksdbHeaderLogLevel)
 	r.opts.SetKeepLogFileNum(1)
+	if o.Readahead == ReadaheadOff {
+		r.opts.SetAdviseRandomOnOpen(true)
+	}
 	if o.DisableCompactions {
 		r.opts.SetDisableAutoCompactions(true)
 		r.opts.SetLevel0SlowdownWritesTrigger(1 << 30)
@@ -241,6 +253,7 @@ func openRocksDB(o Options) (DB, error) {
 		{"max_bytes_for_level_base", lsmMiB(int64(r.opts.GetMaxBytesForLevelBase()))},
 		{"target_file_size_base", lsmMiB(int64(r.opts.GetTargetFileSizeBase()))},
 		{"max_open_files", strconv.Itoa(r.opts.GetMaxOpenFiles())},
+		{"readahead", rocksdbReadaheadSetting(o.Readahead, r.opts)},
 		{"info_log_level", "header"},
 		{"keep_log_file_num", strconv.FormatUint(uint64(r.opts.GetKeepLogFileNum()), 10)},
 		{"read_only", strconv.FormatBool(o.ReadOnly)},
@@ -251,6 +264,32 @@ func openRocksDB(o Options) (DB, error) {
 		{"assertions", rocksdbAssertions()},
 	}
 	return r, nil
+}
+
+// rocksdbReadaheadSetting states what the tables' reads are advised.
+func rocksdbReadaheadSetting(mode string, opts *grocksdb.Options) string {
+	how := "advise_random_on_open true"
+	if mode == ReadaheadOS {
+		how += " (default)"
+	}
+	how += ": tables FADV_RANDOM"
+	if !opts.AdviseRandomOnOpen() {
+		how = "advise_random_on_open false: tables not advised"
+	}
+	h := opts.GetAccessHintOnCompactionStart()
+	hint := strconv.FormatUint(uint64(h), 10)
+	switch h {
+	case grocksdb.NoneCompactionAccessPattern:
+		hint = "NONE"
+	case grocksdb.NormalCompactionAccessPattern:
+		hint = "NORMAL"
+	case grocksdb.SequentialCompactionAccessPattern:
+		hint = "SEQUENTIAL"
+	case grocksdb.WillneedCompactionAccessPattern:
+		hint = "WILLNEED"
+	}
+	return mode + " (" + how + ", iterators read ahead themselves; " +
+		"compactions hint their inputs " + hint + " (access_hint_on_compaction_start, default))"
 }
 
 // free releases the option objects (the DB keeps its own copies).
