@@ -69,7 +69,7 @@ func (h *Handle) Reopen(b *testing.B, tweak func(*engine.Options)) (engine.DB, O
 // Timed is what the timed parts of a leaf's rounds cost, summed.
 type Timed struct {
 	Elapsed    time.Duration // b.Elapsed()
-	ReadBytes  int64         // read_bytes of /proc/self/io
+	Disk       diskCounters  // device bytes read and major faults
 	CPU        time.Duration // the process's user and system CPU time
 	Mallocs    uint64        // heap allocations
 	AllocBytes uint64        // heap bytes allocated
@@ -96,7 +96,7 @@ func (h *Handle) ColdRounds(b *testing.B, tweak func(*engine.Options), round fun
 		opens.Time += c.Time
 		opens.ReadBytes += c.ReadBytes
 		run, done := round(db)
-		io0, _ := measure.ReadIO()
+		d0 := sampleDisk()
 		cpu0 := measure.CPUTime()
 		runtime.ReadMemStats(&ms)
 		m0, a0 := ms.Mallocs, ms.TotalAlloc
@@ -107,8 +107,7 @@ func (h *Handle) ColdRounds(b *testing.B, tweak func(*engine.Options), round fun
 		t.Mallocs += ms.Mallocs - m0
 		t.AllocBytes += ms.TotalAlloc - a0
 		t.CPU += measure.CPUTime() - cpu0
-		io1, _ := measure.ReadIO()
-		t.ReadBytes += io1.Sub(io0).ReadBytes
+		t.Disk = t.Disk.add(sampleDisk().sub(d0))
 		if done != nil {
 			done()
 		}

@@ -33,7 +33,7 @@ func (s *ByteSize) Set(v string) error {
 // cache, and the C allocators' slack. The engines' configured caches plus
 // this must be below the budget, or the budget would be spent before the
 // page cache got any of it.
-const heapAllowanceMB = 32
+const heapAllowanceMB = 16
 
 // validateMemLimit checks -mem_limit against the floor and the engines'
 // own caches: -cache_mb plus two memtables (the one filling and the one
@@ -130,4 +130,16 @@ func memLimitLine(n ByteSize) string {
 		return "none"
 	}
 	return n.String()
+}
+
+// Shape is the first part of the sub-benchmark names of every workload
+// on the run's data set: the value size and, under -mem_limit, the
+// budget ("valsz=1024/mem=26MiB"), so results in and out of a budget
+// never share a name.
+func (e *Env) Shape() string {
+	s := name("valsz", e.Cfg.ValSize)
+	if e.Cfg.MemLimit != 0 {
+		s += "/" + name("mem", e.Cfg.MemLimit.String())
+	}
+	return s
 }

@@ -32,7 +32,7 @@ func TestMemLimitFlag(t *testing.T) {
 		want string // "" for valid
 	}{
 		{[]string{"-mem_limit", "8MiB"}, "-mem_limit 8MiB: is below the floor of 16MiB"},
-		{[]string{"-mem_limit", "224MiB"}, "-mem_limit 224MiB: the engines' own memory does not fit: -cache_mb 64 + 2 x -memtable_mb 64 + 32 MiB heap allowance = 224 MiB"},
+		{[]string{"-mem_limit", "208MiB"}, "-mem_limit 208MiB: the engines' own memory does not fit: -cache_mb 64 + 2 x -memtable_mb 64 + 16 MiB heap allowance = 208 MiB"},
 		{[]string{"-mem_limit", "64MiB", "-cache_mb", "8", "-memtable_mb", "8"}, ""},
 		{[]string{"-mem_limit", "225MiB"}, ""},
 		{[]string{"-mem_limit", "1073741824"}, ""},

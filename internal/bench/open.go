@@ -28,7 +28,7 @@ func init() {
 				// one untimed open and pass loads the page cache) and
 				// prints its settings; the body then closes it and times
 				// opens of its own.
-				h.Run(b, name("valsz", e.Cfg.ValSize, "cache", cache), cache, nil, func(b *testing.B, _ engine.DB) {
+				h.Run(b, e.Shape()+"/"+name("cache", cache), cache, nil, func(b *testing.B, _ engine.DB) {
 					openAndRead(b, e, info, h, cache)
 				})
 			}

@@ -94,3 +94,31 @@ func ErrOrder(prev, k []byte) error {
 func TrimFloat(f float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".")
 }
+
+// diskCounters are what the device gave the process between two samples:
+// bytes it read (read_bytes of /proc/self/io) and major page faults (a
+// mapped page that had to come from the device). Every read workload
+// reports both per op over its timed part.
+type diskCounters struct{ readBytes, majflt int64 }
+
+func sampleDisk() diskCounters {
+	io, _ := measure.ReadIO()
+	return diskCounters{io.ReadBytes, measure.ReadFaults().Major}
+}
+
+func (c diskCounters) sub(d diskCounters) diskCounters {
+	return diskCounters{c.readBytes - d.readBytes, c.majflt - d.majflt}
+}
+
+func (c diskCounters) add(d diskCounters) diskCounters {
+	return diskCounters{c.readBytes + d.readBytes, c.majflt + d.majflt}
+}
+
+// report reports read-B/op and majflt/op over ops.
+func (c diskCounters) report(b *testing.B, ops int64) {
+	b.ReportMetric(float64(c.readBytes)/float64(ops), "read-B/op")
+	b.ReportMetric(float64(c.majflt)/float64(ops), "majflt/op")
+}
+
+// diskUnits declares what diskCounters.report reports.
+var diskUnits = []Unit{Lower("read-B/op"), Lower("majflt/op")}

@@ -22,14 +22,14 @@ func init() {
 		Engines:  Everything,
 		Fixtures: kvFixture,
 		Step:     "read",
-		Units: append([]Unit{Info("hit%"), Higher("ops/s"), Lower("read-B/op"), Lower("cpu-ns/op"),
-			Lower("open-ms"), Lower("open-read-B")}, latencyUnits...),
+		Units: append(append([]Unit{Info("hit%"), Higher("ops/s"), Lower("cpu-ns/op"),
+			Lower("open-ms"), Lower("open-read-B")}, diskUnits...), latencyUnits...),
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				for _, hit := range e.Cfg.HitRates {
 					for _, threads := range e.Cfg.Threads {
-						n := name("valsz", e.Cfg.ValSize, "cache", cache, "hit", TrimFloat(hit*100)+"%", "threads", threads)
+						n := e.Shape() + "/" + name("cache", cache, "hit", TrimFloat(hit*100)+"%", "threads", threads)
 						h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) {
 							if cache == Cold {
 								readRandomCold(b, e, h, threads, hit)
@@ -142,7 +142,7 @@ const LatencySampleMask = 31
 func readRandom(b *testing.B, e *Env, db engine.DB, threads int, hitRate float64) {
 	readers, lats := NewReaders(b, db, threads)
 	streams := newReadStreams(e, lats, hitRate)
-	io0, _ := measure.ReadIO()
+	d0 := sampleDisk()
 	cpu0 := measure.CPUTime()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -151,8 +151,7 @@ func readRandom(b *testing.B, e *Env, db engine.DB, threads int, hitRate float64
 	elapsed := time.Since(start)
 	b.StopTimer()
 	cpu := measure.CPUTime() - cpu0
-	io1, _ := measure.ReadIO()
-	reportReads(b, streams, int64(b.N), elapsed, io1.Sub(io0).ReadBytes, cpu)
+	reportReads(b, streams, int64(b.N), elapsed, sampleDisk().sub(d0), cpu)
 }
 
 // readRandomCold times b.N cold rounds of -cold_ops reads each, split
@@ -189,12 +188,12 @@ func readRandomCold(b *testing.B, e *Env, h *Handle, threads int, hitRate float6
 	})
 	ops := int64(b.N) * int64(perRound)
 	timed.ReportPerOp(b, ops)
-	reportReads(b, streams, ops, timed.Elapsed, timed.ReadBytes, timed.CPU)
+	reportReads(b, streams, ops, timed.Elapsed, timed.Disk, timed.CPU)
 }
 
 // reportReads checks the streams' tallies (ops reads in all) and reports
 // their figures over the timed elapsed, disk bytes and CPU time.
-func reportReads(b *testing.B, streams []*readStream, ops int64, elapsed time.Duration, diskRead int64, cpu time.Duration) {
+func reportReads(b *testing.B, streams []*readStream, ops int64, elapsed time.Duration, disk diskCounters, cpu time.Duration) {
 	var done, found, bytes int64
 	lats := make([]*measure.Recorder, len(streams))
 	for i, s := range streams {
@@ -212,7 +211,7 @@ func reportReads(b *testing.B, streams []*readStream, ops int64, elapsed time.Du
 	b.ReportMetric(100*float64(found)/float64(ops), "hit%")
 	b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
-	b.ReportMetric(float64(diskRead)/float64(ops), "read-B/op")
+	disk.report(b, ops)
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(ops), "cpu-ns/op") // robust to other processes' load
 	measure.Merge(lats...).Report(b.ReportMetric)                        // p50-ns, p99-ns, p999-ns of the sampled reads
 }

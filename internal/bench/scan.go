@@ -22,13 +22,13 @@ func init() {
 		Engines:  Everything,
 		Fixtures: kvFixture,
 		Step:     "read",
-		Units:    []Unit{Higher("keys/s"), Lower("read-B/op"), Lower("open-ms"), Lower("open-read-B")},
+		Units:    append([]Unit{Higher("keys/s"), Lower("open-ms"), Lower("open-read-B")}, diskUnits...),
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				for _, values := range []bool{true, false} {
 					for _, v := range Variants(info, "Iterate") {
-						n := name("valsz", e.Cfg.ValSize, "cache", cache, "values", values)
+						n := e.Shape() + "/" + name("cache", cache, "values", values)
 						if v.Name != "" {
 							n += "/" + v.Name
 						}
@@ -65,25 +65,24 @@ func iterate(b *testing.B, e *Env, h *Handle, db engine.DB, cache string, tweak 
 	}
 	b.SetBytes(perScan)
 	b.ReportAllocs()
-	var diskRead int64
+	var disk diskCounters
 	if cache == Cold {
 		timed := h.ColdRounds(b, tweak, func(db engine.DB) (func(), func()) {
 			return func() { n, _, err = ScanAll(db, values, chk) }, check
 		})
-		diskRead = timed.ReadBytes
+		disk = timed.Disk
 	} else {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			io0, _ := measure.ReadIO()
+			d0 := sampleDisk()
 			n, _, err = ScanAll(db, values, chk)
-			io1, _ := measure.ReadIO()
-			diskRead += io1.Sub(io0).ReadBytes
+			disk = disk.add(sampleDisk().sub(d0))
 			check()
 		}
 		b.StopTimer()
 	}
 	b.ReportMetric(float64(keys)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
-	b.ReportMetric(float64(diskRead)/float64(b.N), "read-B/op")
+	disk.report(b, int64(b.N))
 }
 
 // Scan: range scans, db_bench's seekrandom and YCSB workload E. One op
@@ -96,13 +95,13 @@ func init() {
 		Engines:  Everything,
 		Fixtures: kvFixture,
 		Step:     "read",
-		Units: append([]Unit{Info("keys/op"), Higher("keys/s"), Lower("read-B/op"),
-			Lower("open-ms"), Lower("open-read-B")}, latencyUnits...),
+		Units: append(append([]Unit{Info("keys/op"), Higher("keys/s"),
+			Lower("open-ms"), Lower("open-read-B")}, diskUnits...), latencyUnits...),
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				for _, threads := range e.Cfg.Threads {
-					n := name("valsz", e.Cfg.ValSize, "cache", cache, "scan_len", e.Cfg.ScanLen, "threads", threads)
+					n := e.Shape() + "/" + name("cache", cache, "scan_len", e.Cfg.ScanLen, "threads", threads)
 					h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) {
 						if cache == Cold {
 							scanCold(b, e, h, threads)
@@ -166,15 +165,14 @@ func (s *scanStream) scan(rd engine.Reader, n int) {
 func scan(b *testing.B, e *Env, db engine.DB, threads int) {
 	readers, lats := NewReaders(b, db, threads)
 	streams := newScanStreams(e, lats)
-	io0, _ := measure.ReadIO()
+	d0 := sampleDisk()
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
 	RunThreads(threads, b.N, func(t, n int) { streams[t].scan(readers[t], n) })
 	elapsed := time.Since(start)
 	b.StopTimer()
-	io1, _ := measure.ReadIO()
-	reportScans(b, streams, int64(b.N), elapsed, io1.Sub(io0).ReadBytes)
+	reportScans(b, streams, int64(b.N), elapsed, sampleDisk().sub(d0))
 }
 
 // scanCold times b.N cold rounds of -cold_ops seeks each, split across
@@ -210,12 +208,12 @@ func scanCold(b *testing.B, e *Env, h *Handle, threads int) {
 	})
 	ops := int64(b.N) * int64(perRound)
 	timed.ReportPerOp(b, ops)
-	reportScans(b, streams, ops, timed.Elapsed, timed.ReadBytes)
+	reportScans(b, streams, ops, timed.Elapsed, timed.Disk)
 }
 
 // reportScans checks the streams' tallies (ops seeks in all) and reports
 // their figures over the timed elapsed and disk bytes.
-func reportScans(b *testing.B, streams []*scanStream, ops int64, elapsed time.Duration, diskRead int64) {
+func reportScans(b *testing.B, streams []*scanStream, ops int64, elapsed time.Duration, disk diskCounters) {
 	var done, entries, bytes int64
 	lats := make([]*measure.Recorder, len(streams))
 	for i, s := range streams {
@@ -233,7 +231,7 @@ func reportScans(b *testing.B, streams []*scanStream, ops int64, elapsed time.Du
 	b.ReportMetric(float64(entries)/float64(ops), "keys/op")
 	b.ReportMetric(float64(entries)/elapsed.Seconds(), "keys/s")
 	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
-	b.ReportMetric(float64(diskRead)/float64(ops), "read-B/op")
+	disk.report(b, ops)
 	measure.Merge(lats...).Report(b.ReportMetric)
 }
 

@@ -64,8 +64,38 @@ func (c genChecker) CheckKey(k []byte) error {
 // writers-th batch, so each batch holds keys from all over the key space,
 // as a single writer's would. label names the work in progress lines.
 func (e *Env) WriteAll(db engine.DB, src Source, batchSize, writers int, label string) error {
+	_, err := e.writeAll(db, src, batchSize, writers, label)
+	return err
+}
+
+// WriteTimes is how a write of the data set went over time: the rate of
+// its first tenth of entries and of its last tenth, so a write that slows
+// down as the data outgrows memory shows it.
+type WriteTimes struct {
+	FirstRate, LastRate float64 // entries per second; 0 when too few entries to tell
+}
+
+// writeAll is WriteAll, timing the first and the last tenth of the
+// entries (at batch granularity: one clock read per batch).
+func (e *Env) writeAll(db engine.DB, src Source, batchSize, writers int, label string) (WriteTimes, error) {
 	n := src.Len()
 	var done atomic.Int64
+	start := time.Now()
+	tenth := int64(n / 10)
+	// Nanoseconds since start when done first reached a tenth, and when
+	// it first reached nine tenths, with the count it had then.
+	var firstAt, lastAt, lastFrom atomic.Int64
+	mark := func(v int64) {
+		if tenth == 0 {
+			return
+		}
+		if v >= tenth && firstAt.Load() == 0 {
+			firstAt.CompareAndSwap(0, int64(time.Since(start)))
+		}
+		if v >= int64(n)-tenth && lastAt.Load() == 0 && lastAt.CompareAndSwap(0, int64(time.Since(start))) {
+			lastFrom.Store(v)
+		}
+	}
 	stop := e.progress(label, n, &done)
 	defer stop()
 	nBatches := (n + uint64(batchSize) - 1) / uint64(batchSize)
@@ -90,20 +120,28 @@ func (e *Env) WriteAll(db engine.DB, src Source, batchSize, writers int, label s
 					errs[w] = fmt.Errorf("commit of entries %d..%d: %w", lo, hi, err)
 					return
 				}
-				done.Add(int64(hi - lo))
+				mark(done.Add(int64(hi - lo)))
 			}
 		}(w)
 	}
 	wg.Wait()
+	end := time.Since(start)
 	for _, err := range errs {
 		if err != nil {
-			return err
+			return WriteTimes{}, err
 		}
 	}
 	if got := done.Load(); got != int64(n) {
-		return fmt.Errorf("wrote %d entries, want %d", got, n)
+		return WriteTimes{}, fmt.Errorf("wrote %d entries, want %d", got, n)
 	}
-	return nil
+	var wt WriteTimes
+	if f := firstAt.Load(); f > 0 {
+		wt.FirstRate = float64(tenth) / time.Duration(f).Seconds()
+	}
+	if l, from := lastAt.Load(), lastFrom.Load(); l > 0 && int64(n) > from && end > time.Duration(l) {
+		wt.LastRate = float64(int64(n)-from) / (end - time.Duration(l)).Seconds()
+	}
+	return wt, nil
 }
 
 // progress reports a long write on Log: a live line on a terminal,

@@ -59,8 +59,8 @@ func init() {
 		Open:         openBadger,
 		Compressions: []string{"none", "snappy", "zstd"},
 		Params: []Param{
-			{Name: "badger_vthreshold", Default: "1048576", Shapes: true, Check: checkBadgerThreshold,
-				Usage: "values of at least this many bytes go to Badger's value log (Badger v4's default is 1 MiB)"},
+			{Name: "badger_vthreshold", Default: "", Shapes: true, Check: checkBadgerThreshold,
+				Usage: "values of at least this many bytes go to Badger's value log (default: Badger v4's 1 MiB, lowered to 15% of the memtable when that is smaller, as Badger requires)"},
 		},
 		Layout:       lsmLayout,
 		TableFilters: true,
@@ -74,6 +74,9 @@ func init() {
 }
 
 func checkBadgerThreshold(v string) error {
+	if v == "" {
+		return nil // Badger's default
+	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > 1<<30 {
 		return errors.New("must be from 1 to 1073741824")

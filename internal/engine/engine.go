@@ -275,8 +275,8 @@ func (i Info) FileLayout(o Options) map[string]string {
 		}
 	}
 	for _, p := range i.Params {
-		if p.Shapes {
-			m[p.Name] = i.withDefaults(o).Params[p.Name]
+		if v := i.withDefaults(o).Params[p.Name]; p.Shapes && v != "" {
+			m[p.Name] = v
 		}
 	}
 	if len(m) == 0 {
