@@ -15,7 +15,7 @@ DIR      ?=
 RESULTS  ?= results
 BENCH_FLAGS = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir $(DIR))
 
-.PHONY: all bench test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
+.PHONY: all bench bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
 
 all: test
 
@@ -47,11 +47,40 @@ bench-run:
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench '$(call PATTERN,read)' -benchtime 1s -count $(COUNT) \
 	  $(BENCH_FLAGS) -threads $(THREADS) | tee -a $(RESULTS)/bench.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkHarness' -count $(COUNT) ./internal/dataset | tee -a $(RESULTS)/bench.txt # the harness alone, no engine
+	@$(MAKE) --no-print-directory bench-mem
 	@echo
 	@echo "== engines side by side ($(RESULTS)/bench.txt) =="
 	$(GO) run ./benchstat/engines $(RESULTS)/bench.txt
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.6.1
+
+# bench-mem: the memory-limited row (docs/methodology.md, "A memory
+# budget"): the same data set in a budget of a quarter of it, readahead
+# off; random reads (one thread, all hits, steady state after a warm-up
+# pass) and populate (sync off). Each benchmark runs in a process of its
+# own, so an engine its budget kills (the kernel's out-of-memory killer)
+# costs no other result; it is reported and the row goes on. Skipped, with
+# the reason, where the machine cannot make a memory cgroup.
+MEM_LIMIT ?= 26MiB
+MEM_BENCHTIME ?= 1s
+MEM_FLAGS = -mem_limit $(MEM_LIMIT) -cache_mb 2 -memtable_mb 2 -readahead off -threads 1 -hit_rate 1 -cache warm
+
+bench-mem:
+	@mkdir -p $(RESULTS)
+	$(GO) test -c -tags '$(TAGS)' -o $(RESULTS)/kvbench.test .
+	@for t in $$($(GO) run ./internal/cmd/genwrappers -list readrandom) $$($(GO) run ./internal/cmd/genwrappers -list populate); do \
+	  case $$t in *Populate*) sub=/valsz/mem/batch/sync=false bt=1x;; *) sub=/valsz/mem/cache=warm bt=$(MEM_BENCHTIME);; esac; \
+	  echo "kvbench: $$t$$sub under -mem_limit $(MEM_LIMIT)" >&2; \
+	  $(RESULTS)/kvbench.test -test.run '^$$' -test.bench "^$$t\$$$$sub" -test.benchtime $$bt -test.count $(COUNT) \
+	    $(BENCH_FLAGS) $(MEM_FLAGS) > $(RESULTS)/mem-run.txt 2>&1; rc=$$?; \
+	  grep -v '^\[kvbench\] building\|^\[kvbench\] fixture' $(RESULTS)/mem-run.txt | grep -v '^PASS$$\|^ok ' >> $(RESULTS)/bench.txt; \
+	  grep '^Benchmark\|error' $(RESULTS)/mem-run.txt || true; \
+	  if [ $$rc = 3 ]; then \
+	    echo "kvbench: skipping the memory-limited row, this machine cannot make a memory budget: $$(grep -m1 'error:' $(RESULTS)/mem-run.txt)" >&2; break; fi; \
+	  if [ $$rc = 137 ] || grep -q 'signal: killed' $(RESULTS)/mem-run.txt; then \
+	    echo "kvbench: $$t was killed inside its $(MEM_LIMIT) budget (out of memory: the engine's own memory does not fit)" >&2; \
+	  elif [ $$rc != 0 ]; then cat $(RESULTS)/mem-run.txt >&2; exit $$rc; fi; \
+	done; rm -f $(RESULTS)/mem-run.txt
 
 vet:
 	$(GO) vet ./...
@@ -74,6 +103,8 @@ smoke:
 	set -o pipefail; \
 	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -dir "$$d" \
 	  $(LOAD_SMOKE) -latency_dir "$$d" .
+	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	$(MAKE) --no-print-directory bench-mem TAGS=rocksdb KEYS_MIL=0.002 VALSZ=256 MEM_LIMIT=24MiB MEM_BENCHTIME=100x COUNT=1 RESULTS="$$d/results" DIR="$$d" # the memory budget's path
 	@$(MAKE) --no-print-directory gate-smoke
 
 test: deps vet unit smoke

@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
+	"runtime/debug"
 	"sort"
 
 	"github.com/kvbench/kvbench/internal/memlimit"
@@ -66,11 +68,25 @@ func (e *Env) checkBudget(plan *Plan) error {
 		return nil
 	}
 	p, err := findParent()
-	if err != nil {
-		return err
+	if err == nil {
+		err = p.Check(int64(e.Cfg.MemLimit))
 	}
-	return p.Check(int64(e.Cfg.MemLimit))
+	if err != nil {
+		return machineErr{err}
+	}
+	return nil
 }
+
+// machineErr is an error that Is ErrMachine, worded as the error it wraps.
+type machineErr struct{ error }
+
+func (machineErr) Is(target error) bool { return target == ErrMachine }
+func (m machineErr) Unwrap() error      { return m.error }
+
+// ErrMachine marks a setting this machine cannot give the run (no memory
+// controller, no right to make a cgroup), as opposed to a bad value: Main
+// exits 3 for it, so a script can tell "not here" from "wrong".
+var ErrMachine = errors.New("not on this machine")
 
 // enterBudget evicts every fixture from the page cache (its pages were
 // charged to the cgroup that built it, outside the budget) and moves the
@@ -100,7 +116,11 @@ func (e *Env) enterBudget(plan *Plan) error {
 		return err
 	}
 	e.budget = b
-	e.Logf("memory budget %s; %s resident before entering stays charged outside it", b, Human(b.Resident))
+	// The Go heap shares the budget (Badger's tables and memtables live
+	// in it): a soft limit makes the collector work to stay inside it
+	// rather than grow the heap to twice its live size and be killed.
+	debug.SetMemoryLimit(int64(e.Cfg.MemLimit))
+	e.Logf("memory budget %s; %s resident before entering stays charged outside it; Go memory limit set to the budget", b, Human(b.Resident))
 	return nil
 }
 

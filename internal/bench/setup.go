@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,11 +52,14 @@ func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
 // Main is TestMain's body for the root package: Setup from the parsed
 // flags, then the benchmarks, then out of the memory budget. A bad
 // configuration exits 2 before any work, and so does a failed fixture
-// build.
+// build; a setting this machine cannot give the run (ErrMachine) exits 3.
 func Main(run func() int, c Config, pattern string) {
 	e, err := Setup(c, pattern, os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
+		if errors.Is(err, ErrMachine) {
+			os.Exit(3)
+		}
 		os.Exit(2)
 	}
 	current = e
