@@ -127,3 +127,32 @@ func (t Timed) ReportPerOp(b *testing.B, ops int64) {
 	b.ReportMetric(float64(t.AllocBytes)/float64(ops), "B/op")
 	b.ReportMetric(float64(t.Mallocs)/float64(ops), "allocs/op")
 }
+
+// coldReaders runs b.N cold rounds (ColdRounds) of perRound operations
+// split across threads goroutines: each round opens one reader per
+// goroutine on its fresh db, untimed, runs op(t, n, reader) in each, timed,
+// and closes the readers, untimed.
+func (h *Handle) coldReaders(b *testing.B, threads, perRound int, op func(t, n int, rd engine.Reader)) Timed {
+	readers := make([]engine.Reader, threads)
+	work := func(t, n int) { op(t, n, readers[t]) }
+	run := func() { RunThreads(threads, perRound, work) }
+	closeReaders := func() {
+		for t, r := range readers {
+			if r != nil {
+				r.Close()
+				readers[t] = nil
+			}
+		}
+	}
+	defer closeReaders() // before the handle closes the db, on failure too
+	return h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
+		for t := range readers {
+			r, err := db.NewReader()
+			if err != nil {
+				b.Fatal(err)
+			}
+			readers[t] = r
+		}
+		return run, closeReaders
+	})
+}

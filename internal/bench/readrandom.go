@@ -164,28 +164,7 @@ func readRandomCold(b *testing.B, e *Env, h *Handle, threads int, hitRate float6
 		lats[t] = measure.NewRecorder()
 	}
 	streams := newReadStreams(e, lats, hitRate)
-	readers := make([]engine.Reader, threads)
-	work := func(t, n int) { streams[t].read(readers[t], n) }
-	run := func() { RunThreads(threads, perRound, work) }
-	closeReaders := func() {
-		for t, r := range readers {
-			if r != nil {
-				r.Close()
-				readers[t] = nil
-			}
-		}
-	}
-	defer closeReaders() // before the handle closes the db, on failure too
-	timed := h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
-		for t := range readers {
-			r, err := db.NewReader()
-			if err != nil {
-				b.Fatal(err)
-			}
-			readers[t] = r
-		}
-		return run, closeReaders
-	})
+	timed := h.coldReaders(b, threads, perRound, func(t, n int, rd engine.Reader) { streams[t].read(rd, n) })
 	ops := int64(b.N) * int64(perRound)
 	timed.ReportPerOp(b, ops)
 	reportReads(b, streams, ops, timed.Elapsed, timed.Disk, timed.CPU)

@@ -184,28 +184,7 @@ func scanCold(b *testing.B, e *Env, h *Handle, threads int) {
 		lats[t] = measure.NewRecorder()
 	}
 	streams := newScanStreams(e, lats)
-	readers := make([]engine.Reader, threads)
-	work := func(t, n int) { streams[t].scan(readers[t], n) }
-	run := func() { RunThreads(threads, perRound, work) }
-	closeReaders := func() {
-		for t, r := range readers {
-			if r != nil {
-				r.Close()
-				readers[t] = nil
-			}
-		}
-	}
-	defer closeReaders() // before the handle closes the db, on failure too
-	timed := h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
-		for t := range readers {
-			r, err := db.NewReader()
-			if err != nil {
-				b.Fatal(err)
-			}
-			readers[t] = r
-		}
-		return run, closeReaders
-	})
+	timed := h.coldReaders(b, threads, perRound, func(t, n int, rd engine.Reader) { streams[t].scan(rd, n) })
 	ops := int64(b.N) * int64(perRound)
 	timed.ReportPerOp(b, ops)
 	reportScans(b, streams, ops, timed.Elapsed, timed.Disk)
