@@ -60,10 +60,12 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.6.1
 # pass) and populate (sync off). Each round of each benchmark runs in a
 # process of its own, starting from the same empty budget, so an engine its
 # budget kills (the kernel's out-of-memory killer) costs no other result;
-# it is reported and the row goes on. Skipped, with
+# it is reported and the row goes on; so is a round that does not finish
+# in MEM_TIMEOUT seconds. Skipped, with
 # the reason, where the machine cannot make a memory cgroup.
 MEM_LIMIT ?= 26MiB
 MEM_BENCHTIME ?= 1s
+MEM_TIMEOUT ?= 180
 MEM_FLAGS = -mem_limit $(MEM_LIMIT) -cache_mb 2 -memtable_mb 2 -readahead off -threads 1 -hit_rate 1 -cache warm
 
 bench-mem:
@@ -73,7 +75,7 @@ bench-mem:
 	  case $$t in *Populate*) sub=/valsz/mem/batch/sync=false bt=1x;; *) sub=/valsz/mem/cache=warm bt=$(MEM_BENCHTIME);; esac; \
 	  echo "kvbench: $$t$$sub under -mem_limit $(MEM_LIMIT)" >&2; \
 	  for i in $$(seq $(COUNT)); do \
-	  $(RESULTS)/kvbench.test -test.run '^$$' -test.bench "^$$t\$$$$sub" -test.benchtime $$bt \
+	  timeout $(MEM_TIMEOUT) $(RESULTS)/kvbench.test -test.run '^$$' -test.bench "^$$t\$$$$sub" -test.benchtime $$bt \
 	    $(BENCH_FLAGS) $(MEM_FLAGS) > $(RESULTS)/mem-run.txt 2>&1; rc=$$?; \
 	  grep -v '^\[kvbench\] building\|^\[kvbench\] fixture' $(RESULTS)/mem-run.txt | grep -v '^PASS$$\|^ok ' | grep -Ev '^Benchmark[^[:space:]]+[[:space:]]*$$' >> $(RESULTS)/bench.txt; \
 	  grep '^Benchmark\|error' $(RESULTS)/mem-run.txt || true; \
@@ -81,6 +83,8 @@ bench-mem:
 	    echo "kvbench: skipping the memory-limited row, this machine cannot make a memory budget: $$(grep -m1 'error:' $(RESULTS)/mem-run.txt)" >&2; break 2; fi; \
 	  if [ $$rc = 137 ] || grep -q 'signal: killed' $(RESULTS)/mem-run.txt; then \
 	    echo "kvbench: $$t was killed inside its $(MEM_LIMIT) budget (out of memory: the engine's own memory does not fit)" >&2; \
+	  elif [ $$rc = 124 ]; then \
+	    echo "kvbench: $$t did not finish a round in $(MEM_TIMEOUT) s inside its $(MEM_LIMIT) budget; stopped" >&2; \
 	  elif [ $$rc != 0 ]; then cat $(RESULTS)/mem-run.txt >&2; exit $$rc; fi; \
 	  done; \
 	done; rm -f $(RESULTS)/mem-run.txt
