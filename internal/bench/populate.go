@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
@@ -12,7 +11,8 @@ import (
 
 // populateUnits are what every write benchmark reports, besides MB/s
 // (b.SetBytes: logical bytes written per op).
-var populateUnits = []Unit{Higher("keys/s"), Lower("write-amp"), Lower("space-amp"), Lower("peak-rss-MB"),
+var populateUnits = []Unit{Higher("keys/s"), Lower("write-amp"), Lower("dev-write-amp"), Lower("space-amp"),
+	Lower("log-MB"), Lower("rss-growth-MB"), Lower("anon-growth-MB"), Lower("file-growth-MB"),
 	Higher("first-keys/s"), Higher("last-keys/s")}
 
 // populateScratch is one scratch database at a time, up to three times
@@ -75,80 +75,136 @@ func runPopulate(b *testing.B, e *Env, info engine.Info, sub string, tweak func(
 	b.Run(sub, func(b *testing.B) { populate(b, e, info, opts) })
 }
 
-// populateStats is what one full write of the data set cost.
+// populateStats is what one full write of the data set cost, all over one
+// interval: from the call to Open to the moment the closed database's files
+// are durable (see populateOnce).
 type populateStats struct {
-	elapsed   time.Duration // writes and the final Flush
-	times     WriteTimes    // the write loop's first and last tenth
-	diskBytes int64         // on disk after Flush
-	io        measure.IO    // from open to close
+	elapsed time.Duration
+	times   WriteTimes   // the write loop's first and last tenth
+	space   engine.Space // after Close
+	written int64        // bytes dirtied less those cancelled (/proc/self/io)
+	dev     int64        // written to the device under -dir (/proc/diskstats)
+	hasDev  bool         // -dir has a block device under it
+	mem     measure.RSS  // growth of each kind's peak over the baseline
 }
 
-// populateOnce opens a fresh database with opts, writes every key of the
-// data set in batches through the engine's native batch path, flushes
-// (durable, compactions settled), and closes it. onOpen, when set, is
-// called once the database is open, before the clock starts.
-func (e *Env) populateOnce(info engine.Info, opts engine.Options, label string, onOpen func()) (populateStats, error) {
+// memSamplePeriod is how often populate samples anonymous and file-backed
+// resident memory (the kernel keeps only the total's peak).
+const memSamplePeriod = 20 * time.Millisecond
+
+// populateOnce writes every key of the data set into a fresh database in
+// dir, timed and counted over one interval that ends at the same point for
+// every engine: Open; the writes, in batches through the engine's native
+// batch path; Flush, which waits for flushes and compactions to settle
+// (one rule for every engine); Close, which writes what an engine still
+// holds in memory (Badger's active memtable); and an fsync of every file
+// left, so data an engine did not sync (per-commit sync off) is on the
+// device too. start and stop, when set, are called at the interval's ends.
+//
+// Before the interval, memory is released (engine.ReleaseMemory) and its
+// baseline read, so memory earlier work left to the allocators is not
+// charged to this engine.
+func (e *Env) populateOnce(info engine.Info, opts engine.Options, label string, start, stop func()) (populateStats, error) {
 	var st populateStats
+	dev, hasDev, err := measure.DeviceOf(opts.Dir)
+	if err != nil {
+		return st, err
+	}
+	engine.ReleaseMemory()
+	base, err := measure.ReadRSS()
+	if err != nil {
+		return st, err
+	}
+	mem, err := measure.StartMemSampler(memSamplePeriod)
+	if err != nil {
+		return st, err
+	}
+	defer mem.Stop()
+	var dev0 measure.DiskStats
+	if hasDev {
+		if dev0, err = dev.Stats(); err != nil {
+			return st, err
+		}
+	}
 	io0, err := measure.ReadIO()
 	if err != nil {
 		return st, err
 	}
-	db, err := engine.Open(info.Name, opts)
+	if start != nil {
+		start()
+	}
+	t0 := time.Now()
+	db, err := engine.OpenInfo(info, opts)
 	if err != nil {
 		return st, err
 	}
 	defer db.Close()
-	if onOpen != nil {
-		onOpen()
-	}
-	start := time.Now()
 	if st.times, err = e.writeAll(db, GenSource{e.Gen}, e.Cfg.Batch, e.Cfg.Writers, label); err != nil {
 		return st, err
 	}
 	if err := db.Flush(); err != nil {
 		return st, fmt.Errorf("flush: %w", err)
 	}
-	st.elapsed = time.Since(start)
-	if st.diskBytes, err = db.Size(); err != nil {
-		return st, err
-	}
 	if err := db.Close(); err != nil {
 		return st, fmt.Errorf("close: %w", err)
 	}
+	if err := engine.SyncTree(opts.Dir); err != nil {
+		return st, fmt.Errorf("sync: %w", err)
+	}
+	st.elapsed = time.Since(t0)
+	if stop != nil {
+		stop()
+	}
+	peak, err := mem.Stop()
+	if err != nil {
+		return st, err
+	}
+	st.mem = measure.RSS{Anon: peak.Anon - base.Anon, File: peak.File - base.File, Peak: peak.Peak - base.Total()}
 	io1, err := measure.ReadIO()
-	st.io = io1.Sub(io0)
+	if err != nil {
+		return st, err
+	}
+	st.written = io1.Sub(io0).Written()
+	if hasDev {
+		dev1, err := dev.Stats()
+		if err != nil {
+			return st, err
+		}
+		st.dev, st.hasDev = dev1.Sub(dev0).WrittenBytes, true
+	}
+	st.space, err = engine.SpaceOf(info, opts.Dir)
 	return st, err
 }
 
 // populate is the body of every write benchmark: each op writes the whole
-// data set into a fresh database opened with opts; the database is removed
-// afterwards.
+// data set into a fresh database opened with opts (populateOnce, whose
+// interval is the op's timed interval); the database is removed
+// afterwards. Every figure is a mean over the ops except the memory
+// growths, which are the largest.
 func populate(b *testing.B, e *Env, info engine.Info, opts engine.Options) {
 	logical := e.Gen.LogicalBytes()
 	b.SetBytes(logical)
-	var wrote, onDisk int64
-	var elapsed time.Duration
-	var peak int64
+	var sum populateStats
 	var first, last float64
 	b.StopTimer()
 	for n := 0; n < b.N; n++ {
 		dir := e.ScratchDir(info.Name)
 		o := opts
 		o.Dir = dir
-		runtime.GC()
-		measure.ResetPeakRSS()
-		st, err := e.populateOnce(info, o, info.Name+" populate", b.StartTimer)
-		b.StopTimer()
+		st, err := e.populateOnce(info, o, info.Name+" populate", b.StartTimer, b.StopTimer)
 		if err != nil {
 			e.Root.RemoveAll(dir)
 			b.Fatal(err)
 		}
-		if m, err := measure.ReadMem(); err == nil {
-			peak = max(peak, m.PeakRSS)
-		}
-		wrote += st.io.WriteBytes
-		onDisk += st.diskBytes
-		elapsed += st.elapsed
+		sum.elapsed += st.elapsed
+		sum.written += st.written
+		sum.dev += st.dev
+		sum.hasDev = st.hasDev
+		sum.space.Data += st.space.Data
+		sum.space.Logs += st.space.Logs
+		sum.mem.Peak = max(sum.mem.Peak, st.mem.Peak)
+		sum.mem.Anon = max(sum.mem.Anon, st.mem.Anon)
+		sum.mem.File = max(sum.mem.File, st.mem.File)
 		first += st.times.FirstRate
 		last += st.times.LastRate
 		if err := e.Root.RemoveAll(dir); err != nil {
@@ -156,10 +212,17 @@ func populate(b *testing.B, e *Env, info engine.Info, opts engine.Options) {
 		}
 	}
 	ops := float64(b.N)
-	b.ReportMetric(float64(e.Keys)*ops/elapsed.Seconds(), "keys/s")
-	b.ReportMetric(float64(wrote)/(float64(logical)*ops), "write-amp")
-	b.ReportMetric(float64(onDisk)/(float64(logical)*ops), "space-amp")
-	b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MB")
+	perLogical := func(v int64) float64 { return float64(v) / (float64(logical) * ops) }
+	b.ReportMetric(float64(e.Keys)*ops/sum.elapsed.Seconds(), "keys/s")
+	b.ReportMetric(perLogical(sum.written), "write-amp")
+	if sum.hasDev {
+		b.ReportMetric(perLogical(sum.dev), "dev-write-amp")
+	}
+	b.ReportMetric(perLogical(sum.space.Data), "space-amp")
+	b.ReportMetric(float64(sum.space.Logs)/ops/(1<<20), "log-MB")
+	b.ReportMetric(float64(sum.mem.Peak)/(1<<20), "rss-growth-MB")
+	b.ReportMetric(float64(sum.mem.Anon)/(1<<20), "anon-growth-MB")
+	b.ReportMetric(float64(sum.mem.File)/(1<<20), "file-growth-MB")
 	// The write loop's rate over its first and its last tenth of keys
 	// (means over the ops): seed 001 saw LMDB's fall from 1M keys/min to
 	// 200k as the data outgrew memory.

@@ -49,11 +49,11 @@ func TestPopulateOnceWritesEveryKey(t *testing.T) {
 	e := populateEnv(t, "BenchmarkPopulate", io.Discard)
 	for _, info := range compiled(workloads["Populate"]) {
 		dir := t.TempDir()
-		st, err := e.populateOnce(info, e.Cfg.Options(info, dir, e.Gen.LogicalBytes()), "test", nil)
+		st, err := e.populateOnce(info, e.Cfg.Options(info, dir, e.Gen.LogicalBytes()), "test", nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", info.Name, err)
 		}
-		if st.elapsed <= 0 || st.diskBytes <= 0 {
+		if st.elapsed <= 0 || st.space.Data <= 0 || st.written <= 0 {
 			t.Errorf("%s: stats %+v", info.Name, st)
 		}
 		o := e.Cfg.Options(info, dir, e.Gen.LogicalBytes())

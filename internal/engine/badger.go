@@ -42,7 +42,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -64,6 +63,8 @@ func init() {
 		},
 		Layout:       lsmLayout,
 		TableFilters: true,
+		// Memtable write-ahead logs; *.vlog holds values, so it is data.
+		LogFile: func(n string) bool { return strings.HasSuffix(n, ".mem") },
 		Dims: []Dim{
 			// Seed 000: Badger alone fetches values ahead of its iterator.
 			{Name: "prefetch", Values: []string{"true", "false"}, For: []string{"Prefetch"},
@@ -87,9 +88,6 @@ func checkBadgerThreshold(v string) error {
 // badgerZstdLevel matches the zstd level Pebble (ZstdCompression) and
 // RocksDB (kDefaultCompressionLevel) use.
 const badgerZstdLevel = 3
-
-// badgerSettleTimeout bounds how long Flush waits for compactions.
-const badgerSettleTimeout = 10 * time.Minute
 
 var (
 	errBadgerClosed   = errors.New("badger: database is closed")
@@ -272,15 +270,16 @@ func (b *badgerDB) NewBatch() Batch {
 //     after it everything written is durable. The active memtable itself
 //     stays in memory (Badger only writes it out when it is full or on
 //     Close).
-//  2. It then polls every 50ms until immutable memtables have been written to
-//     L0 (each memtable's *.mem file is deleted once it is flushed, so at most
-//     the active one is left), no compaction is building tables (Badger's
-//     process-wide expvar gauge badger_compaction_current_num_lsm is 0), and
-//     no level is over the threshold at which Badger's compactors pick it
-//     (DB.Levels: L0 score >= 1, or an adjusted score >= 1 elsewhere). Those
-//     must hold for three polls in a row, because a compaction that has
-//     finished writing tables but not yet installed them is invisible to
-//     both signals for a moment.
+//  2. It then waits (settle, the rule every engine shares) until immutable
+//     memtables have been written to L0 (each memtable's *.mem file is
+//     deleted once it is flushed, so at most the active one is left), no
+//     compaction is building tables (Badger's process-wide expvar gauge
+//     badger_compaction_current_num_lsm is 0), and no level is over the
+//     threshold at which Badger's compactors pick it (DB.Levels: L0 score
+//     >= 1, or an adjusted score >= 1 elsewhere).
+//
+// The active memtable is written to L0 only by Close, which populate
+// times too.
 func (b *badgerDB) Flush() error {
 	if b.closed.Load() {
 		return errBadgerClosed
@@ -291,23 +290,7 @@ func (b *badgerDB) Flush() error {
 	if err := b.db.Sync(); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(badgerSettleTimeout)
-	quiet := 0
-	for {
-		busy, err := b.busy()
-		if err != nil {
-			return err
-		}
-		if busy {
-			quiet = 0
-		} else if quiet++; quiet >= 3 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return errors.New("badger: Flush: compactions did not settle within " + badgerSettleTimeout.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return settle("badger", b.busy)
 }
 
 // busy reports whether Badger has memtable flushes or compactions running or

@@ -202,6 +202,10 @@ type Info struct {
 	// TableFilters: the engine builds per-table filters and can keep many
 	// unmerged tables (Options.DisableCompactions, Options.BloomFPR).
 	TableFilters bool
+	// LogFile says whether a file of the engine's directory (by base name)
+	// is a log rather than data: a write-ahead log (preallocated or kept
+	// for recycling) or an informational log. nil: the engine has none.
+	LogFile func(name string) bool
 }
 
 // Param is an option only one engine has: a flag -<Name>, checked against
@@ -317,6 +321,13 @@ func Open(name string, o Options) (DB, error) {
 	if !ok {
 		return nil, fmt.Errorf("engine %q is not registered (have %s)", name, strings.Join(Names(), ", "))
 	}
+	return OpenInfo(i, o)
+}
+
+// OpenInfo is Open for an engine given by its declaration, registered or
+// not (tests wrap a real engine's declaration to observe it).
+func OpenInfo(i Info, o Options) (DB, error) {
+	name := i.Name
 	if i.Missing != "" {
 		return nil, fmt.Errorf("engine %s is not compiled in: %s", name, i.Missing)
 	}

@@ -37,6 +37,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -59,11 +60,14 @@ func init() {
 		Layout:       lsmLayout,
 		TableFilters: true,
 		Dims:         []Dim{boundDim},
+		// Write-ahead logs, including those kept for recycling.
+		LogFile: func(n string) bool { return strings.HasSuffix(n, ".log") },
 	})
 }
 
-// pebbleSettleTimeout bounds how long Flush waits for compactions.
-const pebbleSettleTimeout = 10 * time.Minute
+// pebbleDeclined is how long a level may score with nothing running
+// before Flush takes it that Pebble will not compact it.
+const pebbleDeclined = 400 * time.Millisecond
 
 var (
 	errPebbleClosed   = errors.New("pebble: database is closed")
@@ -229,7 +233,7 @@ func (p *pebbleDB) NewBatch() Batch {
 
 // Flush writes the memtable to an sstable (which, with the MANIFEST, makes
 // everything durable whatever Options.Sync is) and waits for compactions to
-// settle, polling DB.Metrics every 50ms:
+// settle (the rule every engine shares), from DB.Metrics:
 //   - settled when no flush or compaction is running and no level L0-L5 has
 //     a compaction score (Pebble's picker compacts exactly the levels with a
 //     score > 0) and no file is marked for compaction;
@@ -237,9 +241,9 @@ func (p *pebbleDB) NewBatch() Batch {
 //     whenever L0 and Lbase both hold data, even when L0 is below its
 //     compaction trigger and Pebble will never compact it, so waiting for 0
 //     could wait forever;
-//   - if a level scores but nothing has run for 8 polls (400ms, four ticks of
-//     Pebble's compaction granter), Pebble has declined to pick it and Flush
-//     returns.
+//   - if a level scores but nothing has run for pebbleDeclined (four ticks
+//     of Pebble's compaction granter), Pebble has declined to pick it and
+//     Flush returns.
 func (p *pebbleDB) Flush() error {
 	if p.closed.Load() {
 		return errPebbleClosed
@@ -253,31 +257,27 @@ func (p *pebbleDB) Flush() error {
 	if p.noCompactions {
 		return nil
 	}
-	deadline := time.Now().Add(pebbleSettleTimeout)
-	idle := 0
-	for {
+	var stuckSince time.Time
+	return settle("pebble", func() (bool, error) {
 		m := p.db.Metrics()
 		if m.Compact.NumInProgress > 0 || m.Flush.NumInProgress > 0 {
-			idle = 0
-		} else {
-			pending := m.Compact.MarkedFiles > 0
-			for l := 0; l < len(m.Levels)-1; l++ {
-				if m.Levels[l].Score > 0 {
-					pending = true
-				}
-			}
-			if !pending {
-				return nil
-			}
-			if idle++; idle >= 8 {
-				return nil
+			stuckSince = time.Time{}
+			return true, nil
+		}
+		pending := m.Compact.MarkedFiles > 0
+		for l := 0; l < len(m.Levels)-1; l++ {
+			if m.Levels[l].Score > 0 {
+				pending = true
 			}
 		}
-		if time.Now().After(deadline) {
-			return errors.New("pebble: Flush: compactions did not settle within " + pebbleSettleTimeout.String())
+		if !pending {
+			return false, nil
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		if stuckSince.IsZero() {
+			stuckSince = time.Now()
+		}
+		return time.Since(stuckSince) < pebbleDeclined, nil
+	})
 }
 
 type pebbleReader struct {

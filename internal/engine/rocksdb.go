@@ -38,6 +38,7 @@ package engine
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>
+#include <malloc.h>
 #include <rocksdb/c.h>
 
 // The file the dynamic linker loaded rocksdb_open from.
@@ -66,7 +67,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/linxGnu/grocksdb"
@@ -78,12 +78,13 @@ var (
 	rocksdbOpen    = openRocksDB
 )
 
+// malloc_trim hands back what freed RocksDB memory glibc keeps, so
+// resident memory measured after engine.ReleaseMemory is memory in use.
+func init() { releaseC = func() { C.malloc_trim(0) } }
+
 // rocksdbHeaderLogLevel is InfoLogLevel::HEADER_LEVEL, the highest level
 // (grocksdb names only up to FATAL).
 const rocksdbHeaderLogLevel = grocksdb.InfoLogLevel(5)
-
-// rocksdbSettleTimeout bounds how long Flush waits for compactions.
-const rocksdbSettleTimeout = 10 * time.Minute
 
 var (
 	errRocksDBClosed   = errors.New("rocksdb: database is closed")
@@ -356,8 +357,8 @@ func (r *rocksDB) NewBatch() Batch {
 }
 
 // Flush writes the memtables to L0 and waits, makes the WAL durable, then
-// polls every 50ms until RocksDB reports no compaction pending or running
-// and no flush pending or running.
+// waits (settle, the rule every engine shares) until RocksDB reports no
+// compaction pending or running and no flush pending or running.
 func (r *rocksDB) Flush() error {
 	if r.closed.Load() {
 		return errRocksDBClosed
@@ -375,20 +376,14 @@ func (r *rocksDB) Flush() error {
 	if err := r.db.FlushWAL(true); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(rocksdbSettleTimeout)
-	for {
+	return settle("rocksdb", func() (bool, error) {
 		// With auto compactions off, compaction-pending stays set for ever.
-		if (r.noCompactions || r.db.GetProperty("rocksdb.compaction-pending") == "0") &&
+		quiet := (r.noCompactions || r.db.GetProperty("rocksdb.compaction-pending") == "0") &&
 			r.db.GetProperty("rocksdb.num-running-compactions") == "0" &&
 			r.db.GetProperty("rocksdb.mem-table-flush-pending") == "0" &&
-			r.db.GetProperty("rocksdb.num-running-flushes") == "0" {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return errors.New("rocksdb: Flush: compactions did not settle within " + rocksdbSettleTimeout.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+			r.db.GetProperty("rocksdb.num-running-flushes") == "0"
+		return !quiet, nil
+	})
 }
 
 type rocksReader struct {

@@ -1,5 +1,7 @@
 package engine
 
+import "strings"
+
 const rocksdbModule = "github.com/linxGnu/grocksdb"
 
 // rocksdbReadahead is the explicit readahead_size of readahead=256KiB:
@@ -15,6 +17,10 @@ func init() {
 		Compressions: []string{"none", "snappy", "zstd"},
 		Layout:       lsmLayout,
 		TableFilters: true,
+		// Write-ahead logs (NNNNNN.log) and the info log (LOG, LOG.old.*).
+		LogFile: func(n string) bool {
+			return strings.HasSuffix(n, ".log") || n == "LOG" || strings.HasPrefix(n, "LOG.old")
+		},
 		Dims: []Dim{
 			boundDim,
 			// RocksDB's implicit iterator readahead (8 KiB growing to

@@ -113,3 +113,9 @@ func scanKV(path string, sep byte, fn func(string, int64)) error {
 	}
 	return nil
 }
+
+// Written is what the process's writes will cost the storage: bytes it
+// dirtied in the page cache (write_bytes counts a page when it is dirtied)
+// less those dropped before writeback because their file was truncated or
+// deleted (cancelled_write_bytes).
+func (io IO) Written() int64 { return io.WriteBytes - io.CancelledWriteBytes }

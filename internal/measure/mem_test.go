@@ -1,0 +1,108 @@
+package measure
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestParseStatus(t *testing.T) {
+	in := []byte("Name:\tx\nVmHWM:\t  2048 kB\nVmRSS:\t 1024 kB\nRssAnon:\t 600 kB\nRssFile:\t 400 kB\nRssShmem:\t 24 kB\n")
+	r, err := parseStatus(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (RSS{Anon: 600 << 10, File: 400 << 10, Shmem: 24 << 10, Peak: 2048 << 10}); r != want {
+		t.Errorf("got %+v, want %+v", r, want)
+	}
+	if _, err := parseStatus([]byte("VmHWM: 1 kB\n")); err == nil {
+		t.Error("a status without RssAnon parsed")
+	}
+}
+
+// Anonymous memory touched while the sampler runs shows in its peak, and
+// the sampler allocates nothing per reading.
+func TestMemSamplerSeesAnonymousGrowth(t *testing.T) {
+	m, err := StartMemSampler(time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := m.peak
+	buf := make([]byte, 64<<20)
+	for i := 0; i < len(buf); i += 4096 {
+		buf[i] = 1
+	}
+	peak, err := m.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if peak.Anon-base.Anon < 48<<20 || peak.Peak-base.Total() < 48<<20 {
+		t.Errorf("touched 64 MiB: anon %d → %d, peak %d → %d", base.Anon, peak.Anon, base.Total(), peak.Peak)
+	}
+	buf[0] = 2
+	if again, _ := m.Stop(); again != peak {
+		t.Errorf("a second Stop returned %+v, want %+v", again, peak)
+	}
+	s, err := openStatus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	if a := testing.AllocsPerRun(100, func() { s.read() }); a != 0 {
+		t.Errorf("a reading allocates %v times", a)
+	}
+}
+
+// Bytes written to a file deleted before writeback are cancelled, and
+// Written leaves them out.
+func TestWrittenLeavesOutCancelledWrites(t *testing.T) {
+	io0, err := ReadIO()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, make([]byte, 16<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(p)
+	io1, _ := ReadIO()
+	d := io1.Sub(io0)
+	if d.WriteBytes < 16<<20 {
+		t.Skipf("write_bytes moved by %d for 16 MiB written: the filesystem does not account writes here", d.WriteBytes)
+	}
+	if d.Written() > 1<<20 {
+		t.Errorf("Written %d after a 16 MiB file was deleted before writeback (write_bytes %d, cancelled %d)",
+			d.Written(), d.WriteBytes, d.CancelledWriteBytes)
+	}
+}
+
+func TestReadDiskStats(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "diskstats")
+	os.WriteFile(p, []byte(" 254       0 vda 100 0 2000 5 300 0 4000 9 0 0 0\n 254       1 vda1 1 0 8 0 2 0 16 0 0 0 0\n"), 0o644)
+	s, err := readDiskStats(p, "vda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ReadBytes != 2000*512 || s.WrittenBytes != 4000*512 {
+		t.Errorf("got %+v", s)
+	}
+	if _, err := readDiskStats(p, "sdz"); err == nil {
+		t.Error("a missing device was found")
+	}
+}
+
+// A directory yet to be created is on its parent's device.
+func TestDeviceOfMissingDir(t *testing.T) {
+	dir := t.TempDir()
+	d1, ok1, err1 := DeviceOf(dir)
+	d2, ok2, err2 := DeviceOf(filepath.Join(dir, "not", "yet"))
+	if err1 != nil || err2 != nil || d1 != d2 || ok1 != ok2 {
+		t.Errorf("%v %v %v / %v %v %v", d1, ok1, err1, d2, ok2, err2)
+	}
+	if ok1 {
+		if _, err := d1.Stats(); err != nil {
+			t.Error(err)
+		}
+	}
+}
