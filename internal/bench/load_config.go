@@ -102,9 +102,9 @@ func (c *LoadConfig) echo(e *Env, line func(string, any)) {
 	line("write-rate", c.WriteRate)
 	line("load-time", c.LoadTime)
 	line("load-workers", c.LoadWorkers)
-	line("load-latency", "HDR histogram of every operation, ns from its intended start (open loop, coordinated omission corrected)")
+	line("load-latency", "HDR histogram of every operation due in the window, ns from its intended start (open loop, coordinated omission corrected); the backlog runs after the window for up to one more window, then any operation not started counts as unrun at its wait so far")
 	line("slo-p99", c.SLO)
-	line("knee", fmt.Sprintf("from %d ops/s doubling, then %d bisection steps, %s per trial, sustained = achieved >= %g%% of target and p99 <= slo, failed = %d trials in a row not sustained", c.KneeStart, c.KneeSteps, c.KneeTime, 100*kneeTolerance, kneeTrials))
+	line("knee", fmt.Sprintf("from %d ops/s doubling, then %d bisection steps, %s per trial, sustained = every operation due in the window done and p99 of all of them <= slo in each of %d trials (the first failed trial fails the rate)", c.KneeStart, c.KneeSteps, c.KneeTime, kneeTrials))
 	line("sst-tables", c.SSTTables)
 	line("bloom-fpr", c.BloomFPR.String())
 	if c.LatencyDir != "" {
