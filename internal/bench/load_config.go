@@ -37,10 +37,10 @@ func (c *LoadConfig) defaults() {
 func (c *LoadConfig) bind(fs *flag.FlagSet) {
 	fs.Var(&c.Rates, "rate", "comma-separated target rates in operations per second, one rate=N sub-benchmark each (open loop)")
 	fs.IntVar(&c.WriteRate, "write_rate", c.WriteRate, "the writer's rate in operations per second in op=readwhilewriting")
-	fs.DurationVar(&c.LoadTime, "load_time", c.LoadTime, "measured window of one fixed-rate run (one b.N iteration)")
+	fs.DurationVar(&c.LoadTime, "load_time", c.LoadTime, "measured window of one fixed-rate run (one b.N iteration): every operation due in it runs; the backlog may run up to one more window")
 	fs.IntVar(&c.LoadWorkers, "load_workers", c.LoadWorkers, "goroutines (HTTP: keep-alive connections) that take operations off the fixed-rate schedule")
 	fs.DurationVar(&c.SLO, "slo", c.SLO, "p99 latency a rate must stay under to count as sustained in BenchmarkKnee")
-	fs.DurationVar(&c.KneeTime, "knee_time", c.KneeTime, "measured window of each trial rate in BenchmarkKnee")
+	fs.DurationVar(&c.KneeTime, "knee_time", c.KneeTime, "measured window of each trial rate in BenchmarkKnee (its backlog may run up to one more window)")
 	fs.IntVar(&c.KneeStart, "knee_start", c.KneeStart, "first rate BenchmarkKnee tries, in operations per second; it doubles from there")
 	fs.IntVar(&c.KneeSteps, "knee_steps", c.KneeSteps, "bisection steps BenchmarkKnee takes between the last sustained and the first failed rate")
 	fs.StringVar(&c.LatencyDir, "latency_dir", c.LatencyDir, "existing directory to write each fixed-rate sub-benchmark's full HDR percentile spectrum into (one .hgrm file each)")
