@@ -50,15 +50,16 @@ func TestLatencySpectrumFile(t *testing.T) {
 	if !strings.Contains(s, "Percentile") || !strings.Contains(s, "1/(1-Percentile)") {
 		t.Fatalf("not a percentile spectrum:\n%s", s)
 	}
-	// 100ms at 2000/s is 200 operations, every one due in the window; the
-	// footer counts them.
+	// 100ms at 2000/s is 200 operations, every one due in the window (run,
+	// or unrun if the machine paused past the hard stop); the footer counts
+	// them.
 	_, tail, _ := strings.Cut(s, "Total count")
 	var n int
 	if _, err := fmt.Sscanf(strings.TrimLeft(tail, " ="), "%d", &n); err != nil || n != 200 {
 		t.Errorf("spectrum holds %d operations (%v), want 200:\n%s", n, err, s[max(0, len(s)-300):])
 	}
-	if r.Extra["unrun-%"] != 0 {
-		t.Errorf("unrun-%% = %v, want 0", r.Extra["unrun-%"])
+	if _, ok := r.Extra["unrun-%"]; !ok {
+		t.Errorf("no unrun-%% in %v", r.Extra)
 	}
 
 	// Named after the sub-benchmark, slashes made file-name safe.

@@ -17,7 +17,9 @@ func TestOperationsQueuedAtTheEndAreRecorded(t *testing.T) {
 		at   = 180
 	)
 	var slept time.Duration
-	res, err := Run(Config{Rate: rate, Duration: D, Workers: 1}, stallOp(at, S, &slept))
+	// The drain is generous, so that only the old stop at the window's end
+	// could leave operations out, not a paused machine.
+	res, err := Run(Config{Rate: rate, Duration: D, Workers: 1, Drain: 10 * time.Second}, stallOp(at, S, &slept))
 	if err != nil {
 		t.Fatal(err)
 	}
