@@ -385,8 +385,10 @@ func (e *Env) reportLoad(b *testing.B, res *load.Result) {
 	}
 	b.ReportMetric(1e9/res.Achieved(), "ns/op")
 	b.ReportMetric(res.Achieved(), "achieved-ops/s")
-	b.ReportMetric(100*float64(res.Unrun)/float64(res.Scheduled), "unrun-%")
 	res.Latency.ReportAll(b.ReportMetric)
+	if res.Target > 0 { // open loop only: a closed loop has no schedule to fall behind
+		b.ReportMetric(100*float64(res.Unrun)/float64(res.Scheduled), "unrun-%")
+	}
 	if res.Lag.Count() > 0 { // the generator's own lateness; open loop only
 		b.ReportMetric(float64(res.Lag.Percentile(99)), "lag-p99-ns")
 	}
