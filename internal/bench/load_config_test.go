@@ -56,7 +56,7 @@ func TestLoadConfigFailsBeforeAnyWork(t *testing.T) {
 	}
 }
 
-// TestLoadConfigEcho: the defaults are valid and echo as they always did.
+// TestLoadConfigEcho: the defaults are valid and echo as they are.
 func TestLoadConfigEcho(t *testing.T) {
 	e, err := NewEnv(Default(), io.Discard, io.Discard)
 	if err != nil {
@@ -66,7 +66,7 @@ func TestLoadConfigEcho(t *testing.T) {
 	e.Cfg.Load.echo(e, func(k string, v any) { fmt.Fprintf(&b, "%s: %v\n", k, v) })
 	for _, want := range []string{
 		"rates: 10000\n", "write-rate: 1000\n", "load-time: 5s\n", "load-workers: 4\n", "slo-p99: 10ms\n",
-		"knee: from 1000 ops/s doubling, then 4 bisection steps, 2s per trial, sustained = achieved >= 99% of target and p99 <= slo, failed = 2 trials in a row not sustained\n",
+		"knee: from 1000 ops/s doubling, then 4 bisection steps, 2s per trial, sustained = every operation due in the window done and p99 of all of them <= slo in each of 2 trials (the first failed trial fails the rate)\n",
 		"sst-tables: 100\n", "bloom-fpr: off,0.01,0.03,0.5\n",
 	} {
 		if !strings.Contains(b.String(), want) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/load"
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
@@ -49,12 +50,16 @@ func TestLatencySpectrumFile(t *testing.T) {
 	if !strings.Contains(s, "Percentile") || !strings.Contains(s, "1/(1-Percentile)") {
 		t.Fatalf("not a percentile spectrum:\n%s", s)
 	}
-	// 100ms at 2000/s is 200 operations (a busy machine may leave the last
-	// few untaken); the footer counts them.
+	// 100ms at 2000/s is 200 operations, every one due in the window (run,
+	// or unrun if the machine paused past the hard stop); the footer counts
+	// them.
 	_, tail, _ := strings.Cut(s, "Total count")
 	var n int
-	if _, err := fmt.Sscanf(strings.TrimLeft(tail, " ="), "%d", &n); err != nil || n < 100 || n > 200 {
-		t.Errorf("spectrum holds %d operations (%v), want up to 200:\n%s", n, err, s[max(0, len(s)-300):])
+	if _, err := fmt.Sscanf(strings.TrimLeft(tail, " ="), "%d", &n); err != nil || n != 200 {
+		t.Errorf("spectrum holds %d operations (%v), want 200:\n%s", n, err, s[max(0, len(s)-300):])
+	}
+	if _, ok := r.Extra["unrun-%"]; !ok {
+		t.Errorf("no unrun-%% in %v", r.Extra)
 	}
 
 	// Named after the sub-benchmark, slashes made file-name safe.
@@ -119,4 +124,22 @@ func mustInfo(t *testing.T, name string) engine.Info {
 		t.Fatalf("no engine %s", name)
 	}
 	return info
+}
+
+// TestMergeAccountsForEveryOperation: windows merged for b.N keep
+// scheduled = done + unrun and one latency per scheduled operation, so
+// reportLoad's unrun-% and percentiles cover all of them.
+func TestMergeAccountsForEveryOperation(t *testing.T) {
+	window := func(done, unrun int64) *load.Result {
+		lat := measure.NewRecorder()
+		for i := int64(0); i < done+unrun; i++ {
+			lat.Record(time.Millisecond)
+		}
+		return &load.Result{Target: 100, Scheduled: done + unrun, Done: done, Unrun: unrun, Elapsed: time.Second,
+			Latency: lat, Service: measure.NewRecorder(), Lag: measure.NewRecorder()}
+	}
+	m := merge(merge(nil, window(100, 0)), window(60, 40))
+	if m.Scheduled != 200 || m.Done != 160 || m.Unrun != 40 || m.Latency.Count() != 200 || m.Complete() {
+		t.Errorf("merged: scheduled %d, done %d, unrun %d, latencies %d", m.Scheduled, m.Done, m.Unrun, m.Latency.Count())
+	}
 }
