@@ -47,7 +47,6 @@ type DiskResult struct {
 	BytesPerSec float64       // Bytes per second of Elapsed
 	Latency     *Recorder     // latency of each read or write call
 	Fsync       time.Duration // SeqWriteFsync: the final fsync alone
-	Cached      int64         // SeqRead: bytes of the file still in the page cache when reading began
 	IO          IO            // change in /proc/self/io over the run (whole process)
 }
 
@@ -276,25 +275,18 @@ func SeqWriteFsync(dir string, size int64) (r DiskResult, err error) {
 	return r, nil
 }
 
-// SeqRead evicts the file at path from the page cache (as EvictFile does),
-// then reads it from start to end in 1 MiB reads. Cached says how much of
-// the file was still cached when reading began (all of it on tmpfs, and any
-// dirty or mapped pages elsewhere); BytesPerSec is from the device only
-// when Cached is near 0.
+// SeqRead reads the file at path from start to end in 1 MiB reads, and
+// does nothing else: to measure the device, evict the file first
+// (EvictFile) and check what stayed (Resident), outside whatever times the
+// call. BytesPerSec is from the device only when nothing stayed (all of a
+// file stays on tmpfs, and dirty or mapped pages anywhere).
 func SeqRead(path string) (DiskResult, error) {
-	if _, err := EvictFile(path); err != nil {
-		return DiskResult{}, fmt.Errorf("sequential read: %w", err)
-	}
-	cached, _, err := Resident(path)
-	if err != nil {
-		return DiskResult{}, fmt.Errorf("sequential read: %w", err)
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return DiskResult{}, fmt.Errorf("sequential read: %w", err)
 	}
 	defer f.Close()
-	r := DiskResult{Path: path, Threads: 1, Latency: NewRecorder(), Cached: cached}
+	r := DiskResult{Path: path, Threads: 1, Latency: NewRecorder()}
 	buf := make([]byte, seqBlock)
 	io0, _ := ReadIO()
 	start := time.Now()
