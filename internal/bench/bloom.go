@@ -109,7 +109,7 @@ func (s rangeSource) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
 // runBloom runs gets at rate (0: closed loop) for b.N windows.
 func runBloom(b *testing.B, e *Env, db engine.DB, hit float64, rate int) {
 	c := &e.Cfg.Load
-	ws := e.newLoadWorkers(db, c.LoadWorkers, 6000)
+	ws := e.newLoadWorkers(db, e.CallStreams(b), c.LoadWorkers, 6000)
 	defer closeLoadWorkers(ws)
 	op := func(w int, _ uint64) error { return ws[w].getMix(hit) }
 	b.ResetTimer()

@@ -426,11 +426,12 @@ func reportRead(b *testing.B, n uint64, elapsed time.Duration, io0 measure.IO) {
 	}
 }
 
-// embedGet is one verified point read per op, at random or in write order.
+// embedGet is one verified point read per op, at random or in write order
+// from a record drawn per call.
 func embedGet(b *testing.B, e *Env, src recordSource, n uint64, random bool) {
-	rng := dataset.NewRand(e.Cfg.Seed, 4)
+	rng := e.CallStreams(b).Rand(4)
+	seq := rng.Below(n)
 	var kb [records.MaxKeySize]byte
-	var seq uint64
 	b.SetBytes(records.LogicalBytes(n) / int64(n))
 	b.ReportAllocs()
 	io0, _ := measure.ReadIO()

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/measure"
 	"github.com/kvbench/kvbench/internal/records"
@@ -357,7 +356,7 @@ func readThrough(dir string) error {
 
 func coldStart(b *testing.B, e *Env, bin string, c *coldSrc, n uint64, cold bool) {
 	job := c.job
-	rng := dataset.NewRand(e.Cfg.Seed, 5)
+	rng := e.CallStreams(b).Rand(5)
 	if !cold { // the binary and every byte of the source in the page cache
 		for _, d := range c.dirs {
 			if err := readThrough(d); err != nil {
