@@ -104,7 +104,7 @@ func TestCallsReadTheirOwnKeys(t *testing.T) {
 			runLoad(b, e, db, "get-hit", 2000, nil)
 		},
 		"EmbedGet": func(b *testing.B, e *Env, _ engine.DB, log *keyLog) {
-			embedGet(b, e, logSource{recordSource: recordRail{}, log: log}, 1000, true)
+			embedGet(b, e, logSource{recordSource: recordRail{}, log: log}, nil, 1000, true)
 		},
 	}
 	run := func(body func(*testing.B, *Env, engine.DB, *keyLog), seed uint64) [][]string {
