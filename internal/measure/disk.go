@@ -227,16 +227,27 @@ func preadFull(fd int, b []byte, off int64) (int, error) {
 	}
 }
 
-// SeqWriteFsync writes size bytes of random data to a new file in dir in
-// 1 MiB writes, then fsyncs it; BytesPerSec counts the fsync in. The file
-// stays for the caller to remove (DiskResult.Path); SeqRead can read it.
-func SeqWriteFsync(dir string, size int64) (r DiskResult, err error) {
+// WritePattern is random content for SeqWriteFsync to write a size-byte
+// file from (at most 8 MiB, cycled through), fresh each call, so no two
+// files share content a device could deduplicate. Make it outside whatever
+// times the write: generating it costs about a tenth of writing 64 MiB.
+func WritePattern(size int64) []byte {
+	pattern := make([]byte, max(0, min(size, seqPattern)))
+	newSource().Read(pattern)
+	return pattern
+}
+
+// SeqWriteFsync writes size bytes to a new file in dir in 1 MiB writes,
+// cycling through pattern (WritePattern), then fsyncs it; BytesPerSec
+// counts the fsync in. The file stays for the caller to remove
+// (DiskResult.Path); SeqRead can read it.
+func SeqWriteFsync(dir string, size int64, pattern []byte) (r DiskResult, err error) {
 	if size <= 0 {
 		return DiskResult{}, fmt.Errorf("sequential write: size %d", size)
 	}
-	// Random content, generated before timing starts.
-	pattern := make([]byte, min(size, seqPattern))
-	newSource().Read(pattern)
+	if len(pattern) == 0 {
+		return DiskResult{}, fmt.Errorf("sequential write: no pattern to write")
+	}
 	f, err := createIn(dir)
 	if err != nil {
 		return DiskResult{}, fmt.Errorf("sequential write: %w", err)
