@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/engine"
@@ -12,8 +13,11 @@ import (
 // Bloom: seed 003's Bloom filter experiment. Point reads over an LSM whose
 // data sits in -sst_tables unmerged tables, each holding keys from all
 // over the key space, so without filters a lookup may search every table.
-// For each filter setting, miss-heavy and hit-heavy gets at each -rate
-// (open loop) and back to back (rate=closed), every read verified.
+// For each filter setting and -cache state, miss-heavy and hit-heavy gets
+// at each -rate (open loop) and back to back (rate=closed), every read
+// verified. Warm, one op is one window on the fixture the handle warmed;
+// cold, one op is a window on the fixture just closed, evicted and
+// reopened (ColdRounds).
 func init() {
 	Register(&Workload{
 		Name:    "Bloom",
@@ -25,22 +29,34 @@ func init() {
 			}
 			return out
 		},
-		Units: loadUnits,
+		Units: append([]Unit{Lower("open-ms"), Lower("open-read-B")}, loadUnits...),
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			c := &e.Cfg.Load
+			rates := append(append([]int{}, c.Rates...), 0) // 0: closed loop
 			for _, fpr := range c.BloomFPR {
 				h := e.Open(b, e.tablesFixture(info, fpr))
-				for _, hit := range bloomHitRates {
-					prefix := fmt.Sprintf("tables=%d/bloom=%s/hit=%s%%", c.SSTTables, fprName(fpr), TrimFloat(hit*100))
-					for _, rate := range c.Rates {
-						h.Run(b, fmt.Sprintf("%s/rate=%d", prefix, rate), Warm, nil, func(b *testing.B, db engine.DB) { runBloom(b, e, db, hit, rate) })
+				for _, cache := range h.Caches() {
+					for _, hit := range bloomHitRates {
+						prefix := fmt.Sprintf("tables=%d/bloom=%s/cache=%s/hit=%s%%", c.SSTTables, fprName(fpr), cache, TrimFloat(hit*100))
+						for _, rate := range rates {
+							h.Run(b, prefix+"/rate="+bloomRateName(rate), cache, nil, func(b *testing.B, db engine.DB) {
+								runBloom(b, e, h, db, cache, hit, rate)
+							})
+						}
 					}
-					h.Run(b, prefix+"/rate=closed", Warm, nil, func(b *testing.B, db engine.DB) { runBloom(b, e, db, hit, 0) })
 				}
 				h.Close(b)
 			}
 		},
 	})
+}
+
+// bloomRateName is a rate as the rate= dimension names it.
+func bloomRateName(rate int) string {
+	if rate == 0 {
+		return "closed"
+	}
+	return strconv.Itoa(rate)
 }
 
 // bloomHitRates are the miss-heavy and hit-heavy read mixes.
@@ -106,19 +122,65 @@ func (s rangeSource) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
 	return s.Source.Entry(s.lo+i, kb, vb)
 }
 
-// runBloom runs gets at rate (0: closed loop) for b.N windows.
-func runBloom(b *testing.B, e *Env, db engine.DB, hit float64, rate int) {
+// bloomWarmGets is how many gets each worker makes, untimed, before a
+// warm leaf's first window: every get consults every table whose range
+// holds its key, here all of them, so these load what point reads need
+// and the handle's warm-up scan does not (Pebble reads filter blocks
+// through its block cache on first use).
+const bloomWarmGets = 100
+
+// runBloom runs gets at rate (0: closed loop) for b.N windows, warm on
+// db, cold each on the fixture closed, evicted and reopened.
+func runBloom(b *testing.B, e *Env, h *Handle, db engine.DB, cache string, hit float64, rate int) {
 	c := &e.Cfg.Load
-	ws := e.newLoadWorkers(db, c.LoadWorkers, 6000)
+	ws := e.newLoadWorkers(db, e.CallStreams(b), c.LoadWorkers, 6000)
 	defer closeLoadWorkers(ws)
 	op := func(w int, _ uint64) error { return ws[w].getMix(hit) }
-	b.ResetTimer()
-	res := windows(b, func() (*load.Result, error) {
+	window := func() (*load.Result, error) {
 		if rate == 0 {
 			return load.Closed(load.Config{Duration: c.LoadTime, Workers: c.LoadWorkers}, op)
 		}
 		return load.Run(c.at(rate), op)
-	})
-	b.StopTimer()
+	}
+	var res *load.Result
+	if cache == Cold {
+		h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
+			if err := openWorkerReaders(ws, db); err != nil {
+				b.Fatal(err)
+			}
+			return func() {
+				r, err := window()
+				if err != nil {
+					b.Fatal(err)
+				}
+				res = merge(res, r)
+			}, func() { closeLoadWorkers(ws) }
+		})
+	} else {
+		for _, w := range ws {
+			for range bloomWarmGets {
+				if err := w.getMix(hit); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ResetTimer()
+		res = windows(b, window)
+		b.StopTimer()
+	}
 	e.reportLoad(b, res)
+}
+
+// openWorkerReaders points the workers at db, each with a fresh reader,
+// so a cold round's first gets do not open one inside the window.
+func openWorkerReaders(ws []*loadWorker, db engine.DB) error {
+	for _, w := range ws {
+		w.db = db
+		rd, err := db.NewReader()
+		if err != nil {
+			return err
+		}
+		w.rd, w.reads = rd, 0
+	}
+	return nil
 }

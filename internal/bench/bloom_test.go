@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
 )
 
 // TestBloomFixtures: Setup builds one many-table fixture per -bloom_fpr
@@ -68,5 +71,100 @@ func TestBloomFixtures(t *testing.T) {
 	}
 	if got := strings.Count(out.String(), "settings-pebble: ") - before; got != len(cfg.Load.BloomFPR) {
 		t.Errorf("%d settings lines, want one per filter setting:\n%s", got, out.String())
+	}
+}
+
+// bloomEnv is a run on a tiny data set in four tables with one filter
+// setting, its fixtures built.
+func bloomEnv(t *testing.T, out io.Writer) *Env {
+	t.Helper()
+	cfg := Default()
+	cfg.Dir, cfg.KeysMil, cfg.ValSize = t.TempDir(), 0.002, 64
+	cfg.Load.SSTTables, cfg.Load.BloomFPR = 4, FPRList{0.01}
+	cfg.Load.Rates, cfg.Load.LoadTime = RateList{1000}, 10*time.Millisecond
+	e, err := Setup(cfg, "BenchmarkBloomPebble", out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestBloomLeavesStartInTheirCacheState: on a fixture just evicted from
+// the page cache (as a cold leaf or -mem_limit leaves it), a warm leaf
+// starts with every byte of the fixture's files in the page cache (a
+// warm-up scan alone leaves out what only point reads touch), and a cold
+// leaf with next to none; and Bloom runs both, each cold window on a
+// fixture of its own.
+func TestBloomLeavesStartInTheirCacheState(t *testing.T) {
+	e := bloomEnv(t, io.Discard)
+	f := e.tablesFixture(mustInfo(t, "pebble"), 0.01)
+	dir, err := e.FixtureDir(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setBenchtime(t, "2x")
+	type state struct{ resident, total int64 }
+	at := map[string][]state{}
+	testing.Benchmark(func(b *testing.B) {
+		if _, err := e.Evict(dir); err != nil {
+			b.Fatal(err)
+		}
+		h := e.Open(b, f)
+		for _, cache := range []string{Warm, Cold} {
+			h.Run(b, cache, cache, nil, func(b *testing.B, db engine.DB) {
+				r, tot := measure.ResidentDir(dir)
+				at[cache] = append(at[cache], state{r, tot})
+			})
+		}
+	})
+	for _, s := range at[Warm] {
+		if s.total == 0 || s.resident < s.total {
+			t.Errorf("a warm leaf started with %d of %d bytes of the fixture in the page cache", s.resident, s.total)
+		}
+	}
+	for _, s := range at[Cold] {
+		if s.total == 0 || s.resident*4 > s.total {
+			t.Errorf("a cold leaf started with %d of %d bytes of the fixture in the page cache", s.resident, s.total)
+		}
+	}
+	if len(at[Warm]) == 0 || len(at[Cold]) == 0 {
+		t.Fatalf("leaves ran %d warm and %d cold times", len(at[Warm]), len(at[Cold]))
+	}
+
+	// A cold leaf: one fixture opened per window, its open reported.
+	var opens opensCounter
+	r := testing.Benchmark(func(b *testing.B) {
+		h := e.Open(b, f)
+		h.openDB = opens.open
+		runBloom(b, e, h, h.open(b, Cold, h.Options(nil), false), Cold, 0.5, 0)
+	})
+	if r.N != 2 {
+		t.Fatalf("cold Bloom failed (N=%d)", r.N)
+	}
+	if counts := opens.counts(); len(counts) != 3 || counts[2] == 0 {
+		t.Errorf("reads per open %v: want 3 opens (b.N = 1, then 2), each read", counts)
+	}
+	if r.Extra["open-ms"] <= 0 || r.Extra["achieved-ops/s"] <= 0 {
+		t.Errorf("cold Bloom reported %v", r.Extra)
+	}
+
+	// The workload runs every leaf in each -cache state (testing.Benchmark
+	// names no sub-benchmark: count the calls of the leaves, 2 hit rates
+	// by 2 rates, once each at -benchtime 1x).
+	setBenchtime(t, "1x")
+	for _, caches := range []WordList{{Warm, Cold}, {Warm}, {Cold}} {
+		e.Cfg.Caches = caches
+		e.calls = nil
+		failed := true
+		testing.Benchmark(func(b *testing.B) {
+			Run(b, e, "Bloom", "pebble")
+			failed = b.Failed()
+		})
+		if failed {
+			t.Fatalf("-cache %s: Bloom failed", caches.String())
+		}
+		if n := e.calls[""]; n != uint64(4*len(caches)) {
+			t.Errorf("-cache %s: %d leaves ran, want %d", caches.String(), n, 4*len(caches))
+		}
 	}
 }

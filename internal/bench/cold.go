@@ -86,16 +86,26 @@ type Timed struct {
 // returns what the timed parts cost. Leave the timer to it.
 func (h *Handle) ColdRounds(b *testing.B, tweak func(*engine.Options), round func(db engine.DB) (run, done func())) Timed {
 	b.Helper()
+	return coldRounds(b, func() (func(), func(), OpenCost) {
+		db, c := h.Reopen(b, tweak)
+		run, done := round(db)
+		return run, done, c
+	})
+}
+
+// coldRounds is the round driver of ColdRounds for any source: b.N
+// rounds, each readied by start, untimed (close, evict, reopen, and the
+// round's work on what it opened), with its run alone timed.
+func coldRounds(b *testing.B, start func() (run, done func(), open OpenCost)) Timed {
 	b.StopTimer()
 	b.ResetTimer()
 	var t Timed
 	var opens OpenCost
 	var ms runtime.MemStats
 	for i := 0; i < b.N; i++ {
-		db, c := h.Reopen(b, tweak)
+		run, done, c := start()
 		opens.Time += c.Time
 		opens.ReadBytes += c.ReadBytes
-		run, done := round(db)
 		d0 := sampleDisk()
 		cpu0 := measure.CPUTime()
 		runtime.ReadMemStats(&ms)

@@ -64,18 +64,20 @@ func disk(b *testing.B, e *Env) {
 	}
 	b.Run("op=seqwrite-fsync", func(b *testing.B) {
 		b.SetBytes(size)
+		b.StopTimer()
 		for i := 0; i < b.N; i++ {
-			r, err := measure.SeqWriteFsync(dir, size)
+			pattern := measure.WritePattern(size) // random bytes, made untimed
+			b.StartTimer()
+			r, err := measure.SeqWriteFsync(dir, size, pattern)
+			b.StopTimer()
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.StopTimer()
 			if r.Bytes != size {
 				b.Fatalf("wrote %d bytes, want %d", r.Bytes, size)
 			}
 			b.ReportMetric(float64(r.Fsync.Nanoseconds())/1e6, "fsync-ms")
 			os.Remove(r.Path)
-			b.StartTimer()
 		}
 		b.ReportMetric(float64(size)/(1<<20), "file-MiB")
 	})
@@ -84,28 +86,48 @@ func disk(b *testing.B, e *Env) {
 	var cached, reads int64
 	b.Run("op=seqread", func(b *testing.B) {
 		b.SetBytes(size)
-		cached, reads = 0, int64(b.N)
-		for i := 0; i < b.N; i++ {
-			b.StopTimer()
-			if _, err := measure.EvictFile(path); err != nil {
-				b.Fatal(err)
-			}
-			b.StartTimer()
-			r, err := measure.SeqRead(path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if r.Bytes != size {
-				b.Fatalf("read %d bytes, want %d", r.Bytes, size)
-			}
-			cached += r.Cached
-		}
-		b.StopTimer()
+		reads = int64(b.N)
+		cached = seqReads(b, size, func() (int64, error) { return evictFile(path) }, func() (measure.DiskResult, error) { return measure.SeqRead(path) })
 		b.ReportMetric(float64(size)/(1<<20), "file-MiB")
 	})
 	if cached > 0 {
 		e.WarnOnce("seqread", "disk: %s of the file was still cached when reading began; op=seqread is not the device alone", Human(cached/reads))
 	}
+}
+
+// seqReads times b.N reads of a size-byte file, read; before each, with
+// the timer stopped, evict drops the file from the page cache and says
+// how much of it stayed there. It returns the bytes that stayed, summed.
+func seqReads(b *testing.B, size int64, evict func() (int64, error), read func() (measure.DiskResult, error)) (cached int64) {
+	b.StopTimer()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c, err := evict()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cached += c
+		b.StartTimer()
+		r, err := read()
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Bytes != size {
+			b.Fatalf("read %d bytes, want %d", r.Bytes, size)
+		}
+	}
+	return cached
+}
+
+// evictFile drops the file at path from the page cache and returns how
+// many of its bytes stayed there.
+func evictFile(path string) (int64, error) {
+	if _, err := measure.EvictFile(path); err != nil {
+		return 0, err
+	}
+	res, _, err := measure.Resident(path)
+	return res, err
 }
 
 // diskFileSize is the size of the data set, at least 64 MiB so that short

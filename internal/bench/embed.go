@@ -24,11 +24,14 @@ import (
 )
 
 func init() {
-	// What every Embed read benchmark reports (reportRead).
-	readUnits := []Unit{Higher("records/s"), Lower("all-s"), Lower("read-B/op"), Lower("rss-MB")}
+	// What every Embed read benchmark reports (reportRead); cold leaves
+	// add their rounds' opens (ColdRounds).
+	readUnits := []Unit{Higher("records/s"), Lower("all-s"), Lower("read-B/op"), Lower("rss-MB"),
+		Lower("open-ms"), Lower("open-read-B")}
 
 	// EmbedGet reads single records by key from each source: one
-	// verified Get per op, at random or in write order.
+	// verified Get per op, at random or in write order from a record drawn
+	// per round, in each -cache state the source has (embed_read.go).
 	Register(&Workload{
 		Name:     "EmbedGet",
 		Fixtures: embedFixtures,
@@ -39,10 +42,12 @@ func init() {
 				b.Run("src="+s.name, func(b *testing.B) {
 					r := e.openEmbedSource(b, s)
 					defer r.close(b)
-					for _, order := range []string{"random", "sequential"} {
-						r.run("order="+order, func(b *testing.B, src recordSource) {
-							embedGet(b, e, src, n, order == "random")
-						})
+					for _, cache := range r.caches() {
+						for _, order := range []string{"random", "sequential"} {
+							r.run(name("cache", cache, "order", order), cache, func(b *testing.B, src recordSource, rounds embedRounds) {
+								embedGet(b, e, src, rounds, n, order == "random")
+							})
+						}
 					}
 				})
 			}
@@ -51,7 +56,7 @@ func init() {
 
 	// EmbedIterate reads every record in the source's own order (write
 	// order for cdb, key order for the engines): one verified record per
-	// op.
+	// op, in each -cache state the source has.
 	Register(&Workload{
 		Name:     "EmbedIterate",
 		Fixtures: embedFixtures,
@@ -64,7 +69,11 @@ func init() {
 					continue
 				}
 				r := e.openEmbedSource(b, s)
-				r.run("src="+s.name, func(b *testing.B, src recordSource) { embedIterate(b, src, n) })
+				for _, cache := range r.caches() {
+					r.run(name("src", s.name, "cache", cache), cache, func(b *testing.B, src recordSource, rounds embedRounds) {
+						embedIterate(b, src, rounds, n)
+					})
+				}
 				r.close(b)
 			}
 		},
@@ -336,148 +345,6 @@ func embedSources(withReference bool) []embedSource {
 		}
 	}
 	return out
-}
-
-// embedReader is a source opened in a parent benchmark for the leaves
-// that read it.
-type embedReader struct {
-	e      *Env
-	parent *testing.B
-	n      uint64
-	cdb    *cdbSource // a cdb source, or
-	h      *Handle    // an engine's fixture
-}
-
-// openEmbedSource opens s, reading the first -embed_records records, for
-// leaves of parent. A store not compiled in skips parent.
-func (e *Env) openEmbedSource(parent *testing.B, s embedSource) *embedReader {
-	parent.Helper()
-	r := &embedReader{e: e, parent: parent, n: e.embedRecords(parent)}
-	switch {
-	case s.name == "embedded":
-		src, err := openCDB(e.Cfg.Embed.cdb.Data, nil)
-		if err != nil {
-			parent.Fatal(err)
-		}
-		r.cdb = src
-	case s.name == "file":
-		dir, err := e.FixtureDir(e.embedFileFixture())
-		if err != nil {
-			parent.Fatal(err)
-		}
-		f, err := os.Open(filepath.Join(dir, embedFileName))
-		if err != nil {
-			parent.Fatal(err)
-		}
-		if r.cdb, err = openCDB(f, f); err != nil {
-			f.Close()
-			parent.Fatal(err)
-		}
-	case s.info.Missing != "":
-		parent.Skip(s.info.Missing)
-	default:
-		r.h = e.Open(parent, e.embedFixture(s.info))
-	}
-	return r
-}
-
-// run runs body as the parent's sub-benchmark leaf on the source, after
-// exactly the settings it reads with: an engine's (the handle prints them
-// and opens the fixture warm: one untimed pass over every record), none
-// for the cdb.
-func (r *embedReader) run(leaf string, body func(b *testing.B, src recordSource)) {
-	if r.cdb != nil {
-		r.e.ClearSettings()
-		r.parent.Run(leaf, func(b *testing.B) { body(b, r.cdb) })
-		return
-	}
-	r.h.Run(r.parent, leaf, Warm, nil, func(b *testing.B, db engine.DB) {
-		src, err := newEngineSource(db, r.n)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer src.close()
-		body(b, src)
-	})
-}
-
-// close closes the source; an engine's handle closes now rather than
-// when the parent ends, so only one store is open at a time.
-func (r *embedReader) close(tb testing.TB) {
-	if r.cdb != nil {
-		if err := r.cdb.close(); err != nil {
-			tb.Error(err)
-		}
-	}
-	if r.h != nil {
-		r.h.Close(tb)
-	}
-}
-
-// reportRead adds what every Embed read benchmark reports.
-func reportRead(b *testing.B, n uint64, elapsed time.Duration, io0 measure.IO) {
-	io1, _ := measure.ReadIO()
-	perOp := elapsed.Seconds() / float64(b.N)
-	b.ReportMetric(1/perOp, "records/s")
-	b.ReportMetric(perOp*float64(n), "all-s") // reading every record at this rate, as the seed timed it
-	b.ReportMetric(float64(io1.Sub(io0).ReadBytes)/float64(b.N), "read-B/op")
-	if m, err := measure.ReadMem(); err == nil {
-		b.ReportMetric(float64(m.RSS)/(1<<20), "rss-MB")
-	}
-}
-
-// embedGet is one verified point read per op, at random or in write order.
-func embedGet(b *testing.B, e *Env, src recordSource, n uint64, random bool) {
-	rng := dataset.NewRand(e.Cfg.Seed, 4)
-	var kb [records.MaxKeySize]byte
-	var seq uint64
-	b.SetBytes(records.LogicalBytes(n) / int64(n))
-	b.ReportAllocs()
-	io0, _ := measure.ReadIO()
-	b.ResetTimer()
-	start := time.Now()
-	for op := 0; op < b.N; op++ {
-		i := seq
-		if random {
-			i = rng.Below(n)
-		} else if seq++; seq == n {
-			seq = 0
-		}
-		if err := src.get(records.Key(kb[:0], i), i); err != nil {
-			b.Fatal(err)
-		}
-	}
-	elapsed := time.Since(start)
-	b.StopTimer()
-	reportRead(b, n, elapsed, io0)
-}
-
-// embedIterate reads one record per op in full passes over the set.
-func embedIterate(b *testing.B, src recordSource, n uint64) {
-	// Whatever a source builds on its first scan (the calibration rail
-	// sorts its keys) is not part of reading a record.
-	if _, err := src.scan(1); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(records.LogicalBytes(n) / int64(n))
-	b.ReportAllocs()
-	io0, _ := measure.ReadIO()
-	b.ResetTimer()
-	start := time.Now()
-	for done := uint64(0); done < uint64(b.N); {
-		want := min(n, uint64(b.N)-done)
-		got, err := src.scan(want)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if got != want {
-			b.Fatalf("a scan read %d records, want %d", got, want)
-		}
-		done += got
-	}
-	elapsed := time.Since(start)
-	b.StopTimer()
-	reportRead(b, n, elapsed, io0)
 }
 
 func embedBuild(b *testing.B, e *Env, n uint64, buffered bool) {

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/measure"
 	"github.com/kvbench/kvbench/internal/records"
@@ -339,25 +338,9 @@ func (c *coldSrc) evict(b *testing.B) (resident int64) {
 	return resident
 }
 
-// readThrough reads every regular file under dir once.
-func readThrough(dir string) error {
-	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		_, err = io.Copy(io.Discard, f)
-		return err
-	})
-}
-
 func coldStart(b *testing.B, e *Env, bin string, c *coldSrc, n uint64, cold bool) {
 	job := c.job
-	rng := dataset.NewRand(e.Cfg.Seed, 5)
+	rng := e.CallStreams(b).Rand(5)
 	if !cold { // the binary and every byte of the source in the page cache
 		for _, d := range c.dirs {
 			if err := readThrough(d); err != nil {

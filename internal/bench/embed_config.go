@@ -60,6 +60,7 @@ func (c *EmbedConfig) echo(e *Env, line func(string, any)) {
 	}
 	line("embed-cdb", fmt.Sprintf("%s (%d records, %d bytes)", d.Name, d.Records, d.Size))
 	line("embed-records", c.n)
+	line("embed-cold-ops", e.embedColdOps(c.n)) // records a cold EmbedGet round reads
 	line("embed-readahead", c.Readahead)
 	line("engine-cdb", cdbVersion())
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
 	"github.com/kvbench/kvbench/internal/records"
 )
 
@@ -118,7 +119,7 @@ func TestEmbedConfig(t *testing.T) {
 		e.echoConfig(&out)
 		for _, want := range []string{
 			fmt.Sprintf("embed-cdb: %s (300 records, %d bytes)\n", EmbedCommitted, records.CDBSize(300)),
-			fmt.Sprintf("embed-records: %d\n", tc.n), "embed-readahead: true\n", "engine-cdb: github.com/alldroll/cdb ",
+			fmt.Sprintf("embed-records: %d\n", tc.n), fmt.Sprintf("embed-cold-ops: %d\n", min(tc.n, 100)), "embed-readahead: true\n", "engine-cdb: github.com/alldroll/cdb ",
 		} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%v: no %q in the configuration", tc.args, want)
@@ -326,9 +327,9 @@ func TestEmbedWorkloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, body := range map[string]func(*testing.B){
-		"get":     func(b *testing.B) { embedGet(b, e, src, 120, true) },
-		"seq":     func(b *testing.B) { embedGet(b, e, src, 120, false) },
-		"iterate": func(b *testing.B) { embedIterate(b, src, 120) },
+		"get":     func(b *testing.B) { embedGet(b, e, src, nil, 120, true) },
+		"seq":     func(b *testing.B) { embedGet(b, e, src, nil, 120, false) },
+		"iterate": func(b *testing.B) { embedIterate(b, src, nil, 120) },
 	} {
 		r := testing.Benchmark(body)
 		if r.N != 250 || r.Extra["records/s"] <= 0 || r.Extra["all-s"] <= 0 {
@@ -338,8 +339,21 @@ func TestEmbedWorkloads(t *testing.T) {
 
 	setBenchtime(t, "1x")
 	out.Reset()
+	e.calls = nil
 	if !runWorkload(e, "EmbedGet") {
 		t.Fatal("EmbedGet failed")
+	}
+	// Both orders in each cache state of each source: the embedded cdb
+	// and the rail warm only, the file and every store warm and cold
+	// (testing.Benchmark names no sub-benchmark: count the leaves' calls).
+	stores := 0
+	for _, info := range engine.All() {
+		if Stores(info) && info.Missing == "" {
+			stores++
+		}
+	}
+	if got, want := e.calls[""], uint64(2*(1+1)+2*2*(1+stores)); got != want {
+		t.Errorf("EmbedGet ran %d leaves, want %d", got, want)
 	}
 	var shown []string // engines whose settings were in force at the end
 	for _, info := range engine.All() {
@@ -377,6 +391,87 @@ func TestEmbedWorkloads(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(e.Root.Sub("scratch")); len(ents) > 0 {
 		t.Errorf("scratch left behind: %v", ents)
+	}
+}
+
+// TestEmbedLeavesStartInTheirCacheState: on a source just evicted from
+// the page cache, a warm leaf starts with all of the source's files in it
+// (the cdb file and an engine's fixture alike), and every round of a cold
+// leaf opens the source from the device.
+func TestEmbedLeavesStartInTheirCacheState(t *testing.T) {
+	fsDir := writeEmbedFS(t, 300, 0)
+	e, err := Setup(embedConfig(t, fsDir, "-embed_records", "120"), "BenchmarkEmbedGet/src=(file|Bolt)", io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setBenchtime(t, "3x")
+	bolt := mustInfo(t, "bolt")
+	for _, s := range []embedSource{{name: "file"}, {name: bolt.Title, info: bolt}} {
+		f := e.embedFileFixture()
+		if s.info.Name != "" {
+			f = e.embedFixture(s.info)
+		}
+		dir, err := e.FixtureDir(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var warm [][2]int64 // resident and total bytes when a warm leaf began
+		var rounds int
+		var cold testing.BenchmarkResult
+		testing.Benchmark(func(b *testing.B) {
+			if _, err := e.Evict(dir); err != nil {
+				b.Fatal(err)
+			}
+			r := e.openEmbedSource(b, s)
+			defer r.close(b)
+			r.run("warm", Warm, func(b *testing.B, src recordSource, rounds embedRounds) {
+				res, total := measure.ResidentDir(dir)
+				warm = append(warm, [2]int64{res, total})
+				if src == nil || rounds != nil {
+					b.Fatal("a warm leaf got no source, or rounds")
+				}
+			})
+			r.run("cold", Cold, func(b *testing.B, src recordSource, rr embedRounds) {
+				if src != nil || rr == nil {
+					b.Fatal("a cold leaf got a source, or no rounds")
+				}
+				timed := rr(func(src recordSource) func() {
+					rounds++
+					return func() {
+						if got, err := src.scan(120); err != nil || got != 120 {
+							b.Fatalf("scan: %d records, %v", got, err)
+						}
+					}
+				})
+				timed.ReportPerOp(b, int64(b.N))
+				cold.N = b.N
+			})
+		})
+		for _, w := range warm {
+			if w[1] == 0 || w[0] < w[1] {
+				t.Errorf("src=%s: a warm leaf began with %d of %d bytes in the page cache", s.name, w[0], w[1])
+			}
+		}
+		if len(warm) == 0 {
+			t.Errorf("src=%s: no warm leaf ran", s.name)
+		}
+		// testing.Benchmark calls the cold leaf with b.N = 1, then 3.
+		if rounds != 4 || cold.N != 3 {
+			t.Errorf("src=%s: %d cold rounds in calls up to b.N = %d, want 4 up to 3", s.name, rounds, cold.N)
+		}
+	}
+
+	// Every cold round's open reads from the device: the files were
+	// evicted before it.
+	for _, s := range []embedSource{{name: "file"}, {name: bolt.Title, info: bolt}} {
+		r := testing.Benchmark(func(b *testing.B) {
+			rd := e.openEmbedSource(b, s)
+			defer rd.close(b)
+			embedGet(b, e, nil, rd.rounds(b), 120, true)
+		})
+		if r.N != 3 || r.Extra["open-read-B"] <= 0 || r.Extra["records/s"] <= 0 {
+			t.Errorf("src=%s: cold EmbedGet: N=%d, %v", s.name, r.N, r.Extra)
+		}
 	}
 }
 

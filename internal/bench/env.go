@@ -39,6 +39,7 @@ type Env struct {
 	fixtures map[string]string // built fixtures' directories, by name
 	shown    map[string]string // settings-<engine> lines in force
 	warned   map[string]bool
+	calls    map[string]uint64 // calls of each benchmark so far, by name (CallStreams)
 	scratchN atomic.Int64
 	budget   *memlimit.Budget // -mem_limit, once Setup has entered it
 }

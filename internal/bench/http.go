@@ -123,8 +123,9 @@ func runHTTP(b *testing.B, e *Env, db engine.DB, op string, rate int, up *upsert
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: time.Minute}
 	ws := make([]*httpWorker, n)
+	rs := e.CallStreams(b)
 	for i := range ws {
-		ws[i] = &httpWorker{keySource: e.newKeySource(5000 + uint64(i)), c: client, url: srv.URL() + kvhttp.Path + "?id=",
+		ws[i] = &httpWorker{keySource: e.newKeySource(rs, 5000+uint64(i)), c: client, url: srv.URL() + kvhttp.Path + "?id=",
 			body: make([]byte, 0, e.Gen.ValueSize+512)}
 	}
 	b.ResetTimer()

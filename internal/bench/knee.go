@@ -111,7 +111,7 @@ func (c *LoadConfig) findKnee(trial func(rate int) (*load.Result, error), logf f
 // fixed-rate window of -knee_time with load's default drain.
 func runKnee(b *testing.B, e *Env, db engine.DB, op string, up *upserts) {
 	c := &e.Cfg.Load
-	ws := e.newLoadWorkers(db, c.LoadWorkers, 4000)
+	ws := e.newLoadWorkers(db, e.CallStreams(b), c.LoadWorkers, 4000)
 	defer closeLoadWorkers(ws)
 	trial := func(rate int) (*load.Result, error) {
 		lc := load.Config{Rate: float64(rate), Duration: c.KneeTime, Workers: c.LoadWorkers}

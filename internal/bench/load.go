@@ -70,7 +70,8 @@ func loadScratch(e *Env, info engine.Info) int64 {
 // runLoad is the body of every BenchmarkLoad<Engine>/op=.../rate=N.
 func runLoad(b *testing.B, e *Env, db engine.DB, op string, rate int, up *upserts) {
 	c := &e.Cfg.Load
-	ws := e.newLoadWorkers(db, c.LoadWorkers, 2000)
+	rs := e.CallStreams(b)
+	ws := e.newLoadWorkers(db, rs, c.LoadWorkers, 2000)
 	defer closeLoadWorkers(ws)
 	var res *load.Result
 	b.ResetTimer()
@@ -89,7 +90,7 @@ func runLoad(b *testing.B, e *Env, db engine.DB, op string, rate int, up *upsert
 			return load.Run(c.at(rate), func(w int, _ uint64) error { return ws[w].overwrite() })
 		})
 	case "readwhilewriting":
-		wr := e.newLoadWorkers(db, 1, 3000)[0]
+		wr := e.newLoadWorkers(db, rs, 1, 3000)[0]
 		var writes *load.Result
 		res = windows(b, func() (*load.Result, error) {
 			done := make(chan error, 1)
@@ -224,8 +225,9 @@ type keySource struct {
 	idx uint64 // the key being read
 }
 
-func (e *Env) newKeySource(stream uint64) keySource {
-	return keySource{g: e.Gen, rng: dataset.NewRand(e.Cfg.Seed, stream), chk: e.Gen.NewChecker(e.FullCheck), val: make([]byte, e.Gen.ValueSize)}
+// newKeySource is a goroutine's share of the round's streams rs.
+func (e *Env) newKeySource(rs Streams, stream uint64) keySource {
+	return keySource{g: e.Gen, rng: rs.Rand(stream), chk: e.Gen.NewChecker(e.FullCheck), val: make([]byte, e.Gen.ValueSize)}
 }
 
 // loadWorker is one load goroutine's state on an engine; padded so
@@ -239,10 +241,12 @@ type loadWorker struct {
 	_     [64]byte
 }
 
-func (e *Env) newLoadWorkers(db engine.DB, n int, stream uint64) []*loadWorker {
+// newLoadWorkers makes n workers on db, numbered from stream in the
+// round's streams rs.
+func (e *Env) newLoadWorkers(db engine.DB, rs Streams, n int, stream uint64) []*loadWorker {
 	ws := make([]*loadWorker, n)
 	for i := range ws {
-		w := &loadWorker{keySource: e.newKeySource(stream + uint64(i)), db: db}
+		w := &loadWorker{keySource: e.newKeySource(rs, stream+uint64(i)), db: db}
 		w.check = func(v []byte) error { return w.chk.Check(w.idx, v) }
 		ws[i] = w
 	}

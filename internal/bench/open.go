@@ -41,7 +41,7 @@ func openAndRead(b *testing.B, e *Env, info engine.Info, h *Handle, cache string
 	o := h.Options(nil)
 	g := e.Gen
 	chk := g.NewChecker(true)
-	rng := dataset.NewRand(e.Cfg.Seed, 3000)
+	rng := e.CallStreams(b).Rand(3000)
 	var kb [dataset.KeySize]byte
 	var diskRead int64
 	b.ReportAllocs()

@@ -213,11 +213,13 @@ func prefetchOpenOnly(b *testing.B, e *Env, info engine.Info, o engine.Options) 
 }
 
 // prefetchLookups is the body of every lookup sub-benchmark: op i looks
-// up trace i mod -prefetch_traces and reads and verifies every value under
-// its prefix. Without a bound it stops, as the seed's code did, at the
-// first key without the prefix.
+// up trace start+i mod -prefetch_traces and reads and verifies every value
+// under its prefix, start drawn per call (CallStreams). Without a bound it stops, as
+// the seed's code did, at the first key without the prefix.
 func prefetchLookups(b *testing.B, e *Env, info engine.Info, o engine.Options, it engine.IterOptions, c prefetchCase) {
 	t := e.Cfg.Prefetch.traces
+	rng := e.CallStreams(b).Rand(7000)
+	start := int(rng.Below(uint64(t.N)))
 	var resident int64
 	if c.cold {
 		r, err := e.Evict(o.Dir) // no handle is open on the fixture here
@@ -236,7 +238,7 @@ func prefetchLookups(b *testing.B, e *Env, info engine.Info, o engine.Options, i
 	l := &traceLookup{t: t, rd: rd, o: it, bound: c.bound, hit: c.hit, chk: t.Gen.NewChecker(e.FullCheck)}
 	if !c.cold {
 		for i := 0; i < min(b.N, t.N); i++ {
-			if err := l.lookup(i); err != nil {
+			if err := l.lookup((start + i) % t.N); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -252,7 +254,7 @@ func prefetchLookups(b *testing.B, e *Env, info engine.Info, o engine.Options, i
 	io0, _ := measure.ReadIO()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := l.lookup(i % t.N); err != nil {
+		if err := l.lookup((start + i) % t.N); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -69,6 +69,7 @@ type readStream struct {
 	lat        *measure.Recorder
 	check      func([]byte) error // s.checkValue, bound once
 	idx        uint64             // the key Get is reading
+	phase      int64              // samplePhase: which op numbers are timed
 	kb         [dataset.KeySize]byte
 	ops, found int64
 	bytes      int64
@@ -77,12 +78,13 @@ type readStream struct {
 }
 
 // newReadStreams makes one stream per reader goroutine, each recording
-// latencies into lats[t].
-func newReadStreams(e *Env, lats []*measure.Recorder, hitRate float64) []*readStream {
+// latencies into lats[t], from the round's streams rs.
+func newReadStreams(e *Env, rs Streams, lats []*measure.Recorder, hitRate float64) []*readStream {
 	out := make([]*readStream, len(lats))
 	for t := range out {
-		s := &readStream{g: e.Gen, hitRate: hitRate, rng: dataset.NewRand(e.Cfg.Seed, uint64(t)+1000),
+		s := &readStream{g: e.Gen, hitRate: hitRate, rng: rs.Rand(uint64(t) + 1000),
 			chk: e.Gen.NewChecker(e.FullCheck), lat: lats[t]}
+		s.phase = samplePhase(&s.rng)
 		s.check = s.checkValue
 		out[t] = s
 	}
@@ -95,11 +97,11 @@ func (s *readStream) checkValue(v []byte) error {
 }
 
 // read does n reads through rd; it stops at the first error, in s.err.
-// Its ops count on from the stream's earlier reads, which choose the
-// sampled ones.
+// Its ops count on from the stream's earlier reads, which with the
+// stream's phase choose the sampled ones.
 func (s *readStream) read(rd engine.Reader, n int) {
 	g := s.g
-	op := s.ops
+	op, phase := s.ops, s.phase
 	defer func() { s.ops = op }()
 	for end := op + int64(n); op < end; op++ {
 		s.idx = s.rng.Below(g.Keys)
@@ -110,7 +112,7 @@ func (s *readStream) read(rd engine.Reader, n int) {
 		} else {
 			key = g.MissKey(s.kb[:], s.idx)
 		}
-		sampled := op&LatencySampleMask == 0
+		sampled := (op+phase)&LatencySampleMask == 0
 		var t0 time.Time
 		if sampled {
 			t0 = time.Now()
@@ -133,15 +135,15 @@ func (s *readStream) read(rd engine.Reader, n int) {
 	}
 }
 
-// LatencySampleMask selects the reads whose latency is recorded: 1 in 32.
-// Timing every op would cost more than some reads (a time.Now pair is
-// ~150 ns on some VMs).
+// LatencySampleMask selects the reads whose latency is recorded: 1 in 32,
+// at a phase drawn per call (samplePhase). Timing every op would cost
+// more than some reads (a time.Now pair is ~150 ns on some VMs).
 const LatencySampleMask = 31
 
 // readRandom times b.N reads of an open db, warm.
 func readRandom(b *testing.B, e *Env, db engine.DB, threads int, hitRate float64) {
 	readers, lats := NewReaders(b, db, threads)
-	streams := newReadStreams(e, lats, hitRate)
+	streams := newReadStreams(e, e.CallStreams(b), lats, hitRate)
 	d0 := sampleDisk()
 	cpu0 := measure.CPUTime()
 	b.ReportAllocs()
@@ -163,7 +165,7 @@ func readRandomCold(b *testing.B, e *Env, h *Handle, threads int, hitRate float6
 	for t := range lats {
 		lats[t] = measure.NewRecorder()
 	}
-	streams := newReadStreams(e, lats, hitRate)
+	streams := newReadStreams(e, e.CallStreams(b), lats, hitRate)
 	timed := h.coldReaders(b, threads, perRound, func(t, n int, rd engine.Reader) { streams[t].read(rd, n) })
 	ops := int64(b.N) * int64(perRound)
 	timed.ReportPerOp(b, ops)

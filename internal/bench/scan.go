@@ -131,10 +131,12 @@ type scanStream struct {
 	_                   [64]byte
 }
 
-func newScanStreams(e *Env, lats []*measure.Recorder) []*scanStream {
+// newScanStreams makes one stream per scanning goroutine from the round's
+// streams rs.
+func newScanStreams(e *Env, rs Streams, lats []*measure.Recorder) []*scanStream {
 	out := make([]*scanStream, len(lats))
 	for t := range out {
-		out[t] = &scanStream{g: e.Gen, scanLen: e.Cfg.ScanLen, rng: dataset.NewRand(e.Cfg.Seed, uint64(t)+2000),
+		out[t] = &scanStream{g: e.Gen, scanLen: e.Cfg.ScanLen, rng: rs.Rand(uint64(t) + 2000),
 			chk: e.Gen.NewChecker(e.FullCheck), lat: lats[t]}
 	}
 	return out
@@ -164,7 +166,7 @@ func (s *scanStream) scan(rd engine.Reader, n int) {
 // the first entry must be the key sought.
 func scan(b *testing.B, e *Env, db engine.DB, threads int) {
 	readers, lats := NewReaders(b, db, threads)
-	streams := newScanStreams(e, lats)
+	streams := newScanStreams(e, e.CallStreams(b), lats)
 	d0 := sampleDisk()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -183,7 +185,7 @@ func scanCold(b *testing.B, e *Env, h *Handle, threads int) {
 	for t := range lats {
 		lats[t] = measure.NewRecorder()
 	}
-	streams := newScanStreams(e, lats)
+	streams := newScanStreams(e, e.CallStreams(b), lats)
 	timed := h.coldReaders(b, threads, perRound, func(t, n int, rd engine.Reader) { streams[t].scan(rd, n) })
 	ops := int64(b.N) * int64(perRound)
 	timed.ReportPerOp(b, ops)

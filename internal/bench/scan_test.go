@@ -130,7 +130,7 @@ func TestScanReadsScanLenEntries(t *testing.T) {
 		}
 		var want, short int64
 		for th := 0; th < threads; th++ {
-			rng := dataset.NewRand(e.Cfg.Seed, uint64(th)+2000)
+			rng := e.callStreams(e.calls[""]).Rand(uint64(th) + 2000) // the last round's
 			ops := r.N / threads
 			if th < r.N%threads {
 				ops++

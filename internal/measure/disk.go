@@ -47,7 +47,6 @@ type DiskResult struct {
 	BytesPerSec float64       // Bytes per second of Elapsed
 	Latency     *Recorder     // latency of each read or write call
 	Fsync       time.Duration // SeqWriteFsync: the final fsync alone
-	Cached      int64         // SeqRead: bytes of the file still in the page cache when reading began
 	IO          IO            // change in /proc/self/io over the run (whole process)
 }
 
@@ -228,16 +227,27 @@ func preadFull(fd int, b []byte, off int64) (int, error) {
 	}
 }
 
-// SeqWriteFsync writes size bytes of random data to a new file in dir in
-// 1 MiB writes, then fsyncs it; BytesPerSec counts the fsync in. The file
-// stays for the caller to remove (DiskResult.Path); SeqRead can read it.
-func SeqWriteFsync(dir string, size int64) (r DiskResult, err error) {
+// WritePattern is random content for SeqWriteFsync to write a size-byte
+// file from (at most 8 MiB, cycled through), fresh each call, so no two
+// files share content a device could deduplicate. Make it outside whatever
+// times the write: generating it costs about a tenth of writing 64 MiB.
+func WritePattern(size int64) []byte {
+	pattern := make([]byte, max(0, min(size, seqPattern)))
+	newSource().Read(pattern)
+	return pattern
+}
+
+// SeqWriteFsync writes size bytes to a new file in dir in 1 MiB writes,
+// cycling through pattern (WritePattern), then fsyncs it; BytesPerSec
+// counts the fsync in. The file stays for the caller to remove
+// (DiskResult.Path); SeqRead can read it.
+func SeqWriteFsync(dir string, size int64, pattern []byte) (r DiskResult, err error) {
 	if size <= 0 {
 		return DiskResult{}, fmt.Errorf("sequential write: size %d", size)
 	}
-	// Random content, generated before timing starts.
-	pattern := make([]byte, min(size, seqPattern))
-	newSource().Read(pattern)
+	if len(pattern) == 0 {
+		return DiskResult{}, fmt.Errorf("sequential write: no pattern to write")
+	}
 	f, err := createIn(dir)
 	if err != nil {
 		return DiskResult{}, fmt.Errorf("sequential write: %w", err)
@@ -276,25 +286,18 @@ func SeqWriteFsync(dir string, size int64) (r DiskResult, err error) {
 	return r, nil
 }
 
-// SeqRead evicts the file at path from the page cache (as EvictFile does),
-// then reads it from start to end in 1 MiB reads. Cached says how much of
-// the file was still cached when reading began (all of it on tmpfs, and any
-// dirty or mapped pages elsewhere); BytesPerSec is from the device only
-// when Cached is near 0.
+// SeqRead reads the file at path from start to end in 1 MiB reads, and
+// does nothing else: to measure the device, evict the file first
+// (EvictFile) and check what stayed (Resident), outside whatever times the
+// call. BytesPerSec is from the device only when nothing stayed (all of a
+// file stays on tmpfs, and dirty or mapped pages anywhere).
 func SeqRead(path string) (DiskResult, error) {
-	if _, err := EvictFile(path); err != nil {
-		return DiskResult{}, fmt.Errorf("sequential read: %w", err)
-	}
-	cached, _, err := Resident(path)
-	if err != nil {
-		return DiskResult{}, fmt.Errorf("sequential read: %w", err)
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return DiskResult{}, fmt.Errorf("sequential read: %w", err)
 	}
 	defer f.Close()
-	r := DiskResult{Path: path, Threads: 1, Latency: NewRecorder(), Cached: cached}
+	r := DiskResult{Path: path, Threads: 1, Latency: NewRecorder()}
 	buf := make([]byte, seqBlock)
 	io0, _ := ReadIO()
 	start := time.Now()
