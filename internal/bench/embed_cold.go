@@ -379,8 +379,8 @@ func (k *coldChildren) make(kind string) (coldChild, error) {
 	var err error
 	if kind == childMinimal {
 		bin, err = k.e.minimalChild(dir)
-	} else {
-		bin, err = copyTestBinary(dir)
+	} else if bin, err = copyTestBinary(dir); err == nil {
+		k.e.Logf("copied the test binary to %s: %s", bin, Human(executableSize()))
 	}
 	return coldChild{kind: kind, bin: bin}, err
 }
