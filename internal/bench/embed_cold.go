@@ -24,22 +24,29 @@ import (
 // EmbedColdStart starts a fresh process per op that opens one source,
 // reads one random record, verifies it and exits. ns/op is the time from
 // just before the parent starts the child to the verified read inside it
-// (exec, loading, runtime and package init, open, read); the child's
-// peak RSS and page faults come from its rusage. cache=cold evicts the
-// test binary (a copy this process never maps) and the source's files
-// from the page cache before each child, cache=warm reads all of them
-// once first; shared libraries stay cached either way, as this process
-// maps them. src=none opens nothing: the process alone.
+// (exec, loading, runtime and package init, open, read); the child reports
+// its own peak RSS (VmHWM), its page faults come from its rusage.
+// cache=cold evicts the child's executable (a file this process never
+// maps: the test binary's is a copy) and the source's
+// files from the page cache before each child, cache=warm reads all of
+// them once first; shared libraries stay cached either way, as this
+// process maps them. src=none opens nothing: the process alone.
 //
-// The child is the test binary itself, run as
-// -test.run=^TestEmbedColdChild$ with the job in its environment: the
-// test binary's TestMain hands over to it before anything else
-// (IsColdChild), and its TestEmbedColdChild calls EmbedColdChild.
+// Two programs can be the child (child=<kind>), with the same job, window
+// and counters:
+//   - testbinary: the test binary itself, run as
+//     -test.run=^TestEmbedColdChild$ with the job in its environment: the
+//     test binary's TestMain hands over to it before anything else
+//     (IsColdChild), and its TestEmbedColdChild calls EmbedColdChild. It
+//     reads every source, and carries every engine and cgo.
+//   - minimal: internal/cmd/embedchild, a program that holds only the
+//     embedded cdb, as the seed's did, built per run with go build (no
+//     cgo) embedding this run's cdb; it reads src=embedded and src=none.
 func init() {
 	Register(&Workload{
 		Name:     "EmbedColdStart",
 		Fixtures: embedFixtures,
-		Scratch:  func(*Env, engine.Info) int64 { return executableSize() },
+		Scratch:  coldStartScratch,
 		Units: []Unit{Lower("open-read-ns"), Lower("exit-ns"), Lower("peak-rss-KB"), Lower("majflt/op"),
 			Lower("read-KB/op"), Lower("open-read-KB"), Lower("minflt/op"),
 			Info("cached-KB")}, // how warm a cold start really was
@@ -145,21 +152,59 @@ type coldResult struct {
 	readB, openReadB          int64 // from storage: whole process, open and read
 }
 
-// runColdChild starts bin as a child for job and collects its figures.
-func runColdChild(bin string, job coldJob) (coldResult, error) {
+// The programs a cold start can run (child=<kind>).
+const (
+	childMinimal    = "minimal"    // internal/cmd/embedchild: the embedded cdb and nothing else
+	childTestBinary = "testbinary" // this test binary: every engine, cgo
+)
+
+// coldChild is a program the cold-start benchmark starts per op, alone in
+// its directory under scratch: cache=cold evicts that directory, cache=warm
+// reads it through.
+type coldChild struct {
+	kind string // childMinimal or childTestBinary
+	bin  string
+}
+
+func (c coldChild) dir() string { return filepath.Dir(c.bin) }
+
+// pass hands job to the child's command: the test binary takes it in its
+// environment and runs TestEmbedColdChild, the minimal child as flags.
+func (c coldChild) pass(cmd *exec.Cmd, job coldJob) error {
+	if c.kind == childMinimal {
+		cmd.Args = append(cmd.Args, "-record="+strconv.FormatUint(job.Record, 10),
+			"-start="+strconv.FormatInt(job.StartNS, 10), "-readahead="+strconv.FormatBool(job.RA))
+		switch job.Src {
+		case "none":
+			cmd.Args = append(cmd.Args, "-none")
+		case "embedded":
+		default:
+			return fmt.Errorf("the minimal child reads only its embedded cdb, not %s", job.Src)
+		}
+		return nil
+	}
+	cmd.Args = append(cmd.Args, "-test.run=^"+coldChildTest+"$", "-test.count=1")
+	env, err := json.Marshal(job)
+	if err != nil {
+		return err
+	}
+	cmd.Env = append(os.Environ(), coldChildEnv+"="+string(env))
+	return nil
+}
+
+// runColdChild starts child for job and collects its figures.
+func runColdChild(child coldChild, job coldJob) (coldResult, error) {
 	var r coldResult
-	cmd := exec.Command(bin, "-test.run=^"+coldChildTest+"$", "-test.count=1")
+	cmd := exec.Command(child.bin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	job.StartNS = start.UnixNano()
-	env, err := json.Marshal(job)
-	if err != nil {
+	if err := child.pass(cmd, job); err != nil {
 		return r, err
 	}
-	cmd.Env = append(os.Environ(), coldChildEnv+"="+string(env))
 	if err := cmd.Run(); err != nil {
-		return r, fmt.Errorf("child for %s: %v\n%s", job.Src, err, out.Bytes())
+		return r, fmt.Errorf("child=%s for %s: %v\n%s", child.kind, job.Src, err, out.Bytes())
 	}
 	r.wall = time.Since(start)
 	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
@@ -195,6 +240,16 @@ func runColdChild(bin string, job coldJob) (coldResult, error) {
 		return r, nil
 	}
 	return r, fmt.Errorf("child for %s printed no result:\n%s", job.Src, out.Bytes())
+}
+
+// coldStartScratch is the copy of the test binary and the minimal child's
+// build.
+func coldStartScratch(e *Env, _ engine.Info) int64 {
+	var size int64
+	if d := e.Cfg.Embed.cdb; d != nil {
+		size = d.Size
+	}
+	return executableSize() + minimalChildScratch(size)
 }
 
 // executableSize is the size of the test binary, which EmbedColdStart
@@ -246,46 +301,124 @@ func runEmbedColdStart(b *testing.B, e *Env, _ engine.Info) {
 		b.Fatal(err)
 	}
 	defer e.Root.RemoveAll(dir)
-	bin, err := copyTestBinary(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	kids := &coldChildren{e: e, dir: dir}
 	srcs := append([]embedSource{{name: "none"}}, embedSources(false)...)
 	for _, s := range srcs {
 		b.Run("src="+s.name, func(b *testing.B) {
-			c := e.coldSource(b, s, dir)
-			for _, cache := range []string{Cold, Warm} {
-				if cache == Cold {
-					// One eviction before the leaf, so a warning that
-					// eviction did not work comes before, not inside,
-					// its result line.
-					c.evict(b)
-				}
-				c.showSettings()
-				b.Run("cache="+cache, func(b *testing.B) {
-					coldStart(b, e, bin, c, n, cache == Cold)
+			c := e.coldSource(b, s)
+			for _, kind := range childKinds(s) {
+				b.Run("child="+kind, func(b *testing.B) {
+					leaf := c.with(kids.get(b, kind))
+					for _, cache := range []string{Cold, Warm} {
+						if cache == Cold {
+							// One eviction before the leaf, so a warning that
+							// eviction did not work comes before, not inside,
+							// its result line.
+							leaf.evict(b)
+						}
+						leaf.showSettings()
+						b.Run("cache="+cache, func(b *testing.B) {
+							coldStart(b, e, leaf, n, cache == Cold)
+						})
+					}
 				})
 			}
 		})
 	}
 }
 
+// childKinds lists the programs that read s in a cold start: the minimal
+// child holds only the embedded cdb, so it reads that or nothing.
+func childKinds(s embedSource) []string {
+	if s.name == "none" || s.name == "embedded" {
+		return []string{childMinimal, childTestBinary}
+	}
+	return []string{childTestBinary}
+}
+
+// coldChildren makes each child program once per run, on first use (a
+// -bench pattern that selects no minimal leaf builds nothing), each in its
+// own directory under dir.
+type coldChildren struct {
+	e    *Env
+	dir  string
+	made map[string]coldChild
+	errs map[string]error
+}
+
+// get returns the child of kind, or skips b with the reason this machine
+// cannot make it.
+func (k *coldChildren) get(b *testing.B, kind string) coldChild {
+	b.Helper()
+	if c, ok := k.made[kind]; ok {
+		return c
+	}
+	err, failed := k.errs[kind]
+	if !failed {
+		var c coldChild
+		if c, err = k.make(kind); err == nil {
+			k.made = setKey(k.made, kind, c)
+			return c
+		}
+		k.errs = setKey(k.errs, kind, err)
+	}
+	if reason, ok := asSkip(err); ok {
+		b.Skip(reason)
+	}
+	b.Fatal(err)
+	return coldChild{}
+}
+
+func (k *coldChildren) make(kind string) (coldChild, error) {
+	dir := filepath.Join(k.dir, kind)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return coldChild{}, err
+	}
+	var bin string
+	var err error
+	if kind == childMinimal {
+		bin, err = k.e.minimalChild(dir)
+	} else if bin, err = copyTestBinary(dir); err == nil {
+		k.e.Logf("copied the test binary to %s: %s", bin, Human(executableSize()))
+	}
+	return coldChild{kind: kind, bin: bin}, err
+}
+
+// setKey sets m[k] = v, making m if it is nil.
+func setKey[V any](m map[string]V, k string, v V) map[string]V {
+	if m == nil {
+		m = map[string]V{}
+	}
+	m[k] = v
+	return m
+}
+
 // coldSrc is a source as the cold-start children read it.
 type coldSrc struct {
 	e        *Env
 	job      coldJob
-	dirs     []string // evicted for cache=cold, read through for cache=warm: the binary's, the source's
+	child    coldChild // set per child=<kind> leaf (with)
+	dirs     []string  // evicted for cache=cold, read through for cache=warm: the child's, then the source's
 	info     engine.Info
 	settings []engine.Setting // the engine's, as the child opens it
 }
 
-// coldSource is the child's job for a source, and the directories its
-// read may touch: binDir (the binary's copy alone) and the source's
-// fixture. An engine's fixture is opened here once, untimed, for the
-// settings the children read with.
-func (e *Env) coldSource(b *testing.B, s embedSource, binDir string) *coldSrc {
+// with is the source as child reads it: the child's directory goes
+// through the same eviction or warm-up as the source's files.
+func (c *coldSrc) with(child coldChild) *coldSrc {
+	leaf := *c
+	leaf.child = child
+	leaf.dirs = append([]string{child.dir()}, c.dirs...)
+	return &leaf
+}
+
+// coldSource is the child's job for a source, and the directories of the
+// source its read may touch (its fixture; none for the embedded cdb, which
+// is in the child's binary). An engine's fixture is opened here once,
+// untimed, for the settings the children read with.
+func (e *Env) coldSource(b *testing.B, s embedSource) *coldSrc {
 	b.Helper()
-	c := &coldSrc{e: e, dirs: []string{binDir}, info: s.info}
+	c := &coldSrc{e: e, info: s.info}
 	switch {
 	case s.name == "none" || s.name == "embedded":
 		c.job = coldJob{Src: s.name, RA: e.Cfg.Embed.Readahead}
@@ -338,7 +471,7 @@ func (c *coldSrc) evict(b *testing.B) (resident int64) {
 	return resident
 }
 
-func coldStart(b *testing.B, e *Env, bin string, c *coldSrc, n uint64, cold bool) {
+func coldStart(b *testing.B, e *Env, c *coldSrc, n uint64, cold bool) {
 	job := c.job
 	rng := e.CallStreams(b).Rand(5)
 	if !cold { // the binary and every byte of the source in the page cache
@@ -348,7 +481,7 @@ func coldStart(b *testing.B, e *Env, bin string, c *coldSrc, n uint64, cold bool
 			}
 		}
 		job.Record = rng.Below(n)
-		if _, err := runColdChild(bin, job); err != nil {
+		if _, err := runColdChild(c.child, job); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -362,7 +495,7 @@ func coldStart(b *testing.B, e *Env, bin string, c *coldSrc, n uint64, cold bool
 		}
 		job.Record = rng.Below(n)
 		b.StartTimer()
-		r, err := runColdChild(bin, job)
+		r, err := runColdChild(c.child, job)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,0 +1,109 @@
+// Command embedchild is the minimal cold-start child of
+// BenchmarkEmbedColdStart (child=minimal, seed 004): a program that holds
+// nothing but the embedded cdb. It reads one record by key, checks its
+// value, and prints its figures in the line the test-binary child prints,
+// from the same counters.
+//
+// embedded.cdb is committed empty, as the seed's first build embeds an
+// empty test.cdb. The benchmark builds this package with go build (no
+// cgo) and an -overlay that puts the suite's embedded cdb in its place:
+//
+//	{"Replace": {"<this directory>/embedded.cdb": "<the cdb>"}}
+//	go build -overlay overlay.json -o embedchild ./internal/cmd/embedchild
+//	./embedchild -record 7 -start $(date +%s%N)
+package main
+
+import (
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/alldroll/cdb"
+
+	"github.com/kvbench/kvbench/internal/measure"
+	"github.com/kvbench/kvbench/internal/records"
+)
+
+// embedded is the cdb where the linker put it, in the executable's
+// read-only data: the kernel pages it in from the file when a read
+// touches it, as the test binary's embed.FS does.
+//
+//go:embed embedded.cdb
+var embedded string
+
+func main() {
+	record := flag.Uint64("record", 0, "record to read (key k_<record>)")
+	start := flag.Int64("start", 0, "wall clock in Unix ns just before the parent started this process; 0 is now")
+	readahead := flag.Bool("readahead", true, "leave OS readahead on for the cdb's pages (false: madvise MADV_RANDOM first)")
+	none := flag.Bool("none", false, "read nothing: the cost of the process alone")
+	flag.Parse()
+	if *start == 0 {
+		*start = time.Now().UnixNano()
+	}
+	if err := run(*record, *start, *readahead, *none); err != nil {
+		fmt.Fprintf(os.Stderr, "embedchild: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// run reads and verifies the record (unless none) and prints the figures
+// EmbedColdChild prints, over the same window.
+func run(record uint64, startNS int64, readahead, none bool) error {
+	io0, _ := measure.ReadIO()
+	t0 := time.Now()
+	if !none {
+		if err := read(record, readahead); err != nil {
+			return err
+		}
+	}
+	t1 := time.Now()
+	io1, _ := measure.ReadIO()
+	m, err := measure.ReadMem()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Printf("embed-cold-child: first-read-ns=%d open-read-ns=%d peak-rss-kb=%d read-b=%d open-read-b=%d\n",
+		t1.UnixNano()-startNS, t1.Sub(t0).Nanoseconds(), m.PeakRSS>>10, io1.ReadBytes, io1.ReadBytes-io0.ReadBytes)
+	return err
+}
+
+// read opens the embedded cdb and reads and verifies record i.
+func read(i uint64, readahead bool) error {
+	if embedded == "" {
+		return errors.New("the embedded cdb is empty: build with an -overlay that replaces embedded.cdb (see the package comment)")
+	}
+	if !readahead {
+		if err := adviseRandom(embedded); err != nil {
+			return err
+		}
+	}
+	r, err := cdb.New().GetReader(strings.NewReader(embedded))
+	if err != nil {
+		return err
+	}
+	var kb [records.MaxKeySize]byte
+	key := records.Key(kb[:0], i)
+	v, err := r.Get(key)
+	if err != nil {
+		return fmt.Errorf("get %s: %w", key, err)
+	}
+	return records.Check(i, v)
+}
+
+// adviseRandom turns readahead off for s's pages, so a fault reads the
+// page it needs and not read_ahead_kb around it (-embed_readahead=false).
+func adviseRandom(s string) error {
+	p := unsafe.Pointer(unsafe.StringData(s))
+	off := int(uintptr(p) & uintptr(os.Getpagesize()-1)) // madvise wants a page-aligned start
+	b := unsafe.Slice((*byte)(unsafe.Add(p, -off)), len(s)+off)
+	if err := syscall.Madvise(b, syscall.MADV_RANDOM); err != nil {
+		return fmt.Errorf("madvise(MADV_RANDOM) on the embedded cdb: %w", err)
+	}
+	return nil
+}
