@@ -211,6 +211,7 @@ func openPebble(o Options) (DB, error) {
 		{"compaction_concurrency", strconv.Itoa(lo) + "-" + strconv.Itoa(hi) + " (default)" + compactionNote(o)},
 		{"max_open_files", strconv.Itoa(po.MaxOpenFiles)},
 		{"bytes_per_sync", strconv.Itoa(po.BytesPerSync)},
+		{"wal_bytes_per_sync", strconv.Itoa(po.WALBytesPerSync) + " (default)"},
 		{"readahead", readahead},
 		{"read_only", strconv.FormatBool(o.ReadOnly)},
 		{"logger", "off"},
