@@ -66,6 +66,9 @@ func TestBadFlagsFailBeforeAnyWork(t *testing.T) {
 		{[]string{"-bolt_freelist", "tree"}, "-bolt_freelist tree: must be one of map, array"},
 		{[]string{"-lmdb_write", "fast"}, "-lmdb_write fast: must be one of update, txn"},
 		{[]string{"-badger_vthreshold", "0"}, "-badger_vthreshold 0: must be from 1"},
+		{[]string{"-block_size", "512"}, "-block_size 512B: must be from 1KiB to 1MiB"},
+		{[]string{"-pebble_index_block", "100"}, "-pebble_index_block 100: must be a size from 1KiB to 1GiB"},
+		{[]string{"-bolt_freelist_sync=maybe"}, "-bolt_freelist_sync"},
 		{[]string{"-prefetch_traces", "9001"}, "-prefetch_traces 9001: must be from 1 to 9000"},
 		{[]string{"-dir", file}, "is not a directory"},
 		{[]string{"-dir", filepath.Join(dir, "missing")}, "does not exist"},
@@ -98,7 +101,7 @@ func TestBadFlagsFailBeforeAnyWork(t *testing.T) {
 	}
 	// Flag parsing errors from the flag package itself name the flag too,
 	// and point to the flag table instead of listing every flag.
-	for _, args := range [][]string{{"-threads", "0"}, {"-mem_limit", "64MB"}} {
+	for _, args := range [][]string{{"-threads", "0"}, {"-mem_limit", "64MB"}, {"-block_size", "32KB"}} {
 		if out, code := runSelf(t, append([]string{bench, "-dir", dir}, args...)...); code == 0 || !strings.Contains(out, args[0]) ||
 			!strings.Contains(out, "README.md#flags") || strings.Count(out, "\n") > 3 {
 			t.Errorf("%v: exit %d %q", args, code, out)

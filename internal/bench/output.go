@@ -97,6 +97,8 @@ func (e *Env) echoConfig(w io.Writer) {
 	line("memtable-mb", c.MemtableMB)
 	line("compression", c.Compression)
 	line("bloom-bits", c.BloomBits)
+	line("block-size", c.BlockSize.String())
+	line("verify-checksums", c.VerifyChecksums)
 	line("readahead", c.Readahead)
 	line("batch", c.Batch)
 	line("writers", c.Writers)

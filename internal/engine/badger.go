@@ -15,8 +15,19 @@
 //     a bloom filter with that many bits per key has, exp(-bits*ln(2)^2), is
 //     passed (0 bits turns filters off: table.Builder writes no filter when
 //     BloomFalsePositive is 0);
+//   - data blocks are Options.BlockSize (0: Badger's 4 KiB), as for every
+//     LSM; Badger has no index blocks: each table's index (one entry per
+//     block) is held in memory;
+//   - every block read from a table file is checksum-verified
+//     (ChecksumVerificationMode OnBlockRead) and so is every value read from
+//     the value log (VerifyValueChecksum), as RocksDB and Pebble verify by
+//     default; Options.SkipChecksums turns both off (Badger's default). A
+//     block that fails makes Get report the key missing, a value-log entry
+//     that fails an empty value: Badger logs those errors and goes on;
 //   - only one version of each key is kept, and the logger is off so that it
 //     costs nothing and prints nothing;
+//   - a read-only open turns Badger's process-wide metrics off: every Get
+//     bumps several shared expvar counters, and only Flush reads them;
 //   - Badger memory-maps its tables, memtable logs and value log files and
 //     gives the kernel no advice about them, so a page fault reads the
 //     device's read_ahead_kb around the page. Options.Readahead "off"
@@ -26,8 +37,8 @@
 //     no advice. A read-only open creates none. "os" leaves Badger as it is.
 //
 // Everything else is Badger's default (DefaultOptions, including its four
-// compactors and its process-wide expvar metrics) and Settings reports the
-// values that matter for performance. Badger cannot be told to write its
+// compactors and, in writable opens, its process-wide expvar metrics) and
+// Settings reports the values that matter for performance. Badger cannot be told to write its
 // active memtable out, so after Flush it still serves recent writes from
 // memory (see Flush).
 package engine
@@ -112,7 +123,9 @@ type badgerDB struct {
 	settings      []Setting
 }
 
-func openBadger(o Options) (DB, error) {
+// badgerOptions is Badger's configuration for o, and how its value
+// threshold was chosen.
+func badgerOptions(o Options) (badger.Options, string, error) {
 	bo := badger.DefaultOptions(o.Dir)
 	bo.Logger = nil
 	bo.SyncWrites = o.Sync
@@ -122,11 +135,27 @@ func openBadger(o Options) (DB, error) {
 	// one to read compressed blocks.
 	bo.BlockCacheSize = int64(o.CacheMB) << 20
 	if bo.BlockCacheSize == 0 && o.Compression != "" && o.Compression != "none" {
-		return nil, errors.New("badger: compressed blocks need a block cache (CacheMB > 0)")
+		return bo, "", errors.New("badger: compressed blocks need a block cache (CacheMB > 0)")
 	}
 	if o.MemtableMB > 0 { // 0: Badger's default
 		bo.MemTableSize = int64(o.MemtableMB) << 20
 	}
+	if o.BlockSize > 0 { // 0: Badger's default, 4 KiB
+		bo.BlockSize = o.BlockSize
+	}
+	// Every block read from a table file is verified, as RocksDB and Pebble
+	// do by default (Badger's default verifies nothing); blocks served from
+	// the block cache are not re-verified, in any of the three.
+	bo.ChecksumVerificationMode = options.OnBlockRead
+	bo.VerifyValueChecksum = true
+	if o.SkipChecksums {
+		bo.ChecksumVerificationMode = options.NoVerification
+		bo.VerifyValueChecksum = false
+	}
+	// Badger's metrics are process-wide expvar counters several of which
+	// every Get bumps. A read-only open turns them off (Flush, which reads
+	// the compaction gauge, has nothing to do there).
+	bo.MetricsEnabled = !o.ReadOnly
 	switch o.Compression {
 	case "", "none":
 		bo.Compression = options.None
@@ -136,7 +165,7 @@ func openBadger(o Options) (DB, error) {
 		bo.Compression = options.ZSTD
 		bo.ZSTDCompressionLevel = badgerZstdLevel
 	default:
-		return nil, errors.New("badger: unsupported compression " + strconv.Quote(o.Compression))
+		return bo, "", errors.New("badger: unsupported compression " + strconv.Quote(o.Compression))
 	}
 	bo.BloomFalsePositive = badgerBloomFPR(o.BloomBitsPerKey)
 	if o.BloomFPR > 0 {
@@ -162,7 +191,14 @@ func openBadger(o Options) (DB, error) {
 	} else {
 		thresholdNote = " (default)"
 	}
+	return bo, thresholdNote, nil
+}
 
+func openBadger(o Options) (DB, error) {
+	bo, thresholdNote, err := badgerOptions(o)
+	if err != nil {
+		return nil, err
+	}
 	db, err := badger.Open(bo)
 	if err != nil {
 		return nil, err
@@ -206,10 +242,17 @@ func openBadger(o Options) (DB, error) {
 		{"num_level_zero_tables", strconv.Itoa(bo.NumLevelZeroTables)},
 		{"num_level_zero_tables_stall", strconv.Itoa(bo.NumLevelZeroTablesStall)},
 		{"base_table_size", lsmMiB(bo.BaseTableSize)},
-		{"block_size", strconv.Itoa(bo.BlockSize)},
+		{"table_size_multiplier", strconv.Itoa(bo.TableSizeMultiplier)},
+		{"base_level_size", lsmMiB(bo.BaseLevelSize)},
+		{"level_size_multiplier", strconv.Itoa(bo.LevelSizeMultiplier)},
+		{"max_levels", strconv.Itoa(bo.MaxLevels)},
+		{"block_size", lsmBlockSize(o, bo.BlockSize)},
+		{"index", "one entry per block in each table's index, all held in memory (no index blocks)"},
+		{"verify_checksums", badgerChecksums(bo)},
 		{"vlog_file_size", lsmMiB(bo.ValueLogFileSize)},
 		{"detect_conflicts", strconv.FormatBool(bo.DetectConflicts)},
-		{"metrics", strconv.FormatBool(bo.MetricsEnabled) + " (default; Flush reads the compaction gauge)"},
+		{"compact_l0_on_close", strconv.FormatBool(bo.CompactL0OnClose)},
+		{"metrics", badgerMetrics(bo)},
 		{"read_only", strconv.FormatBool(bo.ReadOnly)},
 		{"readahead", readahead},
 		{"iterator_prefetch", strconv.Itoa(badger.DefaultIteratorOptions.PrefetchSize) + " values (DefaultIteratorOptions; off with IterOptions.NoPrefetch or KeysOnly)"},
@@ -217,6 +260,25 @@ func openBadger(o Options) (DB, error) {
 		{"flush", "Sync + wait for immutable memtables and compactions; the active memtable stays in memory, durable in its WAL"},
 	}
 	return b, nil
+}
+
+// badgerChecksums states what Badger verifies on reads.
+func badgerChecksums(bo badger.Options) string {
+	if bo.ChecksumVerificationMode == options.NoVerification && !bo.VerifyValueChecksum {
+		return "false (tables: ChecksumVerificationMode NoVerification, Badger's default; value log: VerifyValueChecksum false)"
+	}
+	if bo.ChecksumVerificationMode == options.OnBlockRead && bo.VerifyValueChecksum {
+		return "true (tables: ChecksumVerificationMode OnBlockRead, every block read from a file; value log: VerifyValueChecksum true)"
+	}
+	return fmt.Sprintf("mixed (ChecksumVerificationMode %d, VerifyValueChecksum %t)", bo.ChecksumVerificationMode, bo.VerifyValueChecksum)
+}
+
+// badgerMetrics states whether Badger keeps its process-wide metrics.
+func badgerMetrics(bo badger.Options) string {
+	if bo.MetricsEnabled {
+		return "on (Badger's default; Flush reads the compaction gauge)"
+	}
+	return "off (read-only open: nothing reads them, and every Get would bump several shared counters)"
 }
 
 // lsmMiB formats a byte count as whole MiB when it is one, as bytes otherwise.

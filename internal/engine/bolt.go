@@ -3,8 +3,15 @@
 // Why the settings are what they are:
 //   - Durability comes from Options.Sync alone, as for every engine: NoSync =
 //     !Sync, so with Sync each Commit fdatasyncs and without it the OS decides;
-//     Flush always fdatasyncs. NoFreelistSync and NoGrowSync keep bbolt's
-//     defaults (off) and are reported, not tuned.
+//     Flush always fdatasyncs. NoGrowSync = !Sync too: otherwise a commit that
+//     grows the file fsyncs it even without Sync (etcd ties the two).
+//   - The freelist is bbolt's map type and is not written at commit
+//     (NoFreelistSync), as etcd runs bbolt; both are flags. A writable open
+//     then rebuilds the freelist by scanning the file; a read-only open
+//     never loads it.
+//   - FillPercent stays at bbolt's 0.5, what etcd uses for keys that do not
+//     arrive in order.
+//   - bbolt keeps no checksums of its pages: there is nothing to verify.
 //   - bbolt is a B-tree over an mmap: it has no block cache of its own and reads
 //     through the OS page cache, so Options.CacheMB does not apply; nor does
 //     compression (only "none" is accepted).
@@ -58,6 +65,8 @@ func init() {
 				Usage: "bbolt freelist type: map or array"},
 			{Name: "bolt_write", Default: "update", Choices: []string{"update", "batch"},
 				Usage: "how bbolt commits a batch: update (DB.Update) or batch (DB.Batch)"},
+			{Name: "bolt_freelist_sync", Default: "false", Choices: []string{"false", "true"}, Bool: true, Shapes: true,
+				Usage: "write bbolt's freelist into the file at every commit (NoFreelistSync=false, bbolt's default); off, as etcd runs it, a writable open rebuilds it by scanning the file"},
 		},
 		Layout: func(o Options) map[string]string { return nil },
 		Dims: []Dim{
@@ -138,8 +147,13 @@ func openBolt(o Options) (DB, error) {
 		}
 	}
 	db, err := bolt.Open(path, 0o644, &bolt.Options{
-		Timeout:         boltLockTimeout,
-		NoSync:          !o.Sync,
+		Timeout: boltLockTimeout,
+		NoSync:  !o.Sync,
+		// Growing the file fsyncs it unless NoGrowSync: without -sync that
+		// would be a sync no other engine's commit makes (etcd ties the
+		// two the same way).
+		NoGrowSync:      !o.Sync,
+		NoFreelistSync:  o.Params["bolt_freelist_sync"] != "true",
 		FreelistType:    fl,
 		ReadOnly:        o.ReadOnly,
 		InitialMmapSize: d.mmapSize,
@@ -172,9 +186,11 @@ func (d *boltDB) Settings() []Setting {
 	s := []Setting{
 		{"sync", strconv.FormatBool(!d.db.NoSync)},
 		{"nosync", strconv.FormatBool(d.db.NoSync)},
-		{"nofreelistsync", strconv.FormatBool(d.db.NoFreelistSync) + " (bbolt default)"},
-		{"nogrowsync", strconv.FormatBool(d.db.NoGrowSync) + " (bbolt default)"},
+		{"nofreelistsync", boltFreelistSync(d.db.NoFreelistSync)},
+		{"nogrowsync", strconv.FormatBool(d.db.NoGrowSync) + " (= !sync: growing the file fsyncs only with -sync)"},
 		{"freelist", d.freelist + " (" + string(d.db.FreelistType) + ")"},
+		{"fill_percent", strconv.FormatFloat(bolt.DefaultFillPercent, 'g', -1, 64) + " (bbolt default: a split leaves pages half full; keys arrive in random order)"},
+		{"checksums", "none (engine has none)"},
 		{"write_mode", d.writeMode},
 	}
 	if d.writeMode == "batch" {
@@ -183,7 +199,7 @@ func (d *boltDB) Settings() []Setting {
 			Setting{"batch_max_delay", d.db.MaxBatchDelay.String()})
 	}
 	s = append(s,
-		Setting{"initial_mmap", strconv.Itoa(d.mmapSize)},
+		Setting{"initial_mmap", strconv.Itoa(d.mmapSize) + " (no MAP_POPULATE)"},
 		Setting{"page_size", strconv.Itoa(d.pageSize)},
 		Setting{"lock_timeout", boltLockTimeout.String()},
 		Setting{"readonly", strconv.FormatBool(d.readOnly)},
@@ -192,6 +208,14 @@ func (d *boltDB) Settings() []Setting {
 		Setting{"compression", "none"},
 	)
 	return s
+}
+
+// boltFreelistSync states whether commits write the freelist.
+func boltFreelistSync(no bool) string {
+	if no {
+		return "true (etcd's setting: commits write no freelist; a writable open rebuilds it by scanning the file)"
+	}
+	return "false (-bolt_freelist_sync: every commit writes the freelist; bbolt's default)"
 }
 
 func (d *boltDB) NewReader() (Reader, error) {

@@ -24,8 +24,9 @@ func testOptions(dir string) engine.Options {
 // extraValues are engine option values outside their Choices that reach
 // code the defaults never do: with a 64-byte threshold most values of the
 // conformance data go to Badger's value log (the default, 1 MiB, keeps
-// them all in its tree).
-var extraValues = map[string][]string{"badger_vthreshold": {"64"}}
+// them all in its tree); 1 KiB index blocks give Pebble's tables
+// two-level indexes.
+var extraValues = map[string][]string{"badger_vthreshold": {"64"}, "pebble_index_block": {"1KiB"}}
 
 // variant is one set of engine options conformance runs an engine under.
 type variant struct {

@@ -39,6 +39,20 @@ type Options struct {
 	// BloomBitsPerKey for LSM table filters; 0 turns them off.
 	BloomBitsPerKey int
 
+	// BlockSize is the LSMs' target size of a data block, uncompressed, in
+	// bytes: Badger's BlockSize, Pebble's BlockSize on every level,
+	// RocksDB's block_size. 0 keeps each engine's own default (4 KiB in
+	// all three). It shapes the files. B-trees ignore it: their unit is
+	// the page.
+	BlockSize int
+
+	// SkipChecksums turns off the verification of block checksums on
+	// reads where the engine allows it: Badger's tables and value log,
+	// RocksDB's ReadOptions.verify_checksums. Pebble verifies every block
+	// it reads whatever this says; bbolt and LMDB keep no checksums. The
+	// zero value verifies.
+	SkipChecksums bool
+
 	// Readahead is whether the OS may read more of a file than the engine
 	// asks for: ReadaheadOff ("off", also when empty) turns OS readahead
 	// off on the files reads go through, however the engine reads them

@@ -220,6 +220,7 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 		{"page_size", strconv.FormatUint(uint64(st.PSize), 10)},
 		{"cache", "os-page-cache"},
 		{"compression", "none"},
+		{"checksums", "none (engine has none)"},
 		{"binding", ModuleVersion(lmdbModule, lmdbNewEnv)},
 		{"liblmdb", lmdbVersionString()},
 	}

@@ -12,6 +12,13 @@
 //     zstd is Pebble's ZstdCompression profile, level 3;
 //   - every level gets a bloom filter with Options.BloomBitsPerKey bits per
 //     key, as RocksDB's tables and (as a false-positive rate) Badger's do;
+//   - data blocks are Options.BlockSize on every level (0: Pebble's 4 KiB),
+//     as for every LSM; index blocks are -pebble_index_block, by default
+//     CockroachDB's 256 KiB, so that a table's index is one block, as
+//     RocksDB's always is (Pebble's default, the data block size, gives
+//     tables a two-level index);
+//   - Pebble verifies the checksum of every block it reads from a file and
+//     has no option not to: Options.SkipChecksums does not apply;
 //   - a new store is created at FormatNewest, so Pebble v2 writes the table
 //     format it is built around (columnar blocks) rather than the oldest
 //     format it can still read, which is what FormatDefault picks;
@@ -45,6 +52,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
 	"github.com/cockroachdb/pebble/v2/sstable"
+
+	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
 const pebbleModule = "github.com/cockroachdb/pebble/v2"
@@ -57,12 +66,24 @@ func init() {
 		Version:      func() string { return ModuleVersion(pebbleModule, pebble.Open) },
 		Open:         openPebble,
 		Compressions: []string{"none", "snappy", "zstd"},
+		Params: []Param{
+			{Name: "pebble_index_block", Default: "256KiB", Shapes: true, Check: checkPebbleIndexBlock,
+				Usage: "target size of Pebble's index blocks (1KiB to 1GiB); a table whose index outgrows one block gets a two-level index (default: CockroachDB's 256KiB; Pebble's own is its block size)"},
+		},
 		Layout:       lsmLayout,
 		TableFilters: true,
 		Dims:         []Dim{boundDim},
 		// Write-ahead logs, including those kept for recycling.
 		LogFile: func(n string) bool { return strings.HasSuffix(n, ".log") },
 	})
+}
+
+func checkPebbleIndexBlock(v string) error {
+	n, err := memlimit.ParseSize(v)
+	if err != nil || n < 1<<10 || n > 1<<30 {
+		return errors.New("must be a size from 1KiB to 1GiB (256KiB)")
+	}
+	return nil
 }
 
 // pebbleDeclined is how long a level may score with nothing running
@@ -127,8 +148,13 @@ func openPebble(o Options) (DB, error) {
 	if o.BloomFPR > 0 {
 		bits = max(1, int(math.Round(BloomBitsForFPR(o.BloomFPR))))
 	}
+	// The index block size is a size Check has accepted; 0 cannot happen
+	// after Open filled in the default.
+	indexBlock, _ := memlimit.ParseSize(o.Params["pebble_index_block"])
 	for i := range po.Levels {
 		po.Levels[i].Compression = compression
+		po.Levels[i].BlockSize = o.BlockSize // 0: Pebble's default, 4 KiB
+		po.Levels[i].IndexBlockSize = int(indexBlock)
 		if bits > 0 {
 			po.Levels[i].FilterPolicy = bloom.FilterPolicy(bits)
 		} else {
@@ -178,7 +204,10 @@ func openPebble(o Options) (DB, error) {
 		{"memtable_stop_writes_threshold", strconv.Itoa(po.MemTableStopWritesThreshold)},
 		{"compression", prof.Name + ", all levels"},
 		{"bloom", bloomS},
-		{"block_size", strconv.Itoa(po.Levels[0].BlockSize)},
+		{"block_size", lsmBlockSize(o, po.Levels[0].BlockSize) + ", all levels"},
+		{"index_block_size", memlimit.FormatSize(int64(po.Levels[0].IndexBlockSize)) + ", all levels (-pebble_index_block; a table whose index outgrows one block gets a two-level index)"},
+		{"target_file_size", lsmMiB(po.TargetFileSizes[0]) + " at L0, doubling per level (default)"},
+		{"verify_checksums", pebbleChecksums(o)},
 		{"format_major_version", fmv},
 		{"l0_compaction_threshold", strconv.Itoa(po.L0CompactionThreshold)},
 		{"l0_stop_writes_threshold", strconv.Itoa(po.L0StopWritesThreshold)},
@@ -186,6 +215,7 @@ func openPebble(o Options) (DB, error) {
 		{"compaction_concurrency", strconv.Itoa(lo) + "-" + strconv.Itoa(hi) + " (default)" + compactionNote(o)},
 		{"max_open_files", strconv.Itoa(po.MaxOpenFiles)},
 		{"bytes_per_sync", strconv.Itoa(po.BytesPerSync)},
+		{"wal_bytes_per_sync", strconv.Itoa(po.WALBytesPerSync) + " (default)"},
 		{"readahead", readahead},
 		{"read_only", strconv.FormatBool(o.ReadOnly)},
 		{"logger", "off"},
@@ -193,6 +223,16 @@ func openPebble(o Options) (DB, error) {
 		{"flush", "DB.Flush + wait until no flush/compaction runs and no level scores for compaction"},
 	}
 	return p, nil
+}
+
+// pebbleChecksums states what Pebble verifies on reads: every block it
+// reads from a file, always.
+func pebbleChecksums(o Options) string {
+	s := "true (always: Pebble verifies every block it reads from a file and has no option to skip it"
+	if o.SkipChecksums {
+		s += "; -verify_checksums=false does not apply"
+	}
+	return s + ")"
 }
 
 func (p *pebbleDB) Name() string    { return "pebble" }

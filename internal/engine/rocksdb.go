@@ -15,6 +15,12 @@
 //     zstd runs at RocksDB's default level, 3;
 //   - tables get a (full) bloom filter with Options.BloomBitsPerKey bits per
 //     key, as Pebble's do;
+//   - data blocks are Options.BlockSize (0: RocksDB's 4 KiB), as for every
+//     LSM, with one binary-searched index block per table (kBinarySearch,
+//     the default, stated explicitly);
+//   - every reader and iterator verifies the checksum of each block it
+//     reads from a file (ReadOptions.verify_checksums, the default) unless
+//     Options.SkipChecksums; compactions verify whatever it says;
 //   - the info LOG is kept to its header (info_log_level=HEADER, one file)
 //     so that it costs nothing;
 //   - RocksDB opens every table with fadvise(FADV_RANDOM)
@@ -209,6 +215,7 @@ type rocksDB struct {
 	iters    atomic.Int64 // open iterators: closing the DB under one is undefined
 	// Options.DisableCompactions: Flush waits for no compaction
 	noCompactions bool
+	verify        bool      // ReadOptions.verify_checksums of every reader and iterator
 	settings      []Setting // as opened; Settings adds the library's
 	libOnce       sync.Once
 	libSettings   []Setting
@@ -228,8 +235,14 @@ func openRocksDB(o Options) (DB, error) {
 		return nil, errors.New("rocksdb: unsupported compression " + strconv.Quote(o.Compression))
 	}
 
-	r := &rocksDB{dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions}
+	r := &rocksDB{dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions, verify: !o.SkipChecksums}
 	r.bbto = grocksdb.NewDefaultBlockBasedTableOptions()
+	if o.BlockSize > 0 { // 0: RocksDB's default, 4 KiB
+		r.bbto.SetBlockSize(o.BlockSize)
+	}
+	// One index block per table, binary-searched: RocksDB's default, set
+	// so that the settings line states it.
+	r.bbto.SetIndexType(grocksdb.KBinarySearchIndexType)
 	cacheS := "none"
 	if o.CacheMB > 0 {
 		r.cache = grocksdb.NewLRUCache(uint64(o.CacheMB) << 20)
@@ -286,6 +299,10 @@ func openRocksDB(o Options) (DB, error) {
 		{"max_write_buffer_number", strconv.Itoa(r.opts.GetMaxWriteBufferNumber())},
 		{"compression", comp + ", all levels"},
 		{"bloom", bloomS},
+		{"block_size", lsmBlockSize(o, rocksdbDefaultBlockSize)},
+		{"index", "one index block per table, binary search (index_type kBinarySearch, RocksDB's default; not partitioned)"},
+		{"verify_checksums", rocksdbChecksums(r.verify)},
+		{"paranoid_checks", strconv.FormatBool(r.opts.ParanoidChecks()) + " (default: stop on corruption background work finds)"},
 		{"cache_index_and_filter_blocks", "false (default: index and filters live outside the block cache)"},
 		{"max_background_jobs", strconv.Itoa(r.opts.GetMaxBackgroundJobs()) + " (default)"},
 		{"disable_auto_compactions", strconv.FormatBool(o.DisableCompactions)},
@@ -293,6 +310,11 @@ func openRocksDB(o Options) (DB, error) {
 		{"level0_stop_writes_trigger", strconv.Itoa(r.opts.GetLevel0StopWritesTrigger())},
 		{"max_bytes_for_level_base", lsmMiB(int64(r.opts.GetMaxBytesForLevelBase()))},
 		{"target_file_size_base", lsmMiB(int64(r.opts.GetTargetFileSizeBase()))},
+		{"max_bytes_for_level_multiplier", strconv.FormatFloat(r.opts.GetMaxBytesForLevelMultiplier(), 'g', -1, 64)},
+		{"level_compaction_dynamic_level_bytes", strconv.FormatBool(r.opts.GetLevelCompactionDynamicLevelBytes()) + " (default)"},
+		{"num_levels", strconv.Itoa(r.opts.GetNumLevels())},
+		{"bytes_per_sync", strconv.FormatUint(r.opts.GetBytesPerSync(), 10) + " (default)"},
+		{"wal_bytes_per_sync", strconv.FormatUint(r.opts.GetWALBytesPerSync(), 10) + " (default)"},
 		{"max_open_files", strconv.Itoa(r.opts.GetMaxOpenFiles())},
 		{"readahead", rocksdbReadaheadSetting(o.Readahead, r.opts)},
 		{"info_log_level", "header"},
@@ -302,6 +324,17 @@ func openRocksDB(o Options) (DB, error) {
 		{"flush", "Flush(wait) + FlushWAL(sync) + wait for compaction-pending, running compactions and flushes = 0"},
 	}
 	return r, nil
+}
+
+// rocksdbDefaultBlockSize is BlockBasedTableOptions::block_size's default.
+const rocksdbDefaultBlockSize = 4 << 10
+
+// rocksdbChecksums states what RocksDB verifies on reads.
+func rocksdbChecksums(verify bool) string {
+	if verify {
+		return "true (ReadOptions.verify_checksums, RocksDB's default: every block read from a file)"
+	}
+	return "false (ReadOptions.verify_checksums off; compactions still verify what they read)"
 }
 
 // rocksdbReadaheadSetting states what the tables' reads are advised.
@@ -383,7 +416,15 @@ func (r *rocksDB) NewReader() (Reader, error) {
 	if r.closed.Load() {
 		return nil, errRocksDBClosed
 	}
-	return &rocksReader{r: r, ro: grocksdb.NewDefaultReadOptions()}, nil
+	return &rocksReader{r: r, ro: r.readOptions()}, nil
+}
+
+// readOptions are a reader's or an iterator's ReadOptions, checksums
+// verified as Options.SkipChecksums says.
+func (r *rocksDB) readOptions() *grocksdb.ReadOptions {
+	ro := grocksdb.NewDefaultReadOptions()
+	ro.SetVerifyChecksums(r.verify)
+	return ro
 }
 
 func (r *rocksDB) NewBatch() Batch {
@@ -458,7 +499,7 @@ func (rd *rocksReader) NewIter(o IterOptions) (Iterator, error) {
 		return nil, errRocksDBClosed
 	}
 	lower, upper := lsmIterBounds(o)
-	it := &rocksIter{r: rd.r, ro: grocksdb.NewDefaultReadOptions()}
+	it := &rocksIter{r: rd.r, ro: rd.r.readOptions()}
 	if upper != nil {
 		it.upper = C.CBytes(upper)
 		it.ro.SetIterateUpperBound(unsafe.Slice((*byte)(it.upper), len(upper)))

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
 // ModuleVersion returns "path version" for the module that defines fn.
@@ -64,9 +66,19 @@ func allocated(fi os.FileInfo) int64 {
 }
 
 // lsmLayout is what shapes an LSM's files besides compression: its table
-// filters and the size its memtables flush at.
+// filters, the size its memtables flush at and its data block size.
 func lsmLayout(o Options) map[string]string {
-	return map[string]string{"b": strconv.Itoa(o.BloomBitsPerKey), "m": strconv.Itoa(o.MemtableMB)}
+	return map[string]string{"b": strconv.Itoa(o.BloomBitsPerKey), "m": strconv.Itoa(o.MemtableMB), "bs": strconv.Itoa(o.BlockSize)}
+}
+
+// lsmBlockSize states the data block size an LSM was given: bytes as
+// -block_size reads them (32KiB), or the engine's own default when o
+// sets none.
+func lsmBlockSize(o Options, engineDefault int) string {
+	if o.BlockSize > 0 {
+		return memlimit.FormatSize(int64(o.BlockSize))
+	}
+	return memlimit.FormatSize(int64(engineDefault)) + " (engine default)"
 }
 
 // boundDim: an LSM iterator takes a real upper bound (a B-tree cursor

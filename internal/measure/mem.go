@@ -105,7 +105,7 @@ type MemSampler struct {
 	done chan struct{}
 	once sync.Once
 	mu   sync.Mutex // guards peak and err
-	peak RSS       // per kind, the largest seen; Peak is VmHWM
+	peak RSS        // per kind, the largest seen; Peak is VmHWM
 	err  error
 }
 
