@@ -36,8 +36,8 @@ type Env struct {
 	Running atomic.Bool
 
 	mu       sync.Mutex
-	fixtures map[string]string // built fixtures' directories, by name
-	shown    map[string]string // settings-<engine> lines in force
+	fixtures map[string]builtFixture // by name
+	shown    map[string]string       // configuration lines in force (settings-<engine>, fixture-<engine>), by key
 	warned   map[string]bool
 	scratchN atomic.Int64
 	budget   *memlimit.Budget // -mem_limit, once Setup has entered it
@@ -49,7 +49,7 @@ func NewEnv(c Config, out, log io.Writer) (*Env, error) {
 		return nil, err
 	}
 	e := &Env{Cfg: c, Keys: c.Keys(), FullCheck: c.Verify == "full", Out: out, Log: log,
-		fixtures: map[string]string{}, shown: map[string]string{}, warned: map[string]bool{}}
+		fixtures: map[string]builtFixture{}, shown: map[string]string{}, warned: map[string]bool{}}
 	g, err := dataset.New(dataset.Spec{Keys: e.Keys, ValueSize: c.ValSize, ValueRatio: c.ValueRatio, Seed: c.Seed})
 	if err != nil {
 		return nil, err

@@ -84,7 +84,7 @@ func (h *Handle) Options(tweak func(*engine.Options)) engine.Options {
 func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Options), body func(b *testing.B, db engine.DB)) {
 	o := h.Options(tweak)
 	db := h.open(b, cache, o, true)
-	h.e.ShowSettings(h.f.Engine, db.Settings())
+	h.e.ShowFixtureSettings(h.f.Engine, db.Settings(), h.f)
 	b.Run(name, func(b *testing.B) { body(b, h.open(b, cache, o, false)) })
 }
 
