@@ -35,6 +35,8 @@ type Env struct {
 	// result lines then, so long work stops reporting progress.
 	Running atomic.Bool
 
+	plan *Plan // what Setup planned, built and opened -dir for
+
 	mu       sync.Mutex
 	fixtures map[string]builtFixture // by name
 	shown    map[string]string       // configuration lines in force (settings-<engine>, fixture-<engine>), by key
@@ -61,6 +63,27 @@ func NewEnv(c Config, out, log io.Writer) (*Env, error) {
 	return e, nil
 }
 
+// inPlan reports whether Setup planned t.
+func (e *Env) inPlan(t Target) bool {
+	if e.plan == nil {
+		return false
+	}
+	for _, p := range e.plan.Targets {
+		if p.Name() == t.Name() {
+			return true
+		}
+	}
+	return false
+}
+
+// planPattern is the -bench pattern Setup planned for.
+func (e *Env) planPattern() string {
+	if e.plan == nil {
+		return ""
+	}
+	return e.plan.Pattern
+}
+
 // Logf reports progress on Log. go test merges stderr into its output, so
 // the prefix is one benchfmt ignores (a "kvbench: x" line would read as a
 // configuration line).
@@ -81,6 +104,8 @@ func (e *Env) WarnOnce(key, format string, args ...any) {
 
 // openDir validates -dir (defaulting it to the user cache directory) for
 // a run that writes need bytes, and opens the suite's own directory in it.
+// The default must exist already: the suite creates nothing but
+// <dir>/kvbench.
 func (e *Env) openDir(plan *Plan) error {
 	dir := e.Cfg.Dir
 	if dir == "" {
@@ -88,8 +113,8 @@ func (e *Env) openDir(plan *Plan) error {
 		if err != nil {
 			return flagError("dir", "", "no default: "+err.Error()+"; pass -dir")
 		}
-		if err := os.MkdirAll(c, 0o755); err != nil {
-			return flagError("dir", c, err.Error())
+		if _, err := os.Stat(c); err != nil {
+			return flagError("dir", "", "the default, the user cache directory "+c+", does not exist; pass -dir")
 		}
 		dir = c
 	}

@@ -222,3 +222,35 @@ func changeField(t *testing.T, o *engine.Options, field string) {
 		t.Fatalf("engine.Options.%s: a %s this test cannot change; add a case", field, v.Kind())
 	}
 }
+
+// TestBenchmarkOutsideThePlanWritesNothing: a run planned for benchmarks
+// that need no disk never opened -dir; a benchmark outside that plan
+// (here Populate, which writes, and a fixture build) fails and writes
+// nothing: not in the working directory, not in -dir.
+func TestBenchmarkOutsideThePlanWritesNothing(t *testing.T) {
+	cwd, dir := t.TempDir(), t.TempDir()
+	t.Chdir(cwd)
+	c := Default()
+	c.KeysMil, c.ValSize, c.Dir = 0.002, 64, dir
+	e, err := Setup(c, "BenchmarkReadRandomMemory", io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setBenchtime(t, "1x")
+	failed := false
+	testing.Benchmark(func(b *testing.B) {
+		defer func() { failed = b.Failed() }() // Fatal ends the function
+		Run(b, e, "Populate", "bolt")
+	})
+	if !failed {
+		t.Error("a benchmark outside the plan ran")
+	}
+	if _, err := e.ensure(e.KVFor(mustInfo(t, "bolt"))); err == nil {
+		t.Error("a fixture outside the plan was built")
+	}
+	for _, d := range []string{cwd, dir} {
+		if ents, _ := os.ReadDir(d); len(ents) != 0 {
+			t.Errorf("%s holds %v", d, ents)
+		}
+	}
+}

@@ -102,7 +102,9 @@ func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) 
 	}
 	h.Close(b)
 	if h.f.Engine.Reference {
-		o.Dir, o.ReadOnly = os.TempDir(), false
+		// The rail has no files and ignores both; read-only keeps
+		// engine.Open from creating a directory outside -dir.
+		o.Dir, o.ReadOnly = os.TempDir(), true
 		db, err := h.openEngine(o)
 		if err != nil {
 			b.Fatal(err)

@@ -85,6 +85,9 @@ type Builder func(dir string) (Manifest, error)
 // file lock keeps two runs from building the same fixture at once; the
 // second waits and then reuses the first one's result.
 func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...any)) (string, *Manifest, error) {
+	if !r.IsOpen() {
+		return "", nil, errNotOpen
+	}
 	fixtures := r.Sub("fixtures")
 	if err := os.MkdirAll(fixtures, 0o755); err != nil {
 		return "", nil, err

@@ -158,3 +158,32 @@ func TestFixtureOfAnotherEngineVersionIsNotTrusted(t *testing.T) {
 		t.Fatal("a manifest written by another engine version is trusted")
 	}
 }
+
+// TestUnopenedRootWritesNothing: a Root OpenRoot did not make names no
+// path in the working directory: it builds no fixture, removes nothing,
+// and Sub panics.
+func TestUnopenedRootWritesNothing(t *testing.T) {
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	var r Root
+	calls := 0
+	if _, _, err := r.Ensure(params(), okBuild(&calls), nolog); err == nil || calls != 0 {
+		t.Fatalf("Ensure on an unopened root: calls=%d err=%v", calls, err)
+	}
+	os.Mkdir("scratch", 0o755)
+	if err := r.RemoveAll("scratch"); err == nil {
+		t.Fatal("RemoveAll on an unopened root removed a directory of the working directory")
+	}
+	os.Remove("scratch")
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("Sub on an unopened root returned a path")
+			}
+		}()
+		r.Sub("scratch")
+	}()
+	if ents, _ := os.ReadDir(cwd); len(ents) != 0 {
+		t.Fatalf("the working directory holds %v", ents)
+	}
+}
