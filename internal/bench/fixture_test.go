@@ -254,3 +254,20 @@ func TestBenchmarkOutsideThePlanWritesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingDefaultDirIsNotCreated: without -dir the user cache
+// directory is -dir; when it does not exist the run stops, naming -dir,
+// and creates nothing.
+func TestMissingDefaultDirIsNotCreated(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "no-cache-yet")
+	t.Setenv("XDG_CACHE_HOME", cache)
+	c := Default()
+	c.KeysMil, c.ValSize, c.Dir = 0.002, 64, ""
+	_, err := Setup(c, "BenchmarkReadRandomBolt", io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-dir") {
+		t.Fatalf("Setup without -dir and without a cache directory: %v", err)
+	}
+	if _, err := os.Stat(cache); !os.IsNotExist(err) {
+		t.Fatalf("the default -dir was created: %v", err)
+	}
+}
