@@ -2,8 +2,8 @@
 # compare.sh BASE HEAD [-bench REGEX] [-count N] [-o DIR] [flags...]
 #
 # Builds the test binaries of two git refs once, runs them interleaved
-# (base, head, base, head, ... N rounds) on the same fixtures under the same
-# -dir, writes DIR/base.txt and DIR/head.txt, prints benchstat's comparison
+# (base, head, base, head, ... N rounds) on the same fixtures (one per
+# engine version) under the same -dir, writes DIR/base.txt and DIR/head.txt, prints benchstat's comparison
 # and runs the regression gate (benchstat/gate). Exits with the gate's
 # status: 0 pass, 1 regression, 2 usage or build error.
 #
@@ -101,8 +101,9 @@ run() { # run SIDE [extra test flags]: one round of SIDE's binary
 	shift
 	"$tmp/$side.test" -test.run '^$' -test.bench "$bench" -test.count 1 "${bench_args[@]}" "$@"
 }
-# Build or reuse each side's fixtures before anything is timed; their
-# names depend only on the data, so both sides normally share them.
+# Build or reuse each side's fixtures before anything is timed; they are
+# keyed by the data, the options that shape files and the engine version,
+# so both sides share them unless one side changed an engine's version.
 for side in base head; do
 	run "$side" -test.benchtime 1x >"$tmp/warmup-$side.txt" || {
 		grep -v '^settings-' "$tmp/warmup-$side.txt" | tail -20 >&2

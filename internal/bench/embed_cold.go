@@ -401,6 +401,7 @@ type coldSrc struct {
 	dirs     []string  // evicted for cache=cold, read through for cache=warm: the child's, then the source's
 	info     engine.Info
 	settings []engine.Setting // the engine's, as the child opens it
+	fixture  *Fixture         // the engine's fixture the child reads
 }
 
 // with is the source as child reads it: the child's directory goes
@@ -432,7 +433,8 @@ func (e *Env) coldSource(b *testing.B, s embedSource) *coldSrc {
 	case s.info.Missing != "":
 		b.Skip(s.info.Missing)
 	default:
-		h := e.Open(b, e.embedFixture(s.info))
+		c.fixture = e.embedFixture(s.info)
+		h := e.Open(b, c.fixture)
 		o := h.Options(nil)
 		db, err := engine.Open(s.info.Name, o)
 		if err != nil {
@@ -455,7 +457,7 @@ func (c *coldSrc) showSettings() {
 		c.e.ClearSettings()
 		return
 	}
-	c.e.ShowSettings(c.info, c.settings)
+	c.e.ShowFixtureSettings(c.info, c.settings, c.fixture)
 }
 
 // evict drops the binary and the source's files from the page cache and

@@ -380,9 +380,10 @@ func TestEmbedWorkloads(t *testing.T) {
 	if !runWorkload(e, "EmbedIterate") {
 		t.Fatal("EmbedIterate failed")
 	}
-	// src=embedded comes first: the last engine's settings are cleared.
-	if last := "settings-" + shown[len(shown)-1] + ":\n"; !strings.HasPrefix(out.String(), last) {
-		t.Errorf("EmbedIterate began with %.40q, want %q", out.String(), last)
+	// src=embedded comes first: the last engine's settings and fixture
+	// lines are cleared.
+	if eng := shown[len(shown)-1]; !strings.HasPrefix(out.String(), "fixture-"+eng+":\nsettings-"+eng+":\n") {
+		t.Errorf("EmbedIterate began with %.60q, want both of %s's lines cleared", out.String(), eng)
 	}
 	out.Reset()
 	if !runWorkload(e, "EmbedBuild") {

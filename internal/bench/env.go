@@ -35,9 +35,11 @@ type Env struct {
 	// result lines then, so long work stops reporting progress.
 	Running atomic.Bool
 
+	plan *Plan // what Setup planned, built and opened -dir for
+
 	mu       sync.Mutex
-	fixtures map[string]string // built fixtures' directories, by name
-	shown    map[string]string // settings-<engine> lines in force
+	fixtures map[string]builtFixture // by name
+	shown    map[string]string       // configuration lines in force (settings-<engine>, fixture-<engine>), by key
 	warned   map[string]bool
 	calls    map[string]uint64 // calls of each benchmark so far, by name (CallStreams)
 	scratchN atomic.Int64
@@ -50,7 +52,7 @@ func NewEnv(c Config, out, log io.Writer) (*Env, error) {
 		return nil, err
 	}
 	e := &Env{Cfg: c, Keys: c.Keys(), FullCheck: c.Verify == "full", Out: out, Log: log,
-		fixtures: map[string]string{}, shown: map[string]string{}, warned: map[string]bool{}}
+		fixtures: map[string]builtFixture{}, shown: map[string]string{}, warned: map[string]bool{}}
 	g, err := dataset.New(dataset.Spec{Keys: e.Keys, ValueSize: c.ValSize, ValueRatio: c.ValueRatio, Seed: c.Seed})
 	if err != nil {
 		return nil, err
@@ -60,6 +62,27 @@ func NewEnv(c Config, out, log io.Writer) (*Env, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// inPlan reports whether Setup planned t.
+func (e *Env) inPlan(t Target) bool {
+	if e.plan == nil {
+		return false
+	}
+	for _, p := range e.plan.Targets {
+		if p.Name() == t.Name() {
+			return true
+		}
+	}
+	return false
+}
+
+// planPattern is the -bench pattern Setup planned for.
+func (e *Env) planPattern() string {
+	if e.plan == nil {
+		return ""
+	}
+	return e.plan.Pattern
 }
 
 // Logf reports progress on Log. go test merges stderr into its output, so
@@ -82,6 +105,8 @@ func (e *Env) WarnOnce(key, format string, args ...any) {
 
 // openDir validates -dir (defaulting it to the user cache directory) for
 // a run that writes need bytes, and opens the suite's own directory in it.
+// The default must exist already: the suite creates nothing but
+// <dir>/kvbench.
 func (e *Env) openDir(plan *Plan) error {
 	dir := e.Cfg.Dir
 	if dir == "" {
@@ -89,8 +114,8 @@ func (e *Env) openDir(plan *Plan) error {
 		if err != nil {
 			return flagError("dir", "", "no default: "+err.Error()+"; pass -dir")
 		}
-		if err := os.MkdirAll(c, 0o755); err != nil {
-			return flagError("dir", c, err.Error())
+		if _, err := os.Stat(c); err != nil {
+			return flagError("dir", "", "the default, the user cache directory "+c+", does not exist; pass -dir")
 		}
 		dir = c
 	}

@@ -62,8 +62,33 @@ func (e *Env) NewFixture(info engine.Info, kind string, src Source, tweak func(*
 			Engine: eng, Keys: src.Len(), ValueSize: src.ValueSize(), Seed: e.Cfg.Seed,
 			ValueRatio: e.Cfg.ValueRatio, Compression: o.Compression,
 			FormatVersion: dataset.FormatVersion, Layout: info.FileLayout(o),
+			// Builds write -batch keys a commit (WriteAll, buildTables).
+			EngineVersion: engineVersion(info), Batch: e.Cfg.Batch,
 		},
 	}
+}
+
+// engineVersion is the code that writes info's files, which keys its
+// fixtures: the binding's Go module and version from the binary's build
+// information and, for a binding over a library linked at run time
+// (RocksDB's librocksdb), that library's version. A variable so that
+// tests can stand in for an upgraded engine.
+var engineVersion = func(info engine.Info) string {
+	if info.Version == nil {
+		return ""
+	}
+	v := info.Version()
+	if info.Library != nil {
+		v += "; " + info.Library()
+	}
+	return v
+}
+
+// builtFixture is a fixture Setup made sure of: where it is and what its
+// manifest says, the engine version that built it included.
+type builtFixture struct {
+	dir string
+	m   *dataset.Manifest
 }
 
 // ensure builds f when no complete build of it exists, and remembers its
@@ -73,8 +98,8 @@ func (e *Env) ensure(f *Fixture) (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	name := f.Params.Name()
-	if d, ok := e.fixtures[name]; ok {
-		return d, nil
+	if b, ok := e.fixtures[name]; ok {
+		return b.dir, nil
 	}
 	dir, m, err := e.Root.Ensure(f.Params, func(dir string) (dataset.Manifest, error) {
 		e.Logf("building fixture %s (%d keys, %s)", name, f.Data.Len(), Human(f.LogicalBytes()))
@@ -84,7 +109,7 @@ func (e *Env) ensure(f *Fixture) (string, error) {
 		return "", err
 	}
 	e.Logf("fixture %s: %d keys, %s on disk, written by %s, built %s in %.1fs", name, m.KeyCount, Human(m.DiskBytes), m.EngineVersion, m.Built.Format(time.RFC3339), m.BuildSeconds)
-	e.fixtures[name] = dir
+	e.fixtures[name] = builtFixture{dir, m}
 	return dir, nil
 }
 
@@ -121,12 +146,11 @@ func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
 	if err != nil {
 		return dataset.Manifest{}, err
 	}
-	version := db.Version()
 	if err := db.Close(); err != nil {
 		return dataset.Manifest{}, fmt.Errorf("close: %w", err)
 	}
 	return dataset.Manifest{
-		EngineVersion: version, KeyCount: f.Data.Len(), LogicalBytes: f.LogicalBytes(),
+		EngineVersion: engineVersion(f.Engine), KeyCount: f.Data.Len(), LogicalBytes: f.LogicalBytes(),
 		DiskBytes: size, BuildSeconds: elapsed.Seconds(),
 		Settled: "Flush returned: data durable, memtables flushed, no compaction running or pending",
 	}, nil
@@ -178,12 +202,18 @@ func Reopen(db engine.DB) error {
 // FixtureDir is the directory of a fixture Setup built. A fixture no
 // workload declared is a bug in that workload's declaration.
 func (e *Env) FixtureDir(f *Fixture) (string, error) {
+	b, err := e.built(f)
+	return b.dir, err
+}
+
+// built is a fixture Setup built (or found complete).
+func (e *Env) built(f *Fixture) (builtFixture, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if d, ok := e.fixtures[f.Params.Name()]; ok {
-		return d, nil
+	if b, ok := e.fixtures[f.Params.Name()]; ok {
+		return b, nil
 	}
-	return "", fmt.Errorf("fixture %s was not built before the benchmarks: the workload must declare it in Workload.Fixtures", f.Params.Name())
+	return builtFixture{}, fmt.Errorf("fixture %s was not built before the benchmarks: the workload must declare it in Workload.Fixtures", f.Params.Name())
 }
 
 // residentShare is the one rule for eviction that did not work: more

@@ -86,7 +86,7 @@ func (h *Handle) Options(tweak func(*engine.Options)) engine.Options {
 func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Options), body func(b *testing.B, db engine.DB)) {
 	o := h.Options(tweak)
 	db := h.open(b, cache, o, true)
-	h.e.ShowSettings(h.f.Engine, db.Settings())
+	h.e.ShowFixtureSettings(h.f.Engine, db.Settings(), h.f)
 	b.Run(name, func(b *testing.B) { body(b, h.open(b, cache, o, false)) })
 }
 
@@ -104,7 +104,9 @@ func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) 
 	}
 	h.Close(b)
 	if h.f.Engine.Reference {
-		o.Dir, o.ReadOnly = os.TempDir(), false
+		// The rail has no files and ignores both; read-only keeps
+		// engine.Open from creating a directory outside -dir.
+		o.Dir, o.ReadOnly = os.TempDir(), true
 		db, err := h.openEngine(o)
 		if err != nil {
 			b.Fatal(err)

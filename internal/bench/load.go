@@ -165,7 +165,7 @@ func (e *Env) loadLeaf(b *testing.B, h *Handle, name string, write bool, body fu
 			b.Error(err)
 		}
 	}()
-	e.ShowSettings(info, db.Settings())
+	e.ShowFixtureSettings(info, db.Settings(), h.f) // a copy of the fixture
 	b.Run(name, func(b *testing.B) { body(b, db) })
 }
 

@@ -97,8 +97,8 @@ func (e *Env) enterBudget(plan *Plan) error {
 	}
 	e.mu.Lock()
 	dirs := make([]string, 0, len(e.fixtures))
-	for _, d := range e.fixtures {
-		dirs = append(dirs, d)
+	for _, b := range e.fixtures {
+		dirs = append(dirs, b.dir)
 	}
 	e.mu.Unlock()
 	sort.Strings(dirs)

@@ -114,9 +114,9 @@ func TestMemLimitEntered(t *testing.T) {
 	if !strings.Contains(string(self), filepath.Base(b.Dir)) {
 		t.Errorf("not in %s: %s", b.Dir, self)
 	}
-	for _, dir := range e.fixtures {
-		if res, total := measure.ResidentDir(dir); res*residentShare > total {
-			t.Errorf("fixture %s: %d of %d bytes resident on entering the budget", dir, res, total)
+	for _, f := range e.fixtures {
+		if res, total := measure.ResidentDir(f.dir); res*residentShare > total {
+			t.Errorf("fixture %s: %d of %d bytes resident on entering the budget", f.dir, res, total)
 		}
 	}
 	if s, err := b.Stats(); err != nil || s.Usage > b.Limit {

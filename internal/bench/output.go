@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -18,49 +19,67 @@ import (
 )
 
 // ShowSettings prints the engine's settings line for the results that
-// follow, and clears every other engine's: benchfmt applies a
+// follow, and clears every other configuration line a result carries
+// (other engines' settings, any fixture line): benchfmt applies a
 // configuration line to every later result until it is changed, so each
 // result must be preceded by exactly its own engine's settings. Call it
 // from a parent benchmark, before b.Run: a line printed inside a running
 // sub-benchmark would split its result line.
 func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) {
+	e.showConfig(map[string]string{"settings-" + info.Name: settingsLine(s)})
+}
+
+// ShowFixtureSettings is ShowSettings for results that read fixture f (or
+// a copy of it): beside the settings it prints a fixture-<engine> line
+// naming the engine version that built the fixture, from its manifest, and
+// the fixture's directory name.
+func (e *Env) ShowFixtureSettings(info engine.Info, s []engine.Setting, f *Fixture) {
+	lines := map[string]string{"settings-" + info.Name: settingsLine(s)}
+	if b, err := e.built(f); err == nil {
+		lines["fixture-"+info.Name] = fmt.Sprintf("%s (%s)", b.m.EngineVersion, filepath.Base(b.dir))
+	}
+	e.showConfig(lines)
+}
+
+// ClearSettings clears every engine's settings and fixture lines, before
+// results that belong to no engine.
+func (e *Env) ClearSettings() { e.showConfig(nil) }
+
+func settingsLine(s []engine.Setting) string {
 	parts := make([]string, len(s))
 	for i, kv := range s {
 		parts[i] = kv.String()
 	}
-	line := strings.Join(parts, " ")
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var others []string
-	for n := range e.shown {
-		if n != info.Name {
-			others = append(others, n)
-		}
-	}
-	sort.Strings(others)
-	for _, n := range others {
-		fmt.Fprintf(e.Out, "settings-%s:\n", n) // an empty value clears the key
-		delete(e.shown, n)
-	}
-	if cur, ok := e.shown[info.Name]; !ok || cur != line {
-		fmt.Fprintf(e.Out, "settings-%s: %s\n", info.Name, line)
-		e.shown[info.Name] = line
-	}
+	return strings.Join(parts, " ")
 }
 
-// ClearSettings clears every engine's settings line, before results that
-// belong to no engine.
-func (e *Env) ClearSettings() {
+// showConfig makes lines, by key, the configuration lines in force: it
+// clears every other line printed before (an empty value clears a key)
+// and prints each of lines not already in force.
+func (e *Env) showConfig(lines map[string]string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	names := make([]string, 0, len(e.shown))
-	for n := range e.shown {
-		names = append(names, n)
+	var stale []string
+	for k := range e.shown {
+		if _, ok := lines[k]; !ok {
+			stale = append(stale, k)
+		}
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(e.Out, "settings-%s:\n", n)
-		delete(e.shown, n)
+	sort.Strings(stale)
+	for _, k := range stale {
+		fmt.Fprintf(e.Out, "%s:\n", k)
+		delete(e.shown, k)
+	}
+	keys := make([]string, 0, len(lines))
+	for k := range lines {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if cur, ok := e.shown[k]; !ok || cur != lines[k] {
+			fmt.Fprintf(e.Out, "%s: %s\n", k, lines[k])
+			e.shown[k] = lines[k]
+		}
 	}
 }
 

@@ -151,7 +151,7 @@ func runPrefetch(b *testing.B, e *Env, info engine.Info) {
 			}
 			settings[key] = s
 		}
-		e.ShowSettings(info, s)
+		e.ShowFixtureSettings(info, s, h.f)
 	}
 	o := h.Options(nil)
 	show(o)

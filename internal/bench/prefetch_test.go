@@ -348,9 +348,11 @@ func TestPrefetchRuns(t *testing.T) {
 	}
 	// open-only (readahead as -readahead, off), then readahead=on (os),
 	// off, on, off... across hit and cache: a line each time it changes.
-	var ra []string
+	var ra, fixture []string
 	for _, line := range strings.Split(out.String(), "\n") {
-		if strings.HasPrefix(line, "settings-lmdb: ") {
+		if strings.HasPrefix(line, "fixture-lmdb: ") {
+			fixture = append(fixture, line)
+		} else if strings.HasPrefix(line, "settings-lmdb: ") {
 			i := strings.Index(line, " readahead=")
 			if i < 0 {
 				t.Fatalf("settings line without readahead: %s", line)
@@ -359,6 +361,10 @@ func TestPrefetchRuns(t *testing.T) {
 		} else if line != "" {
 			t.Fatalf("unexpected output line %q", line)
 		}
+	}
+	// Every leaf reads the one trace fixture: its line is printed once.
+	if len(fixture) != 1 || !strings.Contains(fixture[0], engineVersion(mustInfo(t, "lmdb"))) {
+		t.Fatalf("fixture lines %q, want one naming %s", fixture, engineVersion(mustInfo(t, "lmdb")))
 	}
 	want := "readahead=off readahead=os readahead=off readahead=os readahead=off"
 	if got := strings.Join(ra, " "); got != want {

@@ -19,7 +19,7 @@ func scanEnv(t *testing.T, out io.Writer) *Env {
 	c := Default()
 	c.KeysMil, c.ValSize, c.ScanLen, c.Dir = 0.002, 64, 50, t.TempDir()
 	c.Threads = IntList{1, 2}
-	e, err := Setup(c, "BenchmarkIterateBolt|BenchmarkScanBolt", out, io.Discard)
+	e, err := Setup(c, "BenchmarkIterate(Bolt|Memory)|BenchmarkScan(Bolt|Memory)", out, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.plan = plan
 	if err := e.checkBudget(plan); err != nil {
 		return nil, err
 	}

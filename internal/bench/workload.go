@@ -123,6 +123,11 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 			b.Skipf("%s keeps the data set in the heap: it has no place under -mem_limit", info.Title)
 		}
 	}
+	// What a benchmark writes was planned, estimated and given a
+	// directory under -dir by Setup; one outside the plan has none.
+	if t := (Target{W: w, Info: info}); !e.inPlan(t) {
+		b.Fatalf("%s is not in this run's plan (-test.bench %q): its fixtures and scratch space were never set up under -dir", t.Name(), e.planPattern())
+	}
 	w.Run(b, e, info)
 }
 

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,6 +26,15 @@ type Params struct {
 	Compression   string            `json:"compression"`
 	FormatVersion int               `json:"format_version"`
 	Layout        map[string]string `json:"layout,omitempty"` // engine options that change the files (bloom bits, memtable, ...)
+	// EngineVersion is the code that writes the files: the binding's Go
+	// module version and any library it links at run time. Another
+	// version may lay out the same data differently, so its fixture is
+	// another fixture. "" for files no engine writes.
+	EngineVersion string `json:"engine_version,omitempty"`
+	// Batch is the keys per committed batch the build wrote (-batch): a
+	// B-tree's page splits and an LSM's flushes follow the commits. 0 for
+	// files not written in batches.
+	Batch int `json:"batch,omitempty"`
 }
 
 // Manifest is the content of .ready.
@@ -39,15 +49,27 @@ type Manifest struct {
 	Built         time.Time `json:"built"`
 }
 
-// Complete reports whether m describes a finished build of p.
+// Complete reports whether m describes a finished build of p, written
+// by the engine version p names.
 func (m *Manifest) Complete(p Params) bool {
 	return reflect.DeepEqual(m.Params, p) && m.EngineVersion != "" && m.KeyCount == p.Keys &&
+		(p.EngineVersion == "" || m.EngineVersion == p.EngineVersion) &&
 		m.LogicalBytes > 0 && m.DiskBytes > 0 && m.Settled != "" && !m.Built.IsZero()
 }
 
 // Name is the fixture's directory name: readable, and unique per Params.
+// The engine version enters as a short hash of it (the manifest holds it
+// in full), so fixtures of two versions live side by side and a branch
+// comparison across an engine upgrade reuses both.
 func (p Params) Name() string {
 	n := fmt.Sprintf("%s-k%d-v%d-s%d-r%g-c%s-f%d", p.Engine, p.Keys, p.ValueSize, p.Seed, p.ValueRatio, p.Compression, p.FormatVersion)
+	if p.Batch > 0 {
+		n += fmt.Sprintf("-batch%d", p.Batch)
+	}
+	if p.EngineVersion != "" {
+		sum := sha256.Sum256([]byte(p.EngineVersion))
+		n += fmt.Sprintf("-ver%x", sum[:4])
+	}
 	for _, k := range sortedKeys(p.Layout) {
 		n += "-" + k + p.Layout[k]
 	}
@@ -63,6 +85,9 @@ type Builder func(dir string) (Manifest, error)
 // file lock keeps two runs from building the same fixture at once; the
 // second waits and then reuses the first one's result.
 func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...any)) (string, *Manifest, error) {
+	if !r.IsOpen() {
+		return "", nil, errNotOpen
+	}
 	fixtures := r.Sub("fixtures")
 	if err := os.MkdirAll(fixtures, 0o755); err != nil {
 		return "", nil, err

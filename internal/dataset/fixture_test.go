@@ -131,3 +131,59 @@ func TestLockWaitsForOtherHolder(t *testing.T) {
 		t.Fatal("second locker did not wait")
 	}
 }
+
+// TestFixtureOfAnotherEngineVersionIsNotTrusted: a fixture is keyed by
+// the engine version that writes it and by the batch size of its build;
+// a manifest that says another version wrote the files is not trusted,
+// whatever its parameters say.
+func TestFixtureOfAnotherEngineVersionIsNotTrusted(t *testing.T) {
+	p := params()
+	p.EngineVersion, p.Batch = "x v1", 1000
+	for _, other := range []func(*Params){
+		func(q *Params) { q.EngineVersion = "x v2" },
+		func(q *Params) { q.Batch = 500 },
+	} {
+		q := p
+		other(&q)
+		if q.Name() == p.Name() {
+			t.Errorf("%+v and %+v share the directory %s", p, q, p.Name())
+		}
+	}
+	m := Manifest{Params: p, EngineVersion: "x v1", KeyCount: p.Keys, LogicalBytes: 1, DiskBytes: 1, Settled: "flushed", Built: time.Now()}
+	if !m.Complete(p) {
+		t.Fatal("a manifest of this version is not trusted")
+	}
+	m.EngineVersion = "x v2" // built by another version than its key says
+	if m.Complete(p) {
+		t.Fatal("a manifest written by another engine version is trusted")
+	}
+}
+
+// TestUnopenedRootWritesNothing: a Root OpenRoot did not make names no
+// path in the working directory: it builds no fixture, removes nothing,
+// and Sub panics.
+func TestUnopenedRootWritesNothing(t *testing.T) {
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	var r Root
+	calls := 0
+	if _, _, err := r.Ensure(params(), okBuild(&calls), nolog); err == nil || calls != 0 {
+		t.Fatalf("Ensure on an unopened root: calls=%d err=%v", calls, err)
+	}
+	os.Mkdir("scratch", 0o755)
+	if err := r.RemoveAll("scratch"); err == nil {
+		t.Fatal("RemoveAll on an unopened root removed a directory of the working directory")
+	}
+	os.Remove("scratch")
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("Sub on an unopened root returned a path")
+			}
+		}()
+		r.Sub("scratch")
+	}()
+	if ents, _ := os.ReadDir(cwd); len(ents) != 0 {
+		t.Fatalf("the working directory holds %v", ents)
+	}
+}

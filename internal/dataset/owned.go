@@ -15,14 +15,24 @@ const OwnedName = "kvbench"
 // ownerMark proves a directory named OwnedName was made by this suite.
 const ownerMark = ".kvbench-owner"
 
-// Root is the suite's own directory inside a user's -dir.
+// Root is the suite's own directory inside a user's -dir. Its zero value
+// is no directory at all: every path in it would be relative to the
+// working directory, so using it panics (Sub) or fails (Ensure,
+// RemoveAll).
 type Root struct{ Path string }
+
+// errNotOpen is the error of a Root that OpenRoot did not make.
+var errNotOpen = errors.New("the suite's directory under -dir was never opened (a benchmark outside the run plan?): nothing is written outside <dir>/" + OwnedName)
 
 // OpenRoot returns <dir>/kvbench, creating it (with its owner mark) when it
 // does not exist. A directory of that name without the mark belongs to
 // someone else and is refused.
 func OpenRoot(dir string) (Root, error) {
-	p := filepath.Join(dir, OwnedName)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return Root{}, err
+	}
+	p := filepath.Join(abs, OwnedName)
 	mark := filepath.Join(p, ownerMark)
 	if _, err := os.Stat(mark); err == nil {
 		return Root{Path: p}, nil
@@ -44,10 +54,17 @@ func OpenRoot(dir string) (Root, error) {
 	return Root{Path: p}, err
 }
 
-// Sub returns a path inside the root.
+// Sub returns a path inside the root. On a Root OpenRoot did not make it
+// panics rather than name a path in the working directory.
 func (r Root) Sub(elem ...string) string {
+	if !r.IsOpen() {
+		panic("dataset: " + errNotOpen.Error())
+	}
 	return filepath.Join(append([]string{r.Path}, elem...)...)
 }
+
+// IsOpen reports whether OpenRoot made r.
+func (r Root) IsOpen() bool { return filepath.IsAbs(r.Path) }
 
 // RemoveAll removes path, which must lie strictly inside the root, and only
 // while the root still carries its owner mark.
@@ -62,6 +79,9 @@ func (r Root) RemoveAll(path string) error {
 }
 
 func (r Root) contains(path string) error {
+	if !r.IsOpen() {
+		return errNotOpen
+	}
 	rel, err := filepath.Rel(r.Path, path)
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
 		return fmt.Errorf("refusing to touch %s: not inside %s", path, r.Path)

@@ -196,6 +196,10 @@ type Info struct {
 	// Version reports the binding's module path and version without
 	// opening a database; nil for the reference rail.
 	Version func() string
+	// Library, when set, reports the version of the library the binding
+	// links at run time (RocksDB's librocksdb): it writes the files as
+	// much as the binding does, so fixtures are keyed by it too.
+	Library func() string
 	Open    Opener
 	// Compressions lists the values of Options.Compression it accepts.
 	Compressions []string

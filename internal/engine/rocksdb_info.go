@@ -38,6 +38,7 @@ func init() {
 		i.Missing = "RocksDB needs -tags rocksdb and Debian's librocksdb-dev (make deps installs it)"
 	} else {
 		i.Open, i.Version = rocksdbOpen, rocksdbVersion
+		i.Library = func() string { return "librocksdb " + RocksDBLibVersion() }
 	}
 	Register(i)
 }

@@ -1,0 +1,90 @@
+package kvbench
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/bench"
+)
+
+// TestEveryBenchmarkWritesOnlyUnderDir runs every benchmark once on tiny
+// data from an empty working directory, with TMPDIR, HOME and the user
+// cache directory pointing at empty directories too, and checks that
+// nothing outside <dir>/kvbench was created, changed or removed, even for
+// a moment (a directory's mtime moves when an entry comes or goes), but
+// the .hgrm spectra -latency_dir asks for.
+func TestEveryBenchmarkWritesOnlyUnderDir(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every benchmark in the test binary")
+	}
+	base := t.TempDir()
+	cwd, tmp, home, cache := filepath.Join(base, "cwd"), filepath.Join(base, "tmp"), filepath.Join(base, "home"), filepath.Join(base, "cache")
+	dir, hgrm := filepath.Join(base, "dir"), filepath.Join(base, "hgrm")
+	for _, d := range []string{cwd, tmp, home, cache, hgrm, filepath.Join(dir, "users-data")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "users-data", "db.file"), []byte("precious"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// -dir's own mtime moves when kvbench/ is made; everything in
+	// kvbench/ is the suite's; -latency_dir gets .hgrm files.
+	outside := func() map[string]string {
+		st := treeState(t, base)
+		delete(st, dir)
+		delete(st, hgrm)
+		for p := range st {
+			if strings.HasPrefix(p, filepath.Join(dir, "kvbench")) || filepath.Dir(p) == hgrm && strings.HasSuffix(p, ".hgrm") {
+				delete(st, p)
+			}
+		}
+		return st
+	}
+	before := outside()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=.", "-test.benchtime=1x",
+		"-keys_mil", "0.001", "-valsz", "64", "-dir", dir,
+		"-threads", "1", "-hit_rate", "1", "-cold_ops", "1",
+		"-rate", "10000", "-write_rate", "1000", "-load_time", "10ms",
+		"-knee_time", "1ms", "-knee_start", "50000000", "-knee_steps", "0",
+		"-sst_tables", "2", "-bloom_fpr", "0.01",
+		"-prefetch_traces", "1", "-prefetch_valsz", "64", "-embed_records", "100", "-latency_dir", hgrm)
+	cmd.Dir = cwd
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+home, "XDG_CACHE_HOME="+cache)
+	b, err := cmd.CombinedOutput()
+	out := string(b)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+
+	after := outside()
+	for p, was := range before {
+		if now, ok := after[p]; !ok {
+			t.Errorf("removed: %s", p)
+		} else if now != was {
+			t.Errorf("changed: %s (%s, was %s)", p, now, was)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("created outside %s: %s", filepath.Join(dir, "kvbench"), p)
+		}
+	}
+	if spectra, _ := filepath.Glob(filepath.Join(hgrm, "*.hgrm")); len(spectra) == 0 {
+		t.Error("-latency_dir holds no spectrum")
+	}
+	// Every benchmark ran, each engine compiled in.
+	for _, target := range bench.Targets() {
+		if target.Info.Missing != "" {
+			continue
+		}
+		if !regexp.MustCompile(`(?m)^` + target.Name() + `[/-]`).MatchString(out) {
+			t.Errorf("%s reported no result", target.Name())
+		}
+	}
+}
