@@ -156,6 +156,7 @@ func TestEveryOptionThatShapesFilesKeysTheFixture(t *testing.T) {
 		"Dir":           "where the files are, not what they hold",
 		"Sync":          "when writes reach the disk; builds end with Flush either way",
 		"CacheMB":       "a read-time cache",
+		"SkipChecksums": "checksums are written whatever it says; it decides only whether reads verify them",
 		"Readahead":     "how reads are served",
 		"ReadOnly":      "fixtures are built writable and read read-only",
 		"ExpectedBytes": "follows from the keys and value size, which key the fixture",
