@@ -166,5 +166,7 @@ func (m *MemSampler) Stop() (RSS, error) {
 		m.sample()
 		m.s.close()
 	})
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	return m.peak, m.err
 }

@@ -24,11 +24,14 @@ func TestParseStatus(t *testing.T) {
 // Anonymous memory touched while the sampler runs shows in its peak, and
 // the sampler allocates nothing per reading.
 func TestMemSamplerSeesAnonymousGrowth(t *testing.T) {
+	base, err := ReadRSS()
+	if err != nil {
+		t.Fatal(err)
+	}
 	m, err := StartMemSampler(time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := m.peak
 	buf := make([]byte, 64<<20)
 	for i := 0; i < len(buf); i += 4096 {
 		buf[i] = 1
