@@ -54,9 +54,20 @@ func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 	if err != nil {
 		return "", &skipError{"child=minimal is built at run time by the go command, and there is none on PATH: " + err.Error()}
 	}
+	// The user's go env file, where the go command looks for it, found
+	// before the config directory moves (running go env would itself
+	// write telemetry).
+	goenv := os.Getenv("GOENV")
+	if goenv == "" {
+		if cfg, err := os.UserConfigDir(); err == nil {
+			goenv = filepath.Join(cfg, "go", "env")
+		} else {
+			goenv = "off"
+		}
+	}
 	work := filepath.Join(dir, "build")
 	defer root.RemoveAll(work)
-	for _, d := range []string{"cache", "tmp"} {
+	for _, d := range []string{"cache", "tmp", "config"} {
 		if err := os.MkdirAll(filepath.Join(work, d), 0o755); err != nil {
 			return "", err
 		}
@@ -70,6 +81,10 @@ func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 		"GOWORK=off",
 		"GOPROXY=off", // modules come from the cache the suite was built from; nothing is downloaded
 		"GOTOOLCHAIN=local",
+		// The go command writes telemetry counters under the user's config
+		// directory: moved under dir, with the user's go env file kept.
+		"XDG_CONFIG_HOME="+filepath.Join(work, "config"),
+		"GOENV="+goenv,
 	)
 	goRun := func(args ...string) (string, error) {
 		cmd := exec.Command(goCmd, args...)
