@@ -41,6 +41,7 @@ type Env struct {
 	fixtures map[string]builtFixture // by name
 	shown    map[string]string       // configuration lines in force (settings-<engine>, fixture-<engine>), by key
 	warned   map[string]bool
+	held     []string // Logf lines held while a benchmark may be printing its result line
 	calls    map[string]uint64 // calls of each benchmark so far, by name (CallStreams)
 	scratchN atomic.Int64
 	budget   *memlimit.Budget // -mem_limit, once Setup has entered it
@@ -88,8 +89,35 @@ func (e *Env) planPattern() string {
 // Logf reports progress on Log. go test merges stderr into its output, so
 // the prefix is one benchfmt ignores (a "kvbench: x" line would read as a
 // configuration line).
+//
+// While benchmarks run, a line written at once could land inside a result
+// line (testing prints a benchmark's name, runs it, then its figures, and
+// go test merges stderr into that stream), so it is held until the next
+// point between results: the next leaf's settings, or the end of the run.
 func (e *Env) Logf(format string, args ...any) {
-	fmt.Fprintf(e.Log, "[kvbench] "+format+"\n", args...)
+	line := fmt.Sprintf("[kvbench] "+format+"\n", args...)
+	if e.Running.Load() {
+		e.mu.Lock()
+		e.held = append(e.held, line)
+		e.mu.Unlock()
+		return
+	}
+	io.WriteString(e.Log, line)
+}
+
+// flushHeld writes the lines Logf held; e.mu is held.
+func (e *Env) flushHeld() {
+	for _, l := range e.held {
+		io.WriteString(e.Log, l)
+	}
+	e.held = nil
+}
+
+// FlushLog writes the lines Logf held back while benchmarks ran.
+func (e *Env) FlushLog() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.flushHeld()
 }
 
 // WarnOnce logs a warning the first time key is seen.

@@ -59,6 +59,7 @@ func settingsLine(s []engine.Setting) string {
 func (e *Env) showConfig(lines map[string]string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.flushHeld()
 	var stale []string
 	for k := range e.shown {
 		if _, ok := lines[k]; !ok {

@@ -65,6 +65,7 @@ func Main(run func() int, c Config, pattern string) {
 	}
 	current = e
 	code := run()
+	e.FlushLog()
 	if err := e.closeBudget(); err != nil {
 		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
 		code = max(code, 1)
