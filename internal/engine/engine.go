@@ -6,10 +6,8 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -425,30 +423,8 @@ func Names() []string {
 // DirSize sums the sizes of the regular files under dir. Sparse files count
 // by the blocks they occupy, so LMDB's map size does not inflate it.
 func DirSize(dir string) (int64, error) {
-	var total int64
-	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		// LSMs delete obsolete tables in the background: a file that
-		// vanishes during the walk no longer occupies space.
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		fi, err := d.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		total += allocated(fi)
-		return nil
-	})
-	return total, err
+	s, err := SpaceOf(Info{}, dir)
+	return s.Data + s.Logs, err
 }
 
 // compactionNote marks a setting that DisableCompactions overrides.

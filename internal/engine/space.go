@@ -20,6 +20,8 @@ type Space struct{ Data, Logs int64 }
 func SpaceOf(i Info, dir string) (Space, error) {
 	var s Space
 	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		// LSMs delete obsolete files in the background: a file that
+		// vanishes during the walk no longer occupies space.
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
