@@ -41,7 +41,7 @@ type Env struct {
 	fixtures map[string]builtFixture // by name
 	shown    map[string]string       // configuration lines in force (settings-<engine>, fixture-<engine>), by key
 	warned   map[string]bool
-	held     []string // Logf lines held while a benchmark may be printing its result line
+	held     []string          // Logf lines held while a benchmark may be printing its result line
 	calls    map[string]uint64 // calls of each benchmark so far, by name (CallStreams)
 	scratchN atomic.Int64
 	budget   *memlimit.Budget // -mem_limit, once Setup has entered it
