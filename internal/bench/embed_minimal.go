@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
 )
 
 // minimalChildPkg is the minimal cold-start child: a program that holds
@@ -114,20 +115,7 @@ func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 	if _, err := goRun("build", "-overlay", ovPath, "-o", bin, minimalChildPkg); err != nil {
 		return "", fmt.Errorf("building the minimal cold-start child (GOPROXY=off: `go mod download` fills the module cache): %w", err)
 	}
-	return bin, syncFile(bin)
-}
-
-// syncFile makes path durable: dirty pages cannot be evicted.
-func syncFile(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return bin, engine.SyncPath(bin) // durable: dirty pages cannot be evicted
 }
 
 // minimalChild builds the minimal child into dir for this run's cdb (the

@@ -59,7 +59,7 @@ func SyncTree(dir string) error {
 			return nil
 		}
 		if d.Type().IsRegular() {
-			return syncPath(path)
+			return SyncPath(path)
 		}
 		return nil
 	})
@@ -67,14 +67,15 @@ func SyncTree(dir string) error {
 		return err
 	}
 	for _, d := range dirs {
-		if err := syncPath(d); err != nil {
+		if err := SyncPath(d); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func syncPath(path string) error {
+// SyncPath makes one file or directory durable (fsync).
+func SyncPath(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
