@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"fmt"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"testing"
@@ -183,8 +182,10 @@ func prefetchOpenOnly(b *testing.B, e *Env, info engine.Info, o engine.Options) 
 			b.Fatal(err)
 		}
 		resident += r
-		debug.FreeOSMemory()
-		measure.ResetPeakRSS()
+		engine.ReleaseMemory()
+		if err := measure.ResetPeakRSS(); err != nil {
+			b.Fatal(err)
+		}
 		m0, _ := measure.ReadMem()
 		f0 := measure.ReadFaults()
 		io0, _ := measure.ReadIO()
@@ -247,8 +248,10 @@ func prefetchLookups(b *testing.B, e *Env, info engine.Info, o engine.Options, i
 	if c.hit {
 		b.SetBytes(int64(dataset.SpansPerTrace * t.Gen.ValueSize))
 	}
-	debug.FreeOSMemory() // so that RSS does not fall during the loop as the heap is scavenged
-	measure.ResetPeakRSS()
+	engine.ReleaseMemory() // so that RSS does not fall during the loop as the heap is scavenged
+	if err := measure.ResetPeakRSS(); err != nil {
+		b.Fatal(err)
+	}
 	m0, _ := measure.ReadMem()
 	f0 := measure.ReadFaults()
 	io0, _ := measure.ReadIO()
