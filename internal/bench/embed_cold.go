@@ -61,7 +61,7 @@ const coldChildEnv = "KVBENCH_EMBED_COLD_CHILD"
 const coldChildTest = "TestEmbedColdChild"
 
 // coldChildLine prefixes the child's one line of results on stdout.
-const coldChildLine = "embed-cold-child:"
+const coldChildLine = measure.ColdChildLine
 
 // IsColdChild reports whether this process is a cold-start child: its
 // TestMain must then run nothing else (no flag checks, no fixtures),
@@ -92,18 +92,7 @@ func EmbedColdChild(w io.Writer, fsys fs.FS) error {
 	if err := coldRead(job, fsys); err != nil {
 		return err
 	}
-	t1 := time.Now()
-	io1, _ := measure.ReadIO()
-	// rusage's maxrss of a child started by os/exec also counts the
-	// parent's pages (the child shares the parent's memory until exec),
-	// so the child reports its own high-water mark.
-	m, err := measure.ReadMem()
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s first-read-ns=%d open-read-ns=%d peak-rss-kb=%d read-b=%d open-read-b=%d\n", coldChildLine,
-		t1.UnixNano()-job.StartNS, t1.Sub(t0).Nanoseconds(), m.PeakRSS>>10, io1.ReadBytes, io1.ReadBytes-io0.ReadBytes)
-	return err
+	return measure.WriteColdChild(w, job.StartNS, t0, time.Now(), io0)
 }
 
 // coldRead opens job's source and reads and verifies its record.

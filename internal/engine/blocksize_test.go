@@ -22,6 +22,21 @@ func blockStore(t *testing.T, name string, tweak func(*Options)) DB {
 	}
 	o := Options{Dir: t.TempDir(), CacheMB: 8, MemtableMB: 8, BloomBitsPerKey: 10, ExpectedBytes: g.LogicalBytes()}
 	tweak(&o)
+	WriteKeysForTest(t, name, o, g)
+	o.ReadOnly = true
+	db, err := Open(name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// WriteKeysForTest writes g's keys into a new store of the engine in
+// batches of 1000 and closes it, so that everything is in the engine's
+// files. For this package's tests, internal and external.
+func WriteKeysForTest(t *testing.T, name string, o Options, g *dataset.Gen) {
+	t.Helper()
 	db, err := Open(name, o)
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +44,7 @@ func blockStore(t *testing.T, name string, tweak func(*Options)) DB {
 	kb, vb := make([]byte, dataset.KeySize), make([]byte, g.ValueSize)
 	for lo := uint64(0); lo < g.Keys; lo += 1000 {
 		b := db.NewBatch()
-		for i := lo; i < lo+1000; i++ {
+		for i := lo; i < min(lo+1000, g.Keys); i++ {
 			if err := b.Set(g.Key(kb, i), g.Value(vb, i)); err != nil {
 				t.Fatal(err)
 			}
@@ -44,12 +59,6 @@ func blockStore(t *testing.T, name string, tweak func(*Options)) DB {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	o.ReadOnly = true
-	if db, err = Open(name, o); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 // TestPebbleBlockSizes: Options.BlockSize is the size of the data blocks

@@ -59,7 +59,7 @@ func TestChecksumsAsSettingsSay(t *testing.T) {
 			for k, v := range st.params {
 				o = o.WithParam(k, v)
 			}
-			writeKeys(t, st.engine, o, g)
+			engine.WriteKeysForTest(t, st.engine, o, g)
 			want := g.Value(make([]byte, g.ValueSize), victim)
 			if n := corrupt(t, o.Dir, want, st.files); n == 0 {
 				t.Fatalf("the value is in no %v file", st.files)
@@ -120,34 +120,6 @@ func getRecovered(rd engine.Reader, key []byte) (v []byte, found bool, err error
 		return nil
 	})
 	return v, found, err
-}
-
-// writeKeys writes g's keys into a new store and closes it, so that
-// everything is in the engine's files.
-func writeKeys(t *testing.T, name string, o engine.Options, g *dataset.Gen) {
-	t.Helper()
-	db, err := engine.Open(name, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, vb := make([]byte, dataset.KeySize), make([]byte, g.ValueSize)
-	for lo := uint64(0); lo < g.Keys; lo += 500 {
-		b := db.NewBatch()
-		for i := lo; i < min(lo+500, g.Keys); i++ {
-			if err := b.Set(g.Key(kb, i), g.Value(vb, i)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := b.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := db.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // corrupt flips a byte in the middle of every copy of v in the store's

@@ -62,15 +62,7 @@ func run(record uint64, startNS int64, readahead, none bool) error {
 			return err
 		}
 	}
-	t1 := time.Now()
-	io1, _ := measure.ReadIO()
-	m, err := measure.ReadMem()
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Printf("embed-cold-child: first-read-ns=%d open-read-ns=%d peak-rss-kb=%d read-b=%d open-read-b=%d\n",
-		t1.UnixNano()-startNS, t1.Sub(t0).Nanoseconds(), m.PeakRSS>>10, io1.ReadBytes, io1.ReadBytes-io0.ReadBytes)
-	return err
+	return measure.WriteColdChild(os.Stdout, startNS, t0, time.Now(), io0)
 }
 
 // read opens the embedded cdb and reads and verifies record i.
