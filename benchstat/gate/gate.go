@@ -5,17 +5,33 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"strconv"
+	"strings"
 
+	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
 )
 
 // Options are the gate's knobs.
 type Options struct {
-	Alpha     float64        // significance level of the Mann-Whitney U test
-	Threshold float64        // relative change in the bad direction that fails, e.g. 0.05
-	Holm      bool           // Holm-Bonferroni correction over every tested series
-	Units     *regexp.Regexp // gate only these units; nil is every unit
+	Alpha        float64        // significance level of the one-sided signed-rank test
+	Threshold    float64        // median per-round worsening that fails, e.g. 0.03
+	Holm         bool           // Holm-Bonferroni correction over every tested series
+	Units        *regexp.Regexp // gate only these units, overriding each family's own; nil: the families' units
+	AllowRemoved bool           // a gated series in base only passes
 }
+
+// DefaultUnits are gated in results that do not say which of their units
+// carry their result (files written before the "gate" configuration line).
+var DefaultUnits = regexp.MustCompile(`^(ns/op|cpu-ns/op|p50-ns|B/op|allocs/op|read-B/op|write-amp|space-amp)$`)
+
+// sustainedShare is the share of its target a fixed-rate run must achieve
+// for its latencies to be compared: past the rate the base can serve,
+// latency is queueing, not the code.
+const sustainedShare = 0.97
+
+// power is the chance of a catch that Detectable is quoted at.
+const power = 0.8
 
 // Verdict is what the gate concluded about one series.
 type Verdict int
@@ -25,12 +41,14 @@ const (
 	Regression                 // fails the gate
 	Improvement                // significant and better beyond the threshold
 	Changed                    // significant, but the unit has no good direction
-	Missing                    // in base only
+	Missing                    // gated, in base only: fails unless removals are allowed
+	Removed                    // in base only, removal allowed
 	New                        // in head only
+	Skipped                    // not comparable in this run (Why says why)
 )
 
 func (v Verdict) String() string {
-	return [...]string{"unchanged", "REGRESSION", "improvement", "changed", "missing", "new"}[v]
+	return [...]string{"unchanged", "REGRESSION", "improvement", "changed", "MISSING", "removed", "new", "skipped"}[v]
 }
 
 // Row is the comparison of one series.
@@ -40,40 +58,44 @@ type Row struct {
 	Exact      bool    // compared strictly, without statistics
 	Better     int     // +1 higher is better, -1 lower, 0 no direction
 	Base, Head float64 // medians (exact units: the most common value)
-	Delta      float64 // (head-base)/base; NaN when base is 0
-	P          float64 // raw p-value; NaN for exact units
-	PAdj       float64 // p-value after the Holm correction (= P without it)
+	// Delta is the median of the per-round relative changes
+	// (head_i-base_i)/base_i; NaN when a base value is 0.
+	Delta float64
+	P     float64 // one-sided signed-rank p-value in the bad direction (two-sided without one); NaN for exact units
+	PAdj  float64 // P after the Holm correction (= P without it)
+	N     int     // rounds paired
+	// Detectable is the smallest worsening this series could have failed
+	// on in 80% of runs, given its own round-to-round noise: +Inf when
+	// its rounds are too few for any p-value below alpha.
+	Detectable float64
 	N1, N2     int
-	Notes      []string // warnings from benchmath (too few runs, inexact values)
+	pBetter    float64  // the same test in the good direction
+	Why        string   // why a series was skipped
+	Notes      []string // warnings (unequal rounds, inexact values)
 }
 
 // Worse is the relative change in the bad direction: positive when head
 // is worse than base.
 func (r Row) Worse() float64 { return -float64(r.Better) * r.Delta }
 
-// Compare compares every series of head with the same series of base.
+// Compare pairs every gated series of head with the same series of base,
+// round by round: the i-th result of a series in base with its i-th in
+// head, as compare.sh writes them. A series regresses when the signed-rank
+// test finds the per-round changes centred on the bad side at alpha and
+// their median is worse than the threshold.
 func Compare(base, head *Set, o Options) []Row {
-	thr := benchmath.Thresholds{CompareAlpha: o.Alpha}
-	units := func(unit, key string) string {
-		for _, m := range []*Set{head, base} {
-			if md := m.Units.Get(unit, key); md != nil {
-				return md.Value
-			}
-		}
-		return ""
-	}
 	var rows []Row
-	gated := func(k Key) bool { return o.Units == nil || o.Units.MatchString(k.Unit) }
 	for _, k := range base.Keys() {
-		if !gated(k) {
-			continue
-		}
-		if _, ok := head.Values[k]; !ok {
-			rows = append(rows, Row{Key: k, Verdict: Missing, N1: len(base.Values[k])})
+		if _, ok := head.Values[k]; !ok && gated(k, base, head, o) {
+			v := Missing
+			if o.AllowRemoved {
+				v = Removed
+			}
+			rows = append(rows, Row{Key: k, Verdict: v, N1: len(base.Values[k])})
 		}
 	}
 	for _, k := range head.Keys() {
-		if !gated(k) {
+		if !gated(k, base, head, o) {
 			continue
 		}
 		bv, ok := base.Values[k]
@@ -81,56 +103,139 @@ func Compare(base, head *Set, o Options) []Row {
 			rows = append(rows, Row{Key: k, Verdict: New, N2: len(head.Values[k])})
 			continue
 		}
-		b := benchmath.NewSample(bv, &thr)
-		h := benchmath.NewSample(head.Values[k], &thr)
-		r := Row{Key: k, N1: len(b.Values), N2: len(h.Values)}
-		switch units(k.Unit, "better") {
-		case "higher":
-			r.Better = 1
-		case "lower":
-			r.Better = -1
-		default:
-			r.Better = base.Units.GetBetter(k.Unit) // ns/op, MB/s, B/op, allocs/op
-		}
-		a := benchmath.Assumption(benchmath.AssumeNothing)
-		if units(k.Unit, "assume") == "exact" {
-			a, r.Exact = benchmath.AssumeExact, true
-		}
-		bs, hs := a.Summary(b, 0.95), a.Summary(h, 0.95)
-		r.Base, r.Head = bs.Center, hs.Center
-		r.Delta = math.NaN()
-		if r.Base != 0 {
-			r.Delta = (r.Head - r.Base) / math.Abs(r.Base)
-		} else if r.Head == 0 {
-			r.Delta = 0
-		}
-		r.P, r.PAdj = math.NaN(), math.NaN()
-		if r.Exact {
-			for _, w := range append(bs.Warnings, hs.Warnings...) {
-				r.Notes = append(r.Notes, w.Error())
-			}
-		} else {
-			c := a.Compare(b, h)
-			r.P, r.PAdj = c.P, c.P
-			for _, w := range c.Warnings {
-				r.Notes = append(r.Notes, w.Error())
-			}
+		r := compareSeries(k, bv, head.Values[k], base, head)
+		if why := unsustained(k, base); why != "" {
+			r.Verdict, r.Why = Skipped, why
 		}
 		rows = append(rows, r)
 	}
 	if o.Holm {
 		holm(rows)
 	}
+	m := tested(rows)
 	for i := range rows {
 		rows[i].Verdict = verdict(rows[i], o)
+		rows[i].Detectable = detectable(rows[i], base, head, o, m)
 	}
 	sort.SliceStable(rows, func(i, j int) bool { return rank(rows[i]) < rank(rows[j]) })
 	return rows
 }
 
+// gated reports whether k's unit carries its benchmark's result: -units
+// when given, else the family's own list from the results' "gate" line
+// (head's, then base's), else DefaultUnits.
+func gated(k Key, base, head *Set, o Options) bool {
+	if o.Units != nil {
+		return o.Units.MatchString(k.Unit)
+	}
+	for _, s := range []*Set{head, base} {
+		if units, ok := s.Gate[k.Name]; ok {
+			for _, u := range strings.Fields(units) {
+				if u == k.Unit {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return DefaultUnits.MatchString(k.Unit)
+}
+
+var rateDim = regexp.MustCompile(`(?:^|/)rate=(\d+)(?:/|-\d+$|$)`)
+
+// unsustained says why a latency of a fixed-rate run is not compared: its
+// base did not achieve the rate it was given.
+func unsustained(k Key, base *Set) string {
+	m := rateDim.FindStringSubmatch(k.Name)
+	if m == nil || !strings.HasSuffix(k.Unit, "-ns") {
+		return ""
+	}
+	rate, _ := strconv.ParseFloat(m[1], 64)
+	achieved := base.Values[Key{k.Name, "achieved-ops/s"}]
+	unrun := base.Values[Key{k.Name, "unrun-%"}]
+	switch {
+	case len(achieved) == 0:
+		return "" // not a fixed-rate result after all
+	case med(achieved) < sustainedShare*rate:
+		return fmt.Sprintf("base achieved %.0f of %.0f ops/s: latency past the rate base sustains is queueing", med(achieved), rate)
+	case len(unrun) > 0 && med(unrun) > 0:
+		return fmt.Sprintf("base left %.2g%% of operations unrun", med(unrun))
+	}
+	return ""
+}
+
+// compareSeries measures one series present on both sides.
+func compareSeries(k Key, bv, hv []float64, base, head *Set) Row {
+	r := Row{Key: k, N1: len(bv), N2: len(hv), P: math.NaN(), PAdj: math.NaN(), Delta: math.NaN()}
+	switch unitMeta(base, head, k.Unit, "better") {
+	case "higher":
+		r.Better = 1
+	case "lower":
+		r.Better = -1
+	default:
+		r.Better = base.Units.GetBetter(k.Unit) // ns/op, MB/s, B/op, allocs/op
+	}
+	thr := benchmath.Thresholds{CompareAlpha: 0.05}
+	b, h := benchmath.NewSample(bv, &thr), benchmath.NewSample(hv, &thr)
+	if unitMeta(base, head, k.Unit, "assume") == "exact" {
+		r.Exact = true
+		a := benchmath.AssumeExact
+		bs, hs := a.Summary(b, 0.95), a.Summary(h, 0.95)
+		r.Base, r.Head = bs.Center, hs.Center
+		for _, w := range append(bs.Warnings, hs.Warnings...) {
+			r.Notes = append(r.Notes, w.Error())
+		}
+		if r.Base != 0 {
+			r.Delta = (r.Head - r.Base) / math.Abs(r.Base)
+		}
+		return r
+	}
+	r.Base, r.Head = med(bv), med(hv)
+	r.N = min(len(bv), len(hv))
+	if len(bv) != len(hv) {
+		r.Notes = append(r.Notes, fmt.Sprintf("%s: %d rounds in base, %d in head: the first %d paired", k, len(bv), len(hv), r.N))
+	}
+	d := pairedChanges(bv[:r.N], hv[:r.N])
+	if d.relative {
+		r.Delta = math.Expm1(med(d.d))
+	}
+	switch r.Better {
+	case 0:
+		r.P = math.Min(1, 2*math.Min(signedRankP(d.d), signedRankP(neg(d.d))))
+	default:
+		r.P = signedRankP(scale(d.d, -float64(r.Better)))
+		r.pBetter = signedRankP(scale(d.d, float64(r.Better)))
+	}
+	r.PAdj = r.P
+	return r
+}
+
+// changes are a series' per-round changes: log(head/base) when every base
+// value is positive (relative), else head-base.
+type changes struct {
+	d        []float64
+	relative bool
+}
+
+func pairedChanges(bv, hv []float64) changes {
+	c := changes{d: make([]float64, len(bv)), relative: true}
+	for i := range bv {
+		c.relative = c.relative && bv[i] > 0 && hv[i] > 0
+	}
+	for i := range bv {
+		if c.relative {
+			c.d[i] = math.Log(hv[i] / bv[i])
+		} else {
+			c.d[i] = hv[i] - bv[i]
+		}
+	}
+	return c
+}
+
 // verdict decides one compared series.
 func verdict(r Row, o Options) Verdict {
-	if r.Verdict == Missing || r.Verdict == New {
+	switch r.Verdict {
+	case Missing, Removed, New, Skipped:
 		return r.Verdict
 	}
 	if r.Exact {
@@ -143,33 +248,44 @@ func verdict(r Row, o Options) Verdict {
 		}
 		return Regression // worse, or changed with no good direction
 	}
-	if !(r.PAdj < o.Alpha) {
+	if r.Better == 0 {
+		if r.PAdj < o.Alpha {
+			return Changed
+		}
 		return Unchanged
 	}
-	switch {
-	case r.Better == 0:
-		return Changed
-	case math.IsNaN(r.Delta): // base median 0: any significant worsening counts
-		if float64(r.Better)*(r.Head-r.Base) < 0 {
-			return Regression
-		}
-		return Improvement
-	case r.Worse() > o.Threshold:
+	if r.PAdj < o.Alpha && (math.IsNaN(r.Delta) || r.Worse() > o.Threshold) {
 		return Regression
-	case -r.Worse() > o.Threshold:
+	}
+	if r.pBetter < o.Alpha && (math.IsNaN(r.Delta) || -r.Worse() > o.Threshold) {
+		// Informational: the same test the other way, uncorrected.
 		return Improvement
 	}
 	return Unchanged
 }
 
+// tested counts the series the gate tests statistically.
+func tested(rows []Row) int {
+	m := 0
+	for _, r := range rows {
+		if isTested(r) {
+			m++
+		}
+	}
+	return m
+}
+
+func isTested(r Row) bool {
+	return !r.Exact && r.Better != 0 && r.Verdict != Missing && r.Verdict != Removed && r.Verdict != New && r.Verdict != Skipped
+}
+
 // holm replaces PAdj of every statistically tested series with its
 // Holm-Bonferroni adjusted p-value, controlling the chance of any false
-// alarm across all of them at alpha. Series without a direction are not
-// gated and do not count.
+// alarm across all of them at alpha.
 func holm(rows []Row) {
 	var idx []int
 	for i, r := range rows {
-		if !r.Exact && r.Better != 0 && r.Verdict != Missing && r.Verdict != New {
+		if isTested(r) {
 			idx = append(idx, i)
 		}
 	}
@@ -183,26 +299,124 @@ func holm(rows []Row) {
 	}
 }
 
+// levelFor is the p-value a series must reach to fail: alpha, or with
+// Holm over m series alpha/m for the first to fail.
+func levelFor(o Options, m int) float64 {
+	if o.Holm && m > 1 {
+		return o.Alpha / float64(m)
+	}
+	return o.Alpha
+}
+
+// MinRounds is the fewest paired rounds with which the signed-rank test
+// can reject at alpha (Holm over m series: alpha/m).
+func MinRounds(o Options, m int) int {
+	lvl := levelFor(o, m)
+	n := 1
+	for minSignedRankP(n) >= lvl {
+		n++
+	}
+	return n
+}
+
+// TooFewRounds lists the tested series whose rounds cannot reach the
+// level the gate needs: a gate that cannot fail is a usage error.
+func TooFewRounds(rows []Row, o Options) (need int, short []Row) {
+	need = MinRounds(o, tested(rows))
+	for _, r := range rows {
+		if isTested(r) && r.N < need {
+			short = append(short, r)
+		}
+	}
+	return need, short
+}
+
+// detectable is the smallest worsening r's test would catch in 80% of
+// runs with its own round-to-round spread s of log(head/base) (1.4826
+// MAD, the standard deviation of normal noise): the signed-rank test
+// needs a shift of (z_level + z_power)·s/sqrt(0.955·n) (its efficiency
+// against the t test is 0.955), and the median of n changes must pass the
+// threshold, which takes the threshold plus z_power·1.2533·s/sqrt(n). A
+// normal approximation: a guide to what the run could see, not a bound.
+func detectable(r Row, base, head *Set, o Options, m int) float64 {
+	if !isTested(r) || math.IsNaN(r.Delta) {
+		return math.NaN()
+	}
+	lvl := levelFor(o, m)
+	if minSignedRankP(r.N) >= lvl {
+		return math.Inf(1)
+	}
+	d := pairedChanges(base.Values[r.Key][:r.N], head.Values[r.Key][:r.N]).d
+	s := 1.4826 * mad(d)
+	if s == 0 {
+		s = stats.StdDev(d)
+	}
+	n := float64(r.N)
+	zl, zp := stats.StdNormal.InvCDF(1-lvl), stats.StdNormal.InvCDF(power)
+	test := (zl + zp) * s / math.Sqrt(0.955*n)
+	thr := math.Log1p(o.Threshold) + zp*1.2533*s/math.Sqrt(n)
+	return math.Expm1(math.Max(test, thr))
+}
+
+func mad(xs []float64) float64 {
+	c := med(xs)
+	dev := make([]float64, len(xs))
+	for i, x := range xs {
+		dev[i] = math.Abs(x - c)
+	}
+	return med(dev)
+}
+
+func med(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	return stats.Sample{Xs: xs}.Quantile(0.5)
+}
+
+func neg(xs []float64) []float64 { return scale(xs, -1) }
+
+func scale(xs []float64, f float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = f * x
+	}
+	return out
+}
+
+func unitMeta(base, head *Set, unit, key string) string {
+	for _, m := range []*Set{head, base} {
+		if md := m.Units.Get(unit, key); md != nil {
+			return md.Value
+		}
+	}
+	return ""
+}
+
 func rank(r Row) int {
 	switch r.Verdict {
 	case Regression:
 		return 0
-	case Improvement:
-		return 1
-	case Changed:
-		return 2
 	case Missing:
+		return 1
+	case Improvement:
+		return 2
+	case Changed:
 		return 3
-	case New:
+	case Skipped:
 		return 4
+	case Removed:
+		return 5
+	case New:
+		return 6
 	}
-	return 5
+	return 7
 }
 
 // Failed reports whether any row fails the gate.
 func Failed(rows []Row) bool {
 	for _, r := range rows {
-		if r.Verdict == Regression {
+		if r.Verdict == Regression || r.Verdict == Missing {
 			return true
 		}
 	}

@@ -14,6 +14,9 @@ import (
 type Set struct {
 	Values map[Key][]float64
 	Units  benchfmt.UnitMetadataMap
+	// Gate holds, by benchmark name, the units that carry its result, from
+	// the "gate" configuration line the suite prints before each family.
+	Gate map[string]string
 }
 
 // Key names one series: a full benchmark name (sub-benchmarks and the
@@ -26,7 +29,7 @@ func (k Key) String() string { return k.Name + " " + k.Unit }
 
 // NewSet returns an empty set.
 func NewSet() *Set {
-	return &Set{Values: map[Key][]float64{}, Units: benchfmt.UnitMetadataMap{}}
+	return &Set{Values: map[Key][]float64{}, Units: benchfmt.UnitMetadataMap{}, Gate: map[string]string{}}
 }
 
 // ReadFiles reads benchmark results from files into one set.
@@ -56,6 +59,9 @@ func (s *Set) Read(r io.Reader, name string) error {
 			return rec
 		case *benchfmt.Result:
 			n := string(rec.Name)
+			if g := rec.GetConfig("gate"); g != "" {
+				s.Gate[n] = g
+			}
 			for _, v := range rec.Values {
 				unit, val := v.Unit, v.Value
 				if v.OrigUnit != "" {

@@ -14,15 +14,11 @@ import (
 // folded away.
 func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 	count := map[Verdict]int{}
-	tested := 0
 	for _, r := range rows {
 		count[r.Verdict]++
-		if r.Verdict != Missing && r.Verdict != New {
-			tested++
-		}
 	}
-	if n := count[Regression]; n > 0 {
-		fmt.Fprintf(w, "### kvbench gate: FAIL, %d regression%s\n\n", n, plural(n))
+	if n := count[Regression] + count[Missing]; n > 0 {
+		fmt.Fprintf(w, "### kvbench gate: FAIL, %d regression%s, %d missing\n\n", count[Regression], plural(count[Regression]), count[Missing])
 	} else {
 		fmt.Fprintf(w, "### kvbench gate: pass\n\n")
 	}
@@ -30,10 +26,12 @@ func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 	if o.Holm {
 		corr = " (Holm-corrected)"
 	}
-	fmt.Fprintf(w, "Base `%s`, head `%s`: %d series compared, %d improved, %d regressed, %d missing in head, %d new.\n",
-		baseName, headName, tested, count[Improvement], count[Regression], count[Missing], count[New])
-	fmt.Fprintf(w, "A series fails when a Mann-Whitney U test finds a difference at alpha %g%s and the head's median is worse by more than %g%%; "+
-		"a unit declared `assume=exact` fails on any worsening. Values are medians.", o.Alpha, corr, o.Threshold*100)
+	fmt.Fprintf(w, "Base `%s`, head `%s`: %d series tested, %d improved, %d regressed, %d missing in head, %d removed, %d new, %d skipped.\n",
+		baseName, headName, tested(rows), count[Improvement], count[Regression], count[Missing], count[Removed], count[New], count[Skipped])
+	fmt.Fprintf(w, "Rounds are paired: a series fails when a one-sided signed-rank test finds its per-round changes worse at alpha %g%s "+
+		"and their median is worse by more than %g%%; a gated series missing from head fails%s. "+
+		"*detectable* is the smallest worsening this run would have caught 4 times in 5, given the series' own noise.",
+		o.Alpha, corr, o.Threshold*100, map[bool]string{true: " unless removals are allowed", false: ""}[!o.AllowRemoved])
 	if o.Units != nil {
 		fmt.Fprintf(w, " Only units matching `%s` are gated.", o.Units)
 	}
@@ -42,7 +40,7 @@ func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 	var top, rest []Row
 	for _, r := range rows {
 		switch r.Verdict {
-		case Regression, Improvement, Changed:
+		case Regression, Improvement, Changed, Missing:
 			top = append(top, r)
 		case Unchanged:
 			rest = append(rest, r)
@@ -56,7 +54,7 @@ func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 		table(w, rest)
 		fmt.Fprintf(w, "</details>\n\n")
 	}
-	for _, v := range []Verdict{Missing, New} {
+	for _, v := range []Verdict{Removed, New} {
 		var names []string
 		for _, r := range rows {
 			if r.Verdict == v {
@@ -64,8 +62,13 @@ func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 			}
 		}
 		if len(names) > 0 {
-			what := map[Verdict]string{Missing: "In base only (not gated)", New: "In head only (not gated)"}[v]
+			what := map[Verdict]string{Removed: "In base only, removal allowed", New: "In head only (not gated)"}[v]
 			fmt.Fprintf(w, "%s: %s\n\n", what, strings.Join(names, ", "))
+		}
+	}
+	for _, r := range rows {
+		if r.Verdict == Skipped {
+			fmt.Fprintf(w, "- skipped `%s` %s: %s\n", r.Name, r.Unit, r.Why)
 		}
 	}
 	notes := map[string]bool{}
@@ -80,9 +83,13 @@ func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 }
 
 func table(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "| verdict | benchmark | unit | base | head | change | p | n |\n")
-	fmt.Fprintf(w, "|---|---|---|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(w, "| verdict | benchmark | unit | base | head | change | p | rounds | detectable |\n")
+	fmt.Fprintf(w, "|---|---|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rows {
+		if r.Verdict == Missing {
+			fmt.Fprintf(w, "| %s | `%s` | %s | | | | | %d+0 | |\n", r.Verdict, r.Name, r.Unit, r.N1)
+			continue
+		}
 		sc := benchunit.CommonScale([]float64{r.Base, r.Head}, benchunit.ClassOf(r.Unit))
 		p := "exact"
 		if !r.Exact {
@@ -91,10 +98,20 @@ func table(w io.Writer, rows []Row) {
 				p += fmt.Sprintf(" (%.3f)", r.PAdj)
 			}
 		}
-		fmt.Fprintf(w, "| %s | `%s` | %s | %s | %s | %s | %s | %d+%d |\n",
-			r.Verdict, r.Name, r.Unit, sc.Format(r.Base), sc.Format(r.Head), pct(r.Delta), p, r.N1, r.N2)
+		fmt.Fprintf(w, "| %s | `%s` | %s | %s | %s | %s | %s | %d | %s |\n",
+			r.Verdict, r.Name, r.Unit, sc.Format(r.Base), sc.Format(r.Head), pct(r.Delta), p, r.N, detect(r.Detectable))
 	}
 	fmt.Fprintln(w)
+}
+
+func detect(d float64) string {
+	switch {
+	case math.IsNaN(d):
+		return ""
+	case math.IsInf(d, 1):
+		return "none"
+	}
+	return fmt.Sprintf("%.1f%%", d*100)
 }
 
 func pct(d float64) string {

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"math"
+	"sort"
+)
+
+// signedRankP is the exact one-sided p-value of the Wilcoxon signed-rank
+// test that the differences d are centred above zero: the probability,
+// when each |d| is as likely positive as negative, of a sum of positive
+// ranks at least the one observed. Zeros are dropped (Wilcoxon's rule);
+// ties share their mean rank. It is 1 when no difference is left.
+//
+// Neither golang.org/x/perf's benchmath (Mann-Whitney U only), gonum's
+// stat nor go-moremath has a signed-rank test, so this computes the null
+// distribution itself: a count of the sign assignments by rank sum, in
+// half ranks so that tied mean ranks stay integers.
+func signedRankP(d []float64) float64 {
+	abs := make([]float64, 0, len(d))
+	pos := make([]bool, 0, len(d))
+	for _, x := range d {
+		if x != 0 && !math.IsNaN(x) {
+			abs = append(abs, math.Abs(x))
+			pos = append(pos, x > 0)
+		}
+	}
+	n := len(abs)
+	if n == 0 {
+		return 1
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(a, b int) bool { return abs[idx[a]] < abs[idx[b]] })
+	// rank2[i] is twice the mean rank of |d_i|.
+	rank2 := make([]int, n)
+	for i := 0; i < n; {
+		j := i
+		for j+1 < n && abs[idx[j+1]] == abs[idx[i]] {
+			j++
+		}
+		r := i + 1 + j + 1 // twice the mean of ranks i+1..j+1
+		for k := i; k <= j; k++ {
+			rank2[idx[k]] = r
+		}
+		i = j + 1
+	}
+	obs, total := 0, 0
+	for i, r := range rank2 {
+		total += r
+		if pos[i] {
+			obs += r
+		}
+	}
+	// ways[s] counts the subsets of ranks (the positive ones) summing to s.
+	ways := make([]float64, total+1)
+	ways[0] = 1
+	for _, r := range rank2 {
+		for s := total; s >= r; s-- {
+			ways[s] += ways[s-r]
+		}
+	}
+	tail := 0.0
+	for s := obs; s <= total; s++ {
+		tail += ways[s]
+	}
+	return math.Min(1, tail/math.Pow(2, float64(n)))
+}
+
+// minSignedRankP is the smallest p-value signedRankP can give with n
+// pairs: every difference of one sign.
+func minSignedRankP(n int) float64 { return math.Pow(2, -float64(n)) }
