@@ -97,6 +97,11 @@ func TestEveryResultCarriesItsOwnSettings(t *testing.T) {
 		if own == "" {
 			t.Errorf("%s has no settings line", name)
 		}
+		// The gate judges each family on its own units.
+		want := map[bool]string{true: "keys/s write-amp space-amp", false: "ns/op read-B/op allocs/op"}[strings.HasPrefix(name, "Populate")]
+		if g := res.GetConfig("gate"); g != want {
+			t.Errorf("%s: gate line %q, want %q", name, g, want)
+		}
 	}
 	if n < 8 {
 		t.Fatalf("%d results:\n%s", n, out)

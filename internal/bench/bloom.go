@@ -30,6 +30,7 @@ func init() {
 			return out
 		},
 		Units: append([]Unit{Lower("open-ms"), Lower("open-read-B")}, loadUnits...),
+		Gate:  fixedRateGate,
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			c := &e.Cfg.Load
 			rates := append(append([]int{}, c.Rates...), 0) // 0: closed loop

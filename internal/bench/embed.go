@@ -36,6 +36,7 @@ func init() {
 		Name:     "EmbedGet",
 		Fixtures: embedFixtures,
 		Units:    readUnits,
+		Gate:     []string{"ns/op", "read-B/op", "allocs/op"},
 		Run: func(b *testing.B, e *Env, _ engine.Info) {
 			n := e.embedRecords(b)
 			for _, s := range embedSources(true) {
@@ -61,6 +62,7 @@ func init() {
 		Name:     "EmbedIterate",
 		Fixtures: embedFixtures,
 		Units:    readUnits,
+		Gate:     []string{"ns/op", "read-B/op", "allocs/op"},
 		Run: func(b *testing.B, e *Env, _ engine.Info) {
 			n := e.embedRecords(b)
 			for _, s := range embedSources(true) {
@@ -93,6 +95,7 @@ func init() {
 			return records.CDBSize(e.Cfg.Embed.n)
 		},
 		Units: []Unit{Higher("records/s"), Lower("build-rss-MB")},
+		Gate:  []string{"records/s"},
 		Run: func(b *testing.B, e *Env, _ engine.Info) {
 			n := e.embedRecords(b)
 			for _, mode := range []string{"direct", "buffered"} {

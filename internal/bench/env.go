@@ -39,7 +39,8 @@ type Env struct {
 
 	mu       sync.Mutex
 	fixtures map[string]builtFixture // by name
-	shown    map[string]string       // configuration lines in force (settings-<engine>, fixture-<engine>), by key
+	shown    map[string]string       // configuration lines in force (settings-<engine>, fixture-<engine>, gate), by key
+	gate     string                  // the running workload's gated units (Workload.Gate)
 	warned   map[string]bool
 	held     []string          // Logf lines held while a benchmark may be printing its result line
 	calls    map[string]uint64 // calls of each benchmark so far, by name (CallStreams)

@@ -24,6 +24,7 @@ func init() {
 		Fixtures: kvFixture,
 		Scratch:  loadScratch,
 		Units:    loadUnits,
+		Gate:     fixedRateGate,
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, op := range []string{"get", "put"} {

@@ -19,6 +19,7 @@ func init() {
 		Fixtures: kvFixture,
 		Scratch:  loadScratch,
 		Units:    []Unit{Higher("knee-ops/s"), Lower("knee-p99-ns")},
+		Gate:     []string{"knee-ops/s"},
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, op := range []string{"get", "upsert"} {

@@ -21,6 +21,7 @@ func init() {
 		Fixtures: kvFixture,
 		Step:     "read",
 		Units:    []Unit{Lower("read-B/op")},
+		Gate:     []string{"ns/op", "read-B/op", "allocs/op"},
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {

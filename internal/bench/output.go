@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -60,6 +61,13 @@ func (e *Env) showConfig(lines map[string]string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.flushHeld()
+	if e.gate != "" {
+		lines = maps.Clone(lines)
+		if lines == nil {
+			lines = map[string]string{}
+		}
+		lines["gate"] = e.gate
+	}
 	var stale []string
 	for k := range e.shown {
 		if _, ok := lines[k]; !ok {
@@ -82,6 +90,15 @@ func (e *Env) showConfig(lines map[string]string) {
 			e.shown[k] = lines[k]
 		}
 	}
+}
+
+// setGate makes units the "gate" line of the results that follow, from
+// the next configuration change on: every workload prints its settings
+// (or clears them) before its first result.
+func (e *Env) setGate(units []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.gate = strings.Join(units, " ")
 }
 
 // echoConfig writes the run's configuration as benchfmt key: value lines,

@@ -11,6 +11,10 @@ import (
 
 // populateUnits are what every write benchmark reports, besides MB/s
 // (b.SetBytes: logical bytes written per op).
+// populateGate is what a populate is judged on: its rate over the whole
+// interval and what it costs the device and the disk.
+var populateGate = []string{"keys/s", "write-amp", "space-amp"}
+
 var populateUnits = []Unit{Higher("keys/s"), Lower("write-amp"), Lower("dev-write-amp"), Lower("space-amp"),
 	Lower("log-MB"), Lower("rss-growth-MB"), Lower("anon-growth-MB"), Lower("file-growth-MB"),
 	Higher("first-keys/s"), Higher("last-keys/s")}
@@ -37,6 +41,7 @@ func init() {
 		Step:    "write",
 		Scratch: populateScratch,
 		Units:   populateUnits,
+		Gate:    populateGate,
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			// With per-commit durability off and on, so the cost of sync
 			// is measured for every engine rather than assumed.
@@ -52,6 +57,7 @@ func init() {
 		Engines:     func(i engine.Info) bool { return !i.Reference && len(i.DimsFor("Batch")) > 0 },
 		Scratch:     populateScratch,
 		Units:       populateUnits,
+		Gate:        populateGate,
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			for _, v := range Variants(info, "Batch") {
 				n := v.Name + "/" + name("writers", e.Cfg.Writers, "valsz", e.Cfg.ValSize, "batch", e.Cfg.Batch, "sync", e.Cfg.Sync)

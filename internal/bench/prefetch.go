@@ -33,7 +33,8 @@ func init() {
 		},
 		Units: []Unit{Lower("read-B/op"), Lower("read-MB"), Info("values/op"), Lower("majflt/op"),
 			Lower("rss-grow-MB"), Lower("peak-rss-MB"), Info("cold-resident-MB")},
-		Run: runPrefetch,
+		Gate: []string{"ns/op", "read-B/op"},
+		Run:  runPrefetch,
 	})
 }
 

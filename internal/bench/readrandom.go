@@ -24,6 +24,7 @@ func init() {
 		Step:     "read",
 		Units: append(append([]Unit{Info("hit%"), Higher("ops/s"), Lower("cpu-ns/op"),
 			Lower("open-ms"), Lower("open-read-B")}, diskUnits...), latencyUnits...),
+		Gate: []string{"ns/op", "cpu-ns/op", "p50-ns", "B/op", "allocs/op", "read-B/op"},
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {

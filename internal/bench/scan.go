@@ -23,6 +23,7 @@ func init() {
 		Fixtures: kvFixture,
 		Step:     "read",
 		Units:    append([]Unit{Higher("keys/s"), Lower("open-ms"), Lower("open-read-B")}, diskUnits...),
+		Gate:     []string{"ns/op", "read-B/op", "allocs/op"},
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
@@ -97,6 +98,7 @@ func init() {
 		Step:     "read",
 		Units: append(append([]Unit{Info("keys/op"), Higher("keys/s"),
 			Lower("open-ms"), Lower("open-read-B")}, diskUnits...), latencyUnits...),
+		Gate: []string{"ns/op", "p50-ns", "B/op", "allocs/op", "read-B/op"},
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {

@@ -28,6 +28,11 @@ type Workload struct {
 	Scratch func(e *Env, info engine.Info) int64
 	// Units describes every unit it reports with b.ReportMetric.
 	Units []Unit
+	// Gate lists the units that carry its result, the ones the regression
+	// gate (benchstat/gate) compares: printed as a "gate" configuration
+	// line before its results. Units that restate another (ops/s beside
+	// ns/op) or describe the run (hit%) stay out; nil gates nothing.
+	Gate []string
 	// Step is the step of `make bench` that runs it ("write", "read"),
 	// "" for none: the Makefile asks Pattern for each step's benchmarks.
 	Step string
@@ -128,6 +133,7 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 	if t := (Target{W: w, Info: info}); !e.inPlan(t) {
 		b.Fatalf("%s is not in this run's plan (-test.bench %q): its fixtures and scratch space were never set up under -dir", t.Name(), e.planPattern())
 	}
+	e.setGate(w.Gate)
 	w.Run(b, e, info)
 }
 
