@@ -12,11 +12,21 @@ import (
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
+// ModuleLabel names the version of one engine module built in by a
+// replace, as "path=label": benchstat/compare.sh -module sets it with
+// -ldflags -X, since a test binary does not record a replacement. A local
+// copy's label is a hash of its sources, so fixtures are keyed by what
+// wrote them.
+var ModuleLabel string
+
 // ModuleVersion returns "path version" for the module that defines fn.
 // Build info lists it in ordinary binaries; go test binaries carry no
 // module list, so the fallback reads the "@version" the compiler recorded
 // in the source path of fn (also present with -trimpath).
 func ModuleVersion(path string, fn any) string {
+	if p, label, ok := strings.Cut(ModuleLabel, "="); ok && p == path {
+		return path + " " + label
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
 			if d.Path == path {
