@@ -1,0 +1,270 @@
+// Command power measures the regression gate on this machine: how often
+// an A/A comparison (the same binary on both sides) fails it, and how
+// often a known slowdown of one engine's reads is caught. It builds the
+// suite twice, once with the kvbench_slowdown tag (a calibrated busy loop
+// per read, internal/engine/zz_slowdown.go), then runs benchstat/compare.sh
+// on prebuilt binaries at its defaults, rounds of every kind interleaved
+// so that the machine's drift over the hour hits every kind alike.
+//
+//	go run ./benchstat/power [-aa 20] [-runs 10] [-slowdowns 2,5,10] [-o results/power] [-- compare.sh flags]
+//
+// Each slowed run slows one engine, the next engine each run: per read, by
+// the given share of that engine's cpu-ns/op in the first A/A run. It
+// writes runs.tsv (one line per comparison), power.md (the table) and
+// power.svg (the chart) into -o.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aclements/go-moremath/stats"
+	"golang.org/x/perf/benchfmt"
+)
+
+func main() {
+	aa := flag.Int("aa", 20, "A/A comparisons")
+	runs := flag.Int("runs", 10, "comparisons per slowdown")
+	slowdowns := flag.String("slowdowns", "2,5,10", "comma-separated slowdowns per read, in percent of the engine's cpu-ns/op")
+	out := flag.String("o", "results/power", "output directory")
+	tags := flag.String("tags", defaultTags(), "build tags of both binaries")
+	flag.Parse()
+	var pcts []float64
+	for _, s := range strings.Split(*slowdowns, ",") {
+		p, err := strconv.ParseFloat(s, 64)
+		if err != nil || p <= 0 || p > 100 {
+			fatalf("-slowdowns %s: each must be a percent from 0 to 100", *slowdowns)
+		}
+		pcts = append(pcts, p)
+	}
+	if *aa < 1 || *runs < 0 {
+		fatalf("-aa must be at least 1 and -runs at least 0")
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fatalf("%v", err)
+	}
+	dir, err := filepath.Abs(*out)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	base, slow := filepath.Join(dir, "base.test"), filepath.Join(dir, "slow.test")
+	build(base, *tags)
+	build(slow, strings.TrimSpace(*tags+" kvbench_slowdown"))
+
+	tsv, err := os.Create(filepath.Join(dir, "runs.tsv"))
+	if err != nil {
+		fatalf("%v", err)
+	}
+	defer tsv.Close()
+	fmt.Fprintln(tsv, "round\tslowdown-%\tengine\tdelay\tgate-exit\tcaught\tfailed-elsewhere\tmeasured-cpu-change-%\tload1")
+	var cal map[string]float64 // engine title -> cpu-ns/op
+	var titles []string
+	tally := map[float64]*count{0: {}}
+	for _, p := range pcts {
+		tally[p] = &count{}
+	}
+	for r := 1; r <= max(*aa, *runs); r++ {
+		if r <= *aa {
+			res := compare(dir, fmt.Sprintf("aa-%02d", r), base, base, nil, flag.Args())
+			if cal == nil {
+				cal = cpuPerRead(filepath.Join(res.dir, "base.txt"))
+				for t := range cal {
+					titles = append(titles, t)
+				}
+				sort.Strings(titles)
+				if len(titles) == 0 {
+					fatalf("no cpu-ns/op in %s: the comparison must run ReadRandom", res.dir)
+				}
+			}
+			tally[0].add(res.exit == 1, 0)
+			fmt.Fprintf(tsv, "%d\t0\t-\t-\t%d\t-\t%s\t-\t%s\n", r, res.exit, strings.Join(res.failed, ","), res.load)
+		}
+		if r > *runs {
+			continue
+		}
+		for i, p := range pcts {
+			eng := titles[(r+i)%len(titles)]
+			delay := time.Duration(p / 100 * cal[eng])
+			env := []string{"KVBENCH_SLOWDOWN=" + strings.ToLower(eng) + "=" + delay.String()}
+			res := compare(dir, fmt.Sprintf("slow%g-%02d", p, r), base, slow, env, flag.Args())
+			caught, elsewhere := false, []string{}
+			for _, f := range res.failed {
+				if strings.HasPrefix(f, "ReadRandom"+eng+"/") {
+					caught = true
+				} else {
+					elsewhere = append(elsewhere, f)
+				}
+			}
+			change := cpuChange(res.dir, eng)
+			tally[p].add(caught && res.exit == 1, change)
+			fmt.Fprintf(tsv, "%d\t%g\t%s\t%v\t%d\t%v\t%s\t%.2f\t%s\n", r, p, eng, delay, res.exit, caught, strings.Join(elsewhere, ","), change, res.load)
+		}
+	}
+	writeTable(filepath.Join(dir, "power.md"), tally, pcts)
+	if err := chart(filepath.Join(dir, "power.svg"), tally, pcts); err != nil {
+		fatalf("chart: %v", err)
+	}
+	fmt.Printf("power: wrote %s/{runs.tsv,power.md,power.svg}\n", dir)
+}
+
+type count struct {
+	n, failed int
+	changes   []float64
+}
+
+func (c *count) add(failed bool, change float64) {
+	c.n++
+	if failed {
+		c.failed++
+	}
+	c.changes = append(c.changes, change)
+}
+
+func (c *count) rate() float64 { return float64(c.failed) / float64(max(c.n, 1)) }
+
+func writeTable(path string, tally map[float64]*count, pcts []float64) {
+	var b strings.Builder
+	a := tally[0]
+	fmt.Fprintf(&b, "| injected slowdown per read | comparisons | gate failed | rate | measured cpu-ns/op change (median) |\n|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "| none (A/A) | %d | %d | %.0f%% | |\n", a.n, a.failed, 100*a.rate())
+	for _, p := range pcts {
+		c := tally[p]
+		fmt.Fprintf(&b, "| %g%% | %d | %d | %.0f%% | %+.1f%% |\n", p, c.n, c.failed, 100*c.rate(), stats.Sample{Xs: c.changes}.Quantile(0.5))
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		fatalf("%v", err)
+	}
+	fmt.Print(b.String())
+}
+
+type result struct {
+	dir    string
+	exit   int
+	failed []string // benchmark unit of each REGRESSION or MISSING row
+	load   string
+}
+
+var failRow = regexp.MustCompile("^\\| (REGRESSION|MISSING) \\| `([^`]+)` \\| ([^ |]+)")
+
+// compare runs compare.sh on two prebuilt binaries.
+func compare(dir, name, base, head string, env, args []string) result {
+	res := result{dir: filepath.Join(dir, name), load: load1()}
+	cmd := exec.Command("benchstat/compare.sh", append([]string{base, head, "-o", res.dir}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	log, _ := os.Create(filepath.Join(dir, name+".log"))
+	defer log.Close()
+	cmd.Stdout, cmd.Stderr = log, log
+	start := time.Now()
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		res.exit = ee.ExitCode()
+	} else if err != nil {
+		fatalf("%s: %v", name, err)
+	}
+	if res.exit != 0 && res.exit != 1 {
+		fatalf("%s: compare.sh exit %d; see %s.log", name, res.exit, filepath.Join(dir, name))
+	}
+	md, err := os.Open(filepath.Join(res.dir, "gate.md"))
+	if err != nil {
+		fatalf("%s: %v", name, err)
+	}
+	defer md.Close()
+	sc := bufio.NewScanner(md)
+	for sc.Scan() {
+		if m := failRow.FindStringSubmatch(sc.Text()); m != nil {
+			res.failed = append(res.failed, m[2]+" "+m[3])
+		}
+	}
+	fmt.Fprintf(os.Stderr, "power: %s: gate exit %d in %.0fs, load %s %v\n", name, res.exit, time.Since(start).Seconds(), res.load, res.failed)
+	return res
+}
+
+// series reads the values of unit by benchmark name, in file order.
+func series(path, unit string) map[string][]float64 {
+	f, err := os.Open(path)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	defer f.Close()
+	out := map[string][]float64{}
+	r := benchfmt.NewReader(f, path)
+	for r.Scan() {
+		if res, ok := r.Result().(*benchfmt.Result); ok {
+			for _, v := range res.Values {
+				if v.OrigUnit == unit || v.OrigUnit == "" && v.Unit == unit {
+					out[string(res.Name)] = append(out[string(res.Name)], map[bool]float64{true: v.OrigValue, false: v.Value}[v.OrigUnit != ""])
+				}
+			}
+		}
+	}
+	return out
+}
+
+var readRandom = regexp.MustCompile(`^ReadRandom([A-Za-z]+)/`)
+
+// cpuPerRead is each engine's median cpu-ns/op in a results file.
+func cpuPerRead(path string) map[string]float64 {
+	out := map[string]float64{}
+	for name, v := range series(path, "cpu-ns/op") {
+		if m := readRandom.FindStringSubmatch(name); m != nil {
+			out[m[1]] = stats.Sample{Xs: v}.Quantile(0.5)
+		}
+	}
+	return out
+}
+
+// cpuChange is the median per-round change of eng's cpu-ns/op, in percent.
+func cpuChange(dir, eng string) float64 {
+	b, h := series(filepath.Join(dir, "base.txt"), "cpu-ns/op"), series(filepath.Join(dir, "head.txt"), "cpu-ns/op")
+	var ratios []float64
+	for name, bv := range b {
+		if m := readRandom.FindStringSubmatch(name); m == nil || m[1] != eng {
+			continue
+		}
+		for i := 0; i < min(len(bv), len(h[name])); i++ {
+			ratios = append(ratios, h[name][i]/bv[i])
+		}
+	}
+	if len(ratios) == 0 {
+		return 0
+	}
+	return 100 * (stats.Sample{Xs: ratios}.Quantile(0.5) - 1)
+}
+
+func build(out, tags string) {
+	fmt.Fprintf(os.Stderr, "power: building %s (tags %q)\n", filepath.Base(out), tags)
+	cmd := exec.Command("go", "test", "-c", "-tags", tags, "-o", out, ".")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fatalf("build %s: %v", out, err)
+	}
+}
+
+func defaultTags() string {
+	if _, err := os.Stat("/usr/include/rocksdb/c.h"); err == nil {
+		return "rocksdb"
+	}
+	return ""
+}
+
+func load1() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Fields(string(b))[0]
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "power: "+format+"\n", args...)
+	os.Exit(2)
+}
