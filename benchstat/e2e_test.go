@@ -1,10 +1,12 @@
-// End-to-end check of benchstat/compare.sh and the gate: a commit that
-// makes one engine do more work per read must fail the gate.
+// End-to-end checks of benchstat/compare.sh and the gate: a commit, or a
+// copy of an engine module, that makes one engine do more work per read
+// must fail the gate; the same code on both sides must pass.
 //
-//	KVBENCH_E2E=1 go test -run CompareCatches -v ./benchstat   (make gate-e2e)
+//	KVBENCH_E2E=1 go test -v ./benchstat   (make gate-e2e)
 package benchstat
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,7 +79,7 @@ func TestCompareCatchesSlowerEngine(t *testing.T) {
 
 	data, out := filepath.Join(tmp, "data"), filepath.Join(tmp, "out")
 	os.Mkdir(data, 0o755)
-	cmd := exec.Command("./compare.sh", "HEAD", slow, "-count", "5", "-bench", "BenchmarkReadRandomBolt",
+	cmd := exec.Command("./compare.sh", "HEAD", slow, "-count", "6", "-bench", "BenchmarkReadRandomBolt",
 		"-benchtime", "20000x", "-keys_mil", "0.01", "-valsz", "256", "-dir", data, "-o", out)
 	log, err := cmd.CombinedOutput()
 	code := 0
@@ -96,4 +98,101 @@ func TestCompareCatchesSlowerEngine(t *testing.T) {
 			t.Errorf("gate summary lacks %q", want)
 		}
 	}
+}
+
+// copyModule copies the module cache's bbolt into dir, writable, with
+// patch applied to cursor.go (old, new) when old is not empty.
+func copyModule(t *testing.T, dir, old, new string) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "go.etcd.io/bbolt").Output()
+	if err != nil {
+		t.Fatalf("go list -m go.etcd.io/bbolt: %v", err)
+	}
+	src := strings.TrimSpace(string(out))
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil {
+			mode := os.FileMode(0o644)
+			if d.IsDir() {
+				mode = 0o755
+			}
+			os.Chmod(p, mode)
+		}
+		return err
+	})
+	if old != "" {
+		f := filepath.Join(dir, "cursor.go")
+		b, err := os.ReadFile(f)
+		if err != nil || !strings.Contains(string(b), old) {
+			t.Fatalf("cursor.go of %s lacks %q (%v)", src, old, err)
+		}
+		if err := os.WriteFile(f, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// compareModule runs compare.sh -module go.etcd.io/bbolt BASE HEAD on
+// bbolt's random reads and returns its exit status and gate summary.
+func compareModule(t *testing.T, base, head, data, out string) (int, string) {
+	t.Helper()
+	cmd := exec.Command("./compare.sh", "-module", "go.etcd.io/bbolt", base, head, "-bench", "BenchmarkReadRandomBolt",
+		"-count", "10", "-benchtime", "20000x", "-keys_mil", "0.01", "-valsz", "256", "-dir", data, "-o", out)
+	log, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "gate.md"))
+	t.Logf("compare.sh -module go.etcd.io/bbolt %s %s: exit %d\n%s", filepath.Base(base), filepath.Base(head), code, md)
+	if code == 2 {
+		t.Fatalf("compare.sh failed:\n%s", log)
+	}
+	return code, string(md)
+}
+
+// TestModuleCompare gates a change to an engine, not to the suite: bbolt
+// v1.5.0 against a local copy that looks every key up twice fails (the
+// extra lookup is in Cursor.Seek, which the adapter's Get calls: it
+// reuses one cursor per reader rather than Bucket.Get's new one);
+// against an unmodified copy it passes. Each side reads a fixture its own
+// bbolt wrote.
+func TestModuleCompare(t *testing.T) {
+	if os.Getenv("KVBENCH_E2E") == "" {
+		t.Skip("set KVBENCH_E2E=1 (make gate-e2e): builds the suite with three copies of bbolt and benchmarks them")
+	}
+	tmp := t.TempDir()
+	const seek = "k, v, flags := c.seek(seek)"
+	same := copyModule(t, filepath.Join(tmp, "bbolt-same"), "", "")
+	slow := copyModule(t, filepath.Join(tmp, "bbolt-slow"), seek, "c.seek(seek) // one extra lookup per read\n\t"+seek)
+	data := filepath.Join(tmp, "data")
+	os.Mkdir(data, 0o755)
+
+	code, md := compareModule(t, "v1.5.0", slow, data, filepath.Join(tmp, "slow"))
+	if code != 1 || !strings.Contains(md, "| REGRESSION | `ReadRandomBolt/") {
+		t.Errorf("an extra lookup per read: exit %d, want 1 with a ReadRandomBolt regression", code)
+	}
+	head, _ := os.ReadFile(filepath.Join(tmp, "slow", "head.txt"))
+	base, _ := os.ReadFile(filepath.Join(tmp, "slow", "base.txt"))
+	if !strings.Contains(string(head), "fixture-bolt: go.etcd.io/bbolt local-") || !strings.Contains(string(base), "fixture-bolt: go.etcd.io/bbolt v1.5.0") {
+		t.Errorf("each side must read a fixture its own bbolt wrote; fixture lines:\nbase: %s\nhead: %s",
+			grepLine(string(base), "fixture-bolt:"), grepLine(string(head), "fixture-bolt:"))
+	}
+	if code, _ := compareModule(t, "v1.5.0", same, data, filepath.Join(tmp, "same")); code != 0 {
+		t.Errorf("an unmodified copy of bbolt: exit %d, want 0", code)
+	}
+}
+
+func grepLine(s, prefix string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return "(none)"
 }
