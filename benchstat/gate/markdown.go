@@ -30,7 +30,7 @@ func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 		baseName, headName, tested(rows), count[Improvement], count[Regression], count[Missing], count[Removed], count[New], count[Skipped])
 	fmt.Fprintf(w, "Rounds are paired: a series fails when a one-sided signed-rank test finds its per-round changes worse at alpha %g%s "+
 		"and their median is worse by more than %g%%; a gated series missing from head fails%s. "+
-		"*detectable* is the smallest worsening this run would have caught 4 times in 5, given the series' own noise.",
+		"p is the test's in the direction of the verdict (worse, unless improved). *detectable* is the smallest worsening this run would have caught 4 times in 5, given the series' own noise.",
 		o.Alpha, corr, o.Threshold*100, map[bool]string{true: " unless removals are allowed", false: ""}[!o.AllowRemoved])
 	if o.Units != nil {
 		fmt.Fprintf(w, " Only units matching `%s` are gated.", o.Units)
@@ -92,7 +92,11 @@ func table(w io.Writer, rows []Row) {
 		}
 		sc := benchunit.CommonScale([]float64{r.Base, r.Head}, benchunit.ClassOf(r.Unit))
 		p := "exact"
-		if !r.Exact {
+		switch {
+		case r.Exact:
+		case r.Verdict == Improvement: // the test in the good direction
+			p = fmt.Sprintf("%.3f", r.pBetter)
+		default:
 			p = fmt.Sprintf("%.3f", r.P)
 			if r.PAdj != r.P {
 				p += fmt.Sprintf(" (%.3f)", r.PAdj)
