@@ -22,16 +22,14 @@ import (
 	"os"
 	"regexp"
 	"strings"
-)
 
-// DefaultThreshold is the -threshold default, in percent: chosen by
-// measurement on the suite's default comparison (docs/gating.md).
-const DefaultThreshold = 3
+	"github.com/kvbench/kvbench/benchstat/internal/gate"
+)
 
 func main() {
 	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
 	alpha := fs.Float64("alpha", 0.05, "significance level of the one-sided signed-rank test on the per-round changes")
-	threshold := fs.Float64("threshold", DefaultThreshold, "percent: a series fails only when the median per-round change is worse than this")
+	threshold := fs.Float64("threshold", 100*gate.DefaultThreshold, "percent: a series fails only when the median per-round change is worse than this")
 	holm := fs.Bool("holm", false, "Holm-Bonferroni correction across all tested series (fewer false alarms when many benchmarks are gated; needs more rounds)")
 	units := fs.String("units", "", "regular expression: gate exactly the units it matches, e.g. '^(ns/op|cpu-ns/op)$' (default: each family's own units)")
 	allowRemoved := fs.Bool("allow_removed", false, "a gated series in base but not in head passes (default: it fails)")
@@ -46,7 +44,7 @@ func main() {
 		fs.Usage()
 		os.Exit(2)
 	}
-	o := Options{Alpha: *alpha, Threshold: *threshold / 100, Holm: *holm, AllowRemoved: *allowRemoved}
+	o := gate.Options{Alpha: *alpha, Threshold: *threshold / 100, Holm: *holm, AllowRemoved: *allowRemoved}
 	if err := o.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "gate:", err)
 		os.Exit(2)
@@ -59,12 +57,12 @@ func main() {
 		}
 		o.Units = re
 	}
-	base, err := ReadFiles(strings.Split(fs.Arg(0), ",")...)
+	base, err := gate.ReadFiles(strings.Split(fs.Arg(0), ",")...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gate: base:", err)
 		os.Exit(2)
 	}
-	head, err := ReadFiles(strings.Split(fs.Arg(1), ",")...)
+	head, err := gate.ReadFiles(strings.Split(fs.Arg(1), ",")...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gate: head:", err)
 		os.Exit(2)
@@ -73,14 +71,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "gate: no benchmark results in %s\n", map[bool]string{true: fs.Arg(0), false: fs.Arg(1)}[len(base.Values) == 0])
 		os.Exit(2)
 	}
-	rows := Compare(base, head, o)
-	if need, short := TooFewRounds(rows, o); len(short) > 0 {
+	rows := gate.Compare(base, head, o)
+	if need, short := gate.TooFewRounds(rows, o); len(short) > 0 {
 		fmt.Fprintf(os.Stderr, "gate: %s has %d paired rounds; the signed-rank test needs at least %d to reject anything at alpha %g%s, so this gate could not fail: run more rounds (compare.sh -count %d)\n",
-			short[0].Key, short[0].N, need, o.Alpha, map[bool]string{true: fmt.Sprintf(" after Holm over %d series", tested(rows)), false: ""}[o.Holm], need)
+			short[0].Key, short[0].N, need, o.Alpha, map[bool]string{true: fmt.Sprintf(" after Holm over %d series", gate.Tested(rows)), false: ""}[o.Holm], need)
 		os.Exit(2)
 	}
-	Markdown(os.Stdout, rows, o, fs.Arg(0), fs.Arg(1))
-	if Failed(rows) {
+	gate.Markdown(os.Stdout, rows, o, fs.Arg(0), fs.Arg(1))
+	if gate.Failed(rows) {
 		os.Exit(1)
 	}
 }

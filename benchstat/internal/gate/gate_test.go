@@ -1,18 +1,15 @@
-package main
+package gate
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
 
-var defaults = Options{Alpha: 0.05, Threshold: DefaultThreshold / 100.0}
+var defaults = Options{Alpha: 0.05, Threshold: DefaultThreshold}
 
 // defaultRounds is compare.sh's default -count.
 const defaultRounds = 10
@@ -334,58 +331,5 @@ func TestHolm(t *testing.T) {
 	holm(rows)
 	if rows[0].PAdj != 0.002 || rows[1].PAdj != 0.04 {
 		t.Fatalf("holm of 0.001, 0.04: %+v", rows)
-	}
-}
-
-// TestCommand runs the gate as CI does: exit 0, 1 and 2.
-func TestCommand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the command")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "gate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	rng := rand.New(rand.NewPCG(10, 11))
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	b, h := paired(rng, defaultRounds, 1000, 0.2, 0.05, 0.02)
-	base := write("base.txt", results(unitLines, map[string][]string{"ReadRandomBolt": b}))
-	slow := write("slow.txt", results(unitLines, map[string][]string{"ReadRandomBolt": h}))
-	three := write("three.txt", results(unitLines, map[string][]string{"ReadRandomBolt": b[:3]}))
-	gone := write("gone.txt", results(unitLines, map[string][]string{"ReadRandomPebble": b}))
-	empty := write("empty.txt", "goos: linux\n")
-	for _, c := range []struct {
-		args []string
-		code int
-		want string
-	}{
-		{[]string{base, base}, 0, "kvbench gate: pass"},
-		{[]string{base, slow}, 1, "FAIL, 1 regression"},
-		{[]string{"-threshold", "30", base, slow}, 0, "kvbench gate: pass"},
-		{[]string{three, three}, 2, "needs at least 5"},
-		{[]string{"-holm", base, gone}, 1, "MISSING"},
-		{[]string{"-allow_removed", base, gone}, 0, "removal allowed"},
-		{[]string{base}, 2, "usage"},
-		{[]string{"-alpha", "2", base, base}, 2, "-alpha 2"},
-		{[]string{"-units", "(", base, base}, 2, "-units ("},
-		{[]string{"-units", "^(ns/op|ops/s)$", base, slow}, 1, "FAIL, 2 regressions"},
-		{[]string{base, empty}, 2, "no benchmark results in " + empty},
-		{[]string{base, filepath.Join(dir, "nope.txt")}, 2, "nope.txt"},
-	} {
-		out, err := exec.Command(bin, c.args...).CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		if code != c.code || !strings.Contains(string(out), c.want) {
-			t.Errorf("gate %v: exit %d, want %d with %q:\n%s", c.args, code, c.code, c.want, out)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package gate
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 		corr = " (Holm-corrected)"
 	}
 	fmt.Fprintf(w, "Base `%s`, head `%s`: %d series tested, %d improved, %d regressed, %d missing in head, %d removed, %d new, %d skipped.\n",
-		baseName, headName, tested(rows), count[Improvement], count[Regression], count[Missing], count[Removed], count[New], count[Skipped])
+		baseName, headName, Tested(rows), count[Improvement], count[Regression], count[Missing], count[Removed], count[New], count[Skipped])
 	fmt.Fprintf(w, "Rounds are paired: a series fails when a one-sided signed-rank test finds its per-round changes worse at alpha %g%s "+
 		"and their median is worse by more than %g%%; a gated series missing from head fails%s. "+
 		"p is the test's in the direction of the verdict (worse, unless improved). *detectable* is the smallest worsening this run would have caught 4 times in 5, given the series' own noise.",

@@ -1,4 +1,6 @@
-package main
+// Package gate decides whether head results are worse than base results
+// (benchstat/gate is its command, benchstat/power measures it).
+package gate
 
 import (
 	"fmt"
@@ -20,6 +22,10 @@ type Options struct {
 	Units        *regexp.Regexp // gate only these units, overriding each family's own; nil: the families' units
 	AllowRemoved bool           // a gated series in base only passes
 }
+
+// DefaultThreshold is the -threshold default: chosen by measurement on
+// the suite's default comparison (docs/gating.md).
+const DefaultThreshold = 0.03
 
 // DefaultUnits are gated in results that do not say which of their units
 // carry their result (files written before the "gate" configuration line).
@@ -112,7 +118,7 @@ func Compare(base, head *Set, o Options) []Row {
 	if o.Holm {
 		holm(rows)
 	}
-	m := tested(rows)
+	m := Tested(rows)
 	for i := range rows {
 		rows[i].Verdict = verdict(rows[i], o)
 		rows[i].Detectable = detectable(rows[i], base, head, o, m)
@@ -264,8 +270,8 @@ func verdict(r Row, o Options) Verdict {
 	return Unchanged
 }
 
-// tested counts the series the gate tests statistically.
-func tested(rows []Row) int {
+// Tested counts the series the gate tests statistically.
+func Tested(rows []Row) int {
 	m := 0
 	for _, r := range rows {
 		if isTested(r) {
@@ -322,7 +328,7 @@ func MinRounds(o Options, m int) int {
 // TooFewRounds lists the tested series whose rounds cannot reach the
 // level the gate needs: a gate that cannot fail is a usage error.
 func TooFewRounds(rows []Row, o Options) (need int, short []Row) {
-	need = MinRounds(o, tested(rows))
+	need = MinRounds(o, Tested(rows))
 	for _, r := range rows {
 		if isTested(r) && r.N < need {
 			short = append(short, r)
