@@ -37,6 +37,7 @@ func main() {
 	slowdowns := flag.String("slowdowns", "2,5,10", "comma-separated slowdowns per read, in percent of the engine's cpu-ns/op")
 	out := flag.String("o", "results/power", "output directory")
 	tags := flag.String("tags", defaultTags(), "build tags of both binaries")
+	resampleOnly := flag.Bool("resample_only", false, "only resample the A/A rounds already in -o (rounds.md)")
 	flag.Parse()
 	var pcts []float64
 	for _, s := range strings.Split(*slowdowns, ",") {
@@ -55,6 +56,10 @@ func main() {
 	dir, err := filepath.Abs(*out)
 	if err != nil {
 		fatalf("%v", err)
+	}
+	if *resampleOnly {
+		resample(dir)
+		return
 	}
 	base, slow := filepath.Join(dir, "base.test"), filepath.Join(dir, "slow.test")
 	build(base, *tags)
@@ -113,7 +118,26 @@ func main() {
 	if err := chart(filepath.Join(dir, "power.svg"), tally, pcts); err != nil {
 		fatalf("chart: %v", err)
 	}
-	fmt.Printf("power: wrote %s/{runs.tsv,power.md,power.svg}\n", dir)
+	resample(dir)
+	fmt.Printf("power: wrote %s/{runs.tsv,power.md,power.svg,rounds.md}\n", dir)
+}
+
+// resample writes rounds.md from the A/A comparisons in dir.
+func resample(dir string) {
+	pool, meta, err := pooledRounds(dir)
+	if err != nil {
+		fatalf("%v", err)
+	}
+	seen := map[string]bool{}
+	var engines []string
+	for k := range pool[0].base {
+		if m := readRandom.FindStringSubmatch(k.Name); m != nil && !seen[m[1]] {
+			seen[m[1]] = true
+			engines = append(engines, m[1])
+		}
+	}
+	sort.Strings(engines)
+	writeRoundsTable(filepath.Join(dir, "rounds.md"), pool, meta, engines)
 }
 
 type count struct {

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/kvbench/kvbench/benchstat/internal/gate"
+)
+
+// round is one measured A/A round: every series' base and head value.
+type round struct {
+	base, head map[gate.Key]float64
+}
+
+// pooledRounds reads the rounds of every A/A comparison in dir
+// (aa-*/base.txt and head.txt, round i is the i-th value of each series)
+// and the units each family gates.
+func pooledRounds(dir string) ([]round, *gate.Set, error) {
+	runs, err := filepath.Glob(filepath.Join(dir, "aa-*", "gate.md"))
+	for i, r := range runs {
+		runs[i] = filepath.Dir(r)
+	}
+	if err != nil || len(runs) == 0 {
+		return nil, nil, fmt.Errorf("no A/A comparisons (aa-*) in %s", dir)
+	}
+	var pool []round
+	var meta *gate.Set
+	for _, run := range runs {
+		b, err := gate.ReadFiles(filepath.Join(run, "base.txt"))
+		if err != nil {
+			return nil, nil, err
+		}
+		h, err := gate.ReadFiles(filepath.Join(run, "head.txt"))
+		if err != nil {
+			return nil, nil, err
+		}
+		meta = b
+		n := -1
+		for k, v := range b.Values {
+			if n < 0 || len(v) < n {
+				n = len(v)
+			}
+			if len(h.Values[k]) < n {
+				n = len(h.Values[k])
+			}
+		}
+		for i := 0; i < n; i++ {
+			r := round{base: map[gate.Key]float64{}, head: map[gate.Key]float64{}}
+			for k, v := range b.Values {
+				r.base[k], r.head[k] = v[i], h.Values[k][i]
+			}
+			pool = append(pool, r)
+		}
+	}
+	return pool, meta, nil
+}
+
+var timeUnit = regexp.MustCompile(`(^|-)ns(/op)?$`) // ns/op, cpu-ns/op, p50-ns
+
+// resampledRate is the share of trials in which the gate fails on n rounds
+// drawn from the pool, with head's time units of one engine (drawn per
+// trial) slowed by shift. With shift 0 it is the A/A false-alarm rate.
+func resampledRate(pool []round, meta *gate.Set, engines []string, n int, shift float64, o gate.Options, trials int, seed uint64) float64 {
+	rng := rand.New(rand.NewPCG(seed, uint64(n)))
+	fails := 0
+	for range trials {
+		slowed := "ReadRandom" + engines[rng.IntN(len(engines))] + "/"
+		b, h := gate.NewSet(), gate.NewSet()
+		b.Units, h.Units, b.Gate, h.Gate = meta.Units, meta.Units, meta.Gate, meta.Gate
+		for range n {
+			r := pool[rng.IntN(len(pool))]
+			for k, v := range r.base {
+				hv := r.head[k]
+				if shift != 0 && strings.HasPrefix(k.Name, slowed) && timeUnit.MatchString(k.Unit) {
+					hv *= 1 + shift
+				}
+				b.Values[k] = append(b.Values[k], v)
+				h.Values[k] = append(h.Values[k], hv)
+			}
+		}
+		if gate.Failed(gate.Compare(b, h, o)) {
+			fails++
+		}
+	}
+	return float64(fails) / float64(trials)
+}
+
+// writeRoundsTable resamples the measured A/A rounds to show what other
+// round counts and thresholds would give: the false-alarm rate of a whole
+// comparison and the chance of catching a slowdown of one engine.
+func writeRoundsTable(path string, pool []round, meta *gate.Set, engines []string) {
+	var b strings.Builder
+	shifts := []float64{0, 0.02, 0.05, 0.10}
+	fmt.Fprintf(&b, "Resampled from %d measured A/A rounds (1000 comparisons per cell): comparisons failed, at alpha 0.05.\n\n", len(pool))
+	fmt.Fprintf(&b, "| rounds | threshold | A/A | 2%% slower | 5%% slower | 10%% slower |\n|--:|--:|--:|--:|--:|--:|\n")
+	for _, n := range []int{6, 8, 10, 12, 16} {
+		for _, thr := range []float64{0.02, 0.03, 0.05} {
+			o := gate.Options{Alpha: 0.05, Threshold: thr}
+			fmt.Fprintf(&b, "| %d | %g%% |", n, thr*100)
+			for i, s := range shifts {
+				fmt.Fprintf(&b, " %.1f%% |", 100*resampledRate(pool, meta, engines, n, s, o, 1000, uint64(i+1)))
+			}
+			b.WriteString("\n")
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		fatalf("%v", err)
+	}
+	fmt.Print(b.String())
+}
