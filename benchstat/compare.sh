@@ -154,10 +154,10 @@ go build -o "$tmp/gate" ./benchstat/gate || exit 2
 mkdir -p "$out"
 : >"$out/base.txt"
 : >"$out/head.txt"
-run() { # run SIDE [extra test flags]: one round of SIDE's binary
+run() { # run SIDE [extra test flags]: one round of SIDE's binary, told its side
 	local side=$1
 	shift
-	"$tmp/$side.test" -test.run '^$' -test.bench "$bench" -test.count 1 "${bench_args[@]}" "$@"
+	KVBENCH_SIDE=$side "$tmp/$side.test" -test.run '^$' -test.bench "$bench" -test.count 1 "${bench_args[@]}" "$@"
 }
 # Build or reuse each side's fixtures before anything is timed; they are
 # keyed by the data, the options that shape files and the engine version,

@@ -2,7 +2,8 @@
 // an A/A comparison (the same binary on both sides) fails it, and how
 // often a known slowdown of one engine's reads is caught. It builds the
 // suite twice, once with the kvbench_slowdown tag (a calibrated busy loop
-// per read, internal/engine/zz_slowdown.go), then runs benchstat/compare.sh
+// per read, internal/engine/zz_slowdown.go, on compare.sh's head side
+// only, so that binary runs on both sides), then runs benchstat/compare.sh
 // on prebuilt binaries at its defaults, rounds of every kind interleaved
 // so that the machine's drift over the hour hits every kind alike.
 //
@@ -100,7 +101,8 @@ func main() {
 			eng := titles[(r+i)%len(titles)]
 			delay := time.Duration(p / 100 * cal[eng])
 			env := []string{"KVBENCH_SLOWDOWN=" + strings.ToLower(eng) + "=" + delay.String()}
-			res := compare(dir, fmt.Sprintf("slow%g-%02d", p, r), base, slow, env, flag.Args())
+			// The same binary on both sides: only the loop differs.
+			res := compare(dir, fmt.Sprintf("slow%g-%02d", p, r), slow, slow, env, flag.Args())
 			caught, elsewhere := false, []string{}
 			for _, f := range res.failed {
 				if strings.HasPrefix(f, "ReadRandom"+eng+"/") {

@@ -4,7 +4,9 @@
 // also spins a calibrated busy loop: a known slowdown against which the
 // regression gate's power is measured (benchstat/power, docs/gating.md).
 // KVBENCH_SLOWDOWN gives the extra time per read by engine, as
-// "bolt=45ns,pebble=210ns". No Makefile target and no test build sets the
+// "bolt=45ns,pebble=210ns", and applies on the head side only when
+// compare.sh runs the binary (KVBENCH_SIDE), so one binary on both sides
+// differs by the loop alone, not by its build. No Makefile target and no test build sets the
 // tag outside that measurement; the file is named to run its init after
 // every engine's registration.
 package engine
@@ -41,7 +43,7 @@ func spinsPerNs() float64 {
 
 func init() {
 	spec := os.Getenv("KVBENCH_SLOWDOWN")
-	if spec == "" {
+	if spec == "" || os.Getenv("KVBENCH_SIDE") == "base" {
 		return
 	}
 	rate := spinsPerNs()
