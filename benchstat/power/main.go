@@ -140,6 +140,7 @@ func resample(dir string) {
 	}
 	sort.Strings(engines)
 	writeRoundsTable(filepath.Join(dir, "rounds.md"), pool, meta, engines)
+	writeUnitsTable(filepath.Join(dir, "units.md"), dir, engines)
 }
 
 type count struct {

@@ -2,11 +2,16 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
+
+	"github.com/aclements/go-moremath/stats"
 
 	"github.com/kvbench/kvbench/benchstat/internal/gate"
 )
@@ -106,6 +111,56 @@ func writeRoundsTable(path string, pool []round, meta *gate.Set, engines []strin
 			}
 			b.WriteString("\n")
 		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		fatalf("%v", err)
+	}
+	fmt.Print(b.String())
+}
+
+// writeUnitsTable is each gated unit's smallest detectable worsening (the
+// gate's own estimate from a comparison's noise), median over the A/A
+// comparisons, by engine: the noise each unit carries on this machine.
+func writeUnitsTable(path, dir string, engines []string) {
+	runs, _ := filepath.Glob(filepath.Join(dir, "aa-*", "gate.md"))
+	det := map[string][]float64{} // engine + " " + unit
+	var units []string
+	for _, md := range runs {
+		run := filepath.Dir(md)
+		b, err1 := gate.ReadFiles(filepath.Join(run, "base.txt"))
+		h, err2 := gate.ReadFiles(filepath.Join(run, "head.txt"))
+		if err1 != nil || err2 != nil {
+			fatalf("%s: %v %v", run, err1, err2)
+		}
+		for _, r := range gate.Compare(b, h, gate.Options{Alpha: 0.05, Threshold: gate.DefaultThreshold}) {
+			m := readRandom.FindStringSubmatch(r.Name)
+			if m == nil || math.IsNaN(r.Detectable) { // not tested
+				continue
+			}
+			k := m[1] + " " + r.Unit
+			if det[k] == nil && !slices.Contains(units, r.Unit) {
+				units = append(units, r.Unit)
+			}
+			det[k] = append(det[k], r.Detectable)
+		}
+	}
+	sort.Strings(units)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Smallest worsening each unit could have failed (80%% of runs), median over %d A/A comparisons:\n\n| engine |", len(runs))
+	for _, u := range units {
+		fmt.Fprintf(&b, " %s |", u)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("--:|", len(units)) + "\n")
+	for _, e := range engines {
+		fmt.Fprintf(&b, "| %s |", e)
+		for _, u := range units {
+			if v := det[e+" "+u]; len(v) > 0 {
+				fmt.Fprintf(&b, " %.1f%% |", 100*stats.Sample{Xs: v}.Quantile(0.5))
+			} else {
+				b.WriteString(" |")
+			}
+		}
+		b.WriteString("\n")
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		fatalf("%v", err)
