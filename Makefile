@@ -106,12 +106,17 @@ unit:
 	$(GO) test -count 1 -tags lmdb_bmatsuo ./internal/engine
 
 # smoke: every test of the main package, then every benchmark once on a
-# tiny data set in a directory that is removed afterwards.
+# tiny data set in a directory that is removed afterwards; make bench with
+# a missing DIR must stop with the suite's own error (docs/reliability.md).
 smoke:
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	set -o pipefail; \
 	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -dir "$$d" \
 	  $(LOAD_SMOKE) -latency_dir "$$d" .
+	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	if out=$$($(MAKE) --no-print-directory bench-run TAGS=rocksdb KEYS_MIL=0.002 COUNT=1 RESULTS="$$d" DIR="$$d/missing" 2>&1) || \
+	  ! grep -q -- "-dir $$d/missing: does not exist" <<<"$$out"; then \
+	  echo "make bench with a missing DIR did not stop with the suite's error:"; echo "$$out"; exit 1; fi # errors reach the user
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	$(MAKE) --no-print-directory bench-mem TAGS=rocksdb KEYS_MIL=0.002 VALSZ=256 MEM_LIMIT=24MiB MEM_BENCHTIME=100x COUNT=1 RESULTS="$$d/results" DIR="$$d" # the memory budget's path
 	@$(MAKE) --no-print-directory gate-smoke
