@@ -97,12 +97,14 @@ vet:
 	$(GO) run $(STATICCHECK) -tags rocksdb ./...
 
 # unit: unit and conformance tests under the race detector, and once per
-# build variant (RocksDB compiled in; LMDB on bmatsuo/lmdb-go).
+# build variant (RocksDB compiled in, its damaged fixtures too; LMDB on
+# bmatsuo/lmdb-go).
 # GORACE: a race-built process sleeps a second at exit by default, and the
 # cold-start and twin tests start many of them.
 unit:
 	GORACE=atexit_sleep_ms=0 $(GO) test -race -count 1 ./internal/... ./benchstat/...
 	$(GO) test -count 1 -tags rocksdb ./internal/engine
+	$(GO) test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt' ./internal/bench
 	$(GO) test -count 1 -tags lmdb_bmatsuo ./internal/engine
 
 # smoke: every test of the main package, then every benchmark once on a
