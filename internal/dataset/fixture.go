@@ -116,14 +116,20 @@ func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...a
 		return "", nil, err
 	}
 
-	if m, err := ReadManifest(dir); err == nil && m.Complete(p) {
+	m, err := ReadManifest(dir)
+	switch {
+	case err == nil && m.Complete(p):
 		err := checkFiles(dir, m.Files, r.FullCheck)
 		if err == nil {
 			return dir, m, nil
 		}
 		logf("fixture %s is damaged (%v); rebuilding", p.Name(), err)
-	} else if _, err := os.Stat(dir); err == nil {
-		logf("fixture %s is incomplete or stale; rebuilding", p.Name())
+	case err == nil && len(m.Files) == 0:
+		logf("fixture %s has no list of its files to check (an older kvbench built it); rebuilding", p.Name())
+	default:
+		if _, err := os.Stat(dir); err == nil {
+			logf("fixture %s is incomplete or stale; rebuilding", p.Name())
+		}
 	}
 	if _, err := os.Stat(dir); err == nil {
 		if err := r.RemoveAll(dir); err != nil {
@@ -131,10 +137,11 @@ func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...a
 		}
 	}
 	start := time.Now()
-	m, err := build(dir)
+	built, err := build(dir)
 	if err != nil {
 		return "", nil, fmt.Errorf("building fixture %s: %w", p.Name(), err)
 	}
+	m = &built
 	m.Params = p
 	m.Built = time.Now().UTC()
 	if m.BuildSeconds == 0 {
@@ -144,12 +151,12 @@ func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...a
 		return "", nil, fmt.Errorf("building fixture %s: %w", p.Name(), err)
 	}
 	if !m.Complete(p) {
-		return "", nil, fmt.Errorf("building fixture %s: builder returned an incomplete manifest %+v", p.Name(), m)
+		return "", nil, fmt.Errorf("building fixture %s: builder returned an incomplete manifest %+v", p.Name(), *m)
 	}
-	if err := writeManifest(dir, &m); err != nil {
+	if err := writeManifest(dir, m); err != nil {
 		return "", nil, err
 	}
-	return dir, &m, nil
+	return dir, m, nil
 }
 
 // ReadManifest reads dir's .ready.

@@ -279,3 +279,21 @@ func TestOpenRootRace(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestWithoutFilesIsRebuilt: a fixture an older kvbench built has
+// no list of its files to check; it is rebuilt once, saying why.
+func TestManifestWithoutFilesIsRebuilt(t *testing.T) {
+	r, _ := OpenRoot(t.TempDir())
+	calls := 0
+	dir, m, err := r.Ensure(params(), okBuild(&calls), nolog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Files = nil
+	writeManifest(dir, m)
+	var log strings.Builder
+	logf := func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }
+	if _, m, err := r.Ensure(params(), okBuild(&calls), logf); err != nil || calls != 2 || len(m.Files) != 1 || !strings.Contains(log.String(), "an older kvbench built it") {
+		t.Fatalf("calls=%d err=%v log=%q", calls, err, log.String())
+	}
+}
