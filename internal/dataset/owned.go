@@ -32,9 +32,9 @@ type Root struct {
 // errNotOpen is the error of a Root that OpenRoot did not make.
 var errNotOpen = errors.New("the suite's directory under -dir was never opened (a benchmark outside the run plan?): nothing is written outside <dir>/" + OwnedName)
 
-// OpenRoot returns <dir>/kvbench, creating it (with its owner mark) when it
-// does not exist. A directory of that name without the mark belongs to
-// someone else and is refused.
+// OpenRoot returns <dir>/kvbench, creating it (with its owner mark, under a
+// lock on dir) when it does not exist. A directory of that name without
+// the mark belongs to someone else and is refused.
 func OpenRoot(dir string) (Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
