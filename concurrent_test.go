@@ -65,7 +65,7 @@ func TestTwoRunsAtOnce(t *testing.T) {
 	if out, err := exec.Command(os.Args[0], twoRunArgs(dir)...).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	first := exec.Command(os.Args[0], twoRunArgs(dir, "-test.benchtime=300ms")...)
+	first := exec.Command(os.Args[0], twoRunArgs(dir, "-test.benchtime=1s")...)
 	var firstOut, firstErr strings.Builder
 	first.Stdout = &firstOut
 	stderr, err := first.StderrPipe()
