@@ -97,21 +97,28 @@ vet:
 	$(GO) run $(STATICCHECK) -tags rocksdb ./...
 
 # unit: unit and conformance tests under the race detector, and once per
-# build variant (RocksDB compiled in; LMDB on bmatsuo/lmdb-go).
+# build variant (RocksDB compiled in, its damaged fixtures too; LMDB on
+# bmatsuo/lmdb-go).
 # GORACE: a race-built process sleeps a second at exit by default, and the
 # cold-start and twin tests start many of them.
 unit:
 	GORACE=atexit_sleep_ms=0 $(GO) test -race -count 1 ./internal/... ./benchstat/...
 	$(GO) test -count 1 -tags rocksdb ./internal/engine
+	$(GO) test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt' ./internal/bench
 	$(GO) test -count 1 -tags lmdb_bmatsuo ./internal/engine
 
 # smoke: every test of the main package, then every benchmark once on a
-# tiny data set in a directory that is removed afterwards.
+# tiny data set in a directory that is removed afterwards; make bench with
+# a missing DIR must stop with the suite's own error (docs/reliability.md).
 smoke:
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	set -o pipefail; \
 	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -dir "$$d" \
 	  $(LOAD_SMOKE) -latency_dir "$$d" .
+	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	if out=$$($(MAKE) --no-print-directory bench-run TAGS=rocksdb KEYS_MIL=0.002 COUNT=1 RESULTS="$$d" DIR="$$d/missing" 2>&1) || \
+	  ! grep -q -- "-dir $$d/missing: does not exist" <<<"$$out"; then \
+	  echo "make bench with a missing DIR did not stop with the suite's error:"; echo "$$out"; exit 1; fi # errors reach the user
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	$(MAKE) --no-print-directory bench-mem TAGS=rocksdb KEYS_MIL=0.002 VALSZ=256 MEM_LIMIT=24MiB MEM_BENCHTIME=100x COUNT=1 RESULTS="$$d/results" DIR="$$d" # the memory budget's path
 	@$(MAKE) --no-print-directory gate-smoke

@@ -126,3 +126,27 @@ func TestPopulateLeavesOnlyItsOwnDirectory(t *testing.T) {
 		t.Errorf("scratch databases left behind: %v", left)
 	}
 }
+
+// TestDiskFillingDuringPopulate: a write that fails partway through a
+// populate (here a file-size limit makes it fail with EFBIG, as a full
+// disk does with ENOSPC) ends the run with the engine's error, not a
+// crash; the next run, with room, measures.
+func TestDiskFillingDuringPopulate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("no prlimit")
+	}
+	dir := t.TempDir()
+	args := []string{"-test.run=^$", "-test.bench=BenchmarkPopulateBolt", "-test.benchtime=1x", "-keys_mil", "0.02", "-valsz", "256", "-dir", dir}
+	out, err := exec.Command(prlimit, append([]string{"--fsize=1048576", "--", os.Args[0]}, args...)...).CombinedOutput()
+	s := string(out)
+	if err == nil || !strings.Contains(s, "file too large") || strings.Contains(s, "goroutine ") {
+		t.Fatalf("populate past a 1 MiB file-size limit: %v\n%s", err, s)
+	}
+	if out, err := exec.Command(os.Args[0], args...).CombinedOutput(); err != nil || !strings.Contains(string(out), "BenchmarkPopulateBolt/") {
+		t.Fatalf("the next run: %v\n%s", err, out)
+	}
+}

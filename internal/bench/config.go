@@ -99,7 +99,7 @@ func (c *Config) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&c.Readahead, "readahead", c.Readahead, "OS readahead on the files the engines read: off (none beyond what an engine asks for: LMDB MDB_NORDAHEAD, Badger's maps MADV_RANDOM...) or os (each engine's own default)")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "keys per write batch in populate and fixture builds")
 	fs.IntVar(&c.Writers, "writers", c.Writers, "goroutines writing batches concurrently in populate")
-	fs.StringVar(&c.Verify, "verify", c.Verify, "how reads are verified: cheap (length and three words) or full (every byte)")
+	fs.StringVar(&c.Verify, "verify", c.Verify, "how reads are verified: cheap (length and three words) or full (every byte, and every fixture file's checksum before the run)")
 	fs.BoolVar(&c.DropCaches, "drop_caches", c.DropCaches, "cache=cold also writes 3 to /proc/sys/vm/drop_caches (root only), on top of evicting the fixture's files")
 	fs.IntVar(&c.ScanLen, "scan_len", c.ScanLen, "entries read after each seek in BenchmarkScan")
 	fs.IntVar(&c.ColdOps, "cold_ops", c.ColdOps, "reads (ReadRandom) or seeks (Scan) per cache=cold round, each round on a fixture closed, evicted and reopened; 0 is 1% of the keys, at least 100 and at most all of them")

@@ -158,6 +158,7 @@ func (e *Env) openDir(plan *Plan) error {
 	if err != nil {
 		return flagError("dir", dir, err.Error())
 	}
+	root.FullCheck = e.FullCheck // -verify full: every fixture file's checksum too
 	e.Dir, e.Root = dir, root
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/engine"
@@ -84,10 +85,53 @@ func (h *Handle) Options(tweak func(*engine.Options)) engine.Options {
 // cold body that reads in rounds, ColdRounds, takes that db as its first
 // round).
 func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Options), body func(b *testing.B, db engine.DB)) {
+	defer h.guard(b)()
 	o := h.Options(tweak)
 	db := h.open(b, cache, o, true)
 	h.e.ShowFixtureSettings(h.f.Engine, db.Settings(), h.f)
-	b.Run(name, func(b *testing.B) { body(b, h.open(b, cache, o, false)) })
+	b.Run(name, func(b *testing.B) {
+		defer h.guard(b)()
+		body(b, h.open(b, cache, o, false))
+	})
+}
+
+// guard makes a memory fault in this goroutine (a read of a mapped file
+// that changed under the map: past the end of a truncated file, bbolt's
+// and LMDB's pages) a panic rather than a crash of the process, and
+// returns the function to defer that turns that panic into b's failure,
+// naming the fixture and how to rebuild it. Setup checked the files'
+// sizes (and checksums, when cheap) before the run; this is for what
+// those checks cannot see. RunThreads hands its goroutines' faults to
+// its caller. A fault inside C code (LMDB's own B-tree walk, RocksDB)
+// still ends the process.
+func (h *Handle) guard(b *testing.B) func() {
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(old)
+		r := recover()
+		if r == nil {
+			return
+		}
+		if !isFault(r) {
+			panic(r)
+		}
+		// Abandoned, not closed: the read that faulted never let go of
+		// the engine's locks, and Close would wait for them forever.
+		h.db, h.fresh = nil, false
+		b.Fatal(h.faultError(r))
+	}
+}
+
+// faultError is the error of a memory fault reading the fixture.
+func (h *Handle) faultError(r any) error {
+	return fmt.Errorf("fixture %s: a read of its files faulted (%v): they changed or are damaged where the checks before the run do not look; rerun with -verify full to check every file's checksum and rebuild what differs, or remove %s to rebuild it", filepath.Base(h.dir), r, h.dir)
+}
+
+// isFault reports whether a recovered value is a memory fault that
+// debug.SetPanicOnFault turned into a panic.
+func isFault(r any) bool {
+	_, ok := r.(interface{ Addr() uintptr })
+	return ok
 }
 
 // open returns the fixture opened with o in the cache state; first is the

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -29,9 +30,13 @@ func NewReaders(b *testing.B, db engine.DB, threads int) ([]engine.Reader, []*me
 }
 
 // RunThreads splits n operations over threads goroutines, fn(t, ops) in
-// each, and waits for them all.
+// each, and waits for them all. A memory fault in one (a mapped file
+// damaged under the map) panics in the caller's goroutine once all are
+// done, where Handle.Run turns it into the benchmark's failure.
 func RunThreads(threads, n int, fn func(t, ops int)) {
 	var wg sync.WaitGroup
+	var once sync.Once
+	var fault any
 	for t := 0; t < threads; t++ {
 		ops := n / threads
 		if t < n%threads {
@@ -40,10 +45,22 @@ func RunThreads(threads, n int, fn func(t, ops int)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					if !isFault(r) {
+						panic(r)
+					}
+					once.Do(func() { fault = r })
+				}
+			}()
+			debug.SetPanicOnFault(true)
 			fn(t, ops)
 		}()
 	}
 	wg.Wait()
+	if fault != nil {
+		panic(fault)
+	}
 }
 
 // ScanAll iterates over every key in order, checking that keys ascend and

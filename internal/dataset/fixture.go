@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -47,6 +51,18 @@ type Manifest struct {
 	BuildSeconds  float64   `json:"build_seconds"`
 	Settled       string    `json:"settled"` // how the build made the files final (flush, compactions)
 	Built         time.Time `json:"built"`
+	// Files are the fixture's files as its build left them, but those an
+	// engine rewrites when it opens them read-only (Volatile). Ensure
+	// checks them before trusting the fixture.
+	Files []FileSum `json:"files"`
+}
+
+// FileSum is one file of a fixture: its path in the fixture, its size and
+// its CRC-32C.
+type FileSum struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	CRC32C uint32 `json:"crc32c"`
 }
 
 // Complete reports whether m describes a finished build of p, written
@@ -54,7 +70,7 @@ type Manifest struct {
 func (m *Manifest) Complete(p Params) bool {
 	return reflect.DeepEqual(m.Params, p) && m.EngineVersion != "" && m.KeyCount == p.Keys &&
 		(p.EngineVersion == "" || m.EngineVersion == p.EngineVersion) &&
-		m.LogicalBytes > 0 && m.DiskBytes > 0 && m.Settled != "" && !m.Built.IsZero()
+		m.LogicalBytes > 0 && m.DiskBytes > 0 && m.Settled != "" && !m.Built.IsZero() && len(m.Files) > 0
 }
 
 // Name is the fixture's directory name: readable, and unique per Params.
@@ -81,9 +97,12 @@ func (p Params) Name() string {
 type Builder func(dir string) (Manifest, error)
 
 // Ensure returns the directory of a complete fixture for p, building it
-// first when it is missing, half-built, or built from other parameters. A
-// file lock keeps two runs from building the same fixture at once; the
-// second waits and then reuses the first one's result.
+// first when it is missing, half-built, built from other parameters, or
+// damaged (a file whose size or checksum is not what its build left). It
+// takes the fixture's lock and holds it until the process exits: a
+// second run that needs the fixture (to build it, or to read it: some
+// engines lock their files even to read) waits, saying which process
+// holds it, and then reuses it.
 func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...any)) (string, *Manifest, error) {
 	if !r.IsOpen() {
 		return "", nil, errNotOpen
@@ -93,38 +112,51 @@ func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...a
 		return "", nil, err
 	}
 	dir := filepath.Join(fixtures, p.Name())
-	unlock, err := lockFile(dir+".lock", logf)
-	if err != nil {
+	if err := holdLock(dir+".lock", "fixture "+p.Name(), logf); err != nil {
 		return "", nil, err
 	}
-	defer unlock()
 
-	if m, err := ReadManifest(dir); err == nil && m.Complete(p) {
-		return dir, m, nil
+	m, err := ReadManifest(dir)
+	switch {
+	case err == nil && m.Complete(p):
+		err := checkFiles(dir, m.Files, r.FullCheck)
+		if err == nil {
+			return dir, m, nil
+		}
+		logf("fixture %s is damaged (%v); rebuilding", p.Name(), err)
+	case err == nil && len(m.Files) == 0:
+		logf("fixture %s has no list of its files to check (an older kvbench built it); rebuilding", p.Name())
+	default:
+		if _, err := os.Stat(dir); err == nil {
+			logf("fixture %s is incomplete or stale; rebuilding", p.Name())
+		}
 	}
 	if _, err := os.Stat(dir); err == nil {
-		logf("fixture %s is incomplete or stale; rebuilding", p.Name())
 		if err := r.RemoveAll(dir); err != nil {
 			return "", nil, err
 		}
 	}
 	start := time.Now()
-	m, err := build(dir)
+	built, err := build(dir)
 	if err != nil {
 		return "", nil, fmt.Errorf("building fixture %s: %w", p.Name(), err)
 	}
+	m = &built
 	m.Params = p
 	m.Built = time.Now().UTC()
 	if m.BuildSeconds == 0 {
 		m.BuildSeconds = time.Since(start).Seconds()
 	}
-	if !m.Complete(p) {
-		return "", nil, fmt.Errorf("building fixture %s: builder returned an incomplete manifest %+v", p.Name(), m)
+	if m.Files, err = sumFiles(dir); err != nil {
+		return "", nil, fmt.Errorf("building fixture %s: %w", p.Name(), err)
 	}
-	if err := writeManifest(dir, &m); err != nil {
+	if !m.Complete(p) {
+		return "", nil, fmt.Errorf("building fixture %s: builder returned an incomplete manifest %+v", p.Name(), *m)
+	}
+	if err := writeManifest(dir, m); err != nil {
 		return "", nil, err
 	}
-	return dir, &m, nil
+	return dir, m, nil
 }
 
 // ReadManifest reads dir's .ready.
@@ -173,10 +205,11 @@ func writeManifest(dir string, m *Manifest) error {
 	return d.Sync()
 }
 
-// lockFile takes an exclusive flock, saying so when it has to wait. The
-// kernel drops the lock if the process dies, so a killed run never leaves
-// a fixture locked.
-func lockFile(path string, logf func(string, ...any)) (func(), error) {
+// lockFile takes an exclusive flock on path and writes into it which
+// process holds it; when it has to wait it says for what and which
+// process holds it. The kernel drops the lock if the process dies, so a
+// killed run never leaves a fixture locked.
+func lockFile(path, what string, logf func(string, ...any)) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
@@ -186,14 +219,128 @@ func lockFile(path string, logf func(string, ...any)) (func(), error) {
 			f.Close()
 			return nil, err
 		}
-		logf("waiting for another run building %s", filepath.Base(path))
+		holder, _ := os.ReadFile(path)
+		h := strings.TrimSpace(string(holder))
+		if h == "" {
+			h = "another process"
+		}
+		logf("waiting for %s: %s is using it (one run at a time reads or builds a fixture; README.md#two-runs-at-once)", what, h)
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 			f.Close()
 			return nil, err
 		}
 	}
+	comm, _ := os.ReadFile("/proc/self/comm")
+	if err := f.Truncate(0); err == nil {
+		fmt.Fprintf(f, "process %d (%s), since %s\n", os.Getpid(), strings.TrimSpace(string(comm)), time.Now().Format(time.TimeOnly))
+	}
 	return func() {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// held are the locks this process holds until it exits, by path: their
+// unlock functions keep the files (and so the locks) from being collected.
+var held = struct {
+	sync.Mutex
+	m map[string]func()
+}{m: map[string]func(){}}
+
+// holdLock takes path's lock (lockFile) for the rest of the process,
+// unless this process holds it already.
+func holdLock(path, what string, logf func(string, ...any)) error {
+	held.Lock()
+	defer held.Unlock()
+	if held.m[path] != nil {
+		return nil
+	}
+	unlock, err := lockFile(path, what, logf)
+	if err != nil {
+		return err
+	}
+	held.m[path] = unlock
+	return nil
+}
+
+// checksumAll is the largest fixture whose files' checksums Ensure
+// verifies before every run (reading it costs a fraction of a second);
+// larger ones are checked by their sizes, and by checksum with FullCheck.
+const checksumAll = 256 << 20
+
+// Volatile reports whether a file in a fixture is one an engine writes
+// even when it opens the fixture read-only (lock files, info logs), or the
+// manifest itself: the manifest does not record it.
+func Volatile(name string) bool {
+	base := filepath.Base(name)
+	for _, pat := range []string{ReadyName + "*", "LOCK", "LOG", "LOG.old.*", "lock.mdb", "*.lock"} {
+		if ok, _ := filepath.Match(pat, base); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// sumFiles lists every regular file under dir but the volatile ones, with
+// its size and CRC-32C.
+func sumFiles(dir string) ([]FileSum, error) {
+	var files []FileSum
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil || Volatile(rel) {
+			return err
+		}
+		sum, size, err := crcFile(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, FileSum{Name: rel, Size: size, CRC32C: sum})
+		return nil
+	})
+	return files, err
+}
+
+// checkFiles compares the files under dir with what their build left:
+// each must be there with its size, and with its checksum when full or
+// when the fixture is small enough for that to be cheap.
+func checkFiles(dir string, files []FileSum, full bool) error {
+	var total int64
+	for _, f := range files {
+		fi, err := os.Stat(filepath.Join(dir, f.Name))
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.Name, err)
+		}
+		if fi.Size() != f.Size {
+			return fmt.Errorf("%s is %d bytes, its build left %d", f.Name, fi.Size(), f.Size)
+		}
+		total += f.Size
+	}
+	if !full && total > checksumAll {
+		return nil
+	}
+	for _, f := range files {
+		sum, _, err := crcFile(filepath.Join(dir, f.Name))
+		if err != nil {
+			return err
+		}
+		if sum != f.CRC32C {
+			return fmt.Errorf("%s has CRC-32C %08x, its build left %08x", f.Name, sum, f.CRC32C)
+		}
+	}
+	return nil
+}
+
+// crcFile returns the CRC-32C and size of the file at p.
+func crcFile(p string) (uint32, int64, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	h := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	n, err := io.Copy(h, f)
+	return h.Sum32(), n, err
 }

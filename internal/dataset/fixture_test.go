@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,13 +115,13 @@ func TestRemoveAllStaysInside(t *testing.T) {
 
 func TestLockWaitsForOtherHolder(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l.lock")
-	unlock, err := lockFile(p, nolog)
+	unlock, err := lockFile(p, "l", nolog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan time.Time)
 	go func() {
-		u, _ := lockFile(p, nolog)
+		u, _ := lockFile(p, "l", nolog)
 		got <- time.Now()
 		u()
 	}()
@@ -149,7 +150,7 @@ func TestFixtureOfAnotherEngineVersionIsNotTrusted(t *testing.T) {
 			t.Errorf("%+v and %+v share the directory %s", p, q, p.Name())
 		}
 	}
-	m := Manifest{Params: p, EngineVersion: "x v1", KeyCount: p.Keys, LogicalBytes: 1, DiskBytes: 1, Settled: "flushed", Built: time.Now()}
+	m := Manifest{Params: p, EngineVersion: "x v1", KeyCount: p.Keys, LogicalBytes: 1, DiskBytes: 1, Settled: "flushed", Built: time.Now(), Files: []FileSum{{Name: "data", Size: 1}}}
 	if !m.Complete(p) {
 		t.Fatal("a manifest of this version is not trusted")
 	}
@@ -185,5 +186,114 @@ func TestUnopenedRootWritesNothing(t *testing.T) {
 	}()
 	if ents, _ := os.ReadDir(cwd); len(ents) != 0 {
 		t.Fatalf("the working directory holds %v", ents)
+	}
+}
+
+// TestCorruptManifestIsRebuilt: a .ready that is not a manifest (cut
+// short, overwritten) is not trusted: the fixture is rebuilt.
+func TestCorruptManifestIsRebuilt(t *testing.T) {
+	r, _ := OpenRoot(t.TempDir())
+	calls := 0
+	dir, _, err := r.Ensure(params(), okBuild(&calls), nolog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, ReadyName), []byte(`{"params": {"eng`), 0o644)
+	var log strings.Builder
+	logf := func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }
+	if _, _, err := r.Ensure(params(), okBuild(&calls), logf); err != nil || calls != 2 || !strings.Contains(log.String(), "rebuilding") {
+		t.Fatalf("corrupt manifest: calls=%d err=%v log=%q", calls, err, log.String())
+	}
+}
+
+// TestDamagedFileIsRebuilt: a fixture file whose size or content is not
+// what its build left is seen before the fixture is trusted, and the
+// fixture is rebuilt, saying which file; files an engine rewrites when it
+// only reads (lock files, logs) are not recorded.
+func TestDamagedFileIsRebuilt(t *testing.T) {
+	r, _ := OpenRoot(t.TempDir())
+	calls := 0
+	build := func(dir string) (Manifest, error) {
+		m, err := okBuild(&calls)(dir)
+		os.WriteFile(filepath.Join(dir, "LOCK"), nil, 0o644)
+		os.WriteFile(filepath.Join(dir, "LOG"), []byte("opened"), 0o644)
+		return m, err
+	}
+	dir, m, err := r.Ensure(params(), build, nolog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Files) != 1 || m.Files[0].Name != "data" || m.Files[0].Size != 7 {
+		t.Fatalf("manifest files %+v, want data alone", m.Files)
+	}
+	os.WriteFile(filepath.Join(dir, "LOG"), []byte("opened again, read-only"), 0o644)
+	for _, c := range []struct{ content, want string }{
+		{"pay", "data is 3 bytes, its build left 7"},
+		{"pAyload", "data has CRC-32C"},
+	} {
+		os.WriteFile(filepath.Join(dir, "data"), []byte(c.content), 0o644)
+		var log strings.Builder
+		logf := func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }
+		before := calls
+		if _, _, err := r.Ensure(params(), build, logf); err != nil || calls != before+1 || !strings.Contains(log.String(), "is damaged ("+c.want) {
+			t.Errorf("%q: calls %d, err %v, log %q", c.content, calls-before, err, log.String())
+		}
+	}
+	// Sizes alone for a fixture too big to read before every run; every
+	// checksum with FullCheck.
+	os.WriteFile(filepath.Join(dir, "data"), []byte("pAyload"), 0o644)
+	if err := checkFiles(dir, []FileSum{{Name: "data", Size: 7, CRC32C: m.Files[0].CRC32C}}, false); err == nil {
+		t.Fatal("a flipped byte in a small fixture passed")
+	}
+	os.WriteFile(filepath.Join(dir, "big"), nil, 0o644)
+	os.Truncate(filepath.Join(dir, "big"), checksumAll) // sparse: nothing to read from the disk
+	files := []FileSum{{Name: "data", Size: 7, CRC32C: m.Files[0].CRC32C}, {Name: "big", Size: checksumAll}}
+	if err := checkFiles(dir, files, false); err != nil {
+		t.Fatalf("a fixture over %d bytes had its checksums read: %v", checksumAll, err)
+	}
+	if err := checkFiles(dir, files, true); err == nil || !strings.Contains(err.Error(), "data has CRC-32C") {
+		t.Fatalf("FullCheck: %v", err)
+	}
+	files[1].Size--
+	if err := checkFiles(dir, files, false); err == nil || !strings.Contains(err.Error(), "big is 268435456 bytes") {
+		t.Fatalf("sizes: %v", err)
+	}
+}
+
+// TestOpenRootRace: runs that open a fresh -dir at once each get the
+// suite's directory; none calls it foreign.
+func TestOpenRootRace(t *testing.T) {
+	for range 20 {
+		dir := t.TempDir()
+		errs := make(chan error, 8)
+		for range cap(errs) {
+			go func() {
+				_, err := OpenRoot(dir)
+				errs <- err
+			}()
+		}
+		for range cap(errs) {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestManifestWithoutFilesIsRebuilt: a fixture an older kvbench built has
+// no list of its files to check; it is rebuilt once, saying why.
+func TestManifestWithoutFilesIsRebuilt(t *testing.T) {
+	r, _ := OpenRoot(t.TempDir())
+	calls := 0
+	dir, m, err := r.Ensure(params(), okBuild(&calls), nolog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Files = nil
+	writeManifest(dir, m)
+	var log strings.Builder
+	logf := func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }
+	if _, m, err := r.Ensure(params(), okBuild(&calls), logf); err != nil || calls != 2 || len(m.Files) != 1 || !strings.Contains(log.String(), "an older kvbench built it") {
+		t.Fatalf("calls=%d err=%v log=%q", calls, err, log.String())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // OwnedName is the one directory the suite creates inside -dir. Nothing
@@ -19,14 +20,21 @@ const ownerMark = ".kvbench-owner"
 // is no directory at all: every path in it would be relative to the
 // working directory, so using it panics (Sub) or fails (Ensure,
 // RemoveAll).
-type Root struct{ Path string }
+type Root struct {
+	Path string
+	// FullCheck makes Ensure verify the checksum of every file of a
+	// fixture, however large (-verify full); otherwise only fixtures up
+	// to checksumAll bytes have their checksums verified, larger ones
+	// their file sizes.
+	FullCheck bool
+}
 
 // errNotOpen is the error of a Root that OpenRoot did not make.
 var errNotOpen = errors.New("the suite's directory under -dir was never opened (a benchmark outside the run plan?): nothing is written outside <dir>/" + OwnedName)
 
-// OpenRoot returns <dir>/kvbench, creating it (with its owner mark) when it
-// does not exist. A directory of that name without the mark belongs to
-// someone else and is refused.
+// OpenRoot returns <dir>/kvbench, creating it (with its owner mark, under a
+// lock on dir) when it does not exist. A directory of that name without
+// the mark belongs to someone else and is refused.
 func OpenRoot(dir string) (Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -36,6 +44,23 @@ func OpenRoot(dir string) (Root, error) {
 	mark := filepath.Join(p, ownerMark)
 	if _, err := os.Stat(mark); err == nil {
 		return Root{Path: p}, nil
+	}
+	// Two runs started together on a fresh -dir: without a lock the
+	// second could see the directory before its mark and call it
+	// foreign. The lock is on -dir itself (a flock on the directory), so
+	// nothing is written outside <dir>/kvbench; the kernel drops it if
+	// the process dies.
+	d, err := os.Open(abs)
+	if err != nil {
+		return Root{}, err
+	}
+	defer d.Close()
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX); err != nil {
+		return Root{}, fmt.Errorf("lock %s: %w", abs, err)
+	}
+	defer syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(mark); err == nil {
+		return Root{Path: p}, nil // made by a run that held the lock first
 	}
 	if err := os.Mkdir(p, 0o755); err != nil {
 		if errors.Is(err, os.ErrExist) {
