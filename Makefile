@@ -10,12 +10,11 @@ TAGS     ?= $(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)
 KEYS_MIL ?= 0.1
 VALSZ    ?= 1024
 THREADS  ?= 1,16
-COUNT    ?= 3
 DIR      ?=
 RESULTS  ?= results
 BENCH_FLAGS = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir $(DIR))
 
-.PHONY: all bench bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
+.PHONY: all bench bench-run bench-bin bench-full bench-full-run summary bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
 
 all: test
 
@@ -30,27 +29,75 @@ deps:
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq librocksdb-dev >/dev/null
 
-# bench: populate every engine; read every engine's fixture at random, warm
-# and cold; scan, seek-and-scan and open it; measure the disk under it; then
-# print the engines side by side. Raw results stay in $(RESULTS)/bench.txt.
+# bench: the main job, sized to answer five questions in a few minutes
+# (README.md, "What make bench measures"): write throughput and
+# amplification (populate, sync off); warm point reads at 1 and 16
+# threads; point reads in a memory budget beside the disk's own 4 KiB
+# random-read rate; range scans (seek and read 100); open time (cold).
+# One test binary runs every step; raw results go to $(RESULTS)/bench.txt,
+# then the summary ($(RESULTS)/summary.txt) and the report page
+# ($(RESULTS)/report.html). bench-full runs every benchmark of both steps.
+COUNT     ?= 3
+BENCHTIME ?= 0.3s
+OPEN_BENCHTIME ?= 10x
+MEM_COUNT ?= 1
+BENCH_BIN  = $(RESULTS)/kvbench.test
+BENCH_PROGRESS ?=
+RUN_BENCH  = $(BENCH_BIN) -test.run '^$$' -test.count $(COUNT) $(BENCH_FLAGS)
+
 bench: deps
 	@mkdir -p $(RESULTS)
 	$(MAKE) --no-print-directory bench-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
 
-# The benchmarks of each step come from the workloads' declarations
-# (Workload.Step in internal/bench), so a new workload needs no edit here.
+# The stores (no Memory rail) and the benchmarks of each workload come
+# from the registries (Workload.Step in internal/bench, engines in
+# internal/engine), so a new engine or workload needs no edit here.
 PATTERN = $(shell $(GO) run ./internal/cmd/genwrappers -pattern $(1))
+STORES  = $(shell $(GO) run -tags '$(TAGS)' ./internal/cmd/genwrappers -list open | sed 's/^BenchmarkOpen//' | paste -sd'|')
 
-bench-run:
-	$(GO) test -tags '$(TAGS)' -run '^$$' -bench '$(call PATTERN,write)' -benchtime 1x -count $(COUNT) \
+bench-run: bench-bin
+	@stores='$(STORES)'; set -e; \
+	$(BENCH_PROGRESS) $(RUN_BENCH) -test.bench "^BenchmarkPopulate($$stores)\$$/valsz/batch/sync=false" -test.benchtime 1x \
+	  | tee $(RESULTS)/bench.txt; \
+	$(BENCH_PROGRESS) $(RUN_BENCH) -test.bench "^BenchmarkReadRandom($$stores)\$$" -test.benchtime $(BENCHTIME) -cache warm -threads $(THREADS) \
+	  | tee -a $(RESULTS)/bench.txt; \
+	$(BENCH_PROGRESS) $(RUN_BENCH) -test.bench "^BenchmarkScan($$stores)\$$" -test.benchtime $(BENCHTIME) -cache warm -threads 1 \
+	  | tee -a $(RESULTS)/bench.txt; \
+	$(BENCH_PROGRESS) $(RUN_BENCH) -test.bench "^BenchmarkOpen($$stores)\$$" -test.benchtime $(OPEN_BENCHTIME) -cache cold \
+	  | tee -a $(RESULTS)/bench.txt; \
+	$(BENCH_PROGRESS) $(RUN_BENCH) -test.bench '^BenchmarkDisk$$/op=randread-4k' -test.benchtime $(BENCHTIME) -threads 1 \
+	  | tee -a $(RESULTS)/bench.txt
+	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 MEM_WORKLOADS=readrandom COUNT=$(MEM_COUNT) MEM_BENCHTIME=$(BENCHTIME)
+	@$(MAKE) --no-print-directory summary
+
+bench-bin:
+	@mkdir -p $(RESULTS)
+	$(GO) test -c -tags '$(TAGS)' -o $(BENCH_BIN) .
+
+# bench-full: every benchmark of both steps (populate with sync on and
+# off; reads warm and cold at every -hit_rate and -threads; full scans,
+# seek-and-scan, open warm and cold, every disk figure; the harness alone),
+# and the memory-limited row for reads and populate, at 1 s per benchmark.
+FULL_COUNT ?= 3
+bench-full: deps
+	@mkdir -p $(RESULTS)
+	$(MAKE) --no-print-directory bench-full-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
+
+bench-full-run: bench-bin
+	$(BENCH_PROGRESS) $(BENCH_BIN) -test.run '^$$' -test.bench '$(call PATTERN,write)' -test.benchtime 1x -test.count $(FULL_COUNT) \
 	  $(BENCH_FLAGS) | tee $(RESULTS)/bench.txt
-	$(GO) test -tags '$(TAGS)' -run '^$$' -bench '$(call PATTERN,read)' -benchtime 1s -count $(COUNT) \
+	$(BENCH_PROGRESS) $(BENCH_BIN) -test.run '^$$' -test.bench '$(call PATTERN,read)' -test.benchtime 1s -test.count $(FULL_COUNT) \
 	  $(BENCH_FLAGS) -threads $(THREADS) | tee -a $(RESULTS)/bench.txt
-	$(GO) test -run '^$$' -bench 'BenchmarkHarness' -count $(COUNT) ./internal/dataset | tee -a $(RESULTS)/bench.txt # the harness alone, no engine
-	@$(MAKE) --no-print-directory bench-mem
+	$(GO) test -run '^$$' -bench 'BenchmarkHarness' -count $(FULL_COUNT) ./internal/dataset | tee -a $(RESULTS)/bench.txt # the harness alone, no engine
+	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 COUNT=$(FULL_COUNT)
+	@$(MAKE) --no-print-directory summary
+
+# summary: the engines side by side, one section per question, from the
+# raw results; printed and written to $(RESULTS)/summary.txt as printed.
+SUMMARY_IN ?= $(RESULTS)/bench.txt
+summary:
 	@echo
-	@echo "== engines side by side ($(RESULTS)/bench.txt) =="
-	$(GO) run ./benchstat/engines $(RESULTS)/bench.txt
+	@$(GO) run ./benchstat/engines -o $(RESULTS)/summary.txt $(SUMMARY_IN)
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
@@ -66,12 +113,13 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.6.1
 MEM_LIMIT ?= 26MiB
 MEM_BENCHTIME ?= 1s
 MEM_TIMEOUT ?= 180
+MEM_WORKLOADS ?= readrandom populate
 MEM_FLAGS = -mem_limit $(MEM_LIMIT) -cache_mb 2 -memtable_mb 2 -readahead off -threads 1 -hit_rate 1 -cache warm
 
 bench-mem:
 	@mkdir -p $(RESULTS)
-	$(GO) test -c -tags '$(TAGS)' -o $(RESULTS)/kvbench.test .
-	@for t in $$($(GO) run ./internal/cmd/genwrappers -list readrandom) $$($(GO) run ./internal/cmd/genwrappers -list populate); do \
+	$(if $(MEM_BUILT),,$(GO) test -c -tags '$(TAGS)' -o $(BENCH_BIN) .)
+	@for t in $$(for w in $(MEM_WORKLOADS); do $(GO) run ./internal/cmd/genwrappers -list $$w; done); do \
 	  case $$t in *Populate*) sub=/valsz/mem/batch/sync=false bt=1x;; *) sub=/valsz/mem/cache=warm bt=$(MEM_BENCHTIME);; esac; \
 	  echo "kvbench: $$t$$sub under -mem_limit $(MEM_LIMIT)" >&2; \
 	  for i in $$(seq $(COUNT)); do \
