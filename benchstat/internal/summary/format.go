@@ -76,7 +76,7 @@ func (s *Summary) Write(w io.Writer) error {
 	if line := runLine(r, "machine", "cpu-model", "cpus", "kernel", "go", "dir-fs"); line != "" {
 		fmt.Fprintln(&b, line)
 	}
-	fmt.Fprintln(&b, "cell: median of the rounds ± the widest distance from it to a round's value (its 95% CI with 6 or more rounds); n rounds; - not run")
+	fmt.Fprintln(&b, "cell: "+Legend)
 	if r.Skipped > 0 {
 		fmt.Fprintf(&b, "%d unreadable line(s) skipped\n", r.Skipped)
 	}
@@ -103,7 +103,7 @@ func runLine(r *Results, name string, keys ...string) string {
 
 func writeTable(b *strings.Builder, t Table) {
 	title := "== " + t.Title
-	if n := rounds(t); n != "" {
+	if n := Rounds(t); n != "" {
 		title += " (" + n + ")"
 	}
 	fmt.Fprintln(b, title)
@@ -150,9 +150,12 @@ func writeTable(b *strings.Builder, t Table) {
 	}
 }
 
-// rounds says how many rounds the table's cells have: "n=3", or
+// Legend says what a cell shows.
+const Legend = "median of the rounds ± the widest distance from it to a round's value (its 95% CI with 6 or more rounds); n rounds; - not run"
+
+// Rounds says how many rounds the table's cells have: "n=3", or
 // "n=1..3" when they differ.
-func rounds(t Table) string {
+func Rounds(t Table) string {
 	lo, hi := math.MaxInt, 0
 	for _, row := range t.Rows {
 		for _, c := range row.Cells {

@@ -19,6 +19,15 @@ type Key struct {
 	Op, Engine, Config, Unit string
 }
 
+// String is the benchmark and unit a series is of.
+func (k Key) String() string {
+	n := "Benchmark" + k.Op + k.Engine
+	if k.Config != "" {
+		n += "/" + k.Config
+	}
+	return n + " " + k.Unit
+}
+
 // Results is one results file by series, with the configuration lines the
 // file printed.
 type Results struct {
