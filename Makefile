@@ -14,7 +14,7 @@ DIR      ?=
 RESULTS  ?= results
 BENCH_FLAGS = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir $(DIR))
 
-.PHONY: all bench bench-run bench-bin bench-full bench-full-run summary bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
+.PHONY: all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
 
 all: test
 
@@ -68,7 +68,7 @@ bench-run: bench-bin
 	$(BENCH_PROGRESS) $(RUN_BENCH) -test.bench '^BenchmarkDisk$$/op=randread-4k' -test.benchtime $(BENCHTIME) -threads 1 \
 	  | tee -a $(RESULTS)/bench.txt
 	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 MEM_WORKLOADS=readrandom COUNT=$(MEM_COUNT) MEM_BENCHTIME=$(BENCHTIME)
-	@$(MAKE) --no-print-directory summary
+	@$(MAKE) --no-print-directory summary report
 
 bench-bin:
 	@mkdir -p $(RESULTS)
@@ -90,7 +90,7 @@ bench-full-run: bench-bin
 	  $(BENCH_FLAGS) -threads $(THREADS) | tee -a $(RESULTS)/bench.txt
 	$(GO) test -run '^$$' -bench 'BenchmarkHarness' -count $(FULL_COUNT) ./internal/dataset | tee -a $(RESULTS)/bench.txt # the harness alone, no engine
 	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 COUNT=$(FULL_COUNT)
-	@$(MAKE) --no-print-directory summary
+	@$(MAKE) --no-print-directory summary report
 
 # summary: the engines side by side, one section per question, from the
 # raw results; printed and written to $(RESULTS)/summary.txt as printed.
@@ -98,6 +98,35 @@ SUMMARY_IN ?= $(RESULTS)/bench.txt
 summary:
 	@echo
 	@$(GO) run ./benchstat/engines -o $(RESULTS)/summary.txt $(SUMMARY_IN)
+
+# report: $(RESULTS)/report.html, one page with no outside references: the
+# summary's tables, every chart inline (SVG), the run's configuration and
+# each engine's settings.
+report:
+	@$(GO) run ./benchstat/report -o $(RESULTS)/report.html $(SUMMARY_IN)
+
+# report-deps installs Debian's chromium for the report's browser test,
+# the way deps installs librocksdb-dev.
+report-deps:
+	@if command -v chromium >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO=sudo; else \
+	  echo "kvbench: chromium is missing; install it with 'sudo apt-get install chromium' for the report test." >&2; exit 1; fi; \
+	echo "kvbench: installing chromium" >&2; \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+
+# report-test: the report page rendered in headless Chromium: every table
+# and chart there, no text overflowing (benchstat/report).
+report-test: report-deps
+	KVBENCH_CHROMIUM=required $(GO) test -count 1 -run 'TestPage' ./benchstat/report
+
+# report-screenshot: docs/img/report.png, the page of the summary test's
+# results file at a laptop's width, for the README.
+report-screenshot: report-deps
+	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	$(GO) run ./benchstat/report -o "$$d/report.html" benchstat/internal/summary/testdata/bench.txt && \
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$$d/profile" \
+	  --window-size=1280,1700 --screenshot=docs/img/report.png "file://$$d/report.html" 2>/dev/null
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
@@ -164,7 +193,7 @@ smoke:
 	$(MAKE) --no-print-directory bench-mem TAGS=rocksdb KEYS_MIL=0.002 VALSZ=256 MEM_LIMIT=24MiB MEM_BENCHTIME=100x COUNT=1 RESULTS="$$d/results" DIR="$$d" # the memory budget's path
 	@$(MAKE) --no-print-directory gate-smoke
 
-test: deps vet unit smoke
+test: deps vet unit smoke report-test
 
 # prefetch: seed 000's prefix lookups on every engine, one sweep over every
 # trace ID per run (docs/seed-000.md); PREFETCH_TRACES=9000 is the seed's
