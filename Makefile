@@ -42,7 +42,7 @@ BENCHTIME ?= 0.3s
 OPEN_BENCHTIME ?= 10x
 MEM_COUNT ?= 1
 BENCH_BIN  = $(RESULTS)/kvbench.test
-BENCH_PROGRESS ?=
+PROGRESS   = $(RESULTS)/benchprogress
 RUN_BENCH  = $(BENCH_BIN) -test.run '^$$' -test.count $(COUNT) $(BENCH_FLAGS)
 
 bench: deps
@@ -56,23 +56,28 @@ PATTERN = $(shell $(GO) run ./internal/cmd/genwrappers -pattern $(1))
 STORES  = $(shell $(GO) run -tags '$(TAGS)' ./internal/cmd/genwrappers -list open | sed 's/^BenchmarkOpen//' | paste -sd'|')
 
 bench-run: bench-bin
-	@stores='$(STORES)'; set -e; \
-	$(BENCH_PROGRESS) $(RUN_BENCH) -test.bench "^BenchmarkPopulate($$stores)\$$/valsz/batch/sync=false" -test.benchtime 1x \
-	  | tee $(RESULTS)/bench.txt; \
-	$(BENCH_PROGRESS) $(RUN_BENCH) -test.bench "^BenchmarkReadRandom($$stores)\$$" -test.benchtime $(BENCHTIME) -cache warm -threads $(THREADS) \
-	  | tee -a $(RESULTS)/bench.txt; \
-	$(BENCH_PROGRESS) $(RUN_BENCH) -test.bench "^BenchmarkScan($$stores)\$$" -test.benchtime $(BENCHTIME) -cache warm -threads 1 \
-	  | tee -a $(RESULTS)/bench.txt; \
-	$(BENCH_PROGRESS) $(RUN_BENCH) -test.bench "^BenchmarkOpen($$stores)\$$" -test.benchtime $(OPEN_BENCHTIME) -cache cold \
-	  | tee -a $(RESULTS)/bench.txt; \
-	$(BENCH_PROGRESS) $(RUN_BENCH) -test.bench '^BenchmarkDisk$$/op=randread-4k' -test.benchtime $(BENCHTIME) -threads 1 \
-	  | tee -a $(RESULTS)/bench.txt
+	@stores='$(STORES)'; set -ex; \
+	$(PROGRESS) -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkPopulate($$stores)\$$/valsz/batch/sync=false" \
+	  -test.benchtime 1x; \
+	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkReadRandom($$stores)\$$" \
+	  -test.benchtime $(BENCHTIME) -cache warm -threads $(THREADS); \
+	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkScan($$stores)\$$" \
+	  -test.benchtime $(BENCHTIME) -cache warm -threads 1; \
+	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkOpen($$stores)\$$" \
+	  -test.benchtime $(OPEN_BENCHTIME) -cache cold; \
+	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench '^BenchmarkDisk$$/op=randread-4k' \
+	  -test.benchtime $(BENCHTIME) -threads 1
 	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 MEM_WORKLOADS=readrandom COUNT=$(MEM_COUNT) MEM_BENCHTIME=$(BENCHTIME)
 	@$(MAKE) --no-print-directory summary report
 
+# The test binary, built once for every step, and the runner that copies
+# its results to the results file and, on a terminal, keeps a live line on
+# /dev/tty (benchmark, round, elapsed, estimate left) that never enters
+# the results.
 bench-bin:
 	@mkdir -p $(RESULTS)
 	$(GO) test -c -tags '$(TAGS)' -o $(BENCH_BIN) .
+	@$(GO) build -o $(PROGRESS) ./internal/cmd/benchprogress
 
 # bench-full: every benchmark of both steps (populate with sync on and
 # off; reads warm and cold at every -hit_rate and -threads; full scans,
@@ -84,10 +89,10 @@ bench-full: deps
 	$(MAKE) --no-print-directory bench-full-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
 
 bench-full-run: bench-bin
-	$(BENCH_PROGRESS) $(BENCH_BIN) -test.run '^$$' -test.bench '$(call PATTERN,write)' -test.benchtime 1x -test.count $(FULL_COUNT) \
-	  $(BENCH_FLAGS) | tee $(RESULTS)/bench.txt
-	$(BENCH_PROGRESS) $(BENCH_BIN) -test.run '^$$' -test.bench '$(call PATTERN,read)' -test.benchtime 1s -test.count $(FULL_COUNT) \
-	  $(BENCH_FLAGS) -threads $(THREADS) | tee -a $(RESULTS)/bench.txt
+	$(PROGRESS) -o $(RESULTS)/bench.txt -- $(BENCH_BIN) -test.run '^$$' -test.bench '$(call PATTERN,write)' -test.benchtime 1x \
+	  -test.count $(FULL_COUNT) $(BENCH_FLAGS)
+	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(BENCH_BIN) -test.run '^$$' -test.bench '$(call PATTERN,read)' -test.benchtime 1s \
+	  -test.count $(FULL_COUNT) $(BENCH_FLAGS) -threads $(THREADS)
 	$(GO) test -run '^$$' -bench 'BenchmarkHarness' -count $(FULL_COUNT) ./internal/dataset | tee -a $(RESULTS)/bench.txt # the harness alone, no engine
 	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 COUNT=$(FULL_COUNT)
 	@$(MAKE) --no-print-directory summary report
