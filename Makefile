@@ -198,7 +198,15 @@ smoke:
 	$(MAKE) --no-print-directory bench-mem TAGS=rocksdb KEYS_MIL=0.002 VALSZ=256 MEM_LIMIT=24MiB MEM_BENCHTIME=100x COUNT=1 RESULTS="$$d/results" DIR="$$d" # the memory budget's path
 	@$(MAKE) --no-print-directory gate-smoke
 
-test: deps vet unit smoke report-test
+# test: every step timed, and the times printed slowest first at the end
+# (each package's own time is on its "ok" line above).
+TEST_STEPS = vet unit smoke report-test
+test: deps
+	@times=; for s in $(TEST_STEPS); do \
+	  t0=$$(date +%s.%N); $(MAKE) --no-print-directory $$s || exit 1; \
+	  times="$$times$$(printf '%6.1f s  make %s' $$(awk "BEGIN { print $$(date +%s.%N) - $$t0 }") $$s)\n"; \
+	done; \
+	echo "== make test: where the time went =="; printf "$$times" | sort -rn
 
 # prefetch: seed 000's prefix lookups on every engine, one sweep over every
 # trace ID per run (docs/seed-000.md); PREFETCH_TRACES=9000 is the seed's
