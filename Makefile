@@ -183,7 +183,7 @@ vet:
 # GORACE: a race-built process sleeps a second at exit by default, and the
 # cold-start and twin tests start many of them.
 unit:
-	GORACE=atexit_sleep_ms=0 $(GO) test -race -count 1 ./internal/... ./benchstat/...
+	GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip $(GO) test -race -count 1 ./internal/... ./benchstat/...
 	$(GO) test -count 1 -tags rocksdb ./internal/engine
 	$(GO) test -count 1 -tags lmdb_bmatsuo ./internal/engine
 
