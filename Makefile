@@ -10,12 +10,11 @@ TAGS     ?= $(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)
 KEYS_MIL ?= 0.1
 VALSZ    ?= 1024
 THREADS  ?= 1,16
-COUNT    ?= 3
 DIR      ?=
 RESULTS  ?= results
 BENCH_FLAGS = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir $(DIR))
 
-.PHONY: all bench bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
+.PHONY: all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
 
 all: test
 
@@ -30,27 +29,109 @@ deps:
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq librocksdb-dev >/dev/null
 
-# bench: populate every engine; read every engine's fixture at random, warm
-# and cold; scan, seek-and-scan and open it; measure the disk under it; then
-# print the engines side by side. Raw results stay in $(RESULTS)/bench.txt.
+# bench: the main job, sized to answer five questions in a few minutes
+# (README.md, "What make bench measures"): write throughput and
+# amplification (populate, sync off); warm point reads at 1 and 16
+# threads; point reads in a memory budget beside the disk's own 4 KiB
+# random-read rate; range scans (seek and read 100); open time (cold).
+# One test binary runs every step; raw results go to $(RESULTS)/bench.txt,
+# then the summary ($(RESULTS)/summary.txt) and the report page
+# ($(RESULTS)/report.html). bench-full runs every benchmark of both steps.
+COUNT     ?= 3
+BENCHTIME ?= 0.3s
+OPEN_BENCHTIME ?= 10x
+MEM_COUNT ?= 1
+BENCH_BIN  = $(RESULTS)/kvbench.test
+PROGRESS   = $(RESULTS)/benchprogress
+RUN_BENCH  = $(BENCH_BIN) -test.run '^$$' -test.count $(COUNT) $(BENCH_FLAGS)
+
 bench: deps
 	@mkdir -p $(RESULTS)
 	$(MAKE) --no-print-directory bench-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
 
-# The benchmarks of each step come from the workloads' declarations
-# (Workload.Step in internal/bench), so a new workload needs no edit here.
+# The stores (no Memory rail) and the benchmarks of each workload come
+# from the registries (Workload.Step in internal/bench, engines in
+# internal/engine), so a new engine or workload needs no edit here.
 PATTERN = $(shell $(GO) run ./internal/cmd/genwrappers -pattern $(1))
+STORES  = $(shell $(GO) run -tags '$(TAGS)' ./internal/cmd/genwrappers -list open | sed 's/^BenchmarkOpen//' | paste -sd'|')
 
-bench-run:
-	$(GO) test -tags '$(TAGS)' -run '^$$' -bench '$(call PATTERN,write)' -benchtime 1x -count $(COUNT) \
-	  $(BENCH_FLAGS) | tee $(RESULTS)/bench.txt
-	$(GO) test -tags '$(TAGS)' -run '^$$' -bench '$(call PATTERN,read)' -benchtime 1s -count $(COUNT) \
-	  $(BENCH_FLAGS) -threads $(THREADS) | tee -a $(RESULTS)/bench.txt
-	$(GO) test -run '^$$' -bench 'BenchmarkHarness' -count $(COUNT) ./internal/dataset | tee -a $(RESULTS)/bench.txt # the harness alone, no engine
-	@$(MAKE) --no-print-directory bench-mem
+bench-run: bench-bin
+	@stores='$(STORES)'; set -ex; \
+	$(PROGRESS) -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkPopulate($$stores)\$$/valsz/batch/sync=false" \
+	  -test.benchtime 1x; \
+	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkReadRandom($$stores)\$$" \
+	  -test.benchtime $(BENCHTIME) -cache warm -threads $(THREADS); \
+	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkScan($$stores)\$$" \
+	  -test.benchtime $(BENCHTIME) -cache warm -threads 1; \
+	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkOpen($$stores)\$$" \
+	  -test.benchtime $(OPEN_BENCHTIME) -cache cold; \
+	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench '^BenchmarkDisk$$/op=randread-4k' \
+	  -test.benchtime $(BENCHTIME) -threads 1
+	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 MEM_WORKLOADS=readrandom COUNT=$(MEM_COUNT) MEM_BENCHTIME=$(BENCHTIME)
+	@$(MAKE) --no-print-directory summary report
+
+# The test binary, built once for every step, and the runner that copies
+# its results to the results file and, on a terminal, keeps a live line on
+# /dev/tty (benchmark, round, elapsed, estimate left) that never enters
+# the results.
+bench-bin:
+	@mkdir -p $(RESULTS)
+	$(GO) test -c -tags '$(TAGS)' -o $(BENCH_BIN) .
+	@$(GO) build -o $(PROGRESS) ./internal/cmd/benchprogress
+
+# bench-full: every benchmark of both steps (populate with sync on and
+# off; reads warm and cold at every -hit_rate and -threads; full scans,
+# seek-and-scan, open warm and cold, every disk figure; the harness alone),
+# and the memory-limited row for reads and populate, at 1 s per benchmark.
+FULL_COUNT ?= 3
+bench-full: deps
+	@mkdir -p $(RESULTS)
+	$(MAKE) --no-print-directory bench-full-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
+
+bench-full-run: bench-bin
+	$(PROGRESS) -o $(RESULTS)/bench.txt -- $(BENCH_BIN) -test.run '^$$' -test.bench '$(call PATTERN,write)' -test.benchtime 1x \
+	  -test.count $(FULL_COUNT) $(BENCH_FLAGS)
+	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(BENCH_BIN) -test.run '^$$' -test.bench '$(call PATTERN,read)' -test.benchtime 1s \
+	  -test.count $(FULL_COUNT) $(BENCH_FLAGS) -threads $(THREADS)
+	$(GO) test -run '^$$' -bench 'BenchmarkHarness' -count $(FULL_COUNT) ./internal/dataset | tee -a $(RESULTS)/bench.txt # the harness alone, no engine
+	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 COUNT=$(FULL_COUNT)
+	@$(MAKE) --no-print-directory summary report
+
+# summary: the engines side by side, one section per question, from the
+# raw results; printed and written to $(RESULTS)/summary.txt as printed.
+SUMMARY_IN ?= $(RESULTS)/bench.txt
+summary:
 	@echo
-	@echo "== engines side by side ($(RESULTS)/bench.txt) =="
-	$(GO) run ./benchstat/engines $(RESULTS)/bench.txt
+	@$(GO) run ./benchstat/engines -o $(RESULTS)/summary.txt $(SUMMARY_IN)
+
+# report: $(RESULTS)/report.html, one page with no outside references: the
+# summary's tables, every chart inline (SVG), the run's configuration and
+# each engine's settings.
+report:
+	@$(GO) run ./benchstat/report -o $(RESULTS)/report.html $(SUMMARY_IN)
+
+# report-deps installs Debian's chromium for the report's browser test,
+# the way deps installs librocksdb-dev.
+report-deps:
+	@if command -v chromium >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO=sudo; else \
+	  echo "kvbench: chromium is missing; install it with 'sudo apt-get install chromium' for the report test." >&2; exit 1; fi; \
+	echo "kvbench: installing chromium" >&2; \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+
+# report-test: the report page rendered in headless Chromium: every table
+# and chart there, no text overflowing (benchstat/report).
+report-test: report-deps
+	KVBENCH_CHROMIUM=required $(GO) test -count 1 -run 'TestPage' ./benchstat/report
+
+# report-screenshot: docs/img/report.png, the page of the summary test's
+# results file at a laptop's width, for the README.
+report-screenshot: report-deps
+	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	$(GO) run ./benchstat/report -o "$$d/report.html" benchstat/internal/summary/testdata/bench.txt && \
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$$d/profile" \
+	  --window-size=1280,1700 --screenshot=docs/img/report.png "file://$$d/report.html" 2>/dev/null
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
@@ -66,12 +147,13 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.6.1
 MEM_LIMIT ?= 26MiB
 MEM_BENCHTIME ?= 1s
 MEM_TIMEOUT ?= 180
+MEM_WORKLOADS ?= readrandom populate
 MEM_FLAGS = -mem_limit $(MEM_LIMIT) -cache_mb 2 -memtable_mb 2 -readahead off -threads 1 -hit_rate 1 -cache warm
 
 bench-mem:
 	@mkdir -p $(RESULTS)
-	$(GO) test -c -tags '$(TAGS)' -o $(RESULTS)/kvbench.test .
-	@for t in $$($(GO) run ./internal/cmd/genwrappers -list readrandom) $$($(GO) run ./internal/cmd/genwrappers -list populate); do \
+	$(if $(MEM_BUILT),,$(GO) test -c -tags '$(TAGS)' -o $(BENCH_BIN) .)
+	@for t in $$(for w in $(MEM_WORKLOADS); do $(GO) run ./internal/cmd/genwrappers -list $$w; done); do \
 	  case $$t in *Populate*) sub=/valsz/mem/batch/sync=false bt=1x;; *) sub=/valsz/mem/cache=warm bt=$(MEM_BENCHTIME);; esac; \
 	  echo "kvbench: $$t$$sub under -mem_limit $(MEM_LIMIT)" >&2; \
 	  for i in $$(seq $(COUNT)); do \
@@ -102,7 +184,7 @@ vet:
 # GORACE: a race-built process sleeps a second at exit by default, and the
 # cold-start and twin tests start many of them.
 unit:
-	GORACE=atexit_sleep_ms=0 $(GO) test -race -count 1 ./internal/... ./benchstat/...
+	GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip $(GO) test -race -count 1 ./internal/... ./benchstat/...
 	$(GO) test -count 1 -tags rocksdb ./internal/engine
 	$(GO) test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt' ./internal/bench
 	$(GO) test -count 1 -tags lmdb_bmatsuo ./internal/engine
@@ -123,7 +205,15 @@ smoke:
 	$(MAKE) --no-print-directory bench-mem TAGS=rocksdb KEYS_MIL=0.002 VALSZ=256 MEM_LIMIT=24MiB MEM_BENCHTIME=100x COUNT=1 RESULTS="$$d/results" DIR="$$d" # the memory budget's path
 	@$(MAKE) --no-print-directory gate-smoke
 
-test: deps vet unit smoke
+# test: every step timed, and the times printed slowest first at the end
+# (each package's own time is on its "ok" line above).
+TEST_STEPS = vet unit smoke report-test
+test: deps
+	@times=; for s in $(TEST_STEPS); do \
+	  t0=$$(date +%s.%N); $(MAKE) --no-print-directory $$s || exit 1; \
+	  times="$$times$$(printf '%6.1f s  make %s' $$(awk "BEGIN { print $$(date +%s.%N) - $$t0 }") $$s)\n"; \
+	done; \
+	echo "== make test: where the time went =="; printf "$$times" | sort -rn
 
 # prefetch: seed 000's prefix lookups on every engine, one sweep over every
 # trace ID per run (docs/seed-000.md); PREFETCH_TRACES=9000 is the seed's

@@ -1,4 +1,4 @@
-package main
+package charts
 
 import (
 	"fmt"
@@ -19,14 +19,14 @@ type series struct {
 }
 
 // results holds the values of each series and the order things came in.
-type results struct {
+type Results struct {
 	values map[series][]float64
 	ops    []string            // operations in file order
 	config map[string][]string // sub-benchmarks of each operation, in file order
 }
 
-func readResults(r io.Reader, name string) (*results, error) {
-	res := &results{values: map[series][]float64{}, config: map[string][]string{}}
+func ReadResults(r io.Reader, name string) (*Results, error) {
+	res := &Results{values: map[series][]float64{}, config: map[string][]string{}}
 	rd := benchfmt.NewReader(r, name)
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
@@ -61,7 +61,7 @@ func readResults(r io.Reader, name string) (*results, error) {
 // engines lists the engines that reported unit for op, in the suite's
 // order (engname.Titles); any other engine in the results follows, by
 // name, rather than being left out.
-func (r *results) engines(op, unit string) []string {
+func (r *Results) engines(op, unit string) []string {
 	reported := map[string]bool{}
 	for k := range r.values {
 		if k.op == op && k.unit == unit {
@@ -134,7 +134,7 @@ func labels(configs []string) (short []string, common string) {
 }
 
 // units lists the units reported for op, sorted.
-func (r *results) units(op string) []string {
+func (r *Results) units(op string) []string {
 	seen := map[string]bool{}
 	for k := range r.values {
 		if k.op == op {

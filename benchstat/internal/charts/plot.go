@@ -1,4 +1,4 @@
-package main
+package charts
 
 import (
 	"fmt"
@@ -17,8 +17,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// format is the image type written: svg, or png for slides.
-var format = "svg"
+// Format is the image type written: svg, or png for slides.
+var Format = "svg"
 
 // engineColor keeps one colour per engine across every chart: the
 // engine's place in the suite's order picks it.
@@ -83,7 +83,7 @@ func prefix(max float64) (float64, string) {
 }
 
 // throughputChart draws op's engines side by side for each sub-benchmark.
-func throughputChart(r *results, op, unit, dir string) (string, error) {
+func throughputChart(r *Results, op, unit, dir string) (string, error) {
 	engines := r.engines(op, unit)
 	configs := r.config[op]
 	short, common := labels(configs)
@@ -139,7 +139,7 @@ func throughputChart(r *results, op, unit, dir string) (string, error) {
 		p.Legend.Add(e, b)
 	}
 	p.Add(plotter.NewGrid())
-	name := filepath.Join(dir, fileName(op, unit)+"."+format)
+	name := filepath.Join(dir, fileName(op, unit)+"."+Format)
 	w := vg.Length(math.Max(16, 1.2*float64(len(configs)*len(engines)))) * vg.Centimeter
 	return name, p.Save(w, 10*vg.Centimeter, name)
 }
@@ -163,7 +163,7 @@ func percentileOrder(unit string) (float64, bool) {
 
 // latencyChart draws each engine's latency percentiles for one
 // sub-benchmark of op, on a log scale.
-func latencyChart(r *results, op, config, label string, units []string, dir string) (string, error) {
+func latencyChart(r *Results, op, config, label string, units []string, dir string) (string, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s latency percentiles (median of runs; whiskers: range of runs)\n%s", op, strings.ReplaceAll(config, "/", " "))
 	p.Title.TextStyle.Font.Size = vg.Points(10)
@@ -210,7 +210,7 @@ func latencyChart(r *results, op, config, label string, units []string, dir stri
 		p.Legend.Add(e, l, sc)
 	}
 	p.Add(plotter.NewGrid())
-	name := filepath.Join(dir, fileName(op, "latency", label)+"."+format)
+	name := filepath.Join(dir, fileName(op, "latency", label)+"."+Format)
 	return name, p.Save(16*vg.Centimeter, 10*vg.Centimeter, name)
 }
 

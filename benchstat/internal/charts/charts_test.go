@@ -1,4 +1,4 @@
-package main
+package charts
 
 import (
 	"fmt"
@@ -59,12 +59,12 @@ func TestDraw(t *testing.T) {
 		fmt.Fprintf(&b, "BenchmarkPopulateBolt/sync=false-2 1 %d ns/op 1000 keys/s 1.5 write-amp\n", 1e9+run)
 		fmt.Fprintf(&b, "BenchmarkLmdbBatch/mode=txn-2 1 %d ns/op\n", 1e9+run) // not per engine: skipped
 	}
-	r, err := readResults(strings.NewReader(b.String()), "test")
+	r, err := ReadResults(strings.NewReader(b.String()), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	files, err := drawAll(r, dir)
+	files, err := DrawAll(r, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestEveryRegisteredEngineCharted(t *testing.T) {
 	for _, info := range engine.All() {
 		fmt.Fprintf(&b, "BenchmarkReadRandom%s/threads=1-2 100 1000 ns/op\n", info.Title)
 	}
-	r, err := readResults(strings.NewReader(b.String()), "test")
+	r, err := ReadResults(strings.NewReader(b.String()), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestEveryRegisteredEngineCharted(t *testing.T) {
 		}
 		seen[c] = e
 	}
-	files, err := drawAll(r, t.TempDir())
+	files, err := DrawAll(r, t.TempDir())
 	if err != nil || len(files) != 1 {
 		t.Fatalf("drew %v, %v", files, err)
 	}

@@ -1,0 +1,73 @@
+package charts
+
+import "sort"
+
+// throughputUnits are tried in order; an operation is drawn in the first
+// it reports.
+var throughputUnits = []string{"ops/s", "keys/s", "MB/s", "ns/op"}
+
+// New is an empty set of results to Merge files into.
+func New() *Results {
+	return &Results{values: map[series][]float64{}, config: map[string][]string{}}
+}
+
+// Empty reports whether r holds no per-engine result.
+func (r *Results) Empty() bool { return len(r.ops) == 0 }
+
+// DrawAll writes every chart of r into dir and returns the files written.
+func DrawAll(r *Results, dir string) ([]string, error) {
+	var files []string
+	for _, op := range r.ops {
+		units := r.units(op)
+		for _, u := range throughputUnits {
+			if contains(units, u) {
+				f, err := throughputChart(r, op, u, dir)
+				if err != nil {
+					return files, err
+				}
+				files = append(files, f)
+				break
+			}
+		}
+		var lat []string
+		for _, u := range units {
+			if _, ok := percentileOrder(u); ok {
+				lat = append(lat, u)
+			}
+		}
+		if len(lat) == 0 {
+			continue
+		}
+		sort.Slice(lat, func(i, j int) bool {
+			a, _ := percentileOrder(lat[i])
+			b, _ := percentileOrder(lat[j])
+			return a < b
+		})
+		short, _ := labels(r.config[op])
+		for i, c := range r.config[op] {
+			f, err := latencyChart(r, op, c, short[i], lat, dir)
+			if err != nil {
+				return files, err
+			}
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}
+
+// Merge adds o's runs to r.
+func (r *Results) Merge(o *Results) {
+	for _, op := range o.ops {
+		if _, ok := r.config[op]; !ok {
+			r.ops = append(r.ops, op)
+		}
+		for _, c := range o.config[op] {
+			if !contains(r.config[op], c) {
+				r.config[op] = append(r.config[op], c)
+			}
+		}
+	}
+	for k, v := range o.values {
+		r.values[k] = append(r.values[k], v...)
+	}
+}

@@ -1,0 +1,356 @@
+package summary
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"golang.org/x/perf/benchmath"
+)
+
+// Stat is a median and the spread shown beside it.
+type Stat struct {
+	Center, Lo, Hi float64
+	N              int
+	// CI: Lo..Hi is the 95% confidence interval of the median (6 or
+	// more rounds); otherwise it is the range of the rounds.
+	CI bool
+}
+
+// Of summarises the rounds of one series with benchmath.
+func Of(vals []float64) Stat {
+	s := benchmath.NewSample(vals, &benchmath.DefaultThresholds)
+	sum := benchmath.AssumeNothing.Summary(s, 0.95)
+	st := Stat{Center: sum.Center, Lo: sum.Lo, Hi: sum.Hi, N: len(vals), CI: true}
+	if math.IsInf(sum.Lo, 0) || math.IsInf(sum.Hi, 0) {
+		st.Lo, st.Hi, st.CI = s.Values[0], s.Values[len(s.Values)-1], false
+	}
+	return st
+}
+
+// Spread is the widest distance from the median to Lo or Hi, in percent
+// of the median; -1 when there is none to show (one round, or a zero
+// median).
+func (s Stat) Spread() float64 {
+	if s.N < 2 || s.Center == 0 {
+		return -1
+	}
+	return math.Max(s.Hi-s.Center, s.Center-s.Lo) / math.Abs(s.Center) * 100
+}
+
+// Cell is one engine's figure on one row, and the series it came from.
+type Cell struct {
+	Src  Key
+	Stat Stat
+}
+
+// Row is one unit at one combination of a block's dimensions.
+type Row struct {
+	Label string
+	Unit  string // the raw unit, as in the results file
+	Cells map[string]Cell
+}
+
+// Table is one answered question.
+type Table struct {
+	Title   string
+	Columns []string
+	Rows    []Row
+	Common  string   // name parts every row shares ("sync=false")
+	Notes   []string // which variant stood for an engine, and why
+}
+
+// Summary is every table of one results file.
+type Summary struct {
+	Results *Results
+	Columns []string // engines with any figure, in the suite's order
+	Tables  []Table
+}
+
+// Build answers every question of Questions from r.
+func Build(r *Results) *Summary {
+	s := &Summary{Results: r}
+	have := map[string]bool{}
+	for _, q := range Questions {
+		t := buildTable(r, q)
+		for _, row := range t.Rows {
+			for c := range row.Cells {
+				have[c] = true
+			}
+		}
+		s.Tables = append(s.Tables, t)
+	}
+	for _, e := range engname.Titles() {
+		if have[e] {
+			s.Columns = append(s.Columns, e)
+		}
+	}
+	for i := range s.Tables {
+		cols := append([]string(nil), s.Columns...)
+		if ref := Questions[i].Reference; ref != nil && hasColumn(s.Tables[i], ref.Column) {
+			cols = append(cols, ref.Column)
+		}
+		s.Tables[i].Columns = cols
+	}
+	return s
+}
+
+func hasColumn(t Table, col string) bool {
+	for _, row := range t.Rows {
+		if _, ok := row.Cells[col]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// part is one key=value element of a sub-benchmark name.
+type part struct{ k, v string }
+
+func parts(config string) []part {
+	var out []part
+	for _, p := range strings.Split(config, "/") {
+		if p == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(p, "=")
+		out = append(out, part{k, v})
+	}
+	return out
+}
+
+func value(ps []part, k string) (string, bool) {
+	for _, p := range ps {
+		if p.k == k {
+			return p.v, true
+		}
+	}
+	return "", false
+}
+
+// matches reports whether ps passes every filter of where.
+func matches(ps []part, where []string) bool {
+	for _, w := range where {
+		if neg, ok := strings.CutPrefix(w, "!"); ok {
+			if _, has := value(ps, neg); has {
+				return false
+			}
+			continue
+		}
+		k, v, exact := strings.Cut(w, "=")
+		got, has := value(ps, k)
+		if !has || (exact && got != v) {
+			return false
+		}
+	}
+	return true
+}
+
+// candidate is one sub-benchmark an engine ran for a row.
+type candidate struct {
+	config string
+	rest   []part // name parts neither filtered nor a dimension
+}
+
+func buildTable(r *Results, q Section) Table {
+	t := Table{Title: q.Title}
+	var commons []string
+	for _, b := range q.Blocks {
+		rows, common, notes := buildBlock(r, b)
+		t.Rows = append(t.Rows, rows...)
+		if common != "" && !contains(commons, common) {
+			commons = append(commons, common)
+		}
+		t.Notes = append(t.Notes, notes...)
+	}
+	t.Common = strings.Join(commons, "; ")
+	if q.Reference != nil {
+		addReference(r, &t, q)
+	}
+	return t
+}
+
+func buildBlock(r *Results, b Block) (rows []Row, common string, notes []string) {
+	engines := enginesOf(r, b.Op)
+	var rowKeys []string
+	dimVals := map[string][]string{} // each dimension's values, in order
+	cands := map[string]map[string][]candidate{}
+	filtered := map[string]bool{}
+	for _, w := range b.Where {
+		k, _, _ := strings.Cut(strings.TrimPrefix(w, "!"), "=")
+		filtered[k] = true
+	}
+	for _, config := range r.Configs[b.Op] {
+		ps := parts(config)
+		if !matches(ps, b.Where) {
+			continue
+		}
+		var key []string
+		for _, d := range b.Dims {
+			v, ok := value(ps, d)
+			if !ok {
+				continue
+			}
+			key = append(key, d+"="+v)
+			if !contains(dimVals[d], v) {
+				dimVals[d] = append(dimVals[d], v)
+			}
+		}
+		rk := strings.Join(key, "/")
+		var rest []part
+		for _, p := range ps {
+			if !filtered[p.k] && !contains(b.Dims, p.k) {
+				rest = append(rest, p)
+			}
+		}
+		if _, ok := cands[rk]; !ok {
+			cands[rk] = map[string][]candidate{}
+			rowKeys = append(rowKeys, rk)
+		}
+		for _, e := range engines {
+			if hasSeries(r, b.Op, e, config) {
+				cands[rk][e] = append(cands[rk][e], candidate{config, rest})
+			}
+		}
+	}
+	// Dimensions with one value in the whole block are said once.
+	var shared []string
+	varies := map[string]bool{}
+	for _, d := range b.Dims {
+		switch vs := dimVals[d]; len(vs) {
+		case 0:
+		case 1:
+			shared = append(shared, d+"="+vs[0])
+		default:
+			varies[d] = true
+		}
+	}
+	if len(shared) > 0 {
+		common = strings.TrimSpace(b.Label + " " + strings.Join(shared, " "))
+	}
+	for _, rk := range rowKeys {
+		var label []string
+		if b.Label != "" {
+			label = append(label, b.Label)
+		}
+		for _, p := range parts(rk) {
+			if varies[p.k] {
+				label = append(label, p.k+"="+p.v)
+			}
+		}
+		chosen := map[string]string{}
+		for _, e := range engines {
+			cs := cands[rk][e]
+			if len(cs) == 0 {
+				continue
+			}
+			c, note := pick(r, cs)
+			chosen[e] = c.config
+			if note != "" && !contains(notes, e+": "+note) {
+				notes = append(notes, e+": "+note)
+			}
+		}
+		for _, u := range b.Units {
+			row := Row{Label: strings.Join(append([]string{unitLabel(u)}, label...), " "), Unit: u, Cells: map[string]Cell{}}
+			for e, config := range chosen {
+				k := Key{b.Op, e, config, u}
+				if vals := r.Values[k]; len(vals) > 0 {
+					row.Cells[e] = Cell{Src: k, Stat: Of(vals)}
+				}
+			}
+			if len(row.Cells) > 0 {
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows, common, notes
+}
+
+// pick chooses the sub-benchmark that stands for an engine on a row when
+// it ran several: on each name key they differ in, the one whose value is
+// the run's own setting of that key (readahead=off under -readahead off),
+// otherwise the first the file has. The note says which and why.
+func pick(r *Results, cs []candidate) (candidate, string) {
+	if len(cs) == 1 {
+		return cs[0], ""
+	}
+	var differ []string
+	for _, p := range cs[0].rest {
+		for _, c := range cs[1:] {
+			if v, _ := value(c.rest, p.k); v != p.v && !contains(differ, p.k) {
+				differ = append(differ, p.k)
+			}
+		}
+	}
+	best, why := cs[0], "the first the results have"
+	for _, c := range cs {
+		ok := len(differ) > 0
+		for _, k := range differ {
+			v, _ := value(c.rest, k)
+			if run, has := r.Run[k]; !has || run != v {
+				ok = false
+			}
+		}
+		if ok {
+			best, why = c, "the run's own setting"
+			break
+		}
+	}
+	var shown []string
+	for _, k := range differ {
+		v, _ := value(best.rest, k)
+		shown = append(shown, k+"="+v)
+	}
+	return best, fmt.Sprintf("%s shown (%s)", strings.Join(shown, " "), why)
+}
+
+func addReference(r *Results, t *Table, q Section) {
+	ref := q.Reference
+	for i, row := range t.Rows {
+		var src Cell
+		for _, c := range row.Cells {
+			src = c
+			break
+		}
+		want, ok := value(parts(src.Src.Config), ref.Match)
+		if !ok {
+			continue
+		}
+		for _, config := range r.Configs[ref.Op] {
+			ps := parts(config)
+			if v, _ := value(ps, ref.Match); !matches(ps, ref.Where) || v != want {
+				continue
+			}
+			k := Key{ref.Op, "", config, row.Unit}
+			if vals := r.Values[k]; len(vals) > 0 {
+				t.Rows[i].Cells[ref.Column] = Cell{Src: k, Stat: Of(vals)}
+			}
+		}
+	}
+}
+
+func enginesOf(r *Results, op string) []string {
+	seen := map[string]bool{}
+	for k := range r.Values {
+		if k.Op == op && k.Engine != "" {
+			seen[k.Engine] = true
+		}
+	}
+	var out []string
+	for e := range seen {
+		out = append(out, e)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func hasSeries(r *Results, op, engine, config string) bool {
+	for k := range r.Values {
+		if k.Op == op && k.Engine == engine && k.Config == config {
+			return true
+		}
+	}
+	return false
+}

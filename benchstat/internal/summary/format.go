@@ -1,0 +1,172 @@
+package summary
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// Display is how a raw unit is shown: a label and the factor from the
+// raw value.
+type Display struct {
+	Label string
+	Scale float64
+}
+
+// DisplayOf shows nanoseconds per op as milliseconds and latency
+// percentiles (p99-ns) as microseconds; every other unit as it is.
+func DisplayOf(unit string) Display {
+	switch {
+	case unit == "ns/op":
+		return Display{"ms/op", 1e-6}
+	case strings.HasSuffix(unit, "-ns"):
+		return Display{strings.TrimSuffix(unit, "-ns") + " µs", 1e-3}
+	}
+	return Display{unit, 1}
+}
+
+func unitLabel(unit string) string { return DisplayOf(unit).Label }
+
+// Number prints v with three significant digits and a k, M or G suffix.
+func Number(v float64) string {
+	a := math.Abs(v)
+	suffix := ""
+	for _, s := range []struct {
+		f float64
+		s string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if a >= s.f*0.9995 {
+			v, a, suffix = v/s.f, a/s.f, s.s
+			break
+		}
+	}
+	switch {
+	case a == 0:
+		return "0"
+	case a >= 99.95:
+		return fmt.Sprintf("%.0f%s", v, suffix)
+	case a >= 9.995:
+		return fmt.Sprintf("%.1f%s", v, suffix)
+	case a >= 0.9995:
+		return fmt.Sprintf("%.2f%s", v, suffix)
+	}
+	return fmt.Sprintf("%.3g%s", v, suffix)
+}
+
+// CellText is a cell as printed: the median in the row's display unit and
+// the spread in whole percent ("12.1k ±4%").
+func CellText(c Cell) string {
+	s := Number(c.Stat.Center * DisplayOf(c.Src.Unit).Scale)
+	if sp := c.Stat.Spread(); sp >= 0 {
+		s += fmt.Sprintf(" ±%.0f%%", sp)
+	}
+	return s
+}
+
+// Write prints the summary: a header naming the raw results and the run,
+// then one table per question.
+func (s *Summary) Write(w io.Writer) error {
+	var b strings.Builder
+	r := s.Results
+	fmt.Fprintf(&b, "kvbench summary of %s (every round of every benchmark is there)\n", r.Name)
+	if line := runLine(r, "data", "keys", "valsz", "value-ratio", "compression", "cache-mb", "readahead", "batch"); line != "" {
+		fmt.Fprintln(&b, line)
+	}
+	if line := runLine(r, "machine", "cpu-model", "cpus", "kernel", "go", "dir-fs"); line != "" {
+		fmt.Fprintln(&b, line)
+	}
+	fmt.Fprintln(&b, "cell: "+Legend)
+	if r.Skipped > 0 {
+		fmt.Fprintf(&b, "%d unreadable line(s) skipped\n", r.Skipped)
+	}
+	for _, t := range s.Tables {
+		b.WriteString("\n")
+		writeTable(&b, t)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func runLine(r *Results, name string, keys ...string) string {
+	var parts []string
+	for _, k := range keys {
+		if v, ok := r.Run[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return name + ": " + strings.Join(parts, " ")
+}
+
+func writeTable(b *strings.Builder, t Table) {
+	title := "== " + t.Title
+	if n := Rounds(t); n != "" {
+		title += " (" + n + ")"
+	}
+	fmt.Fprintln(b, title)
+	if t.Common != "" {
+		fmt.Fprintln(b, "   "+t.Common)
+	}
+	if len(t.Rows) == 0 {
+		fmt.Fprintln(b, "   not in these results")
+		return
+	}
+	grid := [][]string{append([]string{""}, t.Columns...)}
+	for _, row := range t.Rows {
+		line := []string{row.Label}
+		for _, c := range t.Columns {
+			if cell, ok := row.Cells[c]; ok {
+				line = append(line, CellText(cell))
+			} else {
+				line = append(line, "-")
+			}
+		}
+		grid = append(grid, line)
+	}
+	width := make([]int, len(grid[0]))
+	for _, line := range grid {
+		for i, c := range line {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	for _, line := range grid {
+		var l strings.Builder
+		l.WriteString("   ")
+		for i, c := range line {
+			pad := width[i] - len([]rune(c))
+			if i == 0 {
+				l.WriteString(c + strings.Repeat(" ", pad))
+			} else {
+				l.WriteString("  " + strings.Repeat(" ", pad) + c)
+			}
+		}
+		fmt.Fprintln(b, strings.TrimRight(l.String(), " "))
+	}
+	for _, n := range t.Notes {
+		fmt.Fprintln(b, "   "+n)
+	}
+}
+
+// Legend says what a cell shows.
+const Legend = "median of the rounds ± the widest distance from it to a round's value (its 95% CI with 6 or more rounds); n rounds; - not run"
+
+// Rounds says how many rounds the table's cells have: "n=3", or
+// "n=1..3" when they differ.
+func Rounds(t Table) string {
+	lo, hi := math.MaxInt, 0
+	for _, row := range t.Rows {
+		for _, c := range row.Cells {
+			lo, hi = min(lo, c.Stat.N), max(hi, c.Stat.N)
+		}
+	}
+	switch {
+	case hi == 0:
+		return ""
+	case lo == hi:
+		return fmt.Sprintf("n=%d", hi)
+	}
+	return fmt.Sprintf("n=%d..%d", lo, hi)
+}

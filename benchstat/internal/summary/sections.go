@@ -1,0 +1,67 @@
+package summary
+
+// Questions are the sections of the summary, in order: what make bench
+// asks of every engine. A block's rows are its units times every value of
+// its dimensions the run has; what a block does not name and an engine
+// has more than one value of (LMDB's readahead=on|off) never splits a
+// row: the variant the run's own setting names is shown, and said.
+var Questions = []Section{
+	{
+		Title: "Writes: populate a fresh database, batches of the run's -batch",
+		Blocks: []Block{{Op: "Populate", Where: []string{"!mem"}, Dims: []string{"sync"},
+			Units: []string{"keys/s", "write-amp", "dev-write-amp", "space-amp"}}},
+	},
+	{
+		Title: "Warm point reads (page cache and engine caches loaded)",
+		Blocks: []Block{{Op: "ReadRandom", Where: []string{"cache=warm", "!mem"}, Dims: []string{"hit", "threads"},
+			Units: []string{"ops/s", "p50-ns", "p99-ns"}}},
+	},
+	{
+		Title: "Point reads in a memory budget, beside the disk's own 4 KiB random reads",
+		Blocks: []Block{{Op: "ReadRandom", Where: []string{"mem"}, Dims: []string{"mem", "cache", "hit", "threads"},
+			Units: []string{"ops/s", "p50-ns", "p99-ns", "read-B/op"}}},
+		Reference: &Reference{Column: "Disk", Op: "Disk", Where: []string{"op=randread-4k"}, Match: "threads"},
+	},
+	{
+		Title: "Range scans: seek to a random key, read the next -scan_len",
+		Blocks: []Block{
+			{Op: "Scan", Where: []string{"cache=warm"}, Dims: []string{"scan_len", "threads"},
+				Units: []string{"keys/s", "p50-ns", "p99-ns"}},
+			{Op: "Iterate", Label: "full scan", Where: []string{"cache=warm", "values=true"},
+				Units: []string{"keys/s"}},
+		},
+	},
+	{
+		Title: "Open: open read-only and serve one verified read",
+		Blocks: []Block{{Op: "Open", Dims: []string{"cache"},
+			Units: []string{"ns/op", "read-B/op"}}},
+	},
+}
+
+// Section is one question.
+type Section struct {
+	Title  string
+	Blocks []Block
+	// Reference adds a column of a benchmark of no engine beside the
+	// engines, on the rows whose Match dimension it has too.
+	Reference *Reference
+}
+
+// Block is the rows of one operation.
+type Block struct {
+	Op    string
+	Label string // prefix of every row label; none by default
+	// Where filters sub-benchmarks: "key=value" must be there, "key"
+	// must be there with any value, "!key" must be absent.
+	Where []string
+	// Dims are the name keys that make rows, outermost first.
+	Dims  []string
+	Units []string
+}
+
+// Reference is a column of a benchmark of no engine.
+type Reference struct {
+	Column, Op string
+	Where      []string
+	Match      string
+}

@@ -1,0 +1,127 @@
+// Command report writes one results file as a self-contained HTML page:
+// the summary's tables (benchstat/internal/summary), every chart of
+// benchstat/internal/charts inlined as SVG, the run's configuration and
+// machine lines and each engine's settings line. It needs no network to
+// be read.
+//
+//	go run ./benchstat/report [-o results/report.html] results/bench.txt
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/kvbench/kvbench/benchstat/internal/charts"
+	"github.com/kvbench/kvbench/benchstat/internal/summary"
+)
+
+func main() {
+	out := flag.String("o", "results/report.html", "the page to write")
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: report [-o report.html] results.txt")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	page, err := Build(flag.Arg(0))
+	if err != nil {
+		fatal(err)
+	}
+	if err := os.WriteFile(*out, page.HTML, 0o644); err != nil {
+		fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "report: %s (%d tables, %d charts)\n", *out, len(page.Tables), len(page.Charts))
+}
+
+// Page is a rendered report and what it must show: the data-table and
+// data-chart names of its tables and charts.
+type Page struct {
+	HTML   []byte
+	Tables []string
+	Charts []string
+}
+
+// Build reads the results file at path and renders its page.
+func Build(path string) (*Page, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	res, err := summary.Read(in, path)
+	in.Close()
+	if err != nil {
+		return nil, err
+	}
+	svgs, err := drawCharts(path)
+	if err != nil {
+		return nil, err
+	}
+	return render(res, summary.Build(res), svgs)
+}
+
+// chart is one inlined SVG.
+type chart struct {
+	name string
+	svg  []byte
+}
+
+// drawCharts draws every chart of the results file into a temporary
+// directory and reads them back.
+func drawCharts(path string) ([]chart, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := charts.ReadResults(in, path)
+	in.Close()
+	if err != nil {
+		return nil, err
+	}
+	if r.Empty() {
+		return nil, nil
+	}
+	dir, err := os.MkdirTemp("", "kvbench-report")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	files, err := charts.DrawAll(r, dir)
+	if err != nil {
+		return nil, err
+	}
+	if f, err := charts.PopulateOverTime(r, dir); err != nil {
+		return nil, err
+	} else if f != "" {
+		files = append(files, f)
+	}
+	var out []chart
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, chart{strings.TrimSuffix(filepath.Base(f), ".svg"), inlineSVG(b)})
+	}
+	return out, nil
+}
+
+var svgProlog = regexp.MustCompile(`(?s)^.*?(<svg\b)`)
+
+// inlineSVG drops what comes before the <svg> element (the XML
+// declaration and a comment), which HTML does not take.
+func inlineSVG(b []byte) []byte {
+	return bytes.TrimSpace(svgProlog.ReplaceAll(b, []byte("$1")))
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "report:", err)
+	os.Exit(1)
+}
