@@ -273,7 +273,7 @@ gate-smoke:
 	$(GO) run $(ACTIONLINT) .github/workflows/bench.yml .github/workflows/engine-gate.yml
 	@benchstat/compare.sh HEAD HEAD -count 3 >/dev/null 2>&1; test $$? = 2 || { echo "gate-smoke: compare.sh -count 3 was not refused" >&2; exit 1; }
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
-	benchstat/compare.sh HEAD HEAD -count 5 -threshold 25 -bench 'BenchmarkReadRandom(Bolt|Memory)' -benchtime 1000x \
+	benchstat/compare.sh HEAD HEAD -count 8 -threshold 25 -bench 'BenchmarkReadRandom(Bolt|Memory)' -benchtime 1000x \
 	  -keys_mil 0.002 -valsz 256 -dir "$$d" -o "$$d/out" >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
 	head -1 "$$d/out/gate.md"
 

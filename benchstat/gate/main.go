@@ -3,13 +3,14 @@
 // with its i-th in head, as benchstat/compare.sh writes them) and tests
 // the per-round changes: a series regresses when a one-sided Wilcoxon
 // signed-rank test finds them centred on the bad side (alpha, default
-// 0.05) and their median is worse than a threshold (default 3%). Each
+// 0.05, Holm-corrected over the series) and their median is worse than a
+// threshold (default 3%). Each
 // benchmark family is gated on the units that carry its result, named by
 // the "gate" line the suite prints; a gated series missing from head
 // fails. Units declared exact (benchfmt "Unit x assume=exact") fail on any
 // worsening. It prints a markdown summary on stdout.
 //
-//	go run ./benchstat/gate [-alpha 0.05] [-threshold 3] [-holm] [-units regexp] [-allow_removed] base.txt head.txt
+//	go run ./benchstat/gate [-alpha 0.05] [-threshold 3] [-holm=false] [-units regexp] [-allow_removed] base.txt head.txt
 //
 // Several files may be given per side as base1.txt,base2.txt. Exit status:
 // 0 pass, 1 regression or missing series, 2 bad usage, unreadable input,
@@ -30,7 +31,7 @@ func main() {
 	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
 	alpha := fs.Float64("alpha", 0.05, "significance level of the one-sided signed-rank test on the per-round changes")
 	threshold := fs.Float64("threshold", 100*gate.DefaultThreshold, "percent: a series fails only when the median per-round change is worse than this")
-	holm := fs.Bool("holm", false, "Holm-Bonferroni correction across all tested series (fewer false alarms when many benchmarks are gated; needs more rounds)")
+	holm := fs.Bool("holm", true, "Holm-Bonferroni correction across the tested series, so that alpha bounds the chance of any false alarm in the comparison (-holm=false: alpha per series)")
 	units := fs.String("units", "", "regular expression: gate exactly the units it matches, e.g. '^(ns/op|cpu-ns/op)$' (default: each family's own units)")
 	allowRemoved := fs.Bool("allow_removed", false, "a gated series in base but not in head passes (default: it fails)")
 	fs.Usage = func() {
@@ -74,7 +75,7 @@ func main() {
 	rows := gate.Compare(base, head, o)
 	if need, short := gate.TooFewRounds(rows, o); len(short) > 0 {
 		fmt.Fprintf(os.Stderr, "gate: %s has %d paired rounds; the signed-rank test needs at least %d to reject anything at alpha %g%s, so this gate could not fail: run more rounds (compare.sh -count %d)\n",
-			short[0].Key, short[0].N, need, o.Alpha, map[bool]string{true: fmt.Sprintf(" after Holm over %d series", gate.Tested(rows)), false: ""}[o.Holm], need)
+			short[0].Key, short[0].N, need, o.Alpha, map[bool]string{true: fmt.Sprintf(" after Holm over %d series", gate.Corrected(rows)), false: ""}[o.Holm], need)
 		os.Exit(2)
 	}
 	gate.Markdown(os.Stdout, rows, o, fs.Arg(0), fs.Arg(1))

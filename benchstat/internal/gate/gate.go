@@ -76,6 +76,7 @@ type Row struct {
 	Detectable float64
 	N1, N2     int
 	pBetter    float64  // the same test in the good direction
+	moved      bool     // some round's head differs from its base
 	Why        string   // why a series was skipped
 	Notes      []string // warnings (unequal rounds, inexact values)
 }
@@ -118,7 +119,7 @@ func Compare(base, head *Set, o Options) []Row {
 	if o.Holm {
 		holm(rows)
 	}
-	m := Tested(rows)
+	m := Corrected(rows)
 	for i := range rows {
 		rows[i].Verdict = verdict(rows[i], o)
 		rows[i].Detectable = detectable(rows[i], base, head, o, m)
@@ -202,6 +203,9 @@ func compareSeries(k Key, bv, hv []float64, base, head *Set) Row {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s: %d rounds in base, %d in head: the first %d paired", k, len(bv), len(hv), r.N))
 	}
 	d := pairedChanges(bv[:r.N], hv[:r.N])
+	for _, x := range d.d {
+		r.moved = r.moved || x != 0
+	}
 	if d.relative {
 		r.Delta = math.Expm1(med(d.d))
 	}
@@ -281,17 +285,31 @@ func Tested(rows []Row) int {
 	return m
 }
 
+// Corrected counts the series Holm's correction divides alpha among.
+func Corrected(rows []Row) int {
+	m := 0
+	for _, r := range rows {
+		if isTested(r) && r.moved {
+			m++
+		}
+	}
+	return m
+}
+
 func isTested(r Row) bool {
 	return !r.Exact && r.Better != 0 && r.Verdict != Missing && r.Verdict != Removed && r.Verdict != New && r.Verdict != Skipped
 }
 
 // holm replaces PAdj of every statistically tested series with its
 // Holm-Bonferroni adjusted p-value, controlling the chance of any false
-// alarm across all of them at alpha.
+// alarm across all of them at alpha. A series whose rounds never moved
+// (allocs/op 0 on both sides) can give no p-value below 1 and is left out
+// of the count, as Tarone's refinement allows: it cannot raise a false
+// alarm, so counting it would only cost the others power.
 func holm(rows []Row) {
 	var idx []int
 	for i, r := range rows {
-		if isTested(r) {
+		if isTested(r) && r.moved {
 			idx = append(idx, i)
 		}
 	}
@@ -328,7 +346,7 @@ func MinRounds(o Options, m int) int {
 // TooFewRounds lists the tested series whose rounds cannot reach the
 // level the gate needs: a gate that cannot fail is a usage error.
 func TooFewRounds(rows []Row, o Options) (need int, short []Row) {
-	need = MinRounds(o, Tested(rows))
+	need = MinRounds(o, Corrected(rows))
 	for _, r := range rows {
 		if isTested(r) && r.N < need {
 			short = append(short, r)

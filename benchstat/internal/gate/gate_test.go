@@ -319,7 +319,7 @@ func TestMinRounds(t *testing.T) {
 func TestHolm(t *testing.T) {
 	rows := make([]Row, 20)
 	for i := range rows {
-		rows[i] = Row{Better: -1, P: 0.02 + float64(i)*0.001}
+		rows[i] = Row{Better: -1, P: 0.02 + float64(i)*0.001, moved: true}
 	}
 	holm(rows)
 	for _, r := range rows {
@@ -327,7 +327,7 @@ func TestHolm(t *testing.T) {
 			t.Fatalf("p %.3f adjusted to %.3f", r.P, r.PAdj)
 		}
 	}
-	rows = []Row{{Better: -1, P: 0.001}, {Better: -1, P: 0.04}}
+	rows = []Row{{Better: -1, P: 0.001, moved: true}, {Better: -1, P: 0.04, moved: true}, {Better: -1, P: 1}}
 	holm(rows)
 	if rows[0].PAdj != 0.002 || rows[1].PAdj != 0.04 {
 		t.Fatalf("holm of 0.001, 0.04: %+v", rows)
