@@ -154,19 +154,10 @@ go build -o "$tmp/gate" ./benchstat/gate || exit 2
 mkdir -p "$out"
 : >"$out/base.txt"
 : >"$out/head.txt"
-# run SIDE [extra test flags]: one round of SIDE's binary, told its side.
-# Each run executes a fresh copy of the binary, removed afterwards: the
-# page cache pages (and folio sizes) a binary's code lands in persist for
-# as long as its file does and moved one side's reads by up to 6% against
-# an identical copy, every round; a new copy per run makes that noise
-# that the rounds average out, not a bias of one side (docs/gating.md).
-run() {
-	local side=$1 status=0
+run() { # run SIDE [extra test flags]: one round of SIDE's binary, told its side
+	local side=$1
 	shift
-	cp -- "$tmp/$side.test" "$tmp/run.test"
-	KVBENCH_SIDE=$side "$tmp/run.test" -test.run '^$' -test.bench "$bench" -test.count 1 "${bench_args[@]}" "$@" || status=$?
-	rm -f -- "$tmp/run.test"
-	return "$status"
+	KVBENCH_SIDE=$side "$tmp/$side.test" -test.run '^$' -test.bench "$bench" -test.count 1 "${bench_args[@]}" "$@"
 }
 # Build or reuse each side's fixtures before anything is timed; they are
 # keyed by the data, the options that shape files and the engine version,

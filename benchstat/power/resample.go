@@ -100,11 +100,11 @@ func resampledRate(pool []round, meta *gate.Set, engines []string, n int, shift 
 func writeRoundsTable(path string, pool []round, meta *gate.Set, engines []string) {
 	var b strings.Builder
 	shifts := []float64{0, 0.02, 0.05, 0.10}
-	fmt.Fprintf(&b, "Resampled from %d measured A/A rounds (1000 comparisons per cell): comparisons failed, at alpha 0.05.\n\n", len(pool))
+	fmt.Fprintf(&b, "Resampled from %d measured A/A rounds (1000 comparisons per cell): comparisons failed, at alpha 0.05 Holm-corrected.\n\n", len(pool))
 	fmt.Fprintf(&b, "| rounds | threshold | A/A | 2%% slower | 5%% slower | 10%% slower |\n|--:|--:|--:|--:|--:|--:|\n")
 	for _, n := range []int{6, 10, 16, 20, 30, 40} {
 		for _, thr := range []float64{0.03, 0.05, 0.08} {
-			o := gate.Options{Alpha: 0.05, Threshold: thr}
+			o := gate.Options{Alpha: 0.05, Threshold: thr, Holm: true}
 			fmt.Fprintf(&b, "| %d | %g%% |", n, thr*100)
 			for i, s := range shifts {
 				fmt.Fprintf(&b, " %.1f%% |", 100*resampledRate(pool, meta, engines, n, s, o, 1000, uint64(i+1)))
@@ -132,7 +132,7 @@ func writeUnitsTable(path, dir string, engines []string) {
 		if err1 != nil || err2 != nil {
 			fatalf("%s: %v %v", run, err1, err2)
 		}
-		for _, r := range gate.Compare(b, h, gate.Options{Alpha: 0.05, Threshold: gate.DefaultThreshold}) {
+		for _, r := range gate.Compare(b, h, gate.Options{Alpha: 0.05, Threshold: gate.DefaultThreshold, Holm: true}) {
 			m := readRandom.FindStringSubmatch(r.Name)
 			if m == nil || math.IsNaN(r.Detectable) { // not tested
 				continue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,7 +184,9 @@ func compareSeries(k Key, bv, hv []float64, base, head *Set) Row {
 		r.Better = base.Units.GetBetter(k.Unit) // ns/op, MB/s, B/op, allocs/op
 	}
 	thr := benchmath.Thresholds{CompareAlpha: 0.05}
-	b, h := benchmath.NewSample(bv, &thr), benchmath.NewSample(hv, &thr)
+	// NewSample sorts its values in place: give it copies, or the rounds
+	// paired below would be paired in sorted order.
+	b, h := benchmath.NewSample(slices.Clone(bv), &thr), benchmath.NewSample(slices.Clone(hv), &thr)
 	if unitMeta(base, head, k.Unit, "assume") == "exact" {
 		r.Exact = true
 		a := benchmath.AssumeExact

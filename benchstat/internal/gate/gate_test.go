@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -331,5 +332,24 @@ func TestHolm(t *testing.T) {
 	holm(rows)
 	if rows[0].PAdj != 0.002 || rows[1].PAdj != 0.04 {
 		t.Fatalf("holm of 0.001, 0.04: %+v", rows)
+	}
+}
+
+// TestRoundsStayPaired: the gate pairs round i with round i. Sorting
+// either side first (benchmath.NewSample sorts in place) pairs the
+// fastest with the fastest and turns an A/A comparison whose rounds
+// swing together into a false regression.
+func TestRoundsStayPaired(t *testing.T) {
+	base := []string{"100 ns/op", "300 ns/op", "200 ns/op", "500 ns/op", "400 ns/op", "600 ns/op"}
+	head := []string{"310 ns/op", "99 ns/op", "505 ns/op", "201 ns/op", "605 ns/op", "398 ns/op"}
+	b, h := set(t, results("", map[string][]string{"R": base})), set(t, results("", map[string][]string{"R": head}))
+	k := Key{"R-2", "ns/op"}
+	before := slices.Clone(b.Values[k])
+	rows := Compare(b, h, defaults)
+	if !slices.Equal(b.Values[k], before) {
+		t.Fatalf("Compare reordered base's rounds: %v, was %v", b.Values[k], before)
+	}
+	if Failed(rows) || rows[0].P < 0.2 {
+		t.Fatalf("rounds that swing both ways, paired in order, must not fail: %+v (p %.3f)", rows[0], rows[0].P)
 	}
 }
