@@ -102,8 +102,8 @@ func writeRoundsTable(path string, pool []round, meta *gate.Set, engines []strin
 	shifts := []float64{0, 0.02, 0.05, 0.10}
 	fmt.Fprintf(&b, "Resampled from %d measured A/A rounds (1000 comparisons per cell): comparisons failed, at alpha 0.05 Holm-corrected.\n\n", len(pool))
 	fmt.Fprintf(&b, "| rounds | threshold | A/A | 2%% slower | 5%% slower | 10%% slower |\n|--:|--:|--:|--:|--:|--:|\n")
-	for _, n := range []int{6, 10, 16, 20, 30, 40} {
-		for _, thr := range []float64{0.03, 0.05, 0.08} {
+	for _, n := range []int{10, 20, 40, 80} {
+		for _, thr := range []float64{0.03, 0.05} {
 			o := gate.Options{Alpha: 0.05, Threshold: thr, Holm: true}
 			fmt.Fprintf(&b, "| %d | %g%% |", n, thr*100)
 			for i, s := range shifts {

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -87,6 +88,31 @@ func TestSignedRankP(t *testing.T) {
 	} {
 		if got := signedRankP(c.d); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("signedRankP(%v) = %v, want %v", c.d, got, c.want)
+		}
+	}
+	// Past exactMax the normal approximation agrees with the exact count.
+	rng0 := rand.New(rand.NewPCG(2, 2))
+	for range 20 {
+		d := make([]float64, exactMax)
+		for i := range d {
+			d[i] = rng0.NormFloat64() + 0.3
+		}
+		exact := signedRankP(d)
+		rank2 := make([]int, 0, len(d))
+		obs := 0
+		idx := make([]int, len(d))
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(math.Abs(d[a]), math.Abs(d[b])) })
+		for r, i := range idx {
+			rank2 = append(rank2, 2*(r+1))
+			if d[i] > 0 {
+				obs += 2 * (r + 1)
+			}
+		}
+		if approx := normalSignedRankP(obs, rank2); math.Abs(approx-exact) > 0.01 {
+			t.Errorf("n=%d: normal approximation %.4f, exact %.4f", len(d), approx, exact)
 		}
 	}
 	// Under the null, P(p <= alpha) <= alpha.

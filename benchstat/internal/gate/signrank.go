@@ -3,6 +3,8 @@ package gate
 import (
 	"math"
 	"sort"
+
+	"github.com/aclements/go-moremath/stats"
 )
 
 // signedRankP is the exact one-sided p-value of the Wilcoxon signed-rank
@@ -53,6 +55,9 @@ func signedRankP(d []float64) float64 {
 			obs += r
 		}
 	}
+	if n > exactMax {
+		return normalSignedRankP(obs, rank2)
+	}
 	// ways[s] counts the subsets of ranks (the positive ones) summing to s.
 	ways := make([]float64, total+1)
 	ways[0] = 1
@@ -66,6 +71,29 @@ func signedRankP(d []float64) float64 {
 		tail += ways[s]
 	}
 	return math.Min(1, tail/math.Pow(2, float64(n)))
+}
+
+// exactMax is the most differences signedRankP counts exactly (as R's
+// wilcox.test does below 50); past it the normal approximation is close
+// and the count's cost grows as n³.
+const exactMax = 50
+
+// normalSignedRankP is the normal approximation of the one-sided p-value,
+// with the variance reduced for ties and a continuity correction; obs and
+// rank2 are in half ranks.
+func normalSignedRankP(obs int, rank2 []int) float64 {
+	n := float64(len(rank2))
+	mean := n * (n + 1) / 4
+	vr := n * (n + 1) * (2*n + 1) / 24
+	ties := map[int]int{}
+	for _, r := range rank2 {
+		ties[r]++
+	}
+	for _, t := range ties {
+		vr -= float64(t*t*t-t) / 48
+	}
+	z := (float64(obs)/2 - mean - 0.5) / math.Sqrt(vr)
+	return 1 - stats.StdNormal.CDF(z)
 }
 
 // minSignedRankP is the smallest p-value signedRankP can give with n
