@@ -185,6 +185,7 @@ vet:
 # cold-start and twin tests start many of them.
 unit:
 	GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip $(GO) test -race -count 1 ./internal/... ./benchstat/...
+	$(GO) test -count 1 -run 'TestNoiseOnlyPasses|TestSlowdownsCaughtAtTheMeasuredRate' ./benchstat/internal/gate # simulations, too slow under -race
 	$(GO) test -count 1 -tags rocksdb ./internal/engine
 	$(GO) test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt' ./internal/bench
 	$(GO) test -count 1 -tags lmdb_bmatsuo ./internal/engine

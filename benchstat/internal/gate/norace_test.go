@@ -1,0 +1,5 @@
+//go:build !race
+
+package gate
+
+const raceBuild = false
