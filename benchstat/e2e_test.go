@@ -79,22 +79,13 @@ func TestCompareCatchesSlowerEngine(t *testing.T) {
 
 	data, out := filepath.Join(tmp, "data"), filepath.Join(tmp, "out")
 	os.Mkdir(data, 0o755)
-	cmd := exec.Command("./compare.sh", "HEAD", slow, "-count", "6", "-bench", "BenchmarkReadRandomBolt",
-		"-benchtime", "20000x", "-keys_mil", "0.01", "-valsz", "256", "-dir", data, "-o", out)
-	log, err := cmd.CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	md, _ := os.ReadFile(filepath.Join(out, "gate.md"))
+	code, log, md := compareBolt(t, data, out, "HEAD", slow, "-count", "6")
 	t.Logf("gate summary:\n%s", md)
 	if code != 1 {
 		t.Fatalf("compare.sh exit %d, want 1 (regression):\n%s", code, log)
 	}
 	for _, want := range []string{"FAIL", "| REGRESSION | `ReadRandomBolt/", "cpu-ns/op"} {
-		if !strings.Contains(string(md), want) {
+		if !strings.Contains(md, want) {
 			t.Errorf("gate summary lacks %q", want)
 		}
 	}
@@ -135,13 +126,12 @@ func copyModule(t *testing.T, dir, old, new string) string {
 	return dir
 }
 
-// compareModule runs compare.sh -module go.etcd.io/bbolt BASE HEAD on
-// bbolt's random reads and returns its exit status and gate summary.
-func compareModule(t *testing.T, base, head, data, out string) (int, string) {
+// compareBolt runs compare.sh on bbolt's random reads (tiny data, fixed
+// iterations) and returns its exit status, its output and the gate summary.
+func compareBolt(t *testing.T, data, out string, args ...string) (int, []byte, string) {
 	t.Helper()
-	cmd := exec.Command("./compare.sh", "-module", "go.etcd.io/bbolt", base, head, "-bench", "BenchmarkReadRandomBolt",
-		"-count", "10", "-benchtime", "20000x", "-keys_mil", "0.01", "-valsz", "256", "-dir", data, "-o", out)
-	log, err := cmd.CombinedOutput()
+	args = append(args, "-bench", "BenchmarkReadRandomBolt", "-benchtime", "20000x", "-keys_mil", "0.01", "-valsz", "256", "-dir", data, "-o", out)
+	log, err := exec.Command("./compare.sh", args...).CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -149,11 +139,19 @@ func compareModule(t *testing.T, base, head, data, out string) (int, string) {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "gate.md"))
+	return code, log, string(md)
+}
+
+// compareModule runs compare.sh -module go.etcd.io/bbolt BASE HEAD and
+// returns its exit status and gate summary.
+func compareModule(t *testing.T, base, head, data, out string) (int, string) {
+	t.Helper()
+	code, log, md := compareBolt(t, data, out, "-module", "go.etcd.io/bbolt", base, head, "-count", "10")
 	t.Logf("compare.sh -module go.etcd.io/bbolt %s %s: exit %d\n%s", filepath.Base(base), filepath.Base(head), code, md)
 	if code == 2 {
 		t.Fatalf("compare.sh failed:\n%s", log)
 	}
-	return code, string(md)
+	return code, md
 }
 
 // TestModuleCompare gates a change to an engine, not to the suite: bbolt
