@@ -29,7 +29,8 @@ import (
 	"time"
 
 	"github.com/aclements/go-moremath/stats"
-	"golang.org/x/perf/benchfmt"
+
+	"github.com/kvbench/kvbench/benchstat/internal/gate"
 )
 
 func main() {
@@ -215,22 +216,17 @@ func compare(dir, name, base, head string, env, args []string) result {
 	return res
 }
 
-// series reads the values of unit by benchmark name, in file order.
+// series reads the values of unit by benchmark name, in file order, as
+// the gate reads them.
 func series(path, unit string) map[string][]float64 {
-	f, err := os.Open(path)
+	set, err := gate.ReadFiles(path)
 	if err != nil {
 		fatalf("%v", err)
 	}
-	defer f.Close()
 	out := map[string][]float64{}
-	r := benchfmt.NewReader(f, path)
-	for r.Scan() {
-		if res, ok := r.Result().(*benchfmt.Result); ok {
-			for _, v := range res.Values {
-				if v.OrigUnit == unit || v.OrigUnit == "" && v.Unit == unit {
-					out[string(res.Name)] = append(out[string(res.Name)], map[bool]float64{true: v.OrigValue, false: v.Value}[v.OrigUnit != ""])
-				}
-			}
+	for k, v := range set.Values {
+		if k.Unit == unit {
+			out[k.Name] = v
 		}
 	}
 	return out

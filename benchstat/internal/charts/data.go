@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -42,7 +43,7 @@ func ReadResults(r io.Reader, name string) (*Results, error) {
 			if _, seen := res.config[op]; !seen {
 				res.ops = append(res.ops, op)
 			}
-			if !contains(res.config[op], cfg) {
+			if !slices.Contains(res.config[op], cfg) {
 				res.config[op] = append(res.config[op], cfg)
 			}
 			for _, v := range rec.Values {
@@ -147,13 +148,4 @@ func (r *Results) units(op string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -1,6 +1,9 @@
 package charts
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
 // throughputUnits are tried in order; an operation is drawn in the first
 // it reports.
@@ -20,7 +23,7 @@ func DrawAll(r *Results, dir string) ([]string, error) {
 	for _, op := range r.ops {
 		units := r.units(op)
 		for _, u := range throughputUnits {
-			if contains(units, u) {
+			if slices.Contains(units, u) {
 				f, err := throughputChart(r, op, u, dir)
 				if err != nil {
 					return files, err
@@ -62,7 +65,7 @@ func (r *Results) Merge(o *Results) {
 			r.ops = append(r.ops, op)
 		}
 		for _, c := range o.config[op] {
-			if !contains(r.config[op], c) {
+			if !slices.Contains(r.config[op], c) {
 				r.config[op] = append(r.config[op], c)
 			}
 		}

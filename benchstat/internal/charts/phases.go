@@ -3,6 +3,7 @@ package charts
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -21,7 +22,7 @@ var phaseUnits = []string{"first-keys/s", "last-keys/s"}
 // rates by phase.
 func PopulateOverTime(r *Results, dir string) (string, error) {
 	const op = "Populate"
-	if !contains(r.units(op), phaseUnits[0]) || !contains(r.units(op), phaseUnits[1]) {
+	if !slices.Contains(r.units(op), phaseUnits[0]) || !slices.Contains(r.units(op), phaseUnits[1]) {
 		return "", nil
 	}
 	p := plot.New()

@@ -3,6 +3,7 @@ package summary
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -160,7 +161,7 @@ func buildTable(r *Results, q Section) Table {
 	for _, b := range q.Blocks {
 		rows, common, notes := buildBlock(r, b)
 		t.Rows = append(t.Rows, rows...)
-		if common != "" && !contains(commons, common) {
+		if common != "" && !slices.Contains(commons, common) {
 			commons = append(commons, common)
 		}
 		t.Notes = append(t.Notes, notes...)
@@ -194,14 +195,14 @@ func buildBlock(r *Results, b Block) (rows []Row, common string, notes []string)
 				continue
 			}
 			key = append(key, d+"="+v)
-			if !contains(dimVals[d], v) {
+			if !slices.Contains(dimVals[d], v) {
 				dimVals[d] = append(dimVals[d], v)
 			}
 		}
 		rk := strings.Join(key, "/")
 		var rest []part
 		for _, p := range ps {
-			if !filtered[p.k] && !contains(b.Dims, p.k) {
+			if !filtered[p.k] && !slices.Contains(b.Dims, p.k) {
 				rest = append(rest, p)
 			}
 		}
@@ -248,7 +249,7 @@ func buildBlock(r *Results, b Block) (rows []Row, common string, notes []string)
 			}
 			c, note := pick(r, cs)
 			chosen[e] = c.config
-			if note != "" && !contains(notes, e+": "+note) {
+			if note != "" && !slices.Contains(notes, e+": "+note) {
 				notes = append(notes, e+": "+note)
 			}
 		}
@@ -279,7 +280,7 @@ func pick(r *Results, cs []candidate) (candidate, string) {
 	var differ []string
 	for _, p := range cs[0].rest {
 		for _, c := range cs[1:] {
-			if v, _ := value(c.rest, p.k); v != p.v && !contains(differ, p.k) {
+			if v, _ := value(c.rest, p.k); v != p.v && !slices.Contains(differ, p.k) {
 				differ = append(differ, p.k)
 			}
 		}

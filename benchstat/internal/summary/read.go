@@ -7,6 +7,7 @@ package summary
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
@@ -62,7 +63,7 @@ func Read(r io.Reader, name string) (*Results, error) {
 				op, cfg = splitPlain(rec.Name)
 			}
 			res.note(rec, eng)
-			if !contains(res.Configs[op], cfg) {
+			if !slices.Contains(res.Configs[op], cfg) {
 				res.Configs[op] = append(res.Configs[op], cfg)
 			}
 			for _, v := range rec.Values {
@@ -115,13 +116,4 @@ func splitPlain(n benchfmt.Name) (op, config string) {
 		}
 	}
 	return string(base), strings.Join(cfg, "/")
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
