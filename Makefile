@@ -148,7 +148,7 @@ MEM_LIMIT ?= 26MiB
 MEM_BENCHTIME ?= 1s
 MEM_TIMEOUT ?= 180
 MEM_WORKLOADS ?= readrandom populate
-MEM_FLAGS = -mem_limit $(MEM_LIMIT) -cache_mb 2 -memtable_mb 2 -readahead off -threads 1 -hit_rate 1 -cache warm
+MEM_FLAGS = -mem_limit $(MEM_LIMIT) -readahead off -threads 1 -hit_rate 1 -cache warm
 
 bench-mem:
 	@mkdir -p $(RESULTS)
@@ -190,7 +190,7 @@ unit:
 	GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip $(GO) test -race -count 1 ./internal/... ./benchstat/...
 	$(GO) test -count 1 -run 'TestNoiseOnlyPasses|TestSlowdownsCaughtAtTheMeasuredRate' ./benchstat/internal/gate # simulations, too slow under -race
 	$(GO) test -count 1 -tags rocksdb ./internal/engine
-	$(GO) test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt' ./internal/bench
+	$(GO) test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM' ./internal/bench
 	$(GO) test -count 1 -tags lmdb_bmatsuo ./internal/engine
 
 # smoke: every test of the main package, then every benchmark once on a

@@ -48,6 +48,10 @@ type Config struct {
 	Caches          WordList
 	MemLimit        ByteSize // -mem_limit; 0 runs without a memory budget
 
+	// Explicit names the flags given on the command line (Main fills it):
+	// an explicit -cache_mb or -memtable_mb overrides the budget rule.
+	Explicit map[string]bool
+
 	// EngineParams are the engines' own options (engine.Info.Params), by
 	// flag name; an option missing here is at its default.
 	EngineParams map[string]string
@@ -274,10 +278,19 @@ func (c *Config) Options(info engine.Info, dir string, logicalBytes int64) engin
 		Readahead:       c.Readahead,
 		ExpectedBytes:   logicalBytes,
 	}
+	if r, ok := c.budget(); ok {
+		r.apply(&o)
+	}
 	for _, p := range info.Params {
 		o = o.WithParam(p.Name, c.param(p))
 	}
 	return o
+}
+
+// SetExplicit records which flags fs was given.
+func (c *Config) SetExplicit(fs *flag.FlagSet) {
+	c.Explicit = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { c.Explicit[f.Name] = true })
 }
 
 func contains(list []string, s string) bool {

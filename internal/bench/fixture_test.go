@@ -161,6 +161,10 @@ func TestEveryOptionThatShapesFilesKeysTheFixture(t *testing.T) {
 		"ReadOnly":      "fixtures are built writable and read read-only",
 		"ExpectedBytes": "follows from the keys and value size, which key the fixture",
 		"Params":        "each engine option declares Shapes (checked below)",
+		// The budget rule's bounds on memory in flight; the ones that shape
+		// tables (BuildTableBytes, L0CompactionTables) key them.
+		"MemtablesInFlight": "how many memtables wait for a flush, not the size they flush at",
+		"MaxCompactions":    "how many compactions run at once, not the levels' shape",
 		// Set only by tablesFixture, whose kind names both.
 		"DisableCompactions": "named by the Bloom fixtures' kind (sst<n>-bloom<fpr>)",
 		"BloomFPR":           "named by the Bloom fixtures' kind (sst<n>-bloom<fpr>)",

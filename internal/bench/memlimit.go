@@ -38,8 +38,8 @@ func (s *ByteSize) Set(v string) error {
 const heapAllowanceMB = 16
 
 // validateMemLimit checks -mem_limit against the floor and the engines'
-// own caches: -cache_mb plus two memtables (the one filling and the one
-// being flushed) plus heapAllowanceMB must be below it.
+// own memory under the budget rule: the block cache plus the memtables in
+// flight plus heapAllowanceMB must be below it.
 func (c *Config) validateMemLimit() []error {
 	n := int64(c.MemLimit)
 	if n == 0 {
@@ -48,11 +48,11 @@ func (c *Config) validateMemLimit() []error {
 	if n < memlimit.Floor {
 		return []error{flagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf("is below the floor of %s", memlimit.FormatSize(memlimit.Floor)))}
 	}
-	need := int64(c.CacheMB+2*c.MemtableMB+heapAllowanceMB) << 20
-	if need >= n {
+	r, _ := c.budget()
+	if need := int64(r.fixedMB()+heapAllowanceMB) << 20; need >= n {
 		return []error{flagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf(
-			"the engines' own memory does not fit: -cache_mb %d + 2 x -memtable_mb %d + %d MiB heap allowance = %d MiB, which must be below the budget (%d MiB); lower -cache_mb or -memtable_mb, or raise -mem_limit",
-			c.CacheMB, c.MemtableMB, heapAllowanceMB, need>>20, n>>20))}
+			"the engines' own memory does not fit: block cache %d MiB + %d memtables in flight x %d MiB + %d MiB heap allowance = %d MiB, which must be below the budget (%d MiB); lower -cache_mb or -memtable_mb, or raise -mem_limit",
+			r.CacheMB, r.InFlight, r.MemtableMB, heapAllowanceMB, need>>20, n>>20))}
 	}
 	return nil
 }
@@ -118,9 +118,12 @@ func (e *Env) enterBudget(plan *Plan) error {
 	e.budget = b
 	// The Go heap shares the budget (Badger's tables and memtables live
 	// in it): a soft limit makes the collector work to stay inside it
-	// rather than grow the heap to twice its live size and be killed.
-	debug.SetMemoryLimit(int64(e.Cfg.MemLimit))
-	e.Logf("memory budget %s; %s resident before entering stays charged outside it; Go memory limit set to the budget", b, Human(b.Resident))
+	// rather than grow the heap to twice its live size and be killed, and
+	// leaves the rest of the budget to the page cache (the budget rule).
+	r, _ := e.Cfg.budget()
+	debug.SetMemoryLimit(r.GoLimit)
+	e.Logf("memory budget %s; %s resident before entering stays charged outside it; Go memory limit %s (%d/%d of the budget)",
+		b, Human(b.Resident), memlimit.FormatSize(r.GoLimit), budgetGoNum, budgetGoDen)
 	return nil
 }
 

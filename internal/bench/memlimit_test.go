@@ -22,6 +22,7 @@ func TestMemLimitFlag(t *testing.T) {
 		if err := fs.Parse(args); err != nil {
 			return c, err
 		}
+		c.SetExplicit(fs)
 		return c, c.Validate()
 	}
 	if _, err := parse("-mem_limit", "64MB"); err == nil || !strings.Contains(err.Error(), "-mem_limit") {
@@ -32,7 +33,9 @@ func TestMemLimitFlag(t *testing.T) {
 		want string // "" for valid
 	}{
 		{[]string{"-mem_limit", "8MiB"}, "-mem_limit 8MiB: is below the floor of 16MiB"},
-		{[]string{"-mem_limit", "208MiB"}, "-mem_limit 208MiB: the engines' own memory does not fit: -cache_mb 64 + 2 x -memtable_mb 64 + 16 MiB heap allowance = 208 MiB"},
+		{[]string{"-mem_limit", "48MiB", "-cache_mb", "8", "-memtable_mb", "8"}, "-mem_limit 48MiB: the engines' own memory does not fit: block cache 8 MiB + 3 memtables in flight x 8 MiB + 16 MiB heap allowance = 48 MiB"},
+		{[]string{"-mem_limit", "20MiB"}, "block cache 1 MiB + 3 memtables in flight x 1 MiB + 16 MiB heap allowance = 20 MiB"},
+		{[]string{"-mem_limit", "21MiB"}, ""},
 		{[]string{"-mem_limit", "64MiB", "-cache_mb", "8", "-memtable_mb", "8"}, ""},
 		{[]string{"-mem_limit", "225MiB"}, ""},
 		{[]string{"-mem_limit", "1073741824"}, ""},

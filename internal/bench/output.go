@@ -27,7 +27,7 @@ import (
 // from a parent benchmark, before b.Run: a line printed inside a running
 // sub-benchmark would split its result line.
 func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) {
-	e.showConfig(map[string]string{"settings-" + info.Name: settingsLine(s)})
+	e.showConfig(map[string]string{"settings-" + info.Name: settingsLine(e.withBudget(s))})
 }
 
 // ShowFixtureSettings is ShowSettings for results that read fixture f (or
@@ -35,7 +35,7 @@ func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) {
 // naming the engine version that built the fixture, from its manifest, and
 // the fixture's directory name.
 func (e *Env) ShowFixtureSettings(info engine.Info, s []engine.Setting, f *Fixture) {
-	lines := map[string]string{"settings-" + info.Name: settingsLine(s)}
+	lines := map[string]string{"settings-" + info.Name: settingsLine(e.withBudget(s))}
 	if b, err := e.built(f); err == nil {
 		lines["fixture-"+info.Name] = fmt.Sprintf("%s (%s)", b.m.EngineVersion, filepath.Base(b.dir))
 	}
@@ -130,8 +130,14 @@ func (e *Env) echoConfig(w io.Writer) {
 	line("cold-ops", c.ColdRoundOps())
 	line("verify", c.Verify)
 	line("sync", c.Sync)
-	line("cache-mb", c.CacheMB)
-	line("memtable-mb", c.MemtableMB)
+	if r, ok := c.budget(); ok {
+		line("cache-mb", fmt.Sprintf("%d (budget rule)", r.CacheMB))
+		line("memtable-mb", fmt.Sprintf("%d (budget rule)", r.MemtableMB))
+		line("budget-rule", r.String())
+	} else {
+		line("cache-mb", c.CacheMB)
+		line("memtable-mb", c.MemtableMB)
+	}
 	line("compression", c.Compression)
 	line("bloom-bits", c.BloomBits)
 	line("block-size", c.BlockSize.String())

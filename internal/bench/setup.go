@@ -2,6 +2,7 @@ package bench
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -62,6 +63,7 @@ func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
 // configuration exits 2 before any work, and so does a failed fixture
 // build; a setting this machine cannot give the run (ErrMachine) exits 3.
 func Main(run func() int, c Config, pattern string) {
+	c.SetExplicit(flag.CommandLine)
 	e, err := Setup(c, pattern, os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)

@@ -171,6 +171,20 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 	if o.BloomFPR > 0 {
 		bo.BloomFalsePositive = o.BloomFPR
 	}
+	if n := o.MemtablesInFlight; n > 0 {
+		// The one filling and the one the flusher took are beside the
+		// queue; an empty queue (0) can leave a writer waiting for good.
+		bo.NumMemtables = max(1, n-2)
+	}
+	if n := o.MaxCompactions; n > 0 && n < bo.NumCompactors {
+		bo.NumCompactors = max(2, n)
+	}
+	if n := o.BuildTableBytes; n > 0 && n < bo.BaseTableSize {
+		bo.BaseTableSize = n
+	}
+	if n := o.L0CompactionTables; n > 0 {
+		bo.NumLevelZeroTables = min(n, bo.NumLevelZeroTablesStall-1)
+	}
 	if o.DisableCompactions {
 		bo.NumCompactors = 0
 		bo.NumLevelZeroTables = math.MaxInt32 - 1 // Badger wants it below the stall
@@ -233,7 +247,7 @@ func openBadger(o Options) (DB, error) {
 		{"block_cache", lsmMiB(bo.BlockCacheSize)},
 		{"index_cache", strconv.FormatInt(bo.IndexCacheSize, 10) + " (default: table indexes and filters kept in memory)"},
 		{"memtable", lsmMiB(bo.MemTableSize)},
-		{"num_memtables", strconv.Itoa(bo.NumMemtables)},
+		{"num_memtables", strconv.Itoa(bo.NumMemtables) + " (queued for a flush; at most " + strconv.Itoa(bo.NumMemtables+2) + " in memory with the one filling and the one flushing)"},
 		{"compression", comp},
 		{"bloom_fpr", bloom},
 		{"value_threshold", strconv.FormatInt(bo.ValueThreshold, 10) + thresholdNote},

@@ -64,6 +64,32 @@ type Options struct {
 	// ReadOnly opens an existing database without write access.
 	ReadOnly bool
 
+	// What an LSM holds in memory beside its caches, bounded under a
+	// memory budget by one rule for every engine (docs/methodology.md,
+	// "One budget rule"); 0 keeps each engine's default.
+	//
+	// MemtablesInFlight is how many memtables may exist at once: the one
+	// filling, those being flushed and those queued for a flush. Badger
+	// NumMemtables+2 (its flush queue holds NumMemtables beside the one
+	// filling and the one its flusher took), Pebble
+	// MemTableStopWritesThreshold, RocksDB max_write_buffer_number.
+	MemtablesInFlight int
+	// MaxCompactions caps the background compactions running at once:
+	// Badger's NumCompactors (2 at least, Badger's minimum short of none);
+	// Pebble's (1) and RocksDB's (1, beside 1 flush) defaults are below
+	// any cap.
+	MaxCompactions int
+	// BuildTableBytes caps the tables an engine holds whole in memory
+	// while it builds them: Badger's BaseTableSize (a table builder keeps
+	// its blocks until the table is finished). Pebble and RocksDB write
+	// tables out block by block, so it does not apply to them.
+	BuildTableBytes int64
+	// L0CompactionTables is the number of level-0 tables that starts a
+	// compaction: Badger's NumLevelZeroTables (its stall stays at its
+	// default), Pebble's L0CompactionThreshold, RocksDB's
+	// level0_file_num_compaction_trigger.
+	L0CompactionTables int
+
 	// ExpectedBytes is the logical size (keys+values) the caller will
 	// write. LMDB sizes its map from it so a populate never hits
 	// MDB_MAP_FULL.

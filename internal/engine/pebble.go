@@ -161,6 +161,12 @@ func openPebble(o Options) (DB, error) {
 			po.Levels[i].FilterPolicy = pebble.NoFilterPolicy
 		}
 	}
+	if n := o.MemtablesInFlight; n > 0 {
+		po.MemTableStopWritesThreshold = n
+	}
+	if n := o.L0CompactionTables; n > 0 {
+		po.L0CompactionThreshold = n
+	}
 	if o.DisableCompactions {
 		po.DisableAutomaticCompactions = true
 		po.L0CompactionThreshold = math.MaxInt32

@@ -267,6 +267,12 @@ func openRocksDB(o Options) (DB, error) {
 	if o.MemtableMB > 0 {
 		r.opts.SetWriteBufferSize(uint64(o.MemtableMB) << 20)
 	}
+	if n := o.MemtablesInFlight; n > 0 {
+		r.opts.SetMaxWriteBufferNumber(n)
+	}
+	if n := o.L0CompactionTables; n > 0 {
+		r.opts.SetLevel0FileNumCompactionTrigger(n)
+	}
 	r.opts.SetCompression(ct) // compression_per_level stays empty: every level
 	r.opts.SetInfoLogLevel(rocksdbHeaderLogLevel)
 	r.opts.SetKeepLogFileNum(1)

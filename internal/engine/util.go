@@ -78,7 +78,16 @@ func allocated(fi os.FileInfo) int64 {
 // lsmLayout is what shapes an LSM's files besides compression: its table
 // filters, the size its memtables flush at and its data block size.
 func lsmLayout(o Options) map[string]string {
-	return map[string]string{"b": strconv.Itoa(o.BloomBitsPerKey), "m": strconv.Itoa(o.MemtableMB), "bs": strconv.Itoa(o.BlockSize)}
+	m := map[string]string{"b": strconv.Itoa(o.BloomBitsPerKey), "m": strconv.Itoa(o.MemtableMB), "bs": strconv.Itoa(o.BlockSize)}
+	// A memory budget's bounds shape the tables too (their size, when L0
+	// compacts); set only under a budget, so other fixtures keep their keys.
+	if o.BuildTableBytes > 0 {
+		m["t"] = strconv.FormatInt(o.BuildTableBytes, 10)
+	}
+	if o.L0CompactionTables > 0 {
+		m["l0"] = strconv.Itoa(o.L0CompactionTables)
+	}
+	return m
 }
 
 // lsmBlockSize states the data block size an LSM was given: bytes as
