@@ -131,7 +131,7 @@ report-screenshot: report-deps
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	$(GO) run ./benchstat/report -o "$$d/report.html" benchstat/internal/summary/testdata/bench.txt && \
 	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$$d/profile" \
-	  --window-size=1280,1700 --screenshot=docs/img/report.png "file://$$d/report.html" 2>/dev/null
+	  --window-size=1280,2000 --screenshot=docs/img/report.png "file://$$d/report.html" 2>/dev/null
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.6.1
 

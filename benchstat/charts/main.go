@@ -1,17 +1,20 @@
 // Command charts draws SVG charts from kvbench results: for each
 // operation, every engine's throughput per sub-benchmark as bars with
 // confidence whiskers, and every engine's latency percentiles per
-// sub-benchmark.
+// sub-benchmark; the memory-budget row's ops/s on an axis of their own,
+// beside the disk's one-thread 4 KiB random reads.
 //
 //	go run ./benchstat/charts [-o docs/img] [-format svg|png] results.txt...
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
 
 	"github.com/kvbench/kvbench/benchstat/internal/charts"
+	"github.com/kvbench/kvbench/benchstat/internal/summary"
 )
 
 func main() {
@@ -34,13 +37,14 @@ func main() {
 		fatal(err)
 	}
 	all := charts.New()
+	var raw [][]byte
 	for _, f := range flag.Args() {
-		in, err := os.Open(f)
+		b, err := os.ReadFile(f)
 		if err != nil {
 			fatal(err)
 		}
-		r, err := charts.ReadResults(in, f)
-		in.Close()
+		raw = append(raw, b)
+		r, err := charts.ReadResults(bytes.NewReader(b), f)
 		if err != nil {
 			fatal(err)
 		}
@@ -50,12 +54,32 @@ func main() {
 		fatal(fmt.Errorf("%v: no per-engine benchmark results", flag.Args()))
 	}
 	files, err := charts.DrawAll(all, *out)
+	if err == nil {
+		var f string
+		if f, err = budgetChart(raw, *out); f != "" {
+			files = append(files, f)
+		}
+	}
 	for _, f := range files {
 		fmt.Println(f)
 	}
 	if err != nil {
 		fatal(err)
 	}
+}
+
+// budgetChart draws the memory-budget row of the summary of every file
+// together, as one results file; "" when they have none.
+func budgetChart(raw [][]byte, dir string) (string, error) {
+	res, err := summary.Read(bytes.NewReader(bytes.Join(raw, []byte("\n"))), "results")
+	if err != nil {
+		return "", err
+	}
+	b, ok := charts.BudgetOf(summary.Build(res))
+	if !ok {
+		return "", nil
+	}
+	return charts.BudgetChart(b, dir)
 }
 
 func fatal(err error) {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/charts"
@@ -60,11 +61,12 @@ func Build(path string) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	svgs, err := drawCharts(path)
+	sum := summary.Build(res)
+	svgs, err := drawCharts(path, sum)
 	if err != nil {
 		return nil, err
 	}
-	return render(res, summary.Build(res), svgs)
+	return render(res, sum, svgs)
 }
 
 // chart is one inlined SVG.
@@ -74,8 +76,9 @@ type chart struct {
 }
 
 // drawCharts draws every chart of the results file into a temporary
-// directory and reads them back.
-func drawCharts(path string) ([]chart, error) {
+// directory and reads them back. The memory-budget chart, drawn from the
+// summary's row, follows the ReadRandom throughput chart.
+func drawCharts(path string, sum *summary.Summary) ([]chart, error) {
 	in, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -96,6 +99,19 @@ func drawCharts(path string) ([]chart, error) {
 	files, err := charts.DrawAll(r, dir)
 	if err != nil {
 		return nil, err
+	}
+	if b, ok := charts.BudgetOf(sum); ok {
+		f, err := charts.BudgetChart(b, dir)
+		if err != nil {
+			return nil, err
+		}
+		at := len(files)
+		for i, g := range files {
+			if filepath.Base(g) == "readrandom-ops-s."+charts.Format {
+				at = i + 1
+			}
+		}
+		files = slices.Insert(files, at, f)
 	}
 	if f, err := charts.PopulateOverTime(r, dir); err != nil {
 		return nil, err

@@ -24,7 +24,11 @@ func DrawAll(r *Results, dir string) ([]string, error) {
 		units := r.units(op)
 		for _, u := range throughputUnits {
 			if slices.Contains(units, u) {
-				f, err := throughputChart(r, op, u, dir)
+				configs := barConfigs(r, op)
+				if len(configs) == 0 {
+					break
+				}
+				f, err := throughputChart(r, op, configs, u, dir)
 				if err != nil {
 					return files, err
 				}
@@ -56,6 +60,21 @@ func DrawAll(r *Results, dir string) ([]string, error) {
 		}
 	}
 	return files, nil
+}
+
+// barConfigs are the sub-benchmarks of op's throughput bars: all but
+// the memory-budget ones, which BudgetChart draws on an axis of their own.
+func barConfigs(r *Results, op string) []string {
+	if op != budgetOp {
+		return r.config[op]
+	}
+	var out []string
+	for _, c := range r.config[op] {
+		if !hasMem(c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Merge adds o's runs to r.

@@ -82,10 +82,9 @@ func prefix(max float64) (float64, string) {
 	return 1, ""
 }
 
-// throughputChart draws op's engines side by side for each sub-benchmark.
-func throughputChart(r *Results, op, unit, dir string) (string, error) {
+// throughputChart draws op's engines side by side for each of configs.
+func throughputChart(r *Results, op string, configs []string, unit, dir string) (string, error) {
 	engines := r.engines(op, unit)
-	configs := r.config[op]
 	short, common := labels(configs)
 	var max float64
 	sums := map[string][]summary{}
