@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// TestEndToEnd runs the real test binary on a tiny data set: Bolt, 2,000
+// keys of 256 bytes, searched up to 256 MiB so that the bisection takes
+// several real trials whatever the suite derives from the budget.
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the suite's test binary")
+	}
+	start := time.Now()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "kvbench.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, ".")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	out := filepath.Join(dir, "memfloor.txt")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"-bin", bin, "-engines", "Bolt", "-shapes", "0.002x256", "-dir", dir, "-max", "256MiB",
+		"-timeout", "20s", "-o", out}, &stdout, &stderr)
+	if code == 3 {
+		t.Skipf("this machine cannot make a memory cgroup:\n%s", stderr.String())
+	}
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	t.Logf("%s\n(%s)", stderr.String(), time.Since(start).Round(time.Millisecond))
+
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got := map[string]*benchfmt.Result{}
+	r := benchfmt.NewReader(f, out)
+	for r.Scan() {
+		if res, ok := r.Result().(*benchfmt.Result); ok {
+			name, _, _ := strings.Cut(res.Name.String(), "/")
+			got[name] = res.Clone()
+		} else if se, ok := r.Result().(*benchfmt.SyntaxError); ok {
+			t.Errorf("results: %v", se)
+		}
+	}
+	fl := got["MemFloorBolt"]
+	if fl == nil || fl.Name.String() != "MemFloorBolt/valsz=256/keys=2000" {
+		t.Fatalf("no MemFloorBolt/valsz=256/keys=2000 line in the results: %v", got)
+	}
+	value := func(unit string) float64 {
+		v, ok := fl.Value(unit)
+		if !ok {
+			t.Errorf("the floor line has no %s", unit)
+		}
+		return v
+	}
+	if mib := value("floor-MiB"); mib < 16 || mib > 256 {
+		t.Errorf("floor-MiB %g: want 16 to 256", mib)
+	}
+	if n := value("trials"); n < 1 || n > 12 {
+		t.Errorf("trials %g", n)
+	}
+	for _, u := range []string{"sec/op", "floor/data", "keys/s", "x-unbudgeted", "read-ops/s"} {
+		if v := value(u); !(v > 0) {
+			t.Errorf("%s %g: want more than 0", u, v)
+		}
+	}
+	if fl.GetConfig("memfloor-multiple") != "3" || !strings.HasPrefix(fl.GetConfig("settings-bolt"), "sync=false") || fl.GetConfig("mem-limit") != "" {
+		t.Errorf("the floor line's configuration: multiple %q, settings-bolt %q, mem-limit %q",
+			fl.GetConfig("memfloor-multiple"), fl.GetConfig("settings-bolt"), fl.GetConfig("mem-limit"))
+	}
+	if rd := got["ReadRandomBolt"]; rd == nil || !strings.Contains(rd.Name.String(), "/mem=") || rd.GetConfig("mem-limit") == "" {
+		t.Errorf("no read result in the floor's budget: %v", rd)
+	}
+	if got["Disk"] == nil {
+		t.Error("no disk result")
+	}
+	if !strings.Contains(stderr.String(), "| Bolt | 0.002x256 |") {
+		t.Errorf("no table row on stderr")
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout has %q; the results go to -o", stdout.String())
+	}
+}
