@@ -14,7 +14,8 @@ DIR      ?=
 RESULTS  ?= results
 BENCH_FLAGS = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir $(DIR))
 
-.PHONY: all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
+PHONY_MEMFLOOR = memfloor memfloor-run
+.PHONY: $(PHONY_MEMFLOOR) all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
 
 all: test
 
@@ -246,6 +247,26 @@ embed-data:
 
 embed-clean:
 	rm -f testdata/embed-generated.cdb
+
+# memfloor: each engine's memory floor (benchstat/memfloor): the smallest
+# -mem_limit, in whole MiB, in which it populates each shape (keys_mil x
+# valsz) within MEMFLOOR_MULTIPLE of its time in a budget of twice the
+# data, every run under the one budget rule; then random reads in that
+# budget beside the disk's. Results in $(RESULTS)/memfloor.txt (benchstat
+# format), progress and a Markdown table on stderr.
+MEMFLOOR_SHAPES     ?= 0.1x1024,0.25x128
+MEMFLOOR_ENGINES    ?=
+MEMFLOOR_MULTIPLE   ?= 3
+MEMFLOOR_RESOLUTION ?= 10%
+MEMFLOOR_FLAGS      ?=
+memfloor: deps
+	@mkdir -p $(RESULTS)
+	$(MAKE) --no-print-directory memfloor-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
+
+memfloor-run: bench-bin
+	$(GO) run ./benchstat/memfloor -bin $(BENCH_BIN) -shapes '$(MEMFLOOR_SHAPES)' $(if $(MEMFLOOR_ENGINES),-engines '$(MEMFLOOR_ENGINES)') \
+	  -multiple $(MEMFLOOR_MULTIPLE) -resolution '$(MEMFLOOR_RESOLUTION)' $(if $(DIR),-dir $(DIR)) \
+	  -o $(RESULTS)/memfloor.txt $(if $(MEMFLOOR_FLAGS),-- $(MEMFLOOR_FLAGS))
 
 # Short windows and few tables keep the fixed-rate, knee, HTTP and Bloom
 # benchmarks to seconds in smoke.

@@ -71,7 +71,7 @@ func TestEndToEnd(t *testing.T) {
 	if n := value("trials"); n < 1 || n > 12 {
 		t.Errorf("trials %g", n)
 	}
-	for _, u := range []string{"sec/op", "floor/data", "keys/s", "x-unbudgeted", "read-ops/s"} {
+	for _, u := range []string{"sec/op", "floor/data", "keys/s", "x-reference", "read-ops/s"} {
 		if v := value(u); !(v > 0) {
 			t.Errorf("%s %g: want more than 0", u, v)
 		}

@@ -37,7 +37,7 @@ type exit struct {
 
 // classify applies the rule: a budget passes when the run exits 0 with a
 // result whose ns/op is at most limitNs (the multiple times the
-// unbudgeted ns/op). The deadline comes first: a run this command killed
+// reference ns/op). The deadline comes first: a run this command killed
 // ends by SIGKILL too, and is slow, not out of memory.
 func classify(e exit, limitNs float64) outcome {
 	switch {

@@ -7,7 +7,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
-	const limit = 3e9 // 3 × a 1 s unbudgeted populate
+	const limit = 3e9 // 3 × a 1 s reference populate
 	refusal := "[kvbench] error: -mem_limit 16MiB: the engines' own memory does not fit: ...\n"
 	for _, c := range []struct {
 		name string
