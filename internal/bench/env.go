@@ -220,15 +220,4 @@ func (e *Env) cleanStaleScratch() {
 }
 
 // Human prints a byte count in binary units.
-func Human(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+func Human(n int64) string { return memlimit.Human(n) }

@@ -86,9 +86,11 @@ func (h *Handle) Options(tweak func(*engine.Options)) engine.Options {
 // round).
 func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Options), body func(b *testing.B, db engine.DB)) {
 	defer h.guard(b)()
+	h.e.watchLeaf(b.Name() + "/" + name) // opening and warming up count as its own
 	o := h.Options(tweak)
 	db := h.open(b, cache, o, true)
 	h.e.ShowFixtureSettings(h.f.Engine, db.Settings(), h.f)
+	h.e.watchSettings()
 	b.Run(name, func(b *testing.B) {
 		defer h.guard(b)()
 		body(b, h.open(b, cache, o, false))

@@ -111,7 +111,9 @@ func (e *Env) enterBudget(plan *Plan) error {
 	if err != nil {
 		return err
 	}
-	b, err := p.Enter(int64(e.Cfg.MemLimit))
+	// With a watcher, started outside the budget, that reports what the
+	// budget held should the run be killed in it.
+	b, err := p.EnterWatched(int64(e.Cfg.MemLimit))
 	if err != nil {
 		return err
 	}

@@ -71,6 +71,7 @@ func init() {
 // tweak changes them, after printing the engine's settings for exactly
 // those options.
 func runPopulate(b *testing.B, e *Env, info engine.Info, sub string, tweak func(*engine.Options)) {
+	e.watchLeaf(b.Name() + "/" + sub)
 	opts := e.Cfg.Options(info, "", e.Gen.LogicalBytes())
 	tweak(&opts)
 	s, err := e.scratchSettings(info, opts)
@@ -78,6 +79,7 @@ func runPopulate(b *testing.B, e *Env, info engine.Info, sub string, tweak func(
 		b.Fatal(err)
 	}
 	e.ShowSettings(info, s)
+	e.watchSettings()
 	b.Run(sub, func(b *testing.B) { populate(b, e, info, opts) })
 }
 

@@ -134,6 +134,7 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 		b.Fatalf("%s is not in this run's plan (-test.bench %q): its fixtures and scratch space were never set up under -dir", t.Name(), e.planPattern())
 	}
 	e.setGate(w.Gate)
+	e.watchLeaf(b.Name()) // until a sub-benchmark names itself
 	w.Run(b, e, info)
 }
 

@@ -316,6 +316,7 @@ type Budget struct {
 
 	parent string
 	closed bool
+	watch  *watcher // EnterWatched's
 }
 
 // Enter creates a cgroup kvbench-<pid> under the process's own (Find),
@@ -414,6 +415,7 @@ func (b *Budget) Close() error {
 		return nil
 	}
 	b.closed = true
+	b.watch.done()
 	if b.Adopted {
 		return nil
 	}
@@ -436,6 +438,9 @@ func (b *Budget) String() string {
 	if b.Adopted {
 		how = "adopted"
 	}
+	if n := b.watchNote(); n != "" {
+		how += "; " + n
+	}
 	return fmt.Sprintf("%s in cgroup v%d %s (%s)", FormatSize(b.Limit), b.Version, b.Dir, how)
 }
 
@@ -445,7 +450,12 @@ type Stats struct {
 	Usage       int64 // bytes charged now: page cache, anonymous memory, kernel memory
 	Peak        int64 // the most Usage has been (0 where the kernel keeps no peak)
 	Cache       int64 // the page cache part of Usage (v1 cache, v2 file)
+	Dirty       int64 // the part of Cache written to but not yet written back
+	Writeback   int64 // the part of Cache being written back now
+	Shmem       int64 // the part of Cache that is tmpfs and shared memory: without swap, not reclaimable
 	Anon        int64 // anonymous memory: heaps, C allocations, stacks
+	Kernel      int64 // kernel memory charged (v2 kernel, v1 memory.kmem.usage_in_bytes; 0 where not kept)
+	Sock        int64 // network socket buffers (v2 only)
 	MajorFaults int64 // page faults that waited for the device (pgmajfault)
 	LimitHits   int64 // times the limit was reached (v1 memory.failcnt, v2 memory.events max)
 	OOMKills    int64 // processes the out-of-memory killer ended
@@ -480,6 +490,8 @@ func (b *Budget) Stats() (Stats, error) {
 		}
 		s.Peak, _ = one("memory.peak") // Linux 5.19 on
 		s.Cache, s.Anon, s.MajorFaults = pick("file"), pick("anon"), pick("pgmajfault")
+		s.Dirty, s.Writeback, s.Shmem = pick("file_dirty"), pick("file_writeback"), pick("shmem")
+		s.Kernel, s.Sock = pick("kernel"), pick("sock") // kernel: Linux 5.18 on
 		scan(filepath.Join(b.Dir, "memory.events"), func(k string, v int64) {
 			switch k {
 			case "max":
@@ -497,6 +509,9 @@ func (b *Budget) Stats() (Stats, error) {
 	s.LimitHits, _ = one("memory.failcnt")
 	s.Cache, s.Anon = pick("total_cache", "cache"), pick("total_rss", "rss")
 	s.MajorFaults = pick("total_pgmajfault", "pgmajfault")
+	s.Dirty, s.Writeback = pick("total_dirty", "dirty"), pick("total_writeback", "writeback")
+	s.Shmem = pick("total_shmem", "shmem")
+	s.Kernel, _ = one("memory.kmem.usage_in_bytes") // absent where kernel memory is not accounted apart
 	scan(filepath.Join(b.Dir, "memory.oom_control"), func(k string, v int64) {
 		if k == "oom_kill" {
 			s.OOMKills = v

@@ -45,3 +45,17 @@ func FormatSize(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + "B"
 }
+
+// Human prints a byte count in binary units, one decimal: "44.5 MiB".
+func Human(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -45,6 +45,9 @@ func (s Stat) Spread() float64 {
 type Cell struct {
 	Src  Key
 	Stat Stat
+	// Note is shown instead of a figure: how a benchmark with no result
+	// ended in its memory budget (KillText). Stat is zero then.
+	Note string
 }
 
 // Row is one unit at one combination of a block's dimensions.
@@ -74,8 +77,9 @@ type Summary struct {
 func Build(r *Results) *Summary {
 	s := &Summary{Results: r}
 	have := map[string]bool{}
+	placed := map[string]bool{} // kills a cell shows
 	for _, q := range Questions {
-		t := buildTable(r, q)
+		t := buildTable(r, q, placed)
 		for _, row := range t.Rows {
 			for c := range row.Cells {
 				have[c] = true
@@ -95,6 +99,7 @@ func Build(r *Results) *Summary {
 		}
 		s.Tables[i].Columns = cols
 	}
+	s.noteUnplaced(placed)
 	return s
 }
 
@@ -155,11 +160,11 @@ type candidate struct {
 	rest   []part // name parts neither filtered nor a dimension
 }
 
-func buildTable(r *Results, q Section) Table {
+func buildTable(r *Results, q Section, placed map[string]bool) Table {
 	t := Table{Title: q.Title}
 	var commons []string
 	for _, b := range q.Blocks {
-		rows, common, notes := buildBlock(r, b)
+		rows, common, notes := buildBlock(r, b, placed)
 		t.Rows = append(t.Rows, rows...)
 		if common != "" && !slices.Contains(commons, common) {
 			commons = append(commons, common)
@@ -173,7 +178,10 @@ func buildTable(r *Results, q Section) Table {
 	return t
 }
 
-func buildBlock(r *Results, b Block) (rows []Row, common string, notes []string) {
+// buildBlock makes a block's rows. An engine whose sub-benchmark ended in
+// its budget with no result (r.Kills) shows how in its cell, and one with
+// some rounds ended so says in a note; placed records both.
+func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common string, notes []string) {
 	engines := enginesOf(r, b.Op)
 	var rowKeys []string
 	dimVals := map[string][]string{} // each dimension's values, in order
@@ -183,7 +191,7 @@ func buildBlock(r *Results, b Block) (rows []Row, common string, notes []string)
 		k, _, _ := strings.Cut(strings.TrimPrefix(w, "!"), "=")
 		filtered[k] = true
 	}
-	for _, config := range r.Configs[b.Op] {
+	for _, config := range append(slices.Clone(r.Configs[b.Op]), r.killConfigs(b.Op)...) {
 		ps := parts(config)
 		if !matches(ps, b.Where) {
 			continue
@@ -211,7 +219,7 @@ func buildBlock(r *Results, b Block) (rows []Row, common string, notes []string)
 			rowKeys = append(rowKeys, rk)
 		}
 		for _, e := range engines {
-			if hasSeries(r, b.Op, e, config) {
+			if hasSeries(r, b.Op, e, config) || len(r.killsOf(b.Op, e, config)) > 0 {
 				cands[rk][e] = append(cands[rk][e], candidate{config, rest})
 			}
 		}
@@ -253,12 +261,28 @@ func buildBlock(r *Results, b Block) (rows []Row, common string, notes []string)
 				notes = append(notes, e+": "+note)
 			}
 		}
+		killedAt := map[string]string{} // the row that tells an engine's kill
 		for _, u := range b.Units {
 			row := Row{Label: strings.Join(append([]string{unitLabel(u)}, label...), " "), Unit: u, Cells: map[string]Cell{}}
 			for e, config := range chosen {
 				k := Key{b.Op, e, config, u}
-				if vals := r.Values[k]; len(vals) > 0 {
+				ks := r.killsOf(b.Op, e, config)
+				if len(ks) > 0 {
+					placed[b.Op+"\x00"+e+"\x00"+config] = true
+				}
+				switch vals := r.Values[k]; {
+				case len(vals) > 0:
 					row.Cells[e] = Cell{Src: k, Stat: Of(vals)}
+					if len(ks) > 0 {
+						if n := e + ": " + KillText(ks) + " (its other rounds shown)"; !slices.Contains(notes, n) {
+							notes = append(notes, n)
+						}
+					}
+				case len(ks) > 0 && killedAt[e] == "":
+					row.Cells[e] = Cell{Src: k, Note: KillText(ks)}
+					killedAt[e] = row.Label
+				case len(ks) > 0:
+					row.Cells[e] = Cell{Src: k, Note: "killed: see " + killedAt[e]}
 				}
 			}
 			if len(row.Cells) > 0 {
@@ -335,6 +359,11 @@ func addReference(r *Results, t *Table, q Section) {
 func enginesOf(r *Results, op string) []string {
 	seen := map[string]bool{}
 	for k := range r.Values {
+		if k.Op == op && k.Engine != "" {
+			seen[k.Engine] = true
+		}
+	}
+	for _, k := range r.Kills {
 		if k.Op == op && k.Engine != "" {
 			seen[k.Engine] = true
 		}

@@ -55,8 +55,11 @@ func Number(v float64) string {
 }
 
 // CellText is a cell as printed: the median in the row's display unit and
-// the spread in whole percent ("12.1k ±4%").
+// the spread in whole percent ("12.1k ±4%"), or its note (a kill).
 func CellText(c Cell) string {
+	if c.Note != "" {
+		return c.Note
+	}
 	s := Number(c.Stat.Center * DisplayOf(c.Src.Unit).Scale)
 	if sp := c.Stat.Spread(); sp >= 0 {
 		s += fmt.Sprintf(" ±%.0f%%", sp)
@@ -159,7 +162,9 @@ func Rounds(t Table) string {
 	lo, hi := math.MaxInt, 0
 	for _, row := range t.Rows {
 		for _, c := range row.Cells {
-			lo, hi = min(lo, c.Stat.N), max(hi, c.Stat.N)
+			if c.Stat.N > 0 { // a kill's cell has no rounds
+				lo, hi = min(lo, c.Stat.N), max(hi, c.Stat.N)
+			}
 		}
 	}
 	switch {

@@ -5,6 +5,7 @@
 package summary
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -46,13 +47,20 @@ type Results struct {
 	Settings map[string]string
 	// Skipped counts lines benchfmt could not parse.
 	Skipped int
+	// Kills are the benchmarks that ended inside their memory budget
+	// without a result, from the kill lines of their budget's watcher.
+	Kills []Kill
 }
 
 // Read parses a results file.
 func Read(r io.Reader, name string) (*Results, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
 	res := &Results{Name: name, Values: map[Key][]float64{}, Configs: map[string][]string{},
-		Run: map[string]string{}, Settings: map[string]string{}}
-	rd := benchfmt.NewReader(r, name)
+		Run: map[string]string{}, Settings: map[string]string{}, Kills: readKills(data)}
+	rd := benchfmt.NewReader(bytes.NewReader(data), name)
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.SyntaxError:
@@ -79,7 +87,7 @@ func Read(r io.Reader, name string) (*Results, error) {
 	if err := rd.Err(); err != nil {
 		return nil, err
 	}
-	if len(res.Values) == 0 {
+	if len(res.Values) == 0 && len(res.Kills) == 0 {
 		return nil, fmt.Errorf("%s: no benchmark results", name)
 	}
 	return res, nil

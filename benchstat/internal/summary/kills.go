@@ -1,0 +1,130 @@
+package summary
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"github.com/kvbench/kvbench/internal/memlimit"
+	"golang.org/x/perf/benchfmt"
+)
+
+// Kill is one benchmark that ended inside its memory budget without a
+// result: the watcher's kill line (memlimit.Kill), placed by name.
+type Kill struct {
+	memlimit.Kill
+	Op, Engine, Config string // as Key's; Op "" when no benchmark had started
+}
+
+// readKills finds the kill lines of a results file. benchfmt skips them
+// (they are neither configuration nor result lines), so they are read
+// apart.
+func readKills(data []byte) []Kill {
+	var out []Kill
+	s := bufio.NewScanner(bytes.NewReader(data))
+	s.Buffer(make([]byte, 64<<10), 1<<20)
+	for s.Scan() {
+		mk, ok := memlimit.ParseKill(s.Text())
+		if !ok {
+			continue
+		}
+		k := Kill{Kill: mk}
+		if name, ok := strings.CutPrefix(mk.Leaf, "Benchmark"); ok {
+			var isEngine bool
+			if k.Op, k.Engine, k.Config, isEngine = engname.Split(benchfmt.Name(name)); !isEngine {
+				k.Op, k.Config = splitPlain(benchfmt.Name(name))
+			}
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// killsOf are the kills of one sub-benchmark, in file order.
+func (r *Results) killsOf(op, engine, config string) []Kill {
+	var out []Kill
+	for _, k := range r.Kills {
+		if k.Op == op && k.Engine == engine && k.Config == config {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// killConfigs are the sub-benchmarks of op that have kills and no result.
+func (r *Results) killConfigs(op string) []string {
+	var out []string
+	for _, k := range r.Kills {
+		if k.Op == op && !slices.Contains(r.Configs[op], k.Config) && !slices.Contains(out, k.Config) {
+			out = append(out, k.Config)
+		}
+	}
+	return out
+}
+
+// KillText says how a benchmark ended and what its budget held then:
+// "killed (OOM): anon 44.5 MiB, page cache 9.5 MiB, dirty 0 B at the
+// kill". With several rounds ended, the last one's figures.
+func KillText(ks []Kill) string {
+	k := ks[len(ks)-1]
+	how, when := "stopped (a signal or a crash)", "at the end"
+	switch k.Cause {
+	case memlimit.CauseOOM:
+		how, when = "killed (OOM)", "at the kill"
+	case memlimit.CauseTimeout:
+		how = "stopped at MEM_TIMEOUT"
+	}
+	if len(ks) > 1 {
+		how += fmt.Sprintf(" in %d rounds", len(ks))
+	}
+	s := k.Last
+	return fmt.Sprintf("%s: anon %s, page cache %s, dirty %s %s", how, memlimit.Human(s.Anon), memlimit.Human(s.Cache), memlimit.Human(s.Dirty), when)
+}
+
+// killNote is a note naming the benchmark, for a kill no cell shows.
+func killNote(ks []Kill) string {
+	name := ks[len(ks)-1].Leaf
+	if name == "" {
+		name = "a run before its first benchmark"
+	}
+	return name + ": " + KillText(ks)
+}
+
+// noteUnplaced adds every kill no table shows as a note of the first
+// table about the memory budget (the last table if none is), so no kill
+// goes unsaid.
+func (s *Summary) noteUnplaced(placed map[string]bool) {
+	if len(s.Tables) == 0 {
+		return
+	}
+	at := len(s.Tables) - 1
+	for i, q := range Questions[:len(s.Tables)] {
+		if q.inBudget() {
+			at = i
+			break
+		}
+	}
+	seen := map[string]bool{}
+	for _, k := range s.Results.Kills {
+		id := k.Op + "\x00" + k.Engine + "\x00" + k.Config
+		if placed[id] || seen[id] {
+			continue
+		}
+		seen[id] = true
+		ks := s.Results.killsOf(k.Op, k.Engine, k.Config)
+		s.Tables[at].Notes = append(s.Tables[at].Notes, killNote(ks))
+	}
+}
+
+// inBudget reports whether a question is about runs in a memory budget.
+func (q Section) inBudget() bool {
+	for _, b := range q.Blocks {
+		if slices.Contains(b.Where, "mem") || slices.ContainsFunc(b.Where, func(w string) bool { return strings.HasPrefix(w, "mem=") }) {
+			return true
+		}
+	}
+	return false
+}

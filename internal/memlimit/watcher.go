@@ -1,0 +1,179 @@
+package memlimit
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// A process killed inside its budget frees its anonymous memory at once,
+// and with it the only record of what filled the budget. So EnterWatched
+// starts a watcher first: the executable itself again, in watcher mode
+// (watcherEnv, handled by this package's init before anything else runs).
+// It samples the budget's counters and, should this process end without
+// Close, prints what the budget held at the end (watch.go). The parent
+// tells it, one line at a time on its stdin:
+//
+//	budget <version> <limit> <dir>   the budget entered
+//	leaf <name>                      a benchmark starts: name it in a report
+//	settings <line>                  the engine settings line of that benchmark
+//	done                             a normal end: report nothing
+//
+// End of input without "done" is the parent's abnormal end.
+const watcherEnv = "KVBENCH_BUDGET_WATCHER"
+
+// watcher is the parent's end of the watcher: the pipe to its stdin.
+type watcher struct {
+	mu   sync.Mutex
+	in   io.WriteCloser // nil once done or broken
+	cmd  *exec.Cmd
+	gone error // why there is no watcher
+}
+
+// startWatcher starts the watcher, before the process enters its budget:
+// a process a cgroup member starts is charged to that cgroup, and the
+// watcher must outlive a kill of the budget (it is not counted in it, and
+// the out-of-memory killer does not choose it). It runs in a process group
+// of its own, so that a signal to the run's group (coreutils timeout,
+// Ctrl-C on a terminal) ends the run and leaves the watcher to report it.
+func startWatcher() *watcher {
+	w := &watcher{}
+	exe, err := os.Executable()
+	if err != nil {
+		w.gone = err
+		return w
+	}
+	cmd := exec.Command(exe)
+	env := []string{watcherEnv + "=1", "GOMAXPROCS=1"}
+	for _, kv := range os.Environ() {
+		switch {
+		case strings.HasPrefix(kv, "GORACE="):
+			// A race-built watcher would sleep a second at exit, and
+			// go test waits for it (it holds the output).
+			env = append(env, kv+" atexit_sleep_ms=0")
+			continue
+		case strings.HasPrefix(kv, "GOMAXPROCS="), strings.HasPrefix(kv, watcherEnv+"="):
+			continue
+		}
+		env = append(env, kv)
+	}
+	if os.Getenv("GORACE") == "" {
+		env = append(env, "GORACE=atexit_sleep_ms=0")
+	}
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr // the run's results and log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	in, err := cmd.StdinPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		w.gone = fmt.Errorf("start %s as the budget's watcher: %w", exe, err)
+		return w
+	}
+	w.in, w.cmd = in, cmd
+	// Reaped when it exits, so it never lingers as a zombie of a long run.
+	go cmd.Wait()
+	return w
+}
+
+// send writes one line to the watcher; a watcher that is gone is not
+// written to again. Safe on a nil watcher.
+func (w *watcher) send(kind, arg string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.in == nil {
+		return
+	}
+	line := kind
+	if arg != "" {
+		line += " " + strings.ReplaceAll(arg, "\n", " ")
+	}
+	if _, err := io.WriteString(w.in, line+"\n"); err != nil {
+		w.gone = fmt.Errorf("the budget's watcher is gone: %w", err)
+		w.in.Close()
+		w.in = nil
+	}
+}
+
+// done tells the watcher the run ends normally, and lets it go.
+func (w *watcher) done() {
+	if w == nil {
+		return
+	}
+	w.send("done", "")
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.in != nil {
+		w.in.Close()
+		w.in = nil
+	}
+}
+
+// EnterWatched is Enter with a watcher that reports, should the process
+// end inside the budget without Close (killed by the out-of-memory killer,
+// a signal, a crash), what the budget held at the end: its anonymous
+// memory, page cache, dirty pages, and what was running (Leaf, Settings).
+// A watcher that cannot start costs the run only its report; String says
+// so. An adopted budget (the process's own cgroup) gets none: the watcher
+// would be charged to the budget it watches.
+func (p Parent) EnterWatched(limit int64) (*Budget, error) {
+	if adopt, err := p.check(limit); err != nil || adopt {
+		b, err := p.Enter(limit)
+		if b != nil {
+			b.watch = &watcher{gone: errors.New("the budget is the process's own cgroup, where a watcher would be charged to the budget it watches")}
+		}
+		return b, err
+	}
+	w := startWatcher()
+	b, err := p.Enter(limit)
+	if err != nil {
+		w.done()
+		return nil, err
+	}
+	b.watch = w
+	w.send("budget", fmt.Sprintf("%d %d %s", b.Version, b.Limit, b.Dir))
+	return b, nil
+}
+
+// Leaf names the benchmark now running, for a report of the budget's
+// watcher; it forgets the previous benchmark's settings. No-op without a
+// watcher. Call it outside timed code: it writes to a pipe.
+func (b *Budget) Leaf(name string) {
+	if b != nil {
+		b.watch.send("leaf", name)
+	}
+}
+
+// Settings gives the watcher the engine settings line of the running
+// benchmark ("settings-badger: memtable-mb=2 ...").
+func (b *Budget) Settings(line string) {
+	if b != nil {
+		b.watch.send("settings", line)
+	}
+}
+
+// watchNote is what String says about EnterWatched's watcher.
+func (b *Budget) watchNote() string {
+	w := b.watch
+	if w == nil {
+		return ""
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.in == nil {
+		if w.gone != nil {
+			return "no kill report: " + w.gone.Error()
+		}
+		return ""
+	}
+	return fmt.Sprintf("watcher pid %d reports a kill", w.cmd.Process.Pid)
+}
