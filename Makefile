@@ -143,8 +143,12 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.6.1
 # process of its own, starting from the same empty budget, so an engine its
 # budget kills (the kernel's out-of-memory killer) costs no other result;
 # it is reported and the row goes on; so is a round that does not finish
-# in MEM_TIMEOUT seconds. Skipped, with
-# the reason, where the machine cannot make a memory cgroup.
+# in MEM_TIMEOUT seconds. The report is the budget's watcher's (a process
+# the run starts outside its budget): what the budget held at the end,
+# printed, and its kill line, which stays in the results for the summary.
+# The run's output goes through a pipe so that the loop also waits for the
+# watcher, which writes just after the run ends.
+# Skipped, with the reason, where the machine cannot make a memory cgroup.
 MEM_LIMIT ?= 26MiB
 MEM_BENCHTIME ?= 1s
 MEM_TIMEOUT ?= 180
@@ -158,19 +162,21 @@ bench-mem:
 	  case $$t in *Populate*) sub=/valsz/mem/batch/sync=false bt=1x;; *) sub=/valsz/mem/cache=warm bt=$(MEM_BENCHTIME);; esac; \
 	  echo "kvbench: $$t$$sub under -mem_limit $(MEM_LIMIT)" >&2; \
 	  for i in $$(seq $(COUNT)); do \
-	  timeout $(MEM_TIMEOUT) $(RESULTS)/kvbench.test -test.run '^$$' -test.bench "^$$t\$$$$sub" -test.benchtime $$bt \
-	    $(BENCH_FLAGS) $(MEM_FLAGS) > $(RESULTS)/mem-run.txt 2>&1; rc=$$?; \
+	  { timeout $(MEM_TIMEOUT) $(RESULTS)/kvbench.test -test.run '^$$' -test.bench "^$$t\$$$$sub" -test.benchtime $$bt \
+	    $(BENCH_FLAGS) $(MEM_FLAGS) 2>&1; echo $$? > $(RESULTS)/mem-rc; } | cat > $(RESULTS)/mem-run.txt; rc=$$(cat $(RESULTS)/mem-rc); \
+	  if [ $$rc = 124 ]; then sed -i 's/^\(\[kvbench-kill\] [^ ]*\) cause=stopped /\1 cause=timeout /' $(RESULTS)/mem-run.txt; fi; \
 	  grep -v '^\[kvbench\] building\|^\[kvbench\] fixture' $(RESULTS)/mem-run.txt | grep -v '^PASS$$\|^ok ' | grep -Ev '^Benchmark[^[:space:]]+[[:space:]]*$$' >> $(RESULTS)/bench.txt; \
 	  grep '^Benchmark\|error' $(RESULTS)/mem-run.txt || true; \
+	  report=$$(grep '^\[kvbench\] .* inside its -mem_limit .* budget; at the last sample' $(RESULTS)/mem-run.txt); \
 	  if [ $$rc = 3 ]; then \
 	    echo "kvbench: skipping the memory-limited row, this machine cannot make a memory budget: $$(grep -m1 'error:' $(RESULTS)/mem-run.txt)" >&2; break 2; fi; \
 	  if [ $$rc = 137 ] || grep -q 'signal: killed' $(RESULTS)/mem-run.txt; then \
-	    echo "kvbench: $$t was killed inside its $(MEM_LIMIT) budget (out of memory: the engine's own memory does not fit)" >&2; \
+	    echo "kvbench: $$t was killed inside its $(MEM_LIMIT) budget: $${report:-its watcher left no report}" >&2; \
 	  elif [ $$rc = 124 ]; then \
-	    echo "kvbench: $$t did not finish a round in $(MEM_TIMEOUT) s inside its $(MEM_LIMIT) budget; stopped" >&2; \
+	    echo "kvbench: $$t did not finish a round in $(MEM_TIMEOUT) s inside its $(MEM_LIMIT) budget; stopped (MEM_TIMEOUT): $${report:-its watcher left no report}" >&2; \
 	  elif [ $$rc != 0 ]; then cat $(RESULTS)/mem-run.txt >&2; exit $$rc; fi; \
 	  done; \
-	done; rm -f $(RESULTS)/mem-run.txt
+	done; rm -f $(RESULTS)/mem-run.txt $(RESULTS)/mem-rc
 
 # Build tags select files in internal/engine only, so the tagged variants
 # are checked there.
