@@ -11,10 +11,10 @@ import (
 )
 
 // watchPeriod is how often the watcher reads the budget's counters: a
-// few small cgroup files, read in well under a millisecond on a core of
-// their own's spare time, so the run it watches pays nothing measurable.
-// A benchmark's memory moves little in 25 ms next to a budget of 16 MiB
-// and more.
+// few small cgroup files, read in well under a millisecond by a process
+// of one thread (GOMAXPROCS 1) on whichever core is idle, so the run it
+// watches pays nothing measurable. A benchmark's memory moves little in
+// 25 ms next to a budget of 16 MiB and more.
 const watchPeriod = 25 * time.Millisecond
 
 // In watcher mode (startWatcher) the process is the watcher and nothing
