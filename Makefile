@@ -14,8 +14,8 @@ DIR      ?=
 RESULTS  ?= results
 BENCH_FLAGS = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir $(DIR))
 
-PHONY_MEMFLOOR = memfloor memfloor-run
-.PHONY: $(PHONY_MEMFLOOR) all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
+
+.PHONY: memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
 
 all: test
 

@@ -74,7 +74,8 @@ func TestBadFlagsFailBeforeAnyWork(t *testing.T) {
 		{[]string{"-dir", filepath.Join(dir, "missing")}, "does not exist"},
 		{[]string{"-keys_mil", "10000", "-valsz", "65536"}, "the run needs about"},
 		{[]string{"-mem_limit", "8MiB"}, "-mem_limit 8MiB: is below the floor of 16MiB"},
-		{[]string{"-mem_limit", "64MiB"}, "-mem_limit 64MiB: the engines' own memory does not fit: -cache_mb 64 + 2 x -memtable_mb 64"},
+		{[]string{"-mem_limit", "64MiB", "-memtable_mb", "16"}, "-mem_limit 64MiB: the engines' own memory does not fit: block cache 1 MiB + 3 memtables in flight x 16 MiB"},
+		{[]string{"-mem_limit", "20MiB"}, "-mem_limit 20MiB: the engines' own memory does not fit: block cache 1 MiB + 3 memtables in flight x 1 MiB + 16 MiB heap allowance = 20 MiB"},
 	}
 	if os.Geteuid() != 0 { // root may write anywhere
 		cases = append(cases, struct {
