@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
@@ -22,7 +23,8 @@ const (
 	budgetShare = 256
 	// ...but no less than budgetFloorMB: below a MiB per-flush and
 	// per-table costs that do not scale (a file, an index, a footer, a
-	// sync) would dominate; the floor binds below a 256 MiB budget.
+	// sync) would dominate; the floor binds below a 256 MiB budget. A
+	// memtable is also never smaller than one write batch (batchMB).
 	budgetFloorMB = 1
 	// budgetInFlight memtables may exist at once in every LSM: the one
 	// filling, one being flushed, one queued. Badger's is the fewest it
@@ -63,8 +65,9 @@ func (c *Config) budget() (r budgetRule, ok bool) {
 		return r, false
 	}
 	share := max(budgetFloorMB, int((n/budgetShare+1<<19)>>20)) // to the nearest MiB
+	memtable := max(share, c.batchMB())
 	r = budgetRule{
-		MemtableMB: share, CacheMB: share, ruleMemtableMB: share, ruleCacheMB: share,
+		MemtableMB: memtable, CacheMB: share, ruleMemtableMB: memtable, ruleCacheMB: share,
 		InFlight: budgetInFlight, Compactions: budgetCompactions, L0Tables: budgetL0Tables,
 		GoLimit: n / budgetGoDen * budgetGoNum,
 	}
@@ -80,6 +83,17 @@ func (c *Config) budget() (r budgetRule, ok bool) {
 	return r, true
 }
 
+// batchMB is one write batch's bytes, in whole MiB rounded up: the
+// memtable's floor under the rule. At full scale a memtable holds several
+// batches (1000 16 KiB values in 64 MiB), and an LSM cannot split a batch
+// across memtables: RocksDB grows a memtable past its size to take a whole
+// batch, so memtables smaller than a batch hold a batch each, and three of
+// them in flight are three batches, not three memtables.
+func (c *Config) batchMB() int {
+	b := int64(c.Batch) * int64(dataset.KeySize+c.ValSize)
+	return int((b + 1<<20 - 1) >> 20)
+}
+
 // apply sets o's memory from the rule.
 func (r budgetRule) apply(o *engine.Options) {
 	o.MemtableMB, o.CacheMB = r.MemtableMB, r.CacheMB
@@ -93,16 +107,16 @@ func (r budgetRule) fixedMB() int { return r.CacheMB + r.InFlight*r.MemtableMB }
 // String is the rule as the settings line and the configuration state it:
 // every value, where it came from, and any flag that overrides it.
 func (r budgetRule) String() string {
-	src := func(flag string, v, rule int) string {
+	src := func(flag string, v, rule int, floor string) string {
 		if v != rule {
 			return fmt.Sprintf("%dMiB (-%s; the rule's is %dMiB)", v, flag, rule)
 		}
-		return fmt.Sprintf("%dMiB (1/%d of the budget, at least %dMiB)", v, budgetShare, budgetFloorMB)
+		return fmt.Sprintf("%dMiB (1/%d of the budget, at least %s)", v, budgetShare, floor)
 	}
 	parts := []string{
-		"memtable " + src("memtable_mb", r.MemtableMB, r.ruleMemtableMB),
+		"memtable " + src("memtable_mb", r.MemtableMB, r.ruleMemtableMB, fmt.Sprintf("%dMiB and one batch", budgetFloorMB)),
 		fmt.Sprintf("memtables_in_flight %d", r.InFlight),
-		"block_cache " + src("cache_mb", r.CacheMB, r.ruleCacheMB),
+		"block_cache " + src("cache_mb", r.CacheMB, r.ruleCacheMB, fmt.Sprintf("%dMiB", budgetFloorMB)),
 		fmt.Sprintf("max_compactions %d", r.Compactions),
 		fmt.Sprintf("l0_compaction_tables %d", r.L0Tables),
 		"build_table " + memlimit.FormatSize(r.BuildTableBytes) + " (half a memtable; Badger's base tables)",

@@ -87,7 +87,9 @@ func TestBudgetRuleScalesAndYieldsToFlags(t *testing.T) {
 		table, goLimitMiB  int64
 		overridden, String string
 	}{
-		{[]string{"-mem_limit", "52MiB"}, 1, 1, 512 << 10, 39, "", "memtable 1MiB (1/256 of the budget, at least 1MiB)"},
+		{[]string{"-mem_limit", "52MiB"}, 1, 1, 512 << 10, 39, "", "memtable 1MiB (1/256 of the budget, at least 1MiB and one batch)"},
+		{[]string{"-mem_limit", "164MiB", "-valsz", "16384"}, 16, 1, 8 << 20, 123, "", "memtable 16MiB (1/256 of the budget, at least 1MiB and one batch), memtables_in_flight 3, block_cache 1MiB (1/256 of the budget, at least 1MiB)"},
+		{[]string{"-mem_limit", "164MiB", "-valsz", "16384", "-batch", "100"}, 2, 1, 1 << 20, 123, "", "memtable 2MiB"},
 		{[]string{"-mem_limit", "520MiB"}, 2, 2, 1 << 20, 390, "", "block_cache 2MiB (1/256"},
 		{[]string{"-mem_limit", "4GiB"}, 16, 16, 8 << 20, 3072, "", "build_table 8MiB"},
 		{[]string{"-mem_limit", "156MiB", "-memtable_mb", "8"}, 8, 1, 4 << 20, 117, "memtable_mb", "memtable 8MiB (-memtable_mb; the rule's is 1MiB)"},
