@@ -15,10 +15,10 @@ import (
 // engine's own option names, so a reader checks them against its docs.
 var ruleSettings = map[string][]string{
 	"badger": {"memtable=1MiB", "block_cache=1MiB", "num_memtables=1 ", "at most 3 in memory",
-		"num_compactors=2", "num_level_zero_tables=4", "base_table_size=524288B"},
-	"pebble": {"memtable=1MiB", "block_cache=1MiB", "memtable_stop_writes_threshold=3", "l0_compaction_threshold=4"},
+		"num_compactors=2", "num_level_zero_tables=4", "base_table_size=524288B", "base_level_size=4MiB"},
+	"pebble": {"memtable=1MiB", "block_cache=1MiB", "memtable_stop_writes_threshold=3", "l0_compaction_threshold=4", "lbase_max_bytes=4MiB"},
 	"rocksdb": {"write_buffer_size=1MiB", "block_cache=1MiB LRU", "max_write_buffer_number=3",
-		"level0_file_num_compaction_trigger=4"},
+		"level0_file_num_compaction_trigger=4", "max_bytes_for_level_base=4MiB"},
 }
 
 // TestBudgetRuleReachesEveryLSM builds each LSM compiled in with the
@@ -52,7 +52,7 @@ func TestBudgetRuleReachesEveryLSM(t *testing.T) {
 			}
 			line := settingsLine(e.withBudget(db.Settings()))
 			for _, w := range append(want, "budget_rule=mem=40MiB: memtable 1MiB", "memtables_in_flight 3",
-				"max_compactions 2", "go_memory_limit 30MiB (3/4 of the budget)") {
+				"max_compactions 2", "base_level 4MiB", "go_memory_limit 30MiB (3/4 of the budget)") {
 				if !strings.Contains(line, w) {
 					t.Errorf("settings line lacks %q:\n%s", w, line)
 				}

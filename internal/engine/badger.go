@@ -182,6 +182,9 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 	if n := o.BuildTableBytes; n > 0 && n < bo.BaseTableSize {
 		bo.BaseTableSize = n
 	}
+	if n := o.BaseLevelBytes; n > 0 {
+		bo.BaseLevelSize = n
+	}
 	if n := o.L0CompactionTables; n > 0 {
 		bo.NumLevelZeroTables = min(n, bo.NumLevelZeroTablesStall-1)
 	}

@@ -84,6 +84,13 @@ type Options struct {
 	// its blocks until the table is finished). Pebble and RocksDB write
 	// tables out block by block, so it does not apply to them.
 	BuildTableBytes int64
+	// BaseLevelBytes is the size of the first level below level 0, from
+	// which each level is LevelSizeMultiplier (10 in all three) times the
+	// last: Badger's BaseLevelSize, Pebble's LBaseMaxBytes, RocksDB's
+	// max_bytes_for_level_base. Each compaction from level 0 rewrites the
+	// part of it that its keys overlap (with random keys, all of it), so
+	// its size over a memtable's sets the write amplification.
+	BaseLevelBytes int64
 	// L0CompactionTables is the number of level-0 tables that starts a
 	// compaction: Badger's NumLevelZeroTables (its stall stays at its
 	// default), Pebble's L0CompactionThreshold, RocksDB's

@@ -167,6 +167,9 @@ func openPebble(o Options) (DB, error) {
 	if n := o.L0CompactionTables; n > 0 {
 		po.L0CompactionThreshold = n
 	}
+	if n := o.BaseLevelBytes; n > 0 {
+		po.LBaseMaxBytes = n
+	}
 	if o.DisableCompactions {
 		po.DisableAutomaticCompactions = true
 		po.L0CompactionThreshold = math.MaxInt32

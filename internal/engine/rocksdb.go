@@ -273,6 +273,9 @@ func openRocksDB(o Options) (DB, error) {
 	if n := o.L0CompactionTables; n > 0 {
 		r.opts.SetLevel0FileNumCompactionTrigger(n)
 	}
+	if n := o.BaseLevelBytes; n > 0 {
+		r.opts.SetMaxBytesForLevelBase(uint64(n))
+	}
 	r.opts.SetCompression(ct) // compression_per_level stays empty: every level
 	r.opts.SetInfoLogLevel(rocksdbHeaderLogLevel)
 	r.opts.SetKeepLogFileNum(1)

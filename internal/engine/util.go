@@ -84,6 +84,9 @@ func lsmLayout(o Options) map[string]string {
 	if o.BuildTableBytes > 0 {
 		m["t"] = strconv.FormatInt(o.BuildTableBytes, 10)
 	}
+	if o.BaseLevelBytes > 0 {
+		m["lb"] = strconv.FormatInt(o.BaseLevelBytes, 10)
+	}
 	if o.L0CompactionTables > 0 {
 		m["l0"] = strconv.Itoa(o.L0CompactionTables)
 	}
