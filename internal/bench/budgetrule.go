@@ -61,21 +61,33 @@ type budgetRule struct {
 	GoLimit             int64 // the Go runtime's soft memory limit, bytes
 
 	ruleMemtableMB, ruleCacheMB int      // the rule's own, before the flags
+	memtableFloor               string   // what the memtable is at least, in words
 	overridden                  []string // explicit flags that override the rule
 }
 
-// budget is the rule for c's -mem_limit; ok is false without one.
-func (c *Config) budget() (r budgetRule, ok bool) {
+// budget is the rule for c's -mem_limit on engines that split their
+// batches to fit a memtable; ok is false without a budget.
+func (c *Config) budget() (r budgetRule, ok bool) { return c.budgetFor(engine.Info{}) }
+
+// budgetFor is the rule for c's -mem_limit on info; ok is false without
+// one.
+func (c *Config) budgetFor(info engine.Info) (r budgetRule, ok bool) {
 	n := int64(c.MemLimit)
 	if n == 0 {
 		return r, false
 	}
 	share := max(budgetFloorMB, int((n/budgetShare+1<<19)>>20)) // to the nearest MiB
-	memtable := max(share, c.batchMB())
+	memtable := share
+	if info.WholeBatches {
+		memtable = max(share, c.batchMB())
+	}
 	r = budgetRule{
 		MemtableMB: memtable, CacheMB: share, ruleMemtableMB: memtable, ruleCacheMB: share,
 		InFlight: budgetInFlight, Compactions: budgetCompactions, L0Tables: budgetL0Tables,
-		GoLimit: n / budgetGoDen * budgetGoNum,
+		GoLimit: n / budgetGoDen * budgetGoNum, memtableFloor: fmt.Sprintf("%dMiB", budgetFloorMB),
+	}
+	if info.WholeBatches {
+		r.memtableFloor += " and one batch, which it holds whole"
 	}
 	if c.Explicit["memtable_mb"] {
 		r.MemtableMB = c.MemtableMB
@@ -91,11 +103,12 @@ func (c *Config) budget() (r budgetRule, ok bool) {
 }
 
 // batchMB is one write batch's bytes, in whole MiB rounded up: the
-// memtable's floor under the rule. At full scale a memtable holds several
-// batches (1000 16 KiB values in 64 MiB), and an LSM cannot split a batch
-// across memtables: RocksDB grows a memtable past its size to take a whole
-// batch, so memtables smaller than a batch hold a batch each, and three of
-// them in flight are three batches, not three memtables.
+// memtable's floor under the rule for an engine that puts a batch into one
+// memtable whole (engine.Info.WholeBatches). At full scale a memtable
+// holds several batches (1000 16 KiB values in 64 MiB); RocksDB grows a
+// memtable past its size to take a whole batch, so memtables smaller than
+// a batch hold a batch each, and three of them in flight are three
+// batches, not three memtables: the floor says what it holds.
 func (c *Config) batchMB() int {
 	b := int64(c.Batch) * int64(dataset.KeySize+c.ValSize)
 	return int((b + 1<<20 - 1) >> 20)
@@ -122,7 +135,7 @@ func (r budgetRule) String() string {
 		return fmt.Sprintf("%dMiB (1/%d of the budget, at least %s)", v, budgetShare, floor)
 	}
 	parts := []string{
-		"memtable " + src("memtable_mb", r.MemtableMB, r.ruleMemtableMB, fmt.Sprintf("%dMiB and one batch", budgetFloorMB)),
+		"memtable " + src("memtable_mb", r.MemtableMB, r.ruleMemtableMB, r.memtableFloor),
 		fmt.Sprintf("memtables_in_flight %d", r.InFlight),
 		"block_cache " + src("cache_mb", r.CacheMB, r.ruleCacheMB, fmt.Sprintf("%dMiB", budgetFloorMB)),
 		fmt.Sprintf("max_compactions %d", r.Compactions),
@@ -139,8 +152,8 @@ func (r budgetRule) String() string {
 
 // withBudget adds the rule to an engine's settings under -mem_limit, so
 // each result carries the values its engine was opened with and why.
-func (e *Env) withBudget(s []engine.Setting) []engine.Setting {
-	r, ok := e.Cfg.budget()
+func (e *Env) withBudget(info engine.Info, s []engine.Setting) []engine.Setting {
+	r, ok := e.Cfg.budgetFor(info)
 	if !ok {
 		return s
 	}
