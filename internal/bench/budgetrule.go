@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
@@ -23,8 +22,7 @@ const (
 	budgetShare = 256
 	// ...but no less than budgetFloorMB: below a MiB per-flush and
 	// per-table costs that do not scale (a file, an index, a footer, a
-	// sync) would dominate; the floor binds below a 256 MiB budget. A
-	// memtable is also never smaller than one write batch (batchMB).
+	// sync) would dominate; the floor binds below a 256 MiB budget.
 	budgetFloorMB = 1
 	// budgetInFlight memtables may exist at once in every LSM: the one
 	// filling, one being flushed, one queued. Badger's is the fewest it
@@ -61,33 +59,20 @@ type budgetRule struct {
 	GoLimit             int64 // the Go runtime's soft memory limit, bytes
 
 	ruleMemtableMB, ruleCacheMB int      // the rule's own, before the flags
-	memtableFloor               string   // what the memtable is at least, in words
 	overridden                  []string // explicit flags that override the rule
 }
 
-// budget is the rule for c's -mem_limit on engines that split their
-// batches to fit a memtable; ok is false without a budget.
-func (c *Config) budget() (r budgetRule, ok bool) { return c.budgetFor(engine.Info{}) }
-
-// budgetFor is the rule for c's -mem_limit on info; ok is false without
-// one.
-func (c *Config) budgetFor(info engine.Info) (r budgetRule, ok bool) {
+// budget is the rule for c's -mem_limit; ok is false without one.
+func (c *Config) budget() (r budgetRule, ok bool) {
 	n := int64(c.MemLimit)
 	if n == 0 {
 		return r, false
 	}
 	share := max(budgetFloorMB, int((n/budgetShare+1<<19)>>20)) // to the nearest MiB
-	memtable := share
-	if info.WholeBatches {
-		memtable = max(share, c.batchMB())
-	}
 	r = budgetRule{
-		MemtableMB: memtable, CacheMB: share, ruleMemtableMB: memtable, ruleCacheMB: share,
+		MemtableMB: share, CacheMB: share, ruleMemtableMB: share, ruleCacheMB: share,
 		InFlight: budgetInFlight, Compactions: budgetCompactions, L0Tables: budgetL0Tables,
-		GoLimit: n / budgetGoDen * budgetGoNum, memtableFloor: fmt.Sprintf("%dMiB", budgetFloorMB),
-	}
-	if info.WholeBatches {
-		r.memtableFloor += " and one batch, which it holds whole"
+		GoLimit: n / budgetGoDen * budgetGoNum,
 	}
 	if c.Explicit["memtable_mb"] {
 		r.MemtableMB = c.MemtableMB
@@ -100,18 +85,6 @@ func (c *Config) budgetFor(info engine.Info) (r budgetRule, ok bool) {
 	r.BuildTableBytes = int64(r.MemtableMB) << 19
 	r.BaseLevelBytes = int64(r.L0Tables*r.MemtableMB) << 20
 	return r, true
-}
-
-// batchMB is one write batch's bytes, in whole MiB rounded up: the
-// memtable's floor under the rule for an engine that puts a batch into one
-// memtable whole (engine.Info.WholeBatches). At full scale a memtable
-// holds several batches (1000 16 KiB values in 64 MiB); RocksDB grows a
-// memtable past its size to take a whole batch, so memtables smaller than
-// a batch hold a batch each, and three of them in flight are three
-// batches, not three memtables: the floor says what it holds.
-func (c *Config) batchMB() int {
-	b := int64(c.Batch) * int64(dataset.KeySize+c.ValSize)
-	return int((b + 1<<20 - 1) >> 20)
 }
 
 // apply sets o's memory from the rule.
@@ -128,16 +101,16 @@ func (r budgetRule) fixedMB() int { return r.CacheMB + r.InFlight*r.MemtableMB }
 // String is the rule as the settings line and the configuration state it:
 // every value, where it came from, and any flag that overrides it.
 func (r budgetRule) String() string {
-	src := func(flag string, v, rule int, floor string) string {
+	src := func(flag string, v, rule int) string {
 		if v != rule {
 			return fmt.Sprintf("%dMiB (-%s; the rule's is %dMiB)", v, flag, rule)
 		}
-		return fmt.Sprintf("%dMiB (1/%d of the budget, at least %s)", v, budgetShare, floor)
+		return fmt.Sprintf("%dMiB (1/%d of the budget, at least %dMiB)", v, budgetShare, budgetFloorMB)
 	}
 	parts := []string{
-		"memtable " + src("memtable_mb", r.MemtableMB, r.ruleMemtableMB, r.memtableFloor),
+		"memtable " + src("memtable_mb", r.MemtableMB, r.ruleMemtableMB),
 		fmt.Sprintf("memtables_in_flight %d", r.InFlight),
-		"block_cache " + src("cache_mb", r.CacheMB, r.ruleCacheMB, fmt.Sprintf("%dMiB", budgetFloorMB)),
+		"block_cache " + src("cache_mb", r.CacheMB, r.ruleCacheMB),
 		fmt.Sprintf("max_compactions %d", r.Compactions),
 		fmt.Sprintf("l0_compaction_tables %d", r.L0Tables),
 		"base_level " + memlimit.FormatSize(r.BaseLevelBytes) + " (what level 0 holds when it compacts)",
@@ -152,8 +125,8 @@ func (r budgetRule) String() string {
 
 // withBudget adds the rule to an engine's settings under -mem_limit, so
 // each result carries the values its engine was opened with and why.
-func (e *Env) withBudget(info engine.Info, s []engine.Setting) []engine.Setting {
-	r, ok := e.Cfg.budgetFor(info)
+func (e *Env) withBudget(s []engine.Setting) []engine.Setting {
+	r, ok := e.Cfg.budget()
 	if !ok {
 		return s
 	}

@@ -50,7 +50,7 @@ func TestBudgetRuleReachesEveryLSM(t *testing.T) {
 			if err := e.WriteAll(db, GenSource{e.Gen}, 100, 1, info.Name); err != nil {
 				t.Fatal(err)
 			}
-			line := settingsLine(e.withBudget(info, db.Settings()))
+			line := settingsLine(e.withBudget(db.Settings()))
 			for _, w := range append(want, "budget_rule=mem=40MiB: memtable 1MiB", "memtables_in_flight 3",
 				"max_compactions 2", "base_level 4MiB", "go_memory_limit 30MiB (3/4 of the budget)") {
 				if !strings.Contains(line, w) {
@@ -61,30 +61,6 @@ func TestBudgetRuleReachesEveryLSM(t *testing.T) {
 	}
 	if n < 2 {
 		t.Fatalf("%d LSMs compiled in; want Badger and Pebble at least", n)
-	}
-}
-
-// TestBudgetRuleHoldsAWholeBatch: an engine that puts a batch into one
-// memtable whole gets memtables of at least one batch, and says so; the
-// others keep the budget's share.
-func TestBudgetRuleHoldsAWholeBatch(t *testing.T) {
-	c := Default()
-	c.ValSize, c.MemLimit = 16384, 164<<20
-	whole := engine.Info{Name: "x", WholeBatches: true}
-	r, _ := c.budgetFor(whole)
-	if r.MemtableMB != 16 || !strings.Contains(r.String(), "memtable 16MiB (1/256 of the budget, at least 1MiB and one batch, which it holds whole)") {
-		t.Errorf("16 KiB values, batches of 1000: %+v\n%s", r, r)
-	}
-	if r, _ := c.budget(); r.MemtableMB != 1 {
-		t.Errorf("an engine that splits batches: memtable %d MiB, want 1", r.MemtableMB)
-	}
-	c.Batch = 100
-	if r, _ := c.budgetFor(whole); r.MemtableMB != 2 {
-		t.Errorf("batches of 100: memtable %d MiB, want 2", r.MemtableMB)
-	}
-	c.Batch, c.MemLimit = 1000, 64<<20
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "memtables hold a batch whole") {
-		t.Errorf("64 MiB with 16 MiB batches: %v", err)
 	}
 }
 

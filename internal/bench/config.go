@@ -278,7 +278,7 @@ func (c *Config) Options(info engine.Info, dir string, logicalBytes int64) engin
 		Readahead:       c.Readahead,
 		ExpectedBytes:   logicalBytes,
 	}
-	if r, ok := c.budgetFor(info); ok {
+	if r, ok := c.budget(); ok {
 		r.apply(&o)
 	}
 	for _, p := range info.Params {

@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 	"sort"
 
-	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
@@ -50,16 +49,10 @@ func (c *Config) validateMemLimit() []error {
 		return []error{flagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf("is below the floor of %s", memlimit.FormatSize(memlimit.Floor)))}
 	}
 	r, _ := c.budget()
-	whose := "the engines' own memory"
-	for _, info := range engine.All() { // the engine that needs the most
-		if e, _ := c.budgetFor(info); e.fixedMB() > r.fixedMB() {
-			r, whose = e, info.Title+"'s own memory (its memtables hold a batch whole)"
-		}
-	}
 	if need := int64(r.fixedMB()+heapAllowanceMB) << 20; need >= n {
 		return []error{flagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf(
-			"%s does not fit: block cache %d MiB + %d memtables in flight x %d MiB + %d MiB heap allowance = %d MiB, which must be below the budget (%d MiB); lower -cache_mb, -memtable_mb or -batch, or raise -mem_limit",
-			whose, r.CacheMB, r.InFlight, r.MemtableMB, heapAllowanceMB, need>>20, n>>20))}
+			"the engines' own memory does not fit: block cache %d MiB + %d memtables in flight x %d MiB + %d MiB heap allowance = %d MiB, which must be below the budget (%d MiB); lower -cache_mb or -memtable_mb, or raise -mem_limit",
+			r.CacheMB, r.InFlight, r.MemtableMB, heapAllowanceMB, need>>20, n>>20))}
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ import (
 // from a parent benchmark, before b.Run: a line printed inside a running
 // sub-benchmark would split its result line.
 func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) {
-	e.showConfig(map[string]string{"settings-" + info.Name: settingsLine(e.withBudget(info, s))})
+	e.showConfig(map[string]string{"settings-" + info.Name: settingsLine(e.withBudget(s))})
 }
 
 // ShowFixtureSettings is ShowSettings for results that read fixture f (or
@@ -35,7 +35,7 @@ func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) {
 // naming the engine version that built the fixture, from its manifest, and
 // the fixture's directory name.
 func (e *Env) ShowFixtureSettings(info engine.Info, s []engine.Setting, f *Fixture) {
-	lines := map[string]string{"settings-" + info.Name: settingsLine(e.withBudget(info, s))}
+	lines := map[string]string{"settings-" + info.Name: settingsLine(e.withBudget(s))}
 	if b, err := e.built(f); err == nil {
 		lines["fixture-"+info.Name] = fmt.Sprintf("%s (%s)", b.m.EngineVersion, filepath.Base(b.dir))
 	}

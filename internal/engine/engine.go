@@ -251,13 +251,6 @@ type Info struct {
 	// TableFilters: the engine builds per-table filters and can keep many
 	// unmerged tables (Options.DisableCompactions, Options.BloomFPR).
 	TableFilters bool
-	// WholeBatches: the engine puts a write batch into one memtable whole,
-	// however large, growing the memtable past its size to take it
-	// (RocksDB). Badger splits a batch at 15 % of its memtable and Pebble
-	// takes a batch over half a memtable as a table-like flushable batch of
-	// its own, so neither holds a memtable larger than it was given. The
-	// budget rule gives such an engine memtables of at least one batch.
-	WholeBatches bool
 	// LogFile says whether a file of the engine's directory (by base name)
 	// is a log rather than data: a write-ahead log (preallocated or kept
 	// for recycling) or an informational log. nil: the engine has none.
