@@ -12,35 +12,35 @@ import (
 
 	"github.com/kvbench/kvbench/benchstat/internal/charts"
 	"github.com/kvbench/kvbench/benchstat/internal/summary"
+	"golang.org/x/perf/benchfmt"
 )
 
-// rawOpsPerSec reads the ops/s values of the sample's lines whose name
-// has every one of parts, apart from the summary and the charts.
+// rawOpsPerSec reads the ops/s values of the sample's results whose name
+// has every one of parts, with benchfmt, apart from the summary and the
+// charts.
 func rawOpsPerSec(t *testing.T, parts ...string) []float64 {
 	t.Helper()
-	data, err := os.ReadFile(sample)
+	f, err := os.Open(sample)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
 	var out []float64
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
+	r := benchfmt.NewReader(f, sample)
+	for r.Scan() {
+		res, ok := r.Result().(*benchfmt.Result)
+		if !ok {
 			continue
 		}
-		ok := true
-		for _, p := range parts {
-			ok = ok && strings.Contains(f[0], p)
-		}
-		for i := 1; ok && i < len(f); i++ {
-			if f[i] == "ops/s" {
-				v, err := strconv.ParseFloat(f[i-1], 64)
-				if err != nil {
-					t.Fatal(err)
-				}
+		name := "Benchmark" + string(res.Name.Full())
+		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(name, p) }) {
+			if v, ok := res.Value("ops/s"); ok {
 				out = append(out, v)
 			}
 		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
