@@ -70,6 +70,9 @@ func init() {
 					b.Run("src="+s.name, func(b *testing.B) { b.Skip(s.info.Missing) })
 					continue
 				}
+				if !e.runsSub(b, "src="+s.name) {
+					continue // not selected: no fixture was planned for it
+				}
 				r := e.openEmbedSource(b, s)
 				for _, cache := range r.caches() {
 					r.run(name("src", s.name, "cache", cache), cache, func(b *testing.B, src recordSource, rounds embedRounds) {
@@ -117,15 +120,20 @@ func (e *Env) embedRecords(b *testing.B) uint64 {
 }
 
 // embedFixtures declares what the Embed read benchmarks read on disk: the
-// embedded cdb as a file, and the same records in every store compiled
-// in. The calibration rail loads them into memory itself.
+// embedded cdb as a file (src=file), and the same records in every store
+// compiled in (src=<Engine>), each only where the pattern may run it
+// (src=none and src=embedded read none). The calibration rail loads them
+// into memory itself.
 func embedFixtures(e *Env, _ engine.Info) []*Fixture {
 	if e.Cfg.Embed.cdb == nil {
 		return nil // the benchmarks fail with the reason
 	}
-	out := []*Fixture{e.embedFileFixture()}
+	var out []*Fixture
+	if e.Selects("src=file") {
+		out = append(out, e.embedFileFixture())
+	}
 	for _, info := range engine.All() {
-		if Stores(info) && info.Missing == "" {
+		if Stores(info) && info.Missing == "" && e.Selects("src="+info.Title) {
 			out = append(out, e.embedFixture(info))
 		}
 	}

@@ -45,7 +45,7 @@ import (
 func init() {
 	Register(&Workload{
 		Name:     "EmbedColdStart",
-		Fixtures: embedFixtures,
+		Fixtures: embedColdFixtures,
 		Scratch:  coldStartScratch,
 		Units: []Unit{Lower("open-read-ns"), Lower("exit-ns"), Lower("peak-rss-KB"), Lower("majflt/op"),
 			Lower("read-KB/op"), Lower("open-read-KB"), Lower("minflt/op"),
@@ -53,6 +53,16 @@ func init() {
 		Gate: []string{"ns/op", "open-read-ns", "majflt/op"},
 		Run:  runEmbedColdStart,
 	})
+}
+
+// embedColdFixtures is embedFixtures with the cdb file always: the
+// minimal child is built from it whatever source it reads.
+func embedColdFixtures(e *Env, info engine.Info) []*Fixture {
+	out := embedFixtures(e, info)
+	if e.Cfg.Embed.cdb != nil && !e.Selects("src=file") {
+		out = append([]*Fixture{e.embedFileFixture()}, out...)
+	}
+	return out
 }
 
 // coldChildEnv selects the cold-start child and carries its job.

@@ -160,7 +160,7 @@ func TestEmbedPlan(t *testing.T) {
 		}
 		return names
 	}
-	for _, pattern := range []string{"BenchmarkEmbedGet", "EmbedIterate", "BenchmarkEmbedColdStart", "BenchmarkEmbed", "ReadRandomBolt|EmbedGet/src=file"} {
+	for _, pattern := range []string{"BenchmarkEmbedGet", "EmbedIterate", "BenchmarkEmbedColdStart", "BenchmarkEmbed", "ReadRandomBolt|EmbedGet/src=file|EmbedGet/src=."} {
 		p, err := e.NewPlan(pattern)
 		if err != nil {
 			t.Fatal(err)
@@ -192,6 +192,17 @@ func TestEmbedPlan(t *testing.T) {
 	// its build cache, its work directory and its binary.
 	if p, _ := e.NewPlan("BenchmarkEmbedColdStart"); p.Scratch < executableSize()+3*records.CDBSize(300) {
 		t.Errorf("EmbedColdStart: scratch %d, want the test binary's size and three of the cdb", p.Scratch)
+	}
+	// A pattern that names its sources declares only theirs: the cold
+	// start of the process alone and of the embedded cdb reads no store
+	// (at seed 004's 20M records, every store's would be built for
+	// nothing), only the cdb file the minimal child is built from.
+	if p, err := e.NewPlan("BenchmarkEmbedColdStart/src=(none|embedded)"); err != nil || len(p.Fixtures) != 1 || !strings.HasPrefix(fixtures(p)[0], "cdb-k300-") {
+		t.Errorf("EmbedColdStart/src=(none|embedded): fixtures %v, %v; want the cdb file alone", fixtures(p), err)
+	}
+	if p, _ := e.NewPlan("BenchmarkEmbedGet/src=(file|Bolt)$"); len(p.Fixtures) != 2 ||
+		!strings.HasPrefix(fixtures(p)[0], "cdb-k300-") || !strings.HasPrefix(fixtures(p)[1], "embed-bolt-k120-") {
+		t.Errorf("EmbedGet/src=(file|Bolt)$: fixtures %v; want the cdb file and Bolt's", fixtures(p))
 	}
 	if p, _ := e.NewPlan("BenchmarkReadRandomBolt"); strings.Contains(strings.Join(fixtures(p), " "), "cdb") {
 		t.Errorf("ReadRandom declares the cdb: %v", fixtures(p))

@@ -35,7 +35,8 @@ type Env struct {
 	// result lines then, so long work stops reporting progress.
 	Running atomic.Bool
 
-	plan *Plan // what Setup planned, built and opened -dir for
+	plan     *Plan                 // what Setup planned, built and opened -dir for
+	planning func(sub string) bool // while NewPlan collects a workload's fixtures: whether it runs sub
 
 	mu       sync.Mutex
 	fixtures map[string]builtFixture // by name

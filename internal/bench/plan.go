@@ -30,12 +30,14 @@ func (e *Env) NewPlan(pattern string) (*Plan, error) {
 		return nil, err
 	}
 	seen := map[string]bool{}
+	defer func() { e.planning = nil }()
 	for _, t := range Targets() {
 		if !m.matchTop(t.Name()) || t.Info.Missing != "" {
 			continue
 		}
 		p.Targets = append(p.Targets, t)
 		if t.W.Fixtures != nil {
+			e.planning = func(sub string) bool { return m.matchSub(t.Name(), sub) }
 			for _, f := range t.W.Fixtures(e, t.Info) {
 				if n := f.Params.Name(); !seen[n] {
 					seen[n] = true
@@ -96,6 +98,36 @@ func (m matcher) matchTop(name string) bool {
 		}
 	}
 	return false
+}
+
+// matchSub reports whether the pattern may run sub-benchmark sub of the
+// top-level benchmark top: some alternative selects top and either stops
+// there or selects sub at the second level. A workload whose
+// sub-benchmarks each read fixtures of their own declares only these.
+func (m matcher) matchSub(top, sub string) bool {
+	for _, alt := range m {
+		if len(alt) > 0 && alt[0].MatchString(top) && (len(alt) < 2 || alt[1].MatchString(sub)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Selects reports, while the plan collects a workload's fixtures, whether
+// the pattern may run its sub-benchmark sub; at any other time, true.
+func (e *Env) Selects(sub string) bool { return e.planning == nil || e.planning(sub) }
+
+// runsSub reports whether the run's pattern may run sub-benchmark sub of
+// b, a top-level benchmark: a workload that opens a source before its
+// sub-benchmark starts skips those the plan declared no fixture for.
+func (e *Env) runsSub(b interface{ Name() string }, sub string) bool {
+	if e.plan == nil || e.plan.Pattern == "" {
+		return true
+	}
+	// A benchmark the pattern does not name at all runs outside go test's
+	// filter (testing.Benchmark): it runs every sub-benchmark.
+	m, err := newMatcher(e.plan.Pattern)
+	return err != nil || !m.matchTop(b.Name()) || m.matchSub(b.Name(), sub)
 }
 
 // splitRegexp is testing.splitRegexp (src/testing/match.go): '/' and '|'
