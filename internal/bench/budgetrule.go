@@ -43,7 +43,8 @@ const (
 	budgetL0Tables = 4
 	// The Go runtime's soft memory limit is budgetGoNum/budgetGoDen of the
 	// budget for every engine, leaving the rest to the page cache and C
-	// allocations: with the whole budget the heap could take all of it.
+	// allocations: with the whole budget Badger's heap took all of it and
+	// was killed; at 3/4 and 1/2 every engine completed (methodology.md).
 	budgetGoNum, budgetGoDen = 3, 4
 )
 
