@@ -98,15 +98,8 @@ func TestKilledEngineCellSaysWhatTheBudgetHeld(t *testing.T) {
 // killed still has a summary, saying so.
 func TestOnlyKillsIsASummary(t *testing.T) {
 	in := "[kvbench-kill] BenchmarkReadRandomBadger/valsz=1024/mem=26MiB/cache=warm/hit=100%/threads=1 cause=stopped limit=27262976 anon=1048576 file=2097152 dirty=0\n"
-	r, err := Read(strings.NewReader(in), "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := Build(r).Write(&out); err != nil {
-		t.Fatal(err)
-	}
-	if want := "stopped (a signal or a crash): anon 1.0 MiB, page cache 2.0 MiB, dirty 0 B at the end"; !strings.Contains(out.String(), want) {
-		t.Errorf("summary lacks %q:\n%s", want, out.String())
+	out := summaryOf(t, in)
+	if want := "stopped (a signal or a crash): anon 1.0 MiB, page cache 2.0 MiB, dirty 0 B at the end"; !strings.Contains(out, want) {
+		t.Errorf("summary lacks %q:\n%s", want, out)
 	}
 }

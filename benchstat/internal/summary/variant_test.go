@@ -6,6 +6,21 @@ import (
 	"testing"
 )
 
+// summaryOf is the summary of a results file's text, as make summary
+// prints it.
+func summaryOf(t *testing.T, in string) string {
+	t.Helper()
+	r, err := Read(strings.NewReader(in), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Build(r).Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
 // TestEngineOnlyDimensionDoesNotSplitTheTable: LMDB's Iterate has
 // readahead=on|off, the other engines do not; the table keeps one row per
 // unit, shows LMDB's variant that the run's -readahead names, and says so.
@@ -15,15 +30,7 @@ BenchmarkIterateBadger/valsz=1024/cache=warm/values=true-2 1 1000 ns/op 500000 k
 BenchmarkIterateLmdb/valsz=1024/cache=warm/values=true/readahead=on-2 1 1000 ns/op 900000 keys/s
 BenchmarkIterateLmdb/valsz=1024/cache=warm/values=true/readahead=off-2 1 1000 ns/op 700000 keys/s
 `
-	r, err := Read(strings.NewReader(in), "x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := Build(r).Write(&out); err != nil {
-		t.Fatal(err)
-	}
-	s := out.String()
+	s := summaryOf(t, in)
 	for _, want := range []string{"keys/s full scan    500k  700k", "Lmdb: readahead=off shown (the run's own setting)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("summary lacks %q:\n%s", want, s)
