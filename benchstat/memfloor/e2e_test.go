@@ -28,7 +28,20 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("go test -c: %v\n%s", err, out)
 	}
 	out := filepath.Join(dir, "memfloor.txt")
+	// A run that stops before it measures anything (here a -dir that
+	// does not exist) leaves an earlier results file as it was.
+	if err := os.WriteFile(out, []byte("earlier results\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-bin", bin, "-engines", "Bolt", "-shapes", "0.002x256", "-dir", filepath.Join(dir, "missing"), "-o", out}, &stdout, &stderr); code == 0 {
+		t.Errorf("a missing -dir: exit 0\n%s", stderr.String())
+	}
+	if b, _ := os.ReadFile(out); string(b) != "earlier results\n" {
+		t.Errorf("a run that measured nothing replaced -o with %q", b)
+	}
+	stdout.Reset()
+	stderr.Reset()
 	code := run([]string{"-bin", bin, "-engines", "Bolt", "-shapes", "0.002x256", "-dir", dir, "-max", "256MiB",
 		"-timeout", "20s", "-o", out}, &stdout, &stderr)
 	if code == 3 {

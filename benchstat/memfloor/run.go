@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,18 +28,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	out := stdout
+	var tmp *os.File
 	if c.out != "" {
-		f, err := os.Create(c.out)
+		// Results go to a file beside -o, which replaces it only once the
+		// run has measured something: a run that stops before its first
+		// floor (a bad -dir, no cgroup) leaves an earlier results file as
+		// it was.
+		tmp, err = os.CreateTemp(filepath.Dir(c.out), "."+filepath.Base(c.out)+".*.tmp")
 		if err != nil {
 			fmt.Fprintf(stderr, "memfloor: %v\n", err)
 			return 2
 		}
-		defer f.Close()
-		out = f
+		defer os.Remove(tmp.Name()) // gone by then when it was renamed
+		out = tmp
 	}
 	m := &memfloor{config: c, log: stderr, w: newResultWriter(out, c)}
 	err = m.all()
 	m.table()
+	if tmp != nil {
+		cerr := tmp.Close()
+		if len(m.rows) == 0 {
+			c.out = "" // nothing measured: -o keeps what it had
+		} else if cerr == nil {
+			cerr = os.Rename(tmp.Name(), c.out)
+		}
+		if cerr != nil && err == nil {
+			err = cerr
+		}
+	}
 	var st stop
 	if errors.As(err, &st) {
 		fmt.Fprintf(stderr, "memfloor: %s\n", st.msg)
