@@ -13,6 +13,10 @@ THREADS  ?= 1,16
 DIR      ?=
 RESULTS  ?= results
 BENCH_FLAGS = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir $(DIR))
+# The LSMs' data block sizes of make bench's point-read, scan and budget
+# rows: both sides of the trade (docs/engines.md, "Data block size").
+BLOCKS   ?= 4KiB,32KiB
+comma    := ,
 
 
 .PHONY: memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
@@ -35,6 +39,7 @@ deps:
 # amplification (populate, sync off); warm point reads at 1 and 16
 # threads; point reads in a memory budget beside the disk's own 4 KiB
 # random-read rate; range scans (seek and read 100); open time (cold).
+# The point-read, budget and scan rows run the LSMs at each of BLOCKS.
 # One test binary runs every step; raw results go to $(RESULTS)/bench.txt,
 # then the summary ($(RESULTS)/summary.txt) and the report page
 # ($(RESULTS)/report.html). bench-full runs every benchmark of both steps.
@@ -61,14 +66,14 @@ bench-run: bench-bin
 	$(PROGRESS) -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkPopulate($$stores)\$$/valsz/batch/sync=false" \
 	  -test.benchtime 1x; \
 	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkReadRandom($$stores)\$$" \
-	  -test.benchtime $(BENCHTIME) -cache warm -threads $(THREADS); \
+	  -test.benchtime $(BENCHTIME) -cache warm -threads $(THREADS) -block_size $(BLOCKS); \
 	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkScan($$stores)\$$" \
-	  -test.benchtime $(BENCHTIME) -cache warm -threads 1; \
+	  -test.benchtime $(BENCHTIME) -cache warm -threads 1 -block_size $(BLOCKS); \
 	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkOpen($$stores)\$$" \
 	  -test.benchtime $(OPEN_BENCHTIME) -cache cold; \
 	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench '^BenchmarkDisk$$/op=randread-4k' \
 	  -test.benchtime $(BENCHTIME) -threads 1
-	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 MEM_WORKLOADS=readrandom COUNT=$(MEM_COUNT) MEM_BENCHTIME=$(BENCHTIME)
+	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 MEM_WORKLOADS=readrandom COUNT=$(MEM_COUNT) MEM_BENCHTIME=$(BENCHTIME) MEM_BLOCKS=$(BLOCKS)
 	@$(MAKE) --no-print-directory summary report
 
 # The test binary, built once for every step, and the runner that copies
@@ -93,9 +98,9 @@ bench-full-run: bench-bin
 	$(PROGRESS) -o $(RESULTS)/bench.txt -- $(BENCH_BIN) -test.run '^$$' -test.bench '$(call PATTERN,write)' -test.benchtime 1x \
 	  -test.count $(FULL_COUNT) $(BENCH_FLAGS)
 	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(BENCH_BIN) -test.run '^$$' -test.bench '$(call PATTERN,read)' -test.benchtime 1s \
-	  -test.count $(FULL_COUNT) $(BENCH_FLAGS) -threads $(THREADS)
+	  -test.count $(FULL_COUNT) $(BENCH_FLAGS) -threads $(THREADS) -block_size $(BLOCKS)
 	$(GO) test -run '^$$' -bench 'BenchmarkHarness' -count $(FULL_COUNT) ./internal/dataset | tee -a $(RESULTS)/bench.txt # the harness alone, no engine
-	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 COUNT=$(FULL_COUNT)
+	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 COUNT=$(FULL_COUNT) MEM_BLOCKS=$(BLOCKS)
 	@$(MAKE) --no-print-directory summary report
 
 # summary: the engines side by side, one section per question, from the
@@ -154,16 +159,23 @@ MEM_BENCHTIME ?= 1s
 MEM_TIMEOUT ?= 180
 MEM_WORKLOADS ?= readrandom populate
 MEM_FLAGS = -mem_limit $(MEM_LIMIT) -readahead off -threads 1 -hit_rate 1 -cache warm
+# MEM_BLOCKS: the LSMs' block sizes (-block_size), each in processes of its
+# own like every round; empty runs the suite's default size.
+MEM_BLOCKS ?=
 
 bench-mem:
 	@mkdir -p $(RESULTS)
 	$(if $(MEM_BUILT),,$(GO) test -c -tags '$(TAGS)' -o $(BENCH_BIN) .)
-	@for t in $$(for w in $(MEM_WORKLOADS); do $(GO) run ./internal/cmd/genwrappers -list $$w; done); do \
+	@lsms=" $$(for w in $(MEM_WORKLOADS); do $(GO) run ./internal/cmd/genwrappers -list $$w -data_blocks; done | paste -sd' ') "; \
+	for t in $$(for w in $(MEM_WORKLOADS); do $(GO) run ./internal/cmd/genwrappers -list $$w; done); do \
 	  case $$t in *Populate*) sub=/valsz/mem/batch/sync=false bt=1x;; *) sub=/valsz/mem/cache=warm bt=$(MEM_BENCHTIME);; esac; \
-	  echo "kvbench: $$t$$sub under -mem_limit $(MEM_LIMIT)" >&2; \
+	  bss=-; case "$$lsms" in *" $$t "*) bss="$(or $(subst $(comma), ,$(MEM_BLOCKS)),-)";; esac; \
+	  for bs in $$bss; do \
+	  blk=$$([ $$bs = - ] || echo "-block_size $$bs"); \
+	  echo "kvbench: $$t$$sub $$blk under -mem_limit $(MEM_LIMIT)" >&2; \
 	  for i in $$(seq $(COUNT)); do \
 	  { timeout $(MEM_TIMEOUT) $(RESULTS)/kvbench.test -test.run '^$$' -test.bench "^$$t\$$$$sub" -test.benchtime $$bt \
-	    $(BENCH_FLAGS) $(MEM_FLAGS) 2>&1; echo $$? > $(RESULTS)/mem-rc; } | cat > $(RESULTS)/mem-run.txt; rc=$$(cat $(RESULTS)/mem-rc); \
+	    $(BENCH_FLAGS) $(MEM_FLAGS) $$blk 2>&1; echo $$? > $(RESULTS)/mem-rc; } | cat > $(RESULTS)/mem-run.txt; rc=$$(cat $(RESULTS)/mem-rc); \
 	  if [ $$rc = 124 ]; then sed -i 's/^\(\[kvbench-kill\] [^ ]*\) cause=stopped /\1 cause=timeout /' $(RESULTS)/mem-run.txt; fi; \
 	  grep -v '^\[kvbench\] building\|^\[kvbench\] fixture' $(RESULTS)/mem-run.txt | grep -v '^PASS$$\|^ok ' | grep -Ev '^Benchmark[^[:space:]]+[[:space:]]*$$' >> $(RESULTS)/bench.txt; \
 	  grep '^Benchmark\|error' $(RESULTS)/mem-run.txt || true; \
@@ -175,6 +187,7 @@ bench-mem:
 	  elif [ $$rc = 124 ]; then \
 	    echo "kvbench: $$t did not finish a round in $(MEM_TIMEOUT) s inside its $(MEM_LIMIT) budget; stopped (MEM_TIMEOUT): $${report:-its watcher left no report}" >&2; \
 	  elif [ $$rc != 0 ]; then cat $(RESULTS)/mem-run.txt >&2; exit $$rc; fi; \
+	  done; \
 	  done; \
 	done; rm -f $(RESULTS)/mem-run.txt $(RESULTS)/mem-rc
 

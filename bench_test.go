@@ -12,6 +12,7 @@ package kvbench
 import (
 	"bytes"
 	"flag"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -134,5 +135,47 @@ func TestAlternativesPlanEveryFixture(t *testing.T) {
 	}
 	if strings.Contains(out, "fixture") && strings.Contains(out[first:], "building fixture") {
 		t.Errorf("a fixture was built after the first result:\n%s", out)
+	}
+}
+
+// TestBlockSizeIsADimension: -block_size with two sizes runs each LSM leaf
+// once per size, its name ending in the size it read and its settings line
+// saying the same; a B-tree, which has pages, runs once and its names say
+// no block size.
+func TestBlockSizeIsADimension(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary")
+	}
+	out, code := runSelf(t, "-test.bench=^BenchmarkReadRandom(Pebble|Bolt)$", "-test.benchtime=1x", "-keys_mil", "0.002",
+		"-valsz", "256", "-cache", "warm", "-threads", "1", "-hit_rate", "1", "-block_size", "4KiB,8KiB", "-dir", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	r := benchfmt.NewReader(strings.NewReader(out), "run")
+	got := map[string]int{}
+	for r.Scan() {
+		res, ok := r.Result().(*benchfmt.Result)
+		if !ok {
+			continue
+		}
+		base, parts := res.Name.Parts()
+		name := string(base)
+		for _, p := range parts {
+			if p[0] != '-' { // not the GOMAXPROCS suffix
+				name += string(p)
+			}
+		}
+		_, block, lsm := strings.Cut(name, "/block=")
+		if lsm != strings.HasPrefix(name, "ReadRandomPebble/") {
+			t.Errorf("%s: block in the name %v", name, lsm)
+		}
+		if lsm && !strings.Contains(res.GetConfig("settings-pebble"), "block_size="+block+",") {
+			t.Errorf("%s: settings %q", name, res.GetConfig("settings-pebble"))
+		}
+		got[strings.SplitN(name, "/", 2)[0]+" "+block]++
+	}
+	want := map[string]int{"ReadRandomPebble 4KiB": 1, "ReadRandomPebble 8KiB": 1, "ReadRandomBolt ": 1}
+	if !maps.Equal(got, want) {
+		t.Fatalf("results %v, want %v:\n%s", got, want, out)
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/engine"
-	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
 // Config is every setting of one run, as flags give it. Validate checks
@@ -34,7 +33,7 @@ type Config struct {
 	MemtableMB      int
 	Compression     string
 	BloomBits       int
-	BlockSize       ByteSize // -block_size: the LSMs' data block
+	BlockSizes      SizeList // -block_size: the LSMs' data blocks, one result each
 	VerifyChecksums bool     // -verify_checksums
 	Readahead       string
 	Batch           int
@@ -61,20 +60,11 @@ type Config struct {
 	Load     LoadConfig
 }
 
-// The LSMs' data block: DefaultBlockSize is what CockroachDB runs Pebble
-// with (docs/engines.md says why every LSM gets it); the bounds keep a
-// block between a fraction of a page and half of Badger's smallest table.
-const (
-	DefaultBlockSize ByteSize = 32 << 10
-	minBlockSize     ByteSize = 1 << 10
-	maxBlockSize     ByteSize = 1 << 20
-)
-
 // Default is the configuration with every flag at its default.
 func Default() Config {
 	c := Config{
 		KeysMil: 0.1, ValSize: 1024, Seed: 1, ValueRatio: 1, CacheMB: 64, MemtableMB: 64,
-		Compression: "none", BloomBits: 10, BlockSize: DefaultBlockSize, VerifyChecksums: true, Readahead: engine.ReadaheadOff, Batch: 1000, Writers: 1,
+		Compression: "none", BloomBits: 10, BlockSizes: SizeList{DefaultBlockSize}, VerifyChecksums: true, Readahead: engine.ReadaheadOff, Batch: 1000, Writers: 1,
 		Verify: "cheap", ScanLen: 100,
 		Threads: IntList{1, 16}, HitRates: FloatList{0.63}, Caches: WordList{"warm", "cold"},
 		EngineParams: map[string]string{},
@@ -98,7 +88,7 @@ func (c *Config) Bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.MemtableMB, "memtable_mb", c.MemtableMB, "memtable (write buffer) of the LSM engines in MiB")
 	fs.StringVar(&c.Compression, "compression", c.Compression, "block compression of the LSM engines: none, snappy or zstd (B-trees never compress)")
 	fs.IntVar(&c.BloomBits, "bloom_bits", c.BloomBits, "Bloom filter bits per key of the LSM engines; 0 turns filters off")
-	fs.Var(&c.BlockSize, "block_size", "target size of the LSM engines' data blocks, uncompressed (1KiB to 1MiB; 32KiB, what CockroachDB runs Pebble with); B-trees have pages")
+	fs.Var(&c.BlockSizes, "block_size", "comma-separated target sizes of the LSM engines' data blocks, uncompressed, one sub-benchmark each (block=4KiB; 1KiB to 1MiB); B-trees read 4 KiB pages and have none")
 	fs.BoolVar(&c.VerifyChecksums, "verify_checksums", c.VerifyChecksums, "LSM engines verify the checksum of every block they read from a file (Pebble always does; bbolt and LMDB keep none)")
 	fs.StringVar(&c.Readahead, "readahead", c.Readahead, "OS readahead on the files the engines read: off (none beyond what an engine asks for: LMDB MDB_NORDAHEAD, Badger's maps MADV_RANDOM...) or os (each engine's own default)")
 	fs.IntVar(&c.Batch, "batch", c.Batch, "keys per write batch in populate and fixture builds")
@@ -204,9 +194,7 @@ func (c *Config) Validate() error {
 	intRange("cache_mb", c.CacheMB, 1, 1<<20, "must be from 1 to 1048576")
 	intRange("memtable_mb", c.MemtableMB, 1, 4096, "must be from 1 to 4096")
 	intRange("bloom_bits", c.BloomBits, 0, 64, "must be from 0 (off) to 64")
-	if bs := c.BlockSize; bs < minBlockSize || bs > maxBlockSize {
-		errs = append(errs, flagError("block_size", memlimit.FormatSize(int64(bs)), "must be from 1KiB to 1MiB"))
-	}
+	errs = append(errs, c.validateBlockSizes()...)
 	intRange("batch", c.Batch, 1, 10_000_000, "must be from 1 to 10000000")
 	intRange("writers", c.Writers, 1, 256, "must be from 1 to 256")
 	if r := c.ValueRatio; !(r > 0 && r <= 1) {
@@ -273,7 +261,7 @@ func (c *Config) Options(info engine.Info, dir string, logicalBytes int64) engin
 		MemtableMB:      c.MemtableMB,
 		Compression:     comp,
 		BloomBitsPerKey: c.BloomBits,
-		BlockSize:       int(c.BlockSize),
+		BlockSize:       int(c.BlockSizes[0]), // Env.Options sets the block of the pass
 		SkipChecksums:   !c.VerifyChecksums,
 		Readahead:       c.Readahead,
 		ExpectedBytes:   logicalBytes,

@@ -47,6 +47,9 @@ type Env struct {
 	calls    map[string]uint64 // calls of each benchmark so far, by name (CallStreams)
 	scratchN atomic.Int64
 	budget   *memlimit.Budget // -mem_limit, once Setup has entered it
+
+	block   ByteSize  // the block size of the pass running (forEachBlock); 0 outside one
+	handles []*Handle // handles opened, closed at the end of their pass
 }
 
 // NewEnv validates c and derives the data set; it touches no file.

@@ -46,7 +46,7 @@ func (e *Env) KV(info engine.Info, tweak func(*engine.Options)) *Fixture {
 // NewFixture declares a fixture of src on info with the run's options as
 // tweak changes them. kind tells apart data sets with the same shape.
 func (e *Env) NewFixture(info engine.Info, kind string, src Source, tweak func(*engine.Options)) *Fixture {
-	o := e.Cfg.Options(info, "", src.LogicalBytes())
+	o := e.Options(info, "", src.LogicalBytes())
 	if tweak != nil {
 		tweak(&o)
 	}

@@ -41,6 +41,7 @@ type Handle struct {
 func (e *Env) Open(b *testing.B, f *Fixture) *Handle {
 	b.Helper()
 	h := &Handle{e: e, f: f}
+	e.handles = append(e.handles, h)
 	if !f.Engine.Reference {
 		dir, err := e.FixtureDir(f)
 		if err != nil {
@@ -88,6 +89,7 @@ func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Option
 	defer h.guard(b)()
 	h.e.watchLeaf(b.Name() + "/" + name) // opening and warming up count as its own
 	o := h.Options(tweak)
+	name = BlockLeaf(name, h.f.Engine, o)
 	db := h.open(b, cache, o, true)
 	h.e.ShowFixtureSettings(h.f.Engine, db.Settings(), h.f)
 	h.e.watchSettings()

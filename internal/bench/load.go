@@ -33,7 +33,7 @@ func init() {
 				for _, rate := range e.Cfg.Load.Rates {
 					n := fmt.Sprintf("op=%s/rate=%d", op, rate)
 					if op == "readwhilewriting" && info.Reference {
-						b.Run(n, func(b *testing.B) {
+						b.Run(BlockLeaf(n, info, f.Options), func(b *testing.B) {
 							b.Skip("the calibration rail copies its whole map on a write while readers hold it")
 						})
 						continue
@@ -163,6 +163,7 @@ func (e *Env) loadLeaf(b *testing.B, h *Handle, name string, write bool, body fu
 	}
 	o := h.Options(nil)
 	o.Dir, o.ReadOnly = dst, false
+	name = BlockLeaf(name, info, o)
 	db, err := engine.Open(info.Name, o)
 	if err != nil {
 		b.Fatal(err)

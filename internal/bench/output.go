@@ -140,7 +140,7 @@ func (e *Env) echoConfig(w io.Writer) {
 	}
 	line("compression", c.Compression)
 	line("bloom-bits", c.BloomBits)
-	line("block-size", c.BlockSize.String())
+	line("block-size", c.BlockSizes.String())
 	line("verify-checksums", c.VerifyChecksums)
 	line("readahead", c.Readahead)
 	line("batch", c.Batch)

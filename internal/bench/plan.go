@@ -38,12 +38,14 @@ func (e *Env) NewPlan(pattern string) (*Plan, error) {
 		p.Targets = append(p.Targets, t)
 		if t.W.Fixtures != nil {
 			e.planning = func(sub string) bool { return m.matchSub(t.Name(), sub) }
-			for _, f := range t.W.Fixtures(e, t.Info) {
-				if n := f.Params.Name(); !seen[n] {
-					seen[n] = true
-					p.Fixtures = append(p.Fixtures, f)
+			e.forEachBlock(t.Info, func() {
+				for _, f := range t.W.Fixtures(e, t.Info) {
+					if n := f.Params.Name(); !seen[n] {
+						seen[n] = true
+						p.Fixtures = append(p.Fixtures, f)
+					}
 				}
-			}
+			})
 		}
 		if t.W.Scratch != nil {
 			p.Scratch = max(p.Scratch, t.W.Scratch(e, t.Info))

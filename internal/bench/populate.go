@@ -67,13 +67,14 @@ func init() {
 	})
 }
 
-// runPopulate runs populate as sub-benchmark sub with the run's options as
-// tweak changes them, after printing the engine's settings for exactly
+// runPopulate runs populate as sub-benchmark sub (with the block size
+// appended, BlockLeaf) with the run's options as tweak changes them, after printing the engine's settings for exactly
 // those options.
 func runPopulate(b *testing.B, e *Env, info engine.Info, sub string, tweak func(*engine.Options)) {
 	e.watchLeaf(b.Name() + "/" + sub)
-	opts := e.Cfg.Options(info, "", e.Gen.LogicalBytes())
+	opts := e.Options(info, "", e.Gen.LogicalBytes())
 	tweak(&opts)
+	sub = BlockLeaf(sub, info, opts)
 	s, err := e.scratchSettings(info, opts)
 	if err != nil {
 		b.Fatal(err)

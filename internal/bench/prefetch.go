@@ -155,11 +155,11 @@ func runPrefetch(b *testing.B, e *Env, info engine.Info) {
 	}
 	o := h.Options(nil)
 	show(o)
-	b.Run("open-only/cache=cold", func(b *testing.B) { prefetchOpenOnly(b, e, info, o) })
+	b.Run(BlockLeaf("open-only/cache=cold", info, o), func(b *testing.B) { prefetchOpenOnly(b, e, info, o) })
 	for _, c := range prefetchCases(prefetchAxes(info)) {
 		o, it := c.options(h)
 		show(o)
-		b.Run(c.name, func(b *testing.B) { prefetchLookups(b, e, info, o, it, c) })
+		b.Run(BlockLeaf(c.name, info, o), func(b *testing.B) { prefetchLookups(b, e, info, o, it, c) })
 	}
 }
 

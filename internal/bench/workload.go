@@ -135,7 +135,10 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 	}
 	e.setGate(w.Gate)
 	e.watchLeaf(b.Name()) // until a sub-benchmark names itself
-	w.Run(b, e, info)
+	e.forEachBlock(info, func() {
+		defer e.closeHandlesAfter(b)()
+		w.Run(b, e, info)
+	})
 }
 
 // Pattern is a -bench pattern that selects exactly the top-level
@@ -150,12 +153,21 @@ func Pattern(step string) string {
 // engine the budget kills takes no other result with it).
 func StepTargets(step string) []string {
 	var names []string
-	for _, t := range Targets() {
-		if t.W.Step == step || strings.EqualFold(t.W.Name, step) {
-			names = append(names, t.Name())
-		}
+	for _, t := range StepTargetsOf(step) {
+		names = append(names, t.Name())
 	}
 	return names
+}
+
+// StepTargetsOf is StepTargets' targets.
+func StepTargetsOf(step string) []Target {
+	var out []Target
+	for _, t := range Targets() {
+		if t.W.Step == step || strings.EqualFold(t.W.Name, step) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // name joins key=value parts into a sub-benchmark name.

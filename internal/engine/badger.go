@@ -74,6 +74,7 @@ func init() {
 		},
 		Layout:       lsmLayout,
 		TableFilters: true,
+		DataBlocks:   true,
 		// Memtable write-ahead logs; *.vlog holds values, so it is data.
 		LogFile: func(n string) bool { return strings.HasSuffix(n, ".mem") },
 		Dims: []Dim{

@@ -251,6 +251,11 @@ type Info struct {
 	// TableFilters: the engine builds per-table filters and can keep many
 	// unmerged tables (Options.DisableCompactions, Options.BloomFPR).
 	TableFilters bool
+	// DataBlocks: the engine's tables are made of data blocks of
+	// Options.BlockSize, the unit it reads, caches and checksums. The
+	// block size is then a dimension of its results (block=4KiB); the
+	// B-trees read fixed 4 KiB pages and have none.
+	DataBlocks bool
 	// LogFile says whether a file of the engine's directory (by base name)
 	// is a log rather than data: a write-ahead log (preallocated or kept
 	// for recycling) or an informational log. nil: the engine has none.

@@ -72,6 +72,7 @@ func init() {
 		},
 		Layout:       lsmLayout,
 		TableFilters: true,
+		DataBlocks:   true,
 		Dims:         []Dim{boundDim},
 		// Write-ahead logs, including those kept for recycling.
 		LogFile: func(n string) bool { return strings.HasSuffix(n, ".log") },

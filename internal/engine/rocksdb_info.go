@@ -17,6 +17,7 @@ func init() {
 		Compressions: []string{"none", "snappy", "zstd"},
 		Layout:       lsmLayout,
 		TableFilters: true,
+		DataBlocks:   true,
 		// Write-ahead logs (NNNNNN.log) and the info log (LOG, LOG.old.*).
 		LogFile: func(n string) bool {
 			return strings.HasSuffix(n, ".log") || n == "LOG" || strings.HasPrefix(n, "LOG.old")

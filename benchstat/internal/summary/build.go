@@ -191,38 +191,70 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 		k, _, _ := strings.Cut(strings.TrimPrefix(w, "!"), "=")
 		filtered[k] = true
 	}
+	type named struct {
+		config string
+		ps     []part
+	}
+	var configs []named
 	for _, config := range append(slices.Clone(r.Configs[b.Op]), r.killConfigs(b.Op)...) {
-		ps := parts(config)
-		if !matches(ps, b.Where) {
-			continue
+		if ps := parts(config); matches(ps, b.Where) {
+			configs = append(configs, named{config, ps})
+			for _, d := range b.Dims {
+				if v, ok := value(ps, d); ok && !slices.Contains(dimVals[d], v) {
+					dimVals[d] = append(dimVals[d], v)
+				}
+			}
 		}
-		var key []string
+	}
+	var spanned []string // engines shown on every value of a Span dimension
+	for _, c := range configs {
+		ps, config := c.ps, c.config
+		// The config's row keys: one, or one per value of each Span
+		// dimension it lacks.
+		keys := []string{""}
+		missing := false
 		for _, d := range b.Dims {
-			v, ok := value(ps, d)
-			if !ok {
-				continue
+			vs := []string{}
+			if v, ok := value(ps, d); ok {
+				vs = append(vs, v)
+			} else if slices.Contains(b.Span, d) {
+				vs, missing = dimVals[d], missing || len(dimVals[d]) > 0
 			}
-			key = append(key, d+"="+v)
-			if !slices.Contains(dimVals[d], v) {
-				dimVals[d] = append(dimVals[d], v)
+			var next []string
+			for _, k := range keys {
+				for _, v := range vs {
+					next = append(next, strings.TrimPrefix(k+"/"+d+"="+v, "/"))
+				}
+				if len(vs) == 0 {
+					next = append(next, k)
+				}
 			}
+			keys = next
 		}
-		rk := strings.Join(key, "/")
 		var rest []part
 		for _, p := range ps {
 			if !filtered[p.k] && !slices.Contains(b.Dims, p.k) {
 				rest = append(rest, p)
 			}
 		}
-		if _, ok := cands[rk]; !ok {
-			cands[rk] = map[string][]candidate{}
-			rowKeys = append(rowKeys, rk)
-		}
-		for _, e := range engines {
-			if hasSeries(r, b.Op, e, config) || len(r.killsOf(b.Op, e, config)) > 0 {
-				cands[rk][e] = append(cands[rk][e], candidate{config, rest})
+		for _, rk := range keys {
+			if _, ok := cands[rk]; !ok {
+				cands[rk] = map[string][]candidate{}
+				rowKeys = append(rowKeys, rk)
+			}
+			for _, e := range engines {
+				if hasSeries(r, b.Op, e, config) || len(r.killsOf(b.Op, e, config)) > 0 {
+					cands[rk][e] = append(cands[rk][e], candidate{config, rest})
+					if missing && !slices.Contains(spanned, e) {
+						spanned = append(spanned, e)
+					}
+				}
 			}
 		}
+	}
+	if len(spanned) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: no %s; each result is shown on every %s row",
+			strings.Join(spanned, ", "), strings.Join(b.Span, ", "), strings.Join(b.Span, ", ")))
 	}
 	// Dimensions with one value in the whole block are said once.
 	var shared []string

@@ -8,35 +8,39 @@ package summary
 var Questions = []Section{
 	{
 		Title: "Writes: populate a fresh database, batches of the run's -batch",
-		Blocks: []Block{{Op: "Populate", Where: []string{"!mem"}, Dims: []string{"sync"},
+		Blocks: []Block{{Op: "Populate", Where: []string{"!mem"}, Dims: []string{"block", "sync"}, Span: lsmBlock,
 			Units: []string{"keys/s", "write-amp", "dev-write-amp", "space-amp"}}},
 	},
 	{
 		Title: "Warm point reads (page cache and engine caches loaded)",
-		Blocks: []Block{{Op: "ReadRandom", Where: []string{"cache=warm", "!mem"}, Dims: []string{"hit", "threads"},
+		Blocks: []Block{{Op: "ReadRandom", Where: []string{"cache=warm", "!mem"}, Dims: []string{"block", "hit", "threads"}, Span: lsmBlock,
 			Units: []string{"ops/s", "p50-ns", "p99-ns"}}},
 	},
 	{
 		Title: "Point reads in a memory budget, beside the disk's own 4 KiB random reads",
-		Blocks: []Block{{Op: "ReadRandom", Where: []string{"mem"}, Dims: []string{"mem", "cache", "hit", "threads"},
+		Blocks: []Block{{Op: "ReadRandom", Where: []string{"mem"}, Dims: []string{"mem", "block", "cache", "hit", "threads"}, Span: lsmBlock,
 			Units: []string{"ops/s", "p50-ns", "p99-ns", "read-B/op"}}},
 		Reference: &Reference{Column: "Disk", Op: "Disk", Where: []string{"op=randread-4k"}, Match: "threads"},
 	},
 	{
 		Title: "Range scans: seek to a random key, read the next -scan_len",
 		Blocks: []Block{
-			{Op: "Scan", Where: []string{"cache=warm"}, Dims: []string{"scan_len", "threads"},
+			{Op: "Scan", Where: []string{"cache=warm"}, Dims: []string{"block", "scan_len", "threads"}, Span: lsmBlock,
 				Units: []string{"keys/s", "p50-ns", "p99-ns"}},
-			{Op: "Iterate", Label: "full scan", Where: []string{"cache=warm", "values=true"},
+			{Op: "Iterate", Label: "full scan", Where: []string{"cache=warm", "values=true"}, Dims: []string{"block"}, Span: lsmBlock,
 				Units: []string{"keys/s"}},
 		},
 	},
 	{
 		Title: "Open: open read-only and serve one verified read",
-		Blocks: []Block{{Op: "Open", Dims: []string{"cache"},
+		Blocks: []Block{{Op: "Open", Dims: []string{"block", "cache"}, Span: lsmBlock,
 			Units: []string{"ns/op", "read-B/op"}}},
 	},
 }
+
+// lsmBlock is the LSMs' data block size, a dimension the B-trees (pages)
+// do not have.
+var lsmBlock = []string{"block"}
 
 // Section is one question.
 type Section struct {
@@ -55,7 +59,10 @@ type Block struct {
 	// must be there with any value, "!key" must be absent.
 	Where []string
 	// Dims are the name keys that make rows, outermost first.
-	Dims  []string
+	Dims []string
+	// Span lists dimensions only some engines have (the LSMs' block=):
+	// an engine without one is shown on each of its rows.
+	Span  []string
 	Units []string
 }
 

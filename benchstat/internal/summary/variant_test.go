@@ -40,3 +40,20 @@ BenchmarkIterateLmdb/valsz=1024/cache=warm/values=true/readahead=off-2 1 1000 ns
 		t.Errorf("the readahead=on variant split or entered the table:\n%s", s)
 	}
 }
+
+// TestBlockSizeRowsShowTheBTreesOnEach: the LSMs' block= makes a row per
+// size; a B-tree, which has no block size, is shown on each of them, and a
+// note says so.
+func TestBlockSizeRowsShowTheBTreesOnEach(t *testing.T) {
+	in := `BenchmarkReadRandomBolt/valsz=1024/cache=warm/hit=63%/threads=1-2 1 1000 ns/op 300000 ops/s
+BenchmarkReadRandomPebble/valsz=1024/cache=warm/hit=63%/threads=1/block=4KiB-2 1 1000 ns/op 400000 ops/s
+BenchmarkReadRandomPebble/valsz=1024/cache=warm/hit=63%/threads=1/block=32KiB-2 1 1000 ns/op 240000 ops/s
+`
+	s := summaryOf(t, in)
+	for _, want := range []string{"ops/s block=4KiB   300k    400k", "ops/s block=32KiB  300k    240k",
+		"Bolt: no block; each result is shown on every block row"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+}

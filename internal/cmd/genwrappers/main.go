@@ -16,14 +16,17 @@ func main() {
 	out := flag.String("o", "benchmarks_gen_test.go", "file to write")
 	step := flag.String("pattern", "", "print the -bench pattern of this step of make bench (write, read) and exit")
 	list := flag.String("list", "", "print the benchmarks of this step or workload (populate, readrandom), one a line, and exit")
+	blocks := flag.Bool("data_blocks", false, "with -list: only the benchmarks of engines with data blocks (the LSMs, which -block_size applies to)")
 	flag.Parse()
 	if *step != "" {
 		fmt.Println(bench.Pattern(*step))
 		return
 	}
 	if *list != "" {
-		for _, n := range bench.StepTargets(*list) {
-			fmt.Println(n)
+		for _, t := range bench.StepTargetsOf(*list) {
+			if !*blocks || t.Info.DataBlocks {
+				fmt.Println(t.Name())
+			}
 		}
 		return
 	}
