@@ -19,6 +19,8 @@ type LoadConfig struct {
 	LoadWorkers int           // -load_workers
 	SLO         time.Duration // -slo
 	KneeTime    time.Duration // -knee_time
+	KneeFlushes int           // -knee_flushes
+	KneeMaxTime time.Duration // -knee_max_time
 	KneeStart   int           // -knee_start
 	KneeSteps   int           // -knee_steps
 	LatencyDir  string        // -latency_dir
@@ -29,7 +31,8 @@ type LoadConfig struct {
 func (c *LoadConfig) defaults() {
 	*c = LoadConfig{
 		Rates: RateList{10000}, WriteRate: 1000, LoadTime: 5 * time.Second, LoadWorkers: 4,
-		SLO: 10 * time.Millisecond, KneeTime: 2 * time.Second, KneeStart: 1000, KneeSteps: 4,
+		SLO: 10 * time.Millisecond, KneeTime: 2 * time.Second, KneeFlushes: 2, KneeMaxTime: 20 * time.Second,
+		KneeStart: 1000, KneeSteps: 4,
 		SSTTables: 100, BloomFPR: FPRList{0, 0.01, 0.03, 0.5},
 	}
 }
@@ -40,7 +43,9 @@ func (c *LoadConfig) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&c.LoadTime, "load_time", c.LoadTime, "measured window of one fixed-rate run (one b.N iteration): every operation due in it runs; the backlog may run up to one more window")
 	fs.IntVar(&c.LoadWorkers, "load_workers", c.LoadWorkers, "goroutines (HTTP: keep-alive connections) that take operations off the fixed-rate schedule")
 	fs.DurationVar(&c.SLO, "slo", c.SLO, "p99 latency a rate must stay under to count as sustained in BenchmarkKnee")
-	fs.DurationVar(&c.KneeTime, "knee_time", c.KneeTime, "measured window of each trial rate in BenchmarkKnee (its backlog may run up to one more window)")
+	fs.DurationVar(&c.KneeTime, "knee_time", c.KneeTime, "measured window of each trial rate in BenchmarkKnee (its backlog may run up to one more window); upserts on an LSM may run longer (-knee_flushes)")
+	fs.IntVar(&c.KneeFlushes, "knee_flushes", c.KneeFlushes, "how many memtable fills (N) each BenchmarkKnee upsert trial on an LSM spans, so that every trial holds its flushes rather than by chance: at rate R a trial lasts max(-knee_time, N × memtable ÷ (R × (key + value bytes))), at most -knee_max_time; 0: -knee_time (B-trees and gets always run -knee_time)")
+	fs.DurationVar(&c.KneeMaxTime, "knee_max_time", c.KneeMaxTime, "longest BenchmarkKnee upsert trial on an LSM (at least -knee_time); below -knee_flushes × memtable ÷ (this × (key + value bytes)) upserts/s a trial spans fewer than -knee_flushes fills: 6,453/s at the defaults (2 fills of 64 MiB memtables, 16-byte keys, 1 KiB values, 20s)")
 	fs.IntVar(&c.KneeStart, "knee_start", c.KneeStart, "first rate BenchmarkKnee tries, in operations per second; it doubles from there")
 	fs.IntVar(&c.KneeSteps, "knee_steps", c.KneeSteps, "bisection steps BenchmarkKnee takes between the last sustained and the first failed rate")
 	fs.StringVar(&c.LatencyDir, "latency_dir", c.LatencyDir, "existing directory to write each fixed-rate sub-benchmark's full HDR percentile spectrum into (one .hgrm file each)")
@@ -75,6 +80,14 @@ func (c *LoadConfig) validate(keys uint64) []error {
 	if r := c.KneeStart; r < 1 || r > maxRate {
 		errs = append(errs, flagError("knee_start", r, fmt.Sprintf("must be from 1 to %d operations per second", maxRate)))
 	}
+	if n := c.KneeFlushes; n < 0 || n > 100 {
+		errs = append(errs, flagError("knee_flushes", n, "must be from 0 to 100"))
+	}
+	if d := c.KneeMaxTime; d < c.KneeTime {
+		errs = append(errs, flagError("knee_max_time", d, fmt.Sprintf("must be at least -knee_time (%v)", c.KneeTime)))
+	} else if d > 24*time.Hour {
+		errs = append(errs, flagError("knee_max_time", d, "must be at most 24h"))
+	}
 	if s := c.KneeSteps; s < 0 || s > 20 {
 		errs = append(errs, flagError("knee_steps", s, "must be from 0 to 20"))
 	}
@@ -104,12 +117,20 @@ func (c *LoadConfig) echo(e *Env, line func(string, any)) {
 	line("load-workers", c.LoadWorkers)
 	line("load-latency", "HDR histogram of every operation due in the window, ns from its intended start (open loop, coordinated omission corrected); the backlog runs after the window for up to one more window, then any operation not started counts as unrun at its wait so far")
 	line("slo-p99", c.SLO)
-	line("knee", fmt.Sprintf("from %d ops/s doubling, then %d bisection steps, %s per trial, sustained = every operation due in the window done and p99 of all of them <= slo in each of %d trials (the first failed trial fails the rate)", c.KneeStart, c.KneeSteps, c.KneeTime, kneeTrials))
+	line("knee", fmt.Sprintf("from %d ops/s doubling, then %d bisection steps, %s, sustained = every operation due in the window done and p99 of all of them <= slo in each of %d trials (the first failed trial fails the rate)", c.KneeStart, c.KneeSteps, c.kneeTrialRule(), kneeTrials))
 	line("sst-tables", c.SSTTables)
 	line("bloom-fpr", c.BloomFPR.String())
 	if c.LatencyDir != "" {
 		line("latency-dir", c.LatencyDir)
 	}
+}
+
+// kneeTrialRule states how long a knee trial lasts.
+func (c *LoadConfig) kneeTrialRule() string {
+	if c.KneeFlushes == 0 {
+		return fmt.Sprintf("%v per trial", c.KneeTime)
+	}
+	return fmt.Sprintf("%v per trial (upserts on an LSM: long enough to fill %d memtables, at most %v)", c.KneeTime, c.KneeFlushes, c.KneeMaxTime)
 }
 
 // init derives what the workloads need once per run, after validation.

@@ -28,6 +28,11 @@ func TestLoadConfigFailsBeforeAnyWork(t *testing.T) {
 		{[]string{"-slo", "0s"}, "-slo 0s: must be more than 0"},
 		{[]string{"-knee_start", "0"}, "-knee_start 0: must be from 1"},
 		{[]string{"-knee_steps", "21"}, "-knee_steps 21: must be from 0 to 20"},
+		{[]string{"-knee_flushes", "-1"}, "-knee_flushes -1: must be from 0 to 100"},
+		{[]string{"-knee_flushes", "101"}, "-knee_flushes 101: must be from 0 to 100"},
+		{[]string{"-knee_max_time", "1s"}, "-knee_max_time 1s: must be at least -knee_time (2s)"},
+		{[]string{"-knee_time", "30s"}, "-knee_max_time 20s: must be at least -knee_time (30s)"},
+		{[]string{"-knee_max_time", "25h"}, "-knee_max_time 25h0m0s: must be at most 24h"},
 		{[]string{"-sst_tables", "0"}, "-sst_tables 0: must be from 1"},
 		{[]string{"-sst_tables", "200", "-keys_mil", "0.0001"}, "-sst_tables 200: must not exceed the number of keys"},
 		{[]string{"-bloom_fpr", "off,1.5"}, "-bloom_fpr"},
@@ -66,7 +71,7 @@ func TestLoadConfigEcho(t *testing.T) {
 	e.Cfg.Load.echo(e, func(k string, v any) { fmt.Fprintf(&b, "%s: %v\n", k, v) })
 	for _, want := range []string{
 		"rates: 10000\n", "write-rate: 1000\n", "load-time: 5s\n", "load-workers: 4\n", "slo-p99: 10ms\n",
-		"knee: from 1000 ops/s doubling, then 4 bisection steps, 2s per trial, sustained = every operation due in the window done and p99 of all of them <= slo in each of 2 trials (the first failed trial fails the rate)\n",
+		"knee: from 1000 ops/s doubling, then 4 bisection steps, 2s per trial (upserts on an LSM: long enough to fill 2 memtables, at most 20s), sustained = every operation due in the window done and p99 of all of them <= slo in each of 2 trials (the first failed trial fails the rate)\n",
 		"sst-tables: 100\n", "bloom-fpr: off,0.01,0.03,0.5\n",
 	} {
 		if !strings.Contains(b.String(), want) {
