@@ -289,7 +289,7 @@ memfloor-run: bench-bin
 
 # Short windows and few tables keep the fixed-rate, knee, HTTP and Bloom
 # benchmarks to seconds in smoke.
-LOAD_SMOKE = -load_time 50ms -knee_time 20ms -knee_steps 1 -rate 2000 -write_rate 200 -sst_tables 4
+LOAD_SMOKE = -load_time 50ms -knee_time 20ms -knee_max_time 20ms -knee_steps 1 -rate 2000 -write_rate 200 -sst_tables 4
 
 # seed003: seed 003's experiments (docs/seed-003.md): fixed-rate workloads
 # and the knee of every engine, Bloom filters over 100 unmerged tables, and
