@@ -142,3 +142,25 @@ func TestEveryRegisteredEngineCharted(t *testing.T) {
 		}
 	}
 }
+
+// TestBTreesSpanBlockSizes: a B-tree's leaf (no block=) is charted beside
+// the LSMs at each of their block sizes, not in a group of its own.
+func TestBTreesSpanBlockSizes(t *testing.T) {
+	in := `BenchmarkReadRandomBolt/valsz=1024/threads=1-2 1 1000 ns/op 300000 ops/s
+BenchmarkReadRandomPebble/valsz=1024/threads=1/block=4KiB-2 1 1000 ns/op 400000 ops/s
+BenchmarkReadRandomPebble/valsz=1024/threads=1/block=32KiB-2 1 1000 ns/op 240000 ops/s
+`
+	r, err := ReadResults(strings.NewReader(in), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"valsz=1024/threads=1/block=4KiB", "valsz=1024/threads=1/block=32KiB"}
+	if got := r.config["ReadRandom"]; !slices.Equal(got, want) {
+		t.Fatalf("configs %q, want %q", got, want)
+	}
+	for _, c := range want {
+		if v := r.values[series{"ReadRandom", c, "Bolt", "ops/s"}]; len(v) != 1 || v[0] != 300000 {
+			t.Errorf("Bolt at %s: %v", c, v)
+		}
+	}
+}

@@ -56,7 +56,47 @@ func ReadResults(r io.Reader, name string) (*Results, error) {
 			}
 		}
 	}
+	res.spanBlocks()
 	return res, rd.Err()
+}
+
+// spanBlocks shows an engine without data blocks (a B-tree: its leaves
+// have no block=) beside the LSMs at each of their block sizes: a
+// sub-benchmark c that has c/block=<size> siblings hands its series to
+// each of them and leaves the chart, as the summary shows it on each row.
+func (r *Results) spanBlocks() {
+	for _, op := range r.ops {
+		var keep []string
+		moved := map[string][]string{} // c -> its c/block=... siblings
+		for _, c := range r.config[op] {
+			if strings.Contains(c, "/block=") {
+				keep = append(keep, c)
+				continue
+			}
+			for _, d := range r.config[op] {
+				if rest, ok := strings.CutPrefix(d, c+"/block="); ok && !strings.Contains(rest, "/") {
+					moved[c] = append(moved[c], d)
+				}
+			}
+			if len(moved[c]) == 0 {
+				keep = append(keep, c)
+			}
+		}
+		if len(moved) == 0 {
+			continue
+		}
+		for k, vals := range r.values {
+			for _, d := range moved[k.config] {
+				if k.op == op {
+					r.values[series{op, d, k.engine, k.unit}] = vals
+				}
+			}
+			if k.op == op && len(moved[k.config]) > 0 {
+				delete(r.values, k)
+			}
+		}
+		r.config[op] = keep
+	}
 }
 
 // engines lists the engines that reported unit for op, in the suite's
