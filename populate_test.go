@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/bench"
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
 )
@@ -148,5 +149,165 @@ func TestDiskFillingDuringPopulate(t *testing.T) {
 	}
 	if out, err := exec.Command(os.Args[0], args...).CombinedOutput(); err != nil || !strings.Contains(string(out), "BenchmarkPopulateBolt/") {
 		t.Fatalf("the next run: %v\n%s", err, out)
+	}
+}
+
+// mountTmpfs mounts a tmpfs of size (as mount takes it: 256m) on a fresh
+// directory, unmounted when the test ends; without root, or where the
+// kernel refuses, the test is skipped with the reason.
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to mount a small filesystem of its own (tmpfs)")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "kvbench-test", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	return dir
+}
+
+// freeBytes is the space left under dir.
+func freeBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	return int64(st.Bavail) * int64(st.Bsize)
+}
+
+// fill writes path until the free space under dir is at most leave: the
+// other process that takes the space.
+func fill(t *testing.T, dir, path string, leave int64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for freeBytes(t, dir) > leave+int64(len(buf)) {
+		if _, err := f.Write(buf); err != nil {
+			t.Fatalf("filler: %v", err)
+		}
+	}
+}
+
+// crashMarks are what a crash prints instead of the suite's error.
+var crashMarks = []string{"panic:", "fatal error", "SIGBUS", "SIGSEGV", "signal: ", "goroutine "}
+
+// TestDiskFillsDuringWrites: another process fills the filesystem under
+// -dir while an engine builds its fixture, and while it populates. Every
+// engine stops with the suite's error naming the lack of space, without a
+// crash, and the next run, with the space back, completes (rebuilding the
+// fixture the first left incomplete).
+func TestDiskFillsDuringWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds fixtures in child processes")
+	}
+	const keysMil, memtable = "0.03", "2"
+	cfg := bench.Default()
+	cfg.KeysMil, cfg.MemtableMB = 0.03, 2
+	for _, info := range engine.All() {
+		if info.Reference || info.Missing != "" {
+			continue
+		}
+		margin := cfg.WriteMargin(info)
+		for _, c := range []struct{ name, bench string }{
+			{"fixture", "^BenchmarkReadRandom" + info.Title + "$"},
+			{"populate", "^BenchmarkPopulate" + info.Title + "$/valsz/batch/sync=false"},
+		} {
+			t.Run(info.Title+"/"+c.name, func(t *testing.T) {
+				dir := mountTmpfs(t, "320m")
+				args := []string{"-test.run=^$", "-test.bench=" + c.bench, "-test.benchtime=1x", "-keys_mil", keysMil,
+					"-memtable_mb", memtable, "-cache", "warm", "-threads", "1", "-hit_rate", "1", "-dir", dir}
+				child := exec.Command(os.Args[0], args...)
+				var out strings.Builder
+				child.Stdout, child.Stderr = &out, &out
+				if err := child.Start(); err != nil {
+					t.Fatal(err)
+				}
+				// Once the engine has written 4 MiB, the filler takes all
+				// but three quarters of the margin.
+				own := filepath.Join(dir, "kvbench")
+				filled := false
+				for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+					if n, _ := engine.DirSize(own); n > 4<<20 {
+						fill(t, dir, filepath.Join(dir, "filler"), margin*3/4)
+						filled = true
+						break
+					}
+				}
+				err := child.Wait()
+				s := out.String()
+				if !filled || err == nil || !strings.Contains(s, "no space left for writing") {
+					t.Fatalf("filled %v, exit %v:\n%s", filled, err, s)
+				}
+				for _, m := range crashMarks {
+					if strings.Contains(s, m) {
+						t.Fatalf("the run crashed (%q) instead of stopping:\n%s", m, s)
+					}
+				}
+				if err := os.Remove(filepath.Join(dir, "filler")); err != nil {
+					t.Fatal(err)
+				}
+				again, err := exec.Command(os.Args[0], args...).CombinedOutput()
+				if err != nil || !strings.Contains(string(again), "Benchmark") {
+					t.Fatalf("the next run, with the space back: %v\n%s", err, again)
+				}
+				if c.name == "fixture" && !strings.Contains(string(again), "incomplete or stale; rebuilding") {
+					t.Errorf("the next run did not rebuild the incomplete fixture:\n%s", again)
+				}
+			})
+		}
+	}
+}
+
+// TestHalfBuiltFixtureIsReclaimed: a build killed on a nearly full
+// filesystem leaves a fixture without its manifest. Its space counts as
+// free in the next run's estimate (the suite would remove it before the
+// rebuild), so the next run rebuilds it instead of refusing.
+func TestHalfBuiltFixtureIsReclaimed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a fixture in a child process")
+	}
+	dir := mountTmpfs(t, "200m")
+	args := []string{"-test.run=^$", "-test.bench=^BenchmarkReadRandomPebble$", "-test.benchtime=1x", "-keys_mil", "0.04",
+		"-memtable_mb", "2", "-cache", "warm", "-threads", "1", "-hit_rate", "1", "-batch", "100", "-dir", dir}
+	child := exec.Command(os.Args[0], args...)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var fixture string
+	for deadline := time.Now().Add(60 * time.Second); fixture == "" && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		matches, _ := filepath.Glob(filepath.Join(dir, "kvbench", "fixtures", "pebble-*"))
+		for _, m := range matches {
+			if n, _ := engine.DirSize(m); n > 12<<20 && !strings.HasSuffix(m, ".lock") {
+				fixture = m
+			}
+		}
+	}
+	child.Process.Signal(syscall.SIGKILL)
+	child.Wait()
+	if fixture == "" {
+		t.Fatal("no fixture grew past 12 MiB within 60s")
+	}
+	if _, err := os.Stat(filepath.Join(fixture, dataset.ReadyName)); err == nil {
+		t.Fatal("the build finished before it was killed: make the data set larger")
+	}
+	// The estimate is three times the data set's logical bytes plus the
+	// writer's free-space margin (Plan.DiskEstimate); leave less than that
+	// free, but more once the half-built fixture is counted.
+	half, _ := engine.DirSize(fixture)
+	cfg := bench.Default()
+	cfg.KeysMil, cfg.MemtableMB, cfg.Batch = 0.04, 2, 100
+	pebble, _ := engine.Lookup("pebble")
+	need := int64(3*40_000*(dataset.KeySize+1024)) + cfg.WriteMargin(pebble)
+	fill(t, dir, filepath.Join(dir, "filler"), need-half/2)
+	out, code := runSelf(t, args[1:]...)
+	if code != 0 || !strings.Contains(out, "incomplete or stale; rebuilding") || !strings.Contains(out, "BenchmarkReadRandomPebble/") {
+		t.Fatalf("exit %d with %s free and %s half-built:\n%s", code, bench.Human(freeBytes(t, dir)), bench.Human(half), out)
 	}
 }

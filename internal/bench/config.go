@@ -46,6 +46,7 @@ type Config struct {
 	HitRates        FloatList
 	Caches          WordList
 	MemLimit        ByteSize // -mem_limit; 0 runs without a memory budget
+	SpaceGuard      bool     // -space_guard
 
 	// Explicit names the flags given on the command line (Main fills it):
 	// an explicit -cache_mb or -memtable_mb overrides the budget rule.
@@ -64,7 +65,7 @@ type Config struct {
 func Default() Config {
 	c := Config{
 		KeysMil: 0.1, ValSize: 1024, Seed: 1, ValueRatio: 1, CacheMB: 64, MemtableMB: 64,
-		Compression: "none", BloomBits: 10, BlockSizes: SizeList{DefaultBlockSize}, VerifyChecksums: true, Readahead: engine.ReadaheadOff, Batch: 1000, Writers: 1,
+		Compression: "none", BloomBits: 10, BlockSizes: SizeList{DefaultBlockSize}, VerifyChecksums: true, SpaceGuard: true, Readahead: engine.ReadaheadOff, Batch: 1000, Writers: 1,
 		Verify: "cheap", ScanLen: 100,
 		Threads: IntList{1, 16}, HitRates: FloatList{0.63}, Caches: WordList{"warm", "cold"},
 		EngineParams: map[string]string{},
@@ -100,6 +101,7 @@ func (c *Config) Bind(fs *flag.FlagSet) {
 	fs.Var(&c.Threads, "threads", "comma-separated reader goroutine counts, one sub-benchmark each")
 	fs.Var(&c.HitRates, "hit_rate", "comma-separated fractions of random reads that ask for a key that exists, one sub-benchmark each (0,0.63,1 adds the all-miss and all-hit cases)")
 	fs.Var(&c.MemLimit, "mem_limit", "run the benchmarks in a memory cgroup of their own limited to this size (64MiB, 1GiB, or bytes): page cache, heap and engine caches share it (root or a delegated cgroup tree; default: no budget)")
+	fs.BoolVar(&c.SpaceGuard, "space_guard", c.SpaceGuard, "while an engine writes, stop its writes with an error once the free space under -dir falls below what the engine may still write on its own (docs/reliability.md); false only to measure the guard's cost")
 	fs.Var(&c.Caches, "cache", "comma-separated page cache states to read in: warm (one untimed pass first) and cold (fixture evicted from the page cache, then reopened)")
 	for _, p := range engineParams() {
 		fs.Var(&paramValue{c: c, p: p}, p.Name, p.Usage)

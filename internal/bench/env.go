@@ -155,7 +155,7 @@ func (e *Env) openDir(plan *Plan) error {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	if err := checkDir(dir, plan.DiskEstimate(dir)); err != nil {
+	if err := checkDir(dir, plan.DiskEstimate(dir), plan.Reclaimable(dir)); err != nil {
 		return err
 	}
 	root, err := dataset.OpenRoot(dir)
@@ -169,7 +169,7 @@ func (e *Env) openDir(plan *Plan) error {
 
 // checkDir validates -dir: an existing, writable directory with room for
 // the work ahead.
-func checkDir(dir string, needBytes int64) error {
+func checkDir(dir string, needBytes, reclaimable int64) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return flagError("dir", dir, "does not exist or cannot be read: "+err.Error())
@@ -188,8 +188,12 @@ func checkDir(dir string, needBytes int64) error {
 	if err != nil {
 		return flagError("dir", dir, err.Error())
 	}
-	if needBytes > fs.Free {
-		return flagError("dir", dir, fmt.Sprintf("has %s free, the run needs about %s (fixtures and scratch databases)", Human(fs.Free), Human(needBytes)))
+	if needBytes > fs.Free+reclaimable {
+		have := Human(fs.Free) + " free"
+		if reclaimable > 0 {
+			have += fmt.Sprintf(" and %s in incomplete fixtures and scratch of runs that died, which it would remove", Human(reclaimable))
+		}
+		return flagError("dir", dir, fmt.Sprintf("has %s, the run needs about %s (fixtures and scratch databases)", have, Human(needBytes)))
 	}
 	return nil
 }
@@ -204,10 +208,21 @@ func (e *Env) ScratchDir(name string) string {
 // cleanStaleScratch removes scratch databases left by runs that died
 // (their pid is gone). It touches only names it made itself.
 func (e *Env) cleanStaleScratch() {
-	ents, err := os.ReadDir(e.Root.Sub("scratch"))
-	if err != nil {
-		return
+	for _, d := range staleScratch(e.Root.Sub("scratch")) {
+		if err := e.Root.RemoveAll(d); err == nil {
+			e.Logf("removed scratch %s left by a run that died", filepath.Base(d))
+		}
 	}
+}
+
+// staleScratch lists the scratch directories under dir whose run died:
+// names the suite made (<name>-<pid>-<n>) whose pid is gone.
+func staleScratch(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
 	for _, d := range ents {
 		parts := strings.Split(d.Name(), "-")
 		if len(parts) != 3 {
@@ -217,10 +232,9 @@ func (e *Env) cleanStaleScratch() {
 		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
 			continue
 		}
-		if err := e.Root.RemoveAll(e.Root.Sub("scratch", d.Name())); err == nil {
-			e.Logf("removed scratch %s left by a run that died", d.Name())
-		}
+		out = append(out, filepath.Join(dir, d.Name()))
 	}
+	return out
 }
 
 // Human prints a byte count in binary units.

@@ -121,11 +121,16 @@ func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
 	}
 	o := f.Options
 	o.Dir = dir
+	g, err := e.guardSpace("fixture "+f.Params.Name(), f.Engine, o)
+	if err != nil {
+		return dataset.Manifest{}, err
+	}
+	defer g.Stop()
 	inner, err := engine.Open(f.Engine.Name, o)
 	if err != nil {
 		return dataset.Manifest{}, err
 	}
-	db := &buildDB{DB: inner, name: f.Engine.Name, o: o}
+	db := &buildDB{DB: guardedDB{inner, g}, name: f.Engine.Name, o: o, g: g}
 	defer func() { db.Close() }() // whichever database is open then (see Reopen)
 	start := time.Now()
 	if f.Build != nil {
@@ -177,6 +182,7 @@ type buildDB struct {
 	engine.DB
 	name string
 	o    engine.Options
+	g    *spaceGuard
 }
 
 // Reopen closes db, the database a Fixture.Build hook was given, and
@@ -195,7 +201,7 @@ func Reopen(db engine.DB) error {
 	if err != nil {
 		return fmt.Errorf("reopen: %w", err)
 	}
-	r.DB = d
+	r.DB = guardedDB{d, r.g}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
 )
 
 // Plan is what the benchmarks a -bench pattern selects need from the disk.
@@ -15,6 +16,9 @@ type Plan struct {
 	Targets  []Target   // top-level benchmarks the pattern selects
 	Fixtures []*Fixture // every fixture they read, each once
 	Scratch  int64      // the most they write outside fixtures at one time
+	// Margin is the most free space any of their writers must leave for
+	// the space guard to stop it cleanly (writeMargin).
+	Margin int64
 }
 
 // NewPlan matches pattern against every top-level benchmark the way go
@@ -43,12 +47,17 @@ func (e *Env) NewPlan(pattern string) (*Plan, error) {
 					if n := f.Params.Name(); !seen[n] {
 						seen[n] = true
 						p.Fixtures = append(p.Fixtures, f)
+						m, _ := writeMargin(f.Engine, f.Options, e.Cfg.Batch, e.Cfg.ValSize)
+						p.Margin = max(p.Margin, m)
 					}
 				}
 			})
 		}
 		if t.W.Scratch != nil {
-			p.Scratch = max(p.Scratch, t.W.Scratch(e, t.Info))
+			if s := t.W.Scratch(e, t.Info); s > 0 {
+				p.Scratch = max(p.Scratch, s)
+				p.Margin = max(p.Margin, e.Cfg.WriteMargin(t.Info))
+			}
 		}
 	}
 	return p, nil
@@ -59,13 +68,46 @@ func (p *Plan) TouchesDisk() bool { return len(p.Fixtures) > 0 || p.Scratch > 0 
 
 // DiskEstimate is a generous bound on what the run writes under root:
 // three times the logical bytes of every fixture not built yet, plus the
-// scratch space.
+// scratch space, plus the largest free-space margin of their writers
+// (the space guard stops a writer that would leave less).
 func (p *Plan) DiskEstimate(root string) int64 {
 	n := p.Scratch
 	for _, f := range p.Fixtures {
 		m, err := dataset.ReadManifest(filepath.Join(root, dataset.OwnedName, "fixtures", f.Params.Name()))
 		if err != nil || !m.Complete(f.Params) {
 			n += 3 * f.LogicalBytes()
+		}
+	}
+	if n > 0 {
+		n += p.Margin
+	}
+	return n
+}
+
+// Reclaimable is the space under root that the run frees before it
+// writes: the directories of its fixtures that a manifest does not mark
+// complete (a build that crashed or was stopped; Ensure removes and
+// rebuilds them) and scratch directories of runs that died
+// (cleanStaleScratch). Only directories under the suite's own name are
+// counted, each by the rule that lets the suite remove it.
+func (p *Plan) Reclaimable(root string) int64 {
+	var n int64
+	owned := filepath.Join(root, dataset.OwnedName)
+	if !dataset.IsOwned(owned) {
+		return 0
+	}
+	for _, f := range p.Fixtures {
+		dir := filepath.Join(owned, "fixtures", f.Params.Name())
+		if m, err := dataset.ReadManifest(dir); err == nil && m.Complete(f.Params) {
+			continue
+		}
+		if size, err := engine.DirSize(dir); err == nil {
+			n += size
+		}
+	}
+	for _, d := range staleScratch(filepath.Join(owned, "scratch")) {
+		if size, err := engine.DirSize(d); err == nil {
+			n += size
 		}
 	}
 	return n

@@ -139,14 +139,20 @@ func (e *Env) populateOnce(info engine.Info, opts engine.Options, label string, 
 	if err != nil {
 		return st, err
 	}
+	g, err := e.guardSpace(label, info, opts)
+	if err != nil {
+		return st, err
+	}
+	defer g.Stop()
 	if start != nil {
 		start()
 	}
 	t0 := time.Now()
-	db, err := engine.OpenInfo(info, opts)
+	inner, err := engine.OpenInfo(info, opts)
 	if err != nil {
 		return st, err
 	}
+	db := guardedDB{inner, g}
 	defer db.Close()
 	if st.times, err = e.writeAll(db, GenSource{e.Gen}, e.Cfg.Batch, e.Cfg.Writers, label); err != nil {
 		return st, err

@@ -113,3 +113,10 @@ func (r Root) contains(path string) error {
 	}
 	return nil
 }
+
+// IsOwned reports whether p, a directory named OwnedName, carries the
+// suite's owner mark: only then may the suite remove anything in it.
+func IsOwned(p string) bool {
+	_, err := os.Stat(filepath.Join(p, ownerMark))
+	return err == nil
+}

@@ -75,6 +75,7 @@ func init() {
 		Layout:       lsmLayout,
 		TableFilters: true,
 		DataBlocks:   true,
+		WriteReserve: badgerReserve,
 		// Memtable write-ahead logs; *.vlog holds values, so it is data.
 		LogFile: func(n string) bool { return strings.HasSuffix(n, ".mem") },
 		Dims: []Dim{
@@ -126,6 +127,23 @@ type badgerDB struct {
 
 // badgerOptions is Badger's configuration for o, and how its value
 // threshold was chosen.
+// badgerReserve: the memtable filling, the one its flusher took and the
+// NumMemtables queued, each a level-0 table once flushed; a level-0
+// compaction (NumLevelZeroTables tables into the base level); the next
+// memtable's log. Its logs are sparse maps: only what is written counts.
+// (compactedBase bounds the base level by the data.)
+func badgerReserve(o Options) int64 {
+	bo, _, err := badgerOptions(o)
+	if err != nil {
+		return 0
+	}
+	n := int64(bo.NumMemtables + 2 + 1)
+	if o.DisableCompactions {
+		return n * bo.MemTableSize
+	}
+	return (n+int64(bo.NumLevelZeroTables))*bo.MemTableSize + compactedBase(bo.BaseLevelSize, o)
+}
+
 func badgerOptions(o Options) (badger.Options, string, error) {
 	bo := badger.DefaultOptions(o.Dir)
 	bo.Logger = nil

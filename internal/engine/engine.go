@@ -256,6 +256,14 @@ type Info struct {
 	// block size is then a dimension of its results (block=4KiB); the
 	// B-trees read fixed 4 KiB pages and have none.
 	DataBlocks bool
+	// WriteReserve is the most the engine may still write on its own
+	// after its last commit returned, opened with o: memtables it may
+	// flush, a level-0 compaction's output, its next log. The suite stops
+	// writes while that much is still free (a full device is a crash in
+	// some engines). nil: nothing beyond the commit itself (the B-trees
+	// write each commit in place; a commit that finds the device full
+	// fails with an error).
+	WriteReserve func(o Options) int64
 	// LogFile says whether a file of the engine's directory (by base name)
 	// is a log rather than data: a write-ahead log (preallocated or kept
 	// for recycling) or an informational log. nil: the engine has none.

@@ -73,6 +73,7 @@ func init() {
 		Layout:       lsmLayout,
 		TableFilters: true,
 		DataBlocks:   true,
+		WriteReserve: pebbleReserve,
 		Dims:         []Dim{boundDim},
 		// Write-ahead logs, including those kept for recycling.
 		LogFile: func(n string) bool { return strings.HasSuffix(n, ".log") },
@@ -116,6 +117,38 @@ type pebbleDB struct {
 	settings      []Setting
 }
 
+// pebbleMemory sets what o says of Pebble's memtables and its first
+// compactions: sizes that both the open and its write reserve use.
+func pebbleMemory(o Options, po *pebble.Options) {
+	if o.MemtableMB > 0 {
+		po.MemTableSize = uint64(o.MemtableMB) << 20
+	}
+	if n := o.MemtablesInFlight; n > 0 {
+		po.MemTableStopWritesThreshold = n
+	}
+	if n := o.L0CompactionTables; n > 0 {
+		po.L0CompactionThreshold = n
+	}
+	if n := o.BaseLevelBytes; n > 0 {
+		po.LBaseMaxBytes = n
+	}
+}
+
+// pebbleReserve: MemTableStopWritesThreshold memtables, each a level-0
+// table once flushed, and the next one's log; a level-0 compaction
+// (L0CompactionThreshold tables into the base level).
+func pebbleReserve(o Options) int64 {
+	po := &pebble.Options{}
+	pebbleMemory(o, po)
+	po.EnsureDefaults()
+	mem := int64(po.MemTableSize)
+	n := int64(po.MemTableStopWritesThreshold + 1)
+	if o.DisableCompactions {
+		return n * mem
+	}
+	return (n+int64(po.L0CompactionThreshold))*mem + compactedBase(po.LBaseMaxBytes, o)
+}
+
 func openPebble(o Options) (DB, error) {
 	var prof *sstable.CompressionProfile
 	switch o.Compression {
@@ -142,9 +175,7 @@ func openPebble(o Options) (DB, error) {
 		// A read-only open keeps the store's format; ratcheting it is a write.
 		po.FormatMajorVersion = pebble.FormatNewest
 	}
-	if o.MemtableMB > 0 {
-		po.MemTableSize = uint64(o.MemtableMB) << 20
-	}
+	pebbleMemory(o, po)
 	bits := o.BloomBitsPerKey
 	if o.BloomFPR > 0 {
 		bits = max(1, int(math.Round(BloomBitsForFPR(o.BloomFPR))))
@@ -161,15 +192,6 @@ func openPebble(o Options) (DB, error) {
 		} else {
 			po.Levels[i].FilterPolicy = pebble.NoFilterPolicy
 		}
-	}
-	if n := o.MemtablesInFlight; n > 0 {
-		po.MemTableStopWritesThreshold = n
-	}
-	if n := o.L0CompactionTables; n > 0 {
-		po.L0CompactionThreshold = n
-	}
-	if n := o.BaseLevelBytes; n > 0 {
-		po.LBaseMaxBytes = n
 	}
 	if o.DisableCompactions {
 		po.DisableAutomaticCompactions = true

@@ -18,6 +18,7 @@ func init() {
 		Layout:       lsmLayout,
 		TableFilters: true,
 		DataBlocks:   true,
+		WriteReserve: rocksdbReserve,
 		// Write-ahead logs (NNNNNN.log) and the info log (LOG, LOG.old.*).
 		LogFile: func(n string) bool {
 			return strings.HasSuffix(n, ".log") || n == "LOG" || strings.HasPrefix(n, "LOG.old")
@@ -42,4 +43,48 @@ func init() {
 		i.Library = func() string { return "librocksdb " + RocksDBLibVersion() }
 	}
 	Register(i)
+}
+
+// RocksDB's defaults for what rocksdbReserve counts (the adapter sets each
+// only when Options asks): write_buffer_size, max_write_buffer_number,
+// level0_file_num_compaction_trigger, max_bytes_for_level_base.
+const (
+	rocksdbWriteBuffer      = 64 << 20
+	rocksdbWriteBuffers     = 2
+	rocksdbL0Trigger        = 4
+	rocksdbBaseLevelDefault = 256 << 20
+)
+
+// rocksdbReserve: max_write_buffer_number memtables, each a level-0 table
+// once flushed, and the next one's log, which RocksDB preallocates at
+// 1.1 write buffers (counted as two); a level-0 compaction
+// (level0_file_num_compaction_trigger tables into the base level).
+func rocksdbReserve(o Options) int64 {
+	mem, n, l0, base := int64(rocksdbWriteBuffer), int64(rocksdbWriteBuffers), int64(rocksdbL0Trigger), int64(rocksdbBaseLevelDefault)
+	if o.MemtableMB > 0 {
+		mem = int64(o.MemtableMB) << 20
+	}
+	if o.MemtablesInFlight > 0 {
+		n = int64(o.MemtablesInFlight)
+	}
+	if o.L0CompactionTables > 0 {
+		l0 = int64(o.L0CompactionTables)
+	}
+	if o.BaseLevelBytes > 0 {
+		base = o.BaseLevelBytes
+	}
+	if o.DisableCompactions {
+		return (n + 2) * mem
+	}
+	return (n+2+l0)*mem + compactedBase(base, o)
+}
+
+// compactedBase is what rewriting the base level in a compaction may
+// write: the level's target size, but never more than the data the
+// caller said it would write (Options.ExpectedBytes) when it said so.
+func compactedBase(target int64, o Options) int64 {
+	if o.ExpectedBytes > 0 {
+		return min(target, o.ExpectedBytes)
+	}
+	return target
 }
