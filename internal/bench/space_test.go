@@ -92,3 +92,24 @@ func TestWriteReserves(t *testing.T) {
 		t.Errorf("pebble: the base level is not bounded by the data: %d", p.WriteReserve(o))
 	}
 }
+
+// BenchmarkSpaceGuard is what the guard costs: one poll (a statfs, run
+// every spacePoll by its goroutine) and one commit's check.
+func BenchmarkSpaceGuard(b *testing.B) {
+	dir := b.TempDir()
+	b.Run("poll", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := freeSpace(dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("check", func(b *testing.B) {
+		g := &spaceGuard{}
+		for b.Loop() {
+			if g.Err() != nil {
+				b.Fatal("no error was recorded")
+			}
+		}
+	})
+}
