@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/load"
@@ -158,15 +160,20 @@ func (e *Env) loadLeaf(b *testing.B, h *Handle, name string, write bool, body fu
 			b.Error(err)
 		}
 	}()
-	// The copy is synced before the engine opens it: otherwise the
-	// kernel writes its dirty pages back during the first trials, and a
-	// write that waits behind that writeback is charged to the engine.
+	// Every leaf that writes starts from the same state, whatever ran
+	// before it: the copy and anything else dirty on its filesystem
+	// written back (otherwise the kernel writes it back during the first
+	// trials, and a write waiting behind that is charged to the engine),
+	// and the memory earlier engines left to the Go collector and the C
+	// allocators released (otherwise a large heap's collection runs during
+	// them).
 	if err := copyTree(h.Dir(), dst); err != nil {
 		b.Fatalf("copy fixture: %v", err)
 	}
-	if err := engine.SyncTree(dst); err != nil {
+	if err := syncFS(dst); err != nil {
 		b.Fatalf("sync the fixture's copy: %v", err)
 	}
+	engine.ReleaseMemory()
 	o := h.Options(nil)
 	o.Dir, o.ReadOnly = dst, false
 	name = BlockLeaf(name, info, o)
@@ -440,4 +447,14 @@ func (e *Env) writeSpectrum(name string, rec *measure.Recorder) error {
 		return err
 	}
 	return f.Close()
+}
+
+// syncFS writes back everything dirty on the filesystem that holds dir.
+func syncFS(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.Syncfs(int(f.Fd()))
 }
