@@ -198,12 +198,17 @@ func TestKneeCycleHasTheBudgetMemtable(t *testing.T) {
 	}
 }
 
-// TestKneeTrialTime: with the defaults (2 fills, 2s to 20s), an upsert
-// trial on an LSM at 1 KiB values and 64 MiB memtables lasts
+// TestKneeTrialTime: with 2 fills and the default bounds (2s to 20s), an
+// upsert trial on an LSM at 1 KiB values and 64 MiB memtables lasts
 // 2 × 64 MiB ÷ (R × 1,040 B), rounded up to 100ms, between the bounds;
-// without a cycle, or with -knee_flushes 0, it lasts -knee_time.
+// without a cycle, or with -knee_flushes 0, it lasts -knee_time. The
+// default is 5 fills.
 func TestKneeTrialTime(t *testing.T) {
 	c := Default().Load
+	if c.KneeFlushes != 5 {
+		t.Fatalf("-knee_flushes defaults to %d, want 5 (a level-0 compaction cycle of every LSM)", c.KneeFlushes)
+	}
+	c.KneeFlushes = 2
 	for _, tc := range []struct {
 		rate  int
 		cy    kneeCycle
@@ -255,7 +260,7 @@ func TestKneeTrialTime(t *testing.T) {
 // for trialTime and logs each one's length and the memtables it fills.
 func TestFindKneeTrialsSpanTheirMemtables(t *testing.T) {
 	c := Default().Load
-	c.KneeStart, c.KneeSteps = 4000, 0
+	c.KneeStart, c.KneeSteps, c.KneeFlushes = 4000, 0, 2
 	got := map[int][]time.Duration{}
 	var lines []string
 	knee, _, err := c.findKnee(lsm1k, func(rate int, d time.Duration) (*load.Result, error) {

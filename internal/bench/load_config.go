@@ -31,7 +31,7 @@ type LoadConfig struct {
 func (c *LoadConfig) defaults() {
 	*c = LoadConfig{
 		Rates: RateList{10000}, WriteRate: 1000, LoadTime: 5 * time.Second, LoadWorkers: 4,
-		SLO: 10 * time.Millisecond, KneeTime: 2 * time.Second, KneeFlushes: 2, KneeMaxTime: 20 * time.Second,
+		SLO: 10 * time.Millisecond, KneeTime: 2 * time.Second, KneeFlushes: 5, KneeMaxTime: 20 * time.Second,
 		KneeStart: 1000, KneeSteps: 4,
 		SSTTables: 100, BloomFPR: FPRList{0, 0.01, 0.03, 0.5},
 	}
@@ -44,8 +44,8 @@ func (c *LoadConfig) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.LoadWorkers, "load_workers", c.LoadWorkers, "goroutines (HTTP: keep-alive connections) that take operations off the fixed-rate schedule")
 	fs.DurationVar(&c.SLO, "slo", c.SLO, "p99 latency a rate must stay under to count as sustained in BenchmarkKnee")
 	fs.DurationVar(&c.KneeTime, "knee_time", c.KneeTime, "measured window of each trial rate in BenchmarkKnee (its backlog may run up to one more window); upserts on an LSM may run longer (-knee_flushes)")
-	fs.IntVar(&c.KneeFlushes, "knee_flushes", c.KneeFlushes, "how many memtable fills (N) each BenchmarkKnee upsert trial on an LSM spans, so that every trial holds its flushes rather than by chance: at rate R a trial lasts max(-knee_time, N × memtable ÷ (R × (key + value bytes))), at most -knee_max_time; 0: -knee_time (B-trees and gets always run -knee_time)")
-	fs.DurationVar(&c.KneeMaxTime, "knee_max_time", c.KneeMaxTime, "longest BenchmarkKnee upsert trial on an LSM (at least -knee_time); below -knee_flushes × memtable ÷ (this × (key + value bytes)) upserts/s a trial spans fewer than -knee_flushes fills: 6,453/s at the defaults (2 fills of 64 MiB memtables, 16-byte keys, 1 KiB values, 20s)")
+	fs.IntVar(&c.KneeFlushes, "knee_flushes", c.KneeFlushes, "how many memtable fills (N) each BenchmarkKnee upsert trial on an LSM spans, so that every trial holds its flushes and a level-0 compaction rather than by chance (5: a level-0 compaction comes every 4 flushes in Pebble and RocksDB, every 5 in Badger): at rate R a trial lasts max(-knee_time, N × memtable ÷ (R × (key + value bytes))), at most -knee_max_time; 0: -knee_time (B-trees and gets always run -knee_time)")
+	fs.DurationVar(&c.KneeMaxTime, "knee_max_time", c.KneeMaxTime, "longest BenchmarkKnee upsert trial on an LSM (at least -knee_time); below -knee_flushes × memtable ÷ (this × (key + value bytes)) upserts/s a trial spans fewer than -knee_flushes fills: 16,132/s at the defaults (5 fills of 64 MiB memtables, 16-byte keys, 1 KiB values, 20s)")
 	fs.IntVar(&c.KneeStart, "knee_start", c.KneeStart, "first rate BenchmarkKnee tries, in operations per second; it doubles from there")
 	fs.IntVar(&c.KneeSteps, "knee_steps", c.KneeSteps, "bisection steps BenchmarkKnee takes between the last sustained and the first failed rate")
 	fs.StringVar(&c.LatencyDir, "latency_dir", c.LatencyDir, "existing directory to write each fixed-rate sub-benchmark's full HDR percentile spectrum into (one .hgrm file each)")

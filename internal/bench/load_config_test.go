@@ -71,7 +71,7 @@ func TestLoadConfigEcho(t *testing.T) {
 	e.Cfg.Load.echo(e, func(k string, v any) { fmt.Fprintf(&b, "%s: %v\n", k, v) })
 	for _, want := range []string{
 		"rates: 10000\n", "write-rate: 1000\n", "load-time: 5s\n", "load-workers: 4\n", "slo-p99: 10ms\n",
-		"knee: from 1000 ops/s doubling, then 4 bisection steps, 2s per trial (upserts on an LSM: long enough to fill 2 memtables, at most 20s), sustained = every operation due in the window done and p99 of all of them <= slo in each of 2 trials (the first failed trial fails the rate)\n",
+		"knee: from 1000 ops/s doubling, then 4 bisection steps, 2s per trial (upserts on an LSM: long enough to fill 5 memtables, at most 20s), sustained = every operation due in the window done and p99 of all of them <= slo in each of 2 trials (the first failed trial fails the rate)\n",
 		"sst-tables: 100\n", "bloom-fpr: off,0.01,0.03,0.5\n",
 	} {
 		if !strings.Contains(b.String(), want) {

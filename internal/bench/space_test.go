@@ -113,3 +113,22 @@ func BenchmarkSpaceGuard(b *testing.B) {
 		}
 	})
 }
+
+// TestSpaceGuardPollsByHeadroom: far above the margin the guard reads the
+// free space once a second; near it, every 10 ms.
+func TestSpaceGuardPollsByHeadroom(t *testing.T) {
+	g := &spaceGuard{margin: 100 << 20}
+	for _, c := range []struct {
+		free int64
+		want time.Duration
+	}{
+		{100 << 30, time.Second},
+		{(100 << 20) + (2 << 30), 500 * time.Millisecond},
+		{(100 << 20) + (4 << 20), 10 * time.Millisecond},
+		{50 << 20, 10 * time.Millisecond},
+	} {
+		if got := g.nextPoll(c.free); got != c.want {
+			t.Errorf("%d MiB free: next poll in %v, want %v", c.free>>20, got, c.want)
+		}
+	}
+}
