@@ -341,14 +341,7 @@ func TestKneeReportsSpread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := engine.Open("memory", engine.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := e.WriteAll(db, GenSource{e.Gen}, 100, 1, "memory"); err != nil {
-		t.Fatal(err)
-	}
+	db := loadedRail(t, e)
 	run := func() testing.BenchmarkResult {
 		return testing.Benchmark(func(b *testing.B) { runKnee(b, e, db, "get", &upserts{}) })
 	}

@@ -26,14 +26,7 @@ func TestLatencySpectrumFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := engine.Open("memory", engine.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := e.WriteAll(db, GenSource{e.Gen}, 100, 1, "memory"); err != nil {
-		t.Fatal(err)
-	}
+	db := loadedRail(t, e)
 	r := testing.Benchmark(func(b *testing.B) { runLoad(b, e, db, "get-hit", 2000, &upserts{}) })
 	if r.N != 1 || r.Extra["achieved-ops/s"] < 1000 || r.Extra["p9999-ns"] <= 0 {
 		t.Fatalf("N=%d, metrics %v", r.N, r.Extra)
@@ -142,4 +135,19 @@ func TestMergeAccountsForEveryOperation(t *testing.T) {
 	if m.Scheduled != 200 || m.Done != 160 || m.Unrun != 40 || m.Latency.Count() != 200 || m.Complete() {
 		t.Errorf("merged: scheduled %d, done %d, unrun %d, latencies %d", m.Scheduled, m.Done, m.Unrun, m.Latency.Count())
 	}
+}
+
+// loadedRail is the calibration rail holding the run's data set, closed
+// when the test ends.
+func loadedRail(t *testing.T, e *Env) engine.DB {
+	t.Helper()
+	db, err := engine.Open("memory", engine.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := e.WriteAll(db, GenSource{e.Gen}, 100, 1, "memory"); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

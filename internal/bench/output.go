@@ -145,6 +145,11 @@ func (e *Env) echoConfig(w io.Writer) {
 	line("readahead", c.Readahead)
 	line("batch", c.Batch)
 	line("writers", c.Writers)
+	if c.SpaceGuard {
+		line("space-guard", "on: writes stop once the free space under -dir falls below the writing engine's own reserve + 2 batches + 16 MiB")
+	} else {
+		line("space-guard", "off")
+	}
 	line("threads", c.Threads.String())
 	line("latency-sample", fmt.Sprintf("1/%d reads (HDR histogram, ns)", LatencySampleMask+1))
 	line("timestamp-ns", timestampCost())
