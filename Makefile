@@ -19,7 +19,7 @@ BLOCKS   ?= 4KiB,32KiB
 comma    := ,
 
 
-.PHONY: memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
+.PHONY: valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
 
 all: test
 
@@ -33,6 +33,17 @@ deps:
 	echo "kvbench: installing librocksdb-dev" >&2; \
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq librocksdb-dev >/dev/null
+
+# valgrind-deps installs Debian's valgrind (the gate's instruction counts,
+# internal/valgrind's test) the way deps installs librocksdb-dev; without
+# root or sudo it says how, and the tests that need it skip.
+valgrind-deps:
+	@if command -v valgrind >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO=sudo; else \
+	  echo "kvbench: valgrind is missing; install it with 'sudo apt-get install valgrind'. Continuing without it." >&2; exit 0; fi; \
+	echo "kvbench: installing valgrind" >&2; \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null
 
 # bench: the main job, sized to answer five questions in a few minutes
 # (README.md, "What make bench measures"): write throughput and
@@ -232,7 +243,7 @@ smoke:
 # test: every step timed, and the times printed slowest first at the end
 # (each package's own time is on its "ok" line above).
 TEST_STEPS = vet unit smoke report-test
-test: deps
+test: deps valgrind-deps
 	@times=; for s in $(TEST_STEPS); do \
 	  t0=$$(date +%s.%N); $(MAKE) --no-print-directory $$s || exit 1; \
 	  times="$$times$$(printf '%6.1f s  make %s' $$(awk "BEGIN { print $$(date +%s.%N) - $$t0 }") $$s)\n"; \
