@@ -207,9 +207,11 @@ func TestDiskFillsDuringWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds fixtures in child processes")
 	}
-	const keysMil, memtable = "0.03", "2"
+	// 100k keys take the fastest engine about half a second to write:
+	// several of the guard's reads after the filler.
+	const keysMil, memtable = "0.1", "2"
 	cfg := bench.Default()
-	cfg.KeysMil, cfg.MemtableMB = 0.03, 2
+	cfg.KeysMil, cfg.MemtableMB = 0.1, 2
 	for _, info := range engine.All() {
 		if info.Reference || info.Missing != "" {
 			continue
@@ -220,7 +222,7 @@ func TestDiskFillsDuringWrites(t *testing.T) {
 			{"populate", "^BenchmarkPopulate" + info.Title + "$/valsz/batch/sync=false"},
 		} {
 			t.Run(info.Title+"/"+c.name, func(t *testing.T) {
-				dir := mountTmpfs(t, "320m")
+				dir := mountTmpfs(t, "512m")
 				args := []string{"-test.run=^$", "-test.bench=" + c.bench, "-test.benchtime=1x", "-keys_mil", keysMil,
 					"-memtable_mb", memtable, "-cache", "warm", "-threads", "1", "-hit_rate", "1", "-dir", dir}
 				child := exec.Command(os.Args[0], args...)
