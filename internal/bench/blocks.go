@@ -87,9 +87,10 @@ func (e *Env) blocks(info engine.Info) []ByteSize {
 }
 
 // forEachBlock runs pass once per block size of info, with the size in
-// force for every fixture and option the pass declares (Env.Options), and
-// closes the handles each pass opened before the next starts, so that two
-// block sizes never hold memory (caches, maps) at once.
+// force for every fixture and option the pass declares (Env.Options). Run
+// closes the handles each pass opened before the next starts
+// (closeHandlesAfter), so that two block sizes never hold memory (caches,
+// maps) at once.
 func (e *Env) forEachBlock(info engine.Info, pass func()) {
 	defer func() { e.block = 0 }()
 	for _, bs := range e.blocks(info) {
