@@ -31,7 +31,8 @@ import (
 // before a writer at spaceRate could use up the headroom, every spacePoll
 // at most and every spacePollIdle at least. Far from full, that is once a
 // second: waking a goroutine every 10 ms cost Badger's populate (a
-// pipeline of goroutines on two processors) about 4 % of its keys/s.
+// pipeline of goroutines on two processors) 4-9 % of its keys/s in
+// paired rounds (docs/methodology.md).
 const (
 	spacePoll     = 10 * time.Millisecond
 	spacePollIdle = time.Second
