@@ -23,27 +23,26 @@ comma    := ,
 
 all: test
 
-# deps installs Debian's RocksDB library when missing: as root directly,
-# otherwise through sudo when it needs no password; failing both it says how
-# and the suite runs without RocksDB.
-deps:
-	@if dpkg -s librocksdb-dev >/dev/null 2>&1; then exit 0; fi; \
+# apt_install,CHECK,PACKAGE,WHY,CODE installs Debian's PACKAGE unless the
+# command CHECK succeeds: as root directly, otherwise through sudo when it
+# needs no password; failing both it says how (and WHY) and exits with CODE.
+apt_install = if $(1) >/dev/null 2>&1; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO=sudo; else \
-	  echo "kvbench: librocksdb-dev is missing; install it with 'sudo apt-get install librocksdb-dev' to include RocksDB. Continuing without it." >&2; exit 0; fi; \
-	echo "kvbench: installing librocksdb-dev" >&2; \
+	  echo "kvbench: $(2) is missing; install it with 'sudo apt-get install $(2)' $(3)" >&2; exit $(4); fi; \
+	echo "kvbench: installing $(2)" >&2; \
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq librocksdb-dev >/dev/null
+	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null
+
+# deps installs Debian's RocksDB library when missing; without root or
+# sudo the suite runs without RocksDB.
+deps:
+	@$(call apt_install,dpkg -s librocksdb-dev,librocksdb-dev,to include RocksDB. Continuing without it.,0)
 
 # valgrind-deps installs Debian's valgrind (the gate's instruction counts,
-# internal/valgrind's test) the way deps installs librocksdb-dev; without
-# root or sudo it says how, and the tests that need it skip.
+# internal/valgrind's test); without root or sudo the tests that need it
+# skip.
 valgrind-deps:
-	@if command -v valgrind >/dev/null 2>&1; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO=sudo; else \
-	  echo "kvbench: valgrind is missing; install it with 'sudo apt-get install valgrind'. Continuing without it." >&2; exit 0; fi; \
-	echo "kvbench: installing valgrind" >&2; \
-	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null
+	@$(call apt_install,command -v valgrind,valgrind,for the tests that count instructions. Continuing without it.,0)
 
 # bench: the main job, sized to answer five questions in a few minutes
 # (README.md, "What make bench measures"): write throughput and
@@ -127,15 +126,9 @@ summary:
 report:
 	@$(GO) run ./benchstat/report -o $(RESULTS)/report.html $(SUMMARY_IN)
 
-# report-deps installs Debian's chromium for the report's browser test,
-# the way deps installs librocksdb-dev.
+# report-deps installs Debian's chromium for the report's browser test.
 report-deps:
-	@if command -v chromium >/dev/null 2>&1; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO=sudo; else \
-	  echo "kvbench: chromium is missing; install it with 'sudo apt-get install chromium' for the report test." >&2; exit 1; fi; \
-	echo "kvbench: installing chromium" >&2; \
-	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+	@$(call apt_install,command -v chromium,chromium,for the report test.,1)
 
 # report-test: the report page rendered in headless Chromium: every table
 # and chart there, no text overflowing (benchstat/report).
