@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compare.sh [-module MODULE] BASE HEAD [-bench REGEX] [-count N] [-o DIR] [flags...]
+# compare.sh [-module MODULE] BASE HEAD [-mode time|sim|both] [-bench REGEX] [-count N] [-o DIR] [flags...]
 #
 # Builds two test binaries once, runs them in paired rounds on the same
 # fixtures under the same -dir, in alternating order (base then head in odd
@@ -23,7 +23,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -39,18 +39,20 @@ shift 2
 # Defaults, measured on this suite (docs/gating.md); a later copy of a flag
 # overrides them (the flag package keeps the last value).
 bench='BenchmarkReadRandom'
-count=20
+count=
+mode=time
+sim_benchtime=2000x
 out=results/compare
 bench_args=(-threads 1 -cache warm -test.benchtime 0.05s -keys_mil 0.01 -valsz 256)
 gate_args=()
 alpha=0.05
-stat_args=(-table= -ignore dir-fs)
+stat_args=(-table= -ignore dir-fs,timestamp-ns)
 while [[ $# -gt 0 ]]; do
 	f=$1
 	[[ $f == --* ]] && f=${f#-}
 	case $f in
 	-h | -help) usage ;;
-	-bench=* | -count=* | -o=* | -alpha=* | -threshold=* | -units=*) set -- "${f%%=*}" "${f#*=}" "${@:2}"; continue ;;
+	-bench=* | -count=* | -o=* | -alpha=* | -threshold=* | -sim_threshold=* | -units=* | -mode=* | -sim_benchtime=*) set -- "${f%%=*}" "${f#*=}" "${@:2}"; continue ;;
 	esac
 	case $f in
 	-bench) bench=${2:?-bench needs a regular expression}; shift 2 ;;
@@ -59,16 +61,35 @@ while [[ $# -gt 0 ]]; do
 		[[ $count =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: -count ${count}: must be a whole number of rounds" >&2; exit 2; }
 		shift 2 ;;
 	-o) out=${2:?-o needs a directory}; shift 2 ;;
+	-mode)
+		mode=${2:-}
+		[[ $mode =~ ^(time|sim|both)$ ]] || { echo "compare.sh: -mode ${mode}: must be time, sim or both" >&2; exit 2; }
+		shift 2 ;;
+	-sim_benchtime)
+		sim_benchtime=${2:-}
+		[[ $sim_benchtime =~ ^[1-9][0-9]*x$ ]] || { echo "compare.sh: -sim_benchtime ${sim_benchtime}: must be a count of iterations, e.g. 2000x: a time-based benchtime gives each side its own b.N under Valgrind" >&2; exit 2; }
+		shift 2 ;;
 	-alpha) alpha=${2:?-alpha needs a value}; gate_args+=(-alpha "$2"); stat_args+=(-alpha "$2"); shift 2 ;;
-	-threshold | -units) gate_args+=("$f" "${2:?$f needs a value}"); shift 2 ;;
+	-threshold | -sim_threshold | -units) gate_args+=("$f" "${2:?$f needs a value}"); shift 2 ;;
 	-holm | -holm=* | -allow_removed) gate_args+=("$f"); shift ;;
-	-benchtime | -cpu | -timeout) bench_args+=("-test.${f#-}" "${2:?$f needs a value}"); shift 2 ;;
-	-benchtime=* | -cpu=* | -timeout=*) bench_args+=("-test.${f#-}"); shift ;;
+	-benchtime | -cpu | -timeout) bench_args+=("-test.${f#-}" "${2:?$f needs a value}"); [[ $f == -benchtime ]] && user_benchtime=$2; shift 2 ;;
+	-benchtime=* | -cpu=* | -timeout=*) bench_args+=("-test.${f#-}"); [[ $f == -benchtime=* ]] && user_benchtime=${f#*=}; shift ;;
 	-benchmem | -short | -v) bench_args+=("-test.${f#-}"); shift ;;
 	-module) echo "compare.sh: -module goes first: compare.sh -module MODULE BASE HEAD [flags]" >&2; exit 2 ;;
 	*) bench_args+=("$1"); shift ;;
 	esac
 done
+# Counted results repeat within about 1 %, so sim mode needs only the
+# rounds the signed-rank test itself needs (docs/gating.md); timed ones
+# need 20 on a shared machine. In sim mode alone, -benchtime Nx sets the
+# iterations counted.
+if [[ $mode == sim && -n ${user_benchtime:-} ]]; then
+	[[ $user_benchtime =~ ^[1-9][0-9]*x$ ]] || { echo "compare.sh: -mode sim -benchtime ${user_benchtime}: must be a count of iterations, e.g. 2000x: a time-based benchtime gives each side its own b.N under Valgrind" >&2; exit 2; }
+	sim_benchtime=$user_benchtime
+fi
+time_count=${count:-20}
+sim_count=${count:-9}
+count=$([[ $mode == time ]] && echo "$time_count" || echo "$sim_count") # both: the smaller
 # The signed-rank test needs 2^-n < alpha: fewer rounds could never fail.
 need=$(awk -v a="$alpha" 'BEGIN { if (!(a > 0 && a < 1)) { print 0; exit } n = 1; while (2^-n >= a) n++; print n }')
 [[ $need -gt 0 ]] || { echo "compare.sh: -alpha $alpha: must be more than 0 and less than 1" >&2; exit 2; }
@@ -150,45 +171,76 @@ else
 	build head "$head_ref" || exit 2
 fi
 go build -o "$tmp/gate" ./benchstat/gate || exit 2
+if [[ $mode != time ]]; then
+	command -v valgrind >/dev/null || { echo "compare.sh: -mode $mode needs valgrind: make valgrind-deps installs it" >&2; exit 2; }
+	go build -o "$tmp/sim" ./benchstat/sim || exit 2
+fi
 
 mkdir -p "$out"
-: >"$out/base.txt"
-: >"$out/head.txt"
-run() { # run SIDE [extra test flags]: one round of SIDE's binary, told its side
-	local side=$1
-	shift
-	KVBENCH_SIDE=$side "$tmp/$side.test" -test.run '^$' -test.bench "$bench" -test.count 1 "${bench_args[@]}" "$@"
+run() { # run MODE SIDE: one round of SIDE's binary, told its side
+	local side=$2
+	if [[ $1 == sim ]]; then
+		KVBENCH_SIDE=$side "$tmp/sim" "$tmp/$side.test" -test.run '^$' -test.bench "$bench" -test.count 1 "${bench_args[@]}" \
+			-test.benchtime "$sim_benchtime" -test.cpu 1
+	else
+		KVBENCH_SIDE=$side "$tmp/$side.test" -test.run '^$' -test.bench "$bench" -test.count 1 "${bench_args[@]}"
+	fi
 }
 # Build or reuse each side's fixtures before anything is timed; they are
 # keyed by the data, the options that shape files and the engine version,
 # so both sides share them unless one side changed an engine's version.
 for side in base head; do
-	run "$side" -test.benchtime 1x >"$tmp/warmup-$side.txt" || {
+	KVBENCH_SIDE=$side "$tmp/$side.test" -test.run '^$' -test.bench "$bench" -test.count 1 "${bench_args[@]}" -test.benchtime 1x >"$tmp/warmup-$side.txt" || {
 		grep -v '^settings-' "$tmp/warmup-$side.txt" | tail -20 >&2
 		echo "compare.sh: $side fails" >&2
 		exit 2
 	}
 done
-: >"$out/order.txt"
-for ((i = 1; i <= count; i++)); do
-	if ((i % 2)); then order=(base head); else order=(head base); fi
-	echo "compare.sh: round $i of $count (${order[*]})" >&2
-	echo "$i ${order[*]}" >>"$out/order.txt"
-	for side in "${order[@]}"; do
-		run "$side" >>"$out/$side.txt" || { echo "compare.sh: $side fails in round $i; its output is in $out/$side.txt" >&2; exit 2; }
+rounds() { # rounds MODE N PREFIX: N paired rounds into $out/PREFIXbase.txt and PREFIXhead.txt
+	local m=$1 n=$2 p=$3
+	: >"$out/${p}base.txt"
+	: >"$out/${p}head.txt"
+	: >"$out/${p}order.txt"
+	for ((i = 1; i <= n; i++)); do
+		if ((i % 2)); then order=(base head); else order=(head base); fi
+		echo "compare.sh: $m round $i of $n (${order[*]})" >&2
+		echo "$i ${order[*]}" >>"$out/${p}order.txt"
+		for side in "${order[@]}"; do
+			run "$m" "$side" >>"$out/${p}$side.txt" || { echo "compare.sh: $side fails in $m round $i; its output is in $out/${p}$side.txt" >&2; exit 2; }
+		done
 	done
-done
+}
 
 what="$base_ref ($(git rev-parse --short --verify --quiet "$base_ref^{commit}" || echo file))"
 [[ -n $module ]] && what="$module $base_ref"
-echo "compare.sh: base $what, head $head_ref, $count rounds alternating, -bench '$bench' ${bench_args[*]}" | tee "$out/benchstat.txt"
-# One table per unit: settings-<engine> lines differ between engines and
-# would otherwise split every table; free space on -dir changes every run.
-go tool benchstat "${stat_args[@]}" "$out/base.txt" "$out/head.txt" | tee -a "$out/benchstat.txt"
-echo
-set +e
-"$tmp/gate" "${gate_args[@]}" "$out/base.txt" "$out/head.txt" >"$out/gate.md"
-status=$?
-set -e
-cat "$out/gate.md"
+: >"$out/benchstat.txt"
+: >"$out/gate.md"
+status=0
+gate() { # gate MODE N PREFIX: benchstat's table and the gate's verdict on one mode's rounds
+	local m=$1 n=$2 p=$3 how
+	how="-bench '$bench' ${bench_args[*]}"
+	[[ $m == sim ]] && how="$how, counted under callgrind at -benchtime $sim_benchtime"
+	echo "compare.sh: base $what, head $head_ref, $n $m rounds alternating, $how" | tee -a "$out/benchstat.txt"
+	# One table per unit: settings-<engine> lines differ between engines and
+	# would otherwise split every table; free space on -dir changes every run.
+	go tool benchstat "${stat_args[@]}" "$out/${p}base.txt" "$out/${p}head.txt" | tee -a "$out/benchstat.txt"
+	echo
+	set +e
+	"$tmp/gate" "${gate_args[@]}" "$out/${p}base.txt" "$out/${p}head.txt" >"$tmp/gate-$m.md"
+	local st=$?
+	set -e
+	if [[ $mode == both ]]; then
+		{ echo "#### $m mode"; echo; cat "$tmp/gate-$m.md"; } >>"$out/gate.md"
+	else
+		cat "$tmp/gate-$m.md" >>"$out/gate.md"
+	fi
+	cat "$tmp/gate-$m.md"
+	((st > status)) && status=$st
+	return 0
+}
+case $mode in
+time) rounds time "$time_count" "" && gate time "$time_count" "" ;;
+sim) rounds sim "$sim_count" "" && gate sim "$sim_count" "" ;;
+both) rounds time "$time_count" "" && rounds sim "$sim_count" sim- && gate time "$time_count" "" && gate sim "$sim_count" sim- ;;
+esac
 exit "$status"

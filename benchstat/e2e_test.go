@@ -84,7 +84,7 @@ func TestCompareCatchesSlowerEngine(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("compare.sh exit %d, want 1 (regression):\n%s", code, log)
 	}
-	for _, want := range []string{"FAIL", "| REGRESSION | `ReadRandomBolt/", "cpu-ns/op"} {
+	for _, want := range []string{"FAIL", "| REGRESSION | time | `ReadRandomBolt/", "cpu-ns/op"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("gate summary lacks %q", want)
 		}
@@ -172,7 +172,7 @@ func TestModuleCompare(t *testing.T) {
 	os.Mkdir(data, 0o755)
 
 	code, md := compareModule(t, "v1.5.0", slow, data, filepath.Join(tmp, "slow"))
-	if code != 1 || !strings.Contains(md, "| REGRESSION | `ReadRandomBolt/") {
+	if code != 1 || !strings.Contains(md, "| REGRESSION | time | `ReadRandomBolt/") {
 		t.Errorf("an extra lookup per read: exit %d, want 1 with a ReadRandomBolt regression", code)
 	}
 	head, _ := os.ReadFile(filepath.Join(tmp, "slow", "head.txt"))

@@ -31,6 +31,7 @@ func main() {
 	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
 	alpha := fs.Float64("alpha", 0.05, "significance level of the one-sided signed-rank test on the per-round changes")
 	threshold := fs.Float64("threshold", 100*gate.DefaultThreshold, "percent: a series fails only when the median per-round change is worse than this")
+	simThreshold := fs.Float64("sim_threshold", 100*gate.DefaultSimThreshold, "percent: the same for results counted under callgrind (a \"mode: sim\" line, benchstat/sim)")
 	holm := fs.Bool("holm", true, "Holm-Bonferroni correction across the tested series, so that alpha bounds the chance of any false alarm in the comparison (-holm=false: alpha per series)")
 	units := fs.String("units", "", "regular expression: gate exactly the units it matches, e.g. '^(ns/op|cpu-ns/op)$' (default: each family's own units)")
 	allowRemoved := fs.Bool("allow_removed", false, "a gated series in base but not in head passes (default: it fails)")
@@ -45,7 +46,7 @@ func main() {
 		fs.Usage()
 		os.Exit(2)
 	}
-	o := gate.Options{Alpha: *alpha, Threshold: *threshold / 100, Holm: *holm, AllowRemoved: *allowRemoved}
+	o := gate.Options{Alpha: *alpha, Threshold: *threshold / 100, SimThreshold: *simThreshold / 100, Holm: *holm, AllowRemoved: *allowRemoved}
 	if err := o.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, "gate:", err)
 		os.Exit(2)

@@ -11,10 +11,10 @@ import (
 // chart draws the share of comparisons that failed the gate against the
 // injected slowdown: the A/A rate at 0, the power above it, with the
 // goals (at most 5% at 0, at least 80% at 5%) as dashed lines.
-func chart(path string, tally map[float64]*count, pcts []float64) error {
+func chart(path string, tally map[float64]*count, pcts []float64, unit string) error {
 	p := plot.New()
 	p.Title.Text = "Regression gate on this machine: comparisons failed"
-	p.X.Label.Text = "injected slowdown per read (% of the engine's cpu-ns/op)"
+	p.X.Label.Text = "injected slowdown per read (% of the engine's " + unit + ")"
 	p.Y.Label.Text = "comparisons that failed the gate (%)"
 	p.Y.Min, p.Y.Max = 0, 100
 	xy := plotter.XYs{{X: 0, Y: 100 * tally[0].rate()}}

@@ -7,12 +7,16 @@
 // on prebuilt binaries at its defaults, rounds of every kind interleaved
 // so that the machine's drift over the hour hits every kind alike.
 //
-//	go run ./benchstat/power [-aa 20] [-runs 10] [-slowdowns 2,5,10] [-o results/power] [-- compare.sh flags]
+//	go run ./benchstat/power [-mode time|sim] [-aa 20] [-runs 10] [-slowdowns 2,5,10] [-slowed_bench REGEX] [-o results/power] [-- compare.sh flags]
 //
-// Each slowed run slows one engine, the next engine each run: per read, by
-// the given share of that engine's cpu-ns/op in the first A/A run. It
-// writes runs.tsv (one line per comparison), power.md (the table) and
-// power.svg (the chart) into -o.
+// In time mode each slowed run slows one engine, the next engine each run:
+// per read, by the given share of that engine's cpu-ns/op in the first A/A
+// run (a calibrated busy loop). In sim mode (compare.sh -mode sim) each
+// slowed run slows every engine at once, each by the given share of its
+// own instr/op, with a countdown of exactly that many instructions; every
+// engine's series is gated on its own, so each run is one trial per
+// engine. It writes runs.tsv (one line per engine per comparison),
+// power.md (the table) and power.svg (the chart) into -o.
 package main
 
 import (
@@ -40,7 +44,21 @@ func main() {
 	out := flag.String("o", "results/power", "output directory")
 	tags := flag.String("tags", defaultTags(), "build tags of both binaries")
 	resampleOnly := flag.Bool("resample_only", false, "only resample the A/A rounds already in -o (rounds.md)")
+	mode := flag.String("mode", "time", "time: slow by cpu-ns/op; sim: compare.sh -mode sim, slow by instr/op")
+	slowedBench := flag.String("slowed_bench", "", "the -bench of the slowed comparisons (default: compare.sh's, as in the A/A ones)")
 	flag.Parse()
+	if *mode != "time" && *mode != "sim" {
+		fatalf("-mode %s: must be time or sim", *mode)
+	}
+	unit := map[string]string{"time": "cpu-ns/op", "sim": "instr/op"}[*mode]
+	args := flag.Args()
+	if *mode == "sim" {
+		args = append([]string{"-mode", "sim"}, args...)
+	}
+	slowArgs := args
+	if *slowedBench != "" {
+		slowArgs = append(append([]string{}, args...), "-bench", *slowedBench)
+	}
 	var pcts []float64
 	for _, s := range strings.Split(*slowdowns, ",") {
 		p, err := strconv.ParseFloat(s, 64)
@@ -72,24 +90,26 @@ func main() {
 		fatalf("%v", err)
 	}
 	defer tsv.Close()
-	fmt.Fprintln(tsv, "round\tslowdown-%\tengine\tdelay\tgate-exit\tcaught\tfailed-elsewhere\tmeasured-cpu-change-%\tload1")
-	var cal map[string]float64 // engine title -> cpu-ns/op
+	fmt.Fprintf(tsv, "round\tslowdown-%%\tengine\tdelay\tgate-exit\tcaught\tfailed-elsewhere\tmeasured-%s-change-%%\tload1\n", strings.TrimSuffix(unit, "/op"))
+	var cal map[string]float64 // engine title -> unit per read
 	var titles []string
 	tally := map[float64]*count{0: {}}
+	perEngine := map[float64]map[string]*count{}
 	for _, p := range pcts {
 		tally[p] = &count{}
+		perEngine[p] = map[string]*count{}
 	}
 	for r := 1; r <= max(*aa, *runs); r++ {
 		if r <= *aa {
-			res := compare(dir, fmt.Sprintf("aa-%02d", r), base, base, nil, flag.Args())
+			res := compare(dir, fmt.Sprintf("aa-%02d", r), base, base, nil, args)
 			if cal == nil {
-				cal = cpuPerRead(filepath.Join(res.dir, "base.txt"))
+				cal = perRead(filepath.Join(res.dir, "base.txt"), unit)
 				for t := range cal {
 					titles = append(titles, t)
 				}
 				sort.Strings(titles)
 				if len(titles) == 0 {
-					fatalf("no cpu-ns/op in %s: the comparison must run ReadRandom", res.dir)
+					fatalf("no %s in %s: the comparison must run ReadRandom", unit, res.dir)
 				}
 			}
 			tally[0].add(res.exit == 1, 0)
@@ -99,29 +119,49 @@ func main() {
 			continue
 		}
 		for i, p := range pcts {
-			eng := titles[(r+i)%len(titles)]
-			delay := time.Duration(p / 100 * cal[eng])
-			env := []string{"KVBENCH_SLOWDOWN=" + strings.ToLower(eng) + "=" + delay.String()}
-			// The same binary on both sides: only the loop differs.
-			res := compare(dir, fmt.Sprintf("slow%g-%02d", p, r), slow, slow, env, flag.Args())
-			caught, elsewhere := false, []string{}
-			for _, f := range res.failed {
-				if strings.HasPrefix(f, "ReadRandom"+eng+"/") {
-					caught = true
-				} else {
-					elsewhere = append(elsewhere, f)
-				}
+			slowed := []string{titles[(r+i)%len(titles)]}
+			if *mode == "sim" {
+				slowed = titles
 			}
-			change := cpuChange(res.dir, eng)
-			tally[p].add(caught && res.exit == 1, change)
-			fmt.Fprintf(tsv, "%d\t%g\t%s\t%v\t%d\t%v\t%s\t%.2f\t%s\n", r, p, eng, delay, res.exit, caught, strings.Join(elsewhere, ","), change, res.load)
+			var spec []string
+			what := map[string]string{}
+			for _, eng := range slowed {
+				if *mode == "sim" {
+					what[eng] = fmt.Sprintf("%dinstr", int(p/100*cal[eng]+0.5))
+				} else {
+					what[eng] = time.Duration(p / 100 * cal[eng]).String()
+				}
+				spec = append(spec, strings.ToLower(eng)+"="+what[eng])
+			}
+			env := []string{"KVBENCH_SLOWDOWN=" + strings.Join(spec, ",")}
+			// The same binary on both sides: only the loop differs.
+			res := compare(dir, fmt.Sprintf("slow%g-%02d", p, r), slow, slow, env, slowArgs)
+			for _, eng := range slowed {
+				caught, elsewhere := false, []string{}
+				for _, f := range res.failed {
+					if strings.HasPrefix(f, "ReadRandom"+eng+"/") {
+						caught = true
+					} else if !slowedRead(f, slowed) {
+						elsewhere = append(elsewhere, f)
+					}
+				}
+				change := unitChange(res.dir, eng, unit)
+				tally[p].add(caught && res.exit == 1, change)
+				if perEngine[p][eng] == nil {
+					perEngine[p][eng] = &count{}
+				}
+				perEngine[p][eng].add(caught && res.exit == 1, change)
+				fmt.Fprintf(tsv, "%d\t%g\t%s\t%s\t%d\t%v\t%s\t%.2f\t%s\n", r, p, eng, what[eng], res.exit, caught, strings.Join(elsewhere, ","), change, res.load)
+			}
 		}
 	}
-	writeTable(filepath.Join(dir, "power.md"), tally, pcts)
-	if err := chart(filepath.Join(dir, "power.svg"), tally, pcts); err != nil {
+	writeTable(filepath.Join(dir, "power.md"), tally, perEngine, pcts, titles, unit)
+	if err := chart(filepath.Join(dir, "power.svg"), tally, pcts, unit); err != nil {
 		fatalf("chart: %v", err)
 	}
-	resample(dir)
+	if *mode == "time" {
+		resample(dir)
+	}
 	fmt.Printf("power: wrote %s/{runs.tsv,power.md,power.svg,rounds.md}\n", dir)
 }
 
@@ -159,14 +199,26 @@ func (c *count) add(failed bool, change float64) {
 
 func (c *count) rate() float64 { return float64(c.failed) / float64(max(c.n, 1)) }
 
-func writeTable(path string, tally map[float64]*count, pcts []float64) {
+func writeTable(path string, tally map[float64]*count, perEngine map[float64]map[string]*count, pcts []float64, titles []string, unit string) {
 	var b strings.Builder
 	a := tally[0]
-	fmt.Fprintf(&b, "| injected slowdown per read | comparisons | gate failed | rate | measured cpu-ns/op change (median) |\n|--:|--:|--:|--:|--:|\n")
-	fmt.Fprintf(&b, "| none (A/A) | %d | %d | %.0f%% | |\n", a.n, a.failed, 100*a.rate())
+	fmt.Fprintf(&b, "| injected slowdown per read | trials | gate failed | rate | measured %s change (median) |", unit)
+	for _, t := range titles {
+		fmt.Fprintf(&b, " %s caught |", t)
+	}
+	fmt.Fprintf(&b, "\n|--:|--:|--:|--:|--:|%s\n", strings.Repeat("--:|", len(titles)))
+	fmt.Fprintf(&b, "| none (A/A) | %d | %d | %.0f%% | |%s\n", a.n, a.failed, 100*a.rate(), strings.Repeat(" |", len(titles)))
 	for _, p := range pcts {
 		c := tally[p]
-		fmt.Fprintf(&b, "| %g%% | %d | %d | %.0f%% | %+.1f%% |\n", p, c.n, c.failed, 100*c.rate(), stats.Sample{Xs: c.changes}.Quantile(0.5))
+		fmt.Fprintf(&b, "| %g%% | %d | %d | %.0f%% | %+.2f%% |", p, c.n, c.failed, 100*c.rate(), stats.Sample{Xs: c.changes}.Quantile(0.5))
+		for _, t := range titles {
+			if e := perEngine[p][t]; e != nil {
+				fmt.Fprintf(&b, " %d/%d |", e.failed, e.n)
+			} else {
+				fmt.Fprint(&b, " |")
+			}
+		}
+		fmt.Fprintln(&b)
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		fatalf("%v", err)
@@ -181,7 +233,18 @@ type result struct {
 	load   string
 }
 
-var failRow = regexp.MustCompile("^\\| (REGRESSION|MISSING) \\| `([^`]+)` \\| ([^ |]+)")
+var failRow = regexp.MustCompile("^\\| (REGRESSION|MISSING) \\| [a-z]+ \\| `([^`]+)` \\| ([^ |]+)")
+
+// slowedRead reports whether a failed series is the read of an engine
+// this run slowed on purpose.
+func slowedRead(failed string, slowed []string) bool {
+	for _, eng := range slowed {
+		if strings.HasPrefix(failed, "ReadRandom"+eng+"/") {
+			return true
+		}
+	}
+	return false
+}
 
 // compare runs compare.sh on two prebuilt binaries.
 func compare(dir, name, base, head string, env, args []string) result {
@@ -234,10 +297,10 @@ func series(path, unit string) map[string][]float64 {
 
 var readRandom = regexp.MustCompile(`^ReadRandom([A-Za-z]+)/`)
 
-// cpuPerRead is each engine's median cpu-ns/op in a results file.
-func cpuPerRead(path string) map[string]float64 {
+// perRead is each engine's median unit per read in a results file.
+func perRead(path, unit string) map[string]float64 {
 	out := map[string]float64{}
-	for name, v := range series(path, "cpu-ns/op") {
+	for name, v := range series(path, unit) {
 		if m := readRandom.FindStringSubmatch(name); m != nil {
 			out[m[1]] = stats.Sample{Xs: v}.Quantile(0.5)
 		}
@@ -245,9 +308,9 @@ func cpuPerRead(path string) map[string]float64 {
 	return out
 }
 
-// cpuChange is the median per-round change of eng's cpu-ns/op, in percent.
-func cpuChange(dir, eng string) float64 {
-	b, h := series(filepath.Join(dir, "base.txt"), "cpu-ns/op"), series(filepath.Join(dir, "head.txt"), "cpu-ns/op")
+// unitChange is the median per-round change of eng's unit, in percent.
+func unitChange(dir, eng, unit string) float64 {
+	b, h := series(filepath.Join(dir, "base.txt"), unit), series(filepath.Join(dir, "head.txt"), unit)
 	var ratios []float64
 	for name, bv := range b {
 		if m := readRandom.FindStringSubmatch(name); m == nil || m[1] != eng {

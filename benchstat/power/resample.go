@@ -104,7 +104,7 @@ func writeRoundsTable(path string, pool []round, meta *gate.Set, engines []strin
 	fmt.Fprintf(&b, "| rounds | threshold | A/A | 2%% slower | 5%% slower | 10%% slower |\n|--:|--:|--:|--:|--:|--:|\n")
 	for _, n := range []int{10, 20, 40, 80} {
 		for _, thr := range []float64{0.03, 0.05} {
-			o := gate.Options{Alpha: 0.05, Threshold: thr, Holm: true}
+			o := gate.Options{Alpha: 0.05, Threshold: thr, SimThreshold: thr, Holm: true}
 			fmt.Fprintf(&b, "| %d | %g%% |", n, thr*100)
 			for i, s := range shifts {
 				fmt.Fprintf(&b, " %.1f%% |", 100*resampledRate(pool, meta, engines, n, s, o, 1000, uint64(i+1)))
@@ -132,7 +132,7 @@ func writeUnitsTable(path, dir string, engines []string) {
 		if err1 != nil || err2 != nil {
 			fatalf("%s: %v %v", run, err1, err2)
 		}
-		for _, r := range gate.Compare(b, h, gate.Options{Alpha: 0.05, Threshold: gate.DefaultThreshold, Holm: true}) {
+		for _, r := range gate.Compare(b, h, gate.Options{Alpha: 0.05, Threshold: gate.DefaultThreshold, SimThreshold: gate.DefaultSimThreshold, Holm: true}) {
 			m := readRandom.FindStringSubmatch(r.Name)
 			if m == nil || math.IsNaN(r.Detectable) { // not tested
 				continue

@@ -149,9 +149,11 @@ func readRandom(b *testing.B, e *Env, db engine.DB, threads int, hitRate float64
 	cpu0 := measure.CPUTime()
 	b.ReportAllocs()
 	b.ResetTimer()
+	sim := StartSim(b)
 	start := time.Now()
 	RunThreads(threads, b.N, func(t, n int) { streams[t].read(readers[t], n) })
 	elapsed := time.Since(start)
+	sim.Stop()
 	b.StopTimer()
 	cpu := measure.CPUTime() - cpu0
 	reportReads(b, streams, int64(b.N), elapsed, sampleDisk().sub(d0), cpu)

@@ -74,12 +74,14 @@ func iterate(b *testing.B, e *Env, h *Handle, db engine.DB, cache string, tweak 
 		disk = timed.Disk
 	} else {
 		b.ResetTimer()
+		sim := StartSim(b)
 		for i := 0; i < b.N; i++ {
 			d0 := sampleDisk()
 			n, _, err = ScanAll(db, values, chk)
 			disk = disk.add(sampleDisk().sub(d0))
 			check()
 		}
+		sim.Stop()
 		b.StopTimer()
 	}
 	b.ReportMetric(float64(keys)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
@@ -172,9 +174,11 @@ func scan(b *testing.B, e *Env, db engine.DB, threads int) {
 	d0 := sampleDisk()
 	b.ReportAllocs()
 	b.ResetTimer()
+	sim := StartSim(b)
 	start := time.Now()
 	RunThreads(threads, b.N, func(t, n int) { streams[t].scan(readers[t], n) })
 	elapsed := time.Since(start)
+	sim.Stop()
 	b.StopTimer()
 	reportScans(b, streams, int64(b.N), elapsed, sampleDisk().sub(d0))
 }

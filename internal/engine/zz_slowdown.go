@@ -3,8 +3,10 @@
 // Under the kvbench_slowdown build tag only, every engine's point read
 // also spins a calibrated busy loop: a known slowdown against which the
 // regression gate's power is measured (benchstat/power, docs/gating.md).
-// KVBENCH_SLOWDOWN gives the extra time per read by engine, as
-// "bolt=45ns,pebble=210ns", and applies on the head side only when
+// KVBENCH_SLOWDOWN gives the extra work per read by engine, as time
+// ("bolt=45ns,pebble=210ns", a loop calibrated at start) or as
+// instructions ("bolt=22instr", a countdown of exactly that many, for
+// counting under callgrind, amd64 only), and applies on the head side only when
 // compare.sh runs the binary (KVBENCH_SIDE), so one binary on both sides
 // differs by the loop alone, not by its build. No Makefile target and no test build sets the
 // tag outside that measurement; the file is named to run its init after
@@ -14,14 +16,17 @@ package engine
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvbench/kvbench/internal/spin"
 )
 
 // spinSink keeps the busy loop from being optimised away.
 var spinSink uint64
 
-func spin(n int) {
+func busy(n int) {
 	x := spinSink
 	for i := 0; i < n; i++ {
 		x = x*6364136223846793005 + 1442695040888963407
@@ -35,7 +40,7 @@ func spinsPerNs() float64 {
 	best := time.Duration(1 << 62)
 	for range 5 {
 		t := time.Now()
-		spin(n)
+		busy(n)
 		best = min(best, time.Since(t))
 	}
 	return n / float64(best.Nanoseconds())
@@ -43,48 +48,71 @@ func spinsPerNs() float64 {
 
 func init() {
 	spec := os.Getenv("KVBENCH_SLOWDOWN")
-	if spec == "" || os.Getenv("KVBENCH_SIDE") == "base" {
+	if spec == "" {
 		return
 	}
-	rate := spinsPerNs()
+	// The base side runs the same wrapper with no work, so the sides
+	// differ by the loop alone, not by an extra call per read.
+	base := os.Getenv("KVBENCH_SIDE") == "base"
+	var rate float64
 	for _, part := range strings.Split(spec, ",") {
 		name, d, ok := strings.Cut(part, "=")
-		delay, err := time.ParseDuration(d)
 		info, known := registry[name]
-		if !ok || err != nil || !known {
-			fmt.Fprintf(os.Stderr, "KVBENCH_SLOWDOWN %q: want engine=duration,... with registered engines\n", part)
+		var work func()
+		var what string
+		if n, isInstr := strings.CutSuffix(d, "instr"); isInstr {
+			instr, err := strconv.Atoi(n)
+			ok = ok && err == nil && instr >= 0
+			steps := instr / spin.InstrPerStep
+			if base {
+				steps = 0
+			}
+			work, what = func() { spin.Countdown(steps) }, fmt.Sprintf("%d instructions (%d steps)", steps*spin.InstrPerStep, steps)
+		} else {
+			delay, err := time.ParseDuration(d)
+			ok = ok && err == nil
+			if rate == 0 {
+				rate = spinsPerNs()
+			}
+			spins := int(rate * float64(delay.Nanoseconds()))
+			if base {
+				spins = 0
+			}
+			work, what = func() { busy(spins) }, fmt.Sprintf("%v (%d spins)", delay, spins)
+		}
+		if !ok || !known {
+			fmt.Fprintf(os.Stderr, "KVBENCH_SLOWDOWN %q: want engine=duration or engine=<n>instr,... with registered engines\n", part)
 			os.Exit(2)
 		}
-		spins := int(rate * float64(delay.Nanoseconds()))
 		open := info.Open
 		info.Open = func(o Options) (DB, error) {
 			db, err := open(o)
 			if err != nil {
 				return nil, err
 			}
-			return slowDB{db, spins}, nil
+			return slowDB{db, work}, nil
 		}
 		registry[name] = info
-		fmt.Fprintf(os.Stderr, "kvbench: %s reads slowed by %v (%d spins)\n", name, delay, spins)
+		fmt.Fprintf(os.Stderr, "kvbench: %s reads slowed by %s\n", name, what)
 	}
 }
 
 type slowDB struct {
 	DB
-	spins int
+	work func()
 }
 
 func (d slowDB) NewReader() (Reader, error) {
 	r, err := d.DB.NewReader()
-	return slowReader{r, d.spins}, err
+	return slowReader{r, d.work}, err
 }
 
 type slowReader struct {
 	Reader
-	spins int
+	work func()
 }
 
 func (r slowReader) Get(key []byte, fn func([]byte) error) (bool, error) {
-	spin(r.spins)
+	r.work()
 	return r.Reader.Get(key, fn)
 }

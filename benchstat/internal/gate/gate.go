@@ -19,6 +19,7 @@ import (
 type Options struct {
 	Alpha        float64        // significance level of the one-sided signed-rank test
 	Threshold    float64        // median per-round worsening that fails, e.g. 0.03
+	SimThreshold float64        // the same for counted results (a "mode: sim" line), e.g. 0.005
 	Holm         bool           // Holm-Bonferroni correction over every tested series
 	Units        *regexp.Regexp // gate only these units, overriding each family's own; nil: the families' units
 	AllowRemoved bool           // a gated series in base only passes
@@ -27,6 +28,22 @@ type Options struct {
 // DefaultThreshold is the -threshold default: chosen by measurement on
 // the suite's default comparison (docs/gating.md).
 const DefaultThreshold = 0.03
+
+// DefaultSimThreshold is -sim_threshold's default, for results counted
+// under callgrind (benchstat/sim): chosen from their A/A spread
+// (docs/gating.md, "Simulation mode").
+const DefaultSimThreshold = 0.005
+
+// ModeSim is the "mode" configuration value of counted results.
+const ModeSim = "sim"
+
+// thresholdFor is the threshold of r's mode.
+func (o Options) thresholdFor(r Row) float64 {
+	if r.Mode == ModeSim {
+		return o.SimThreshold
+	}
+	return o.Threshold
+}
 
 // DefaultUnits are gated in results that do not say which of their units
 // carry their result (files written before the "gate" configuration line).
@@ -61,6 +78,7 @@ func (v Verdict) String() string {
 // Row is the comparison of one series.
 type Row struct {
 	Key
+	Mode       string // "sim" for counted results, "time" otherwise
 	Verdict    Verdict
 	Exact      bool    // compared strictly, without statistics
 	Better     int     // +1 higher is better, -1 lower, 0 no direction
@@ -112,6 +130,7 @@ func Compare(base, head *Set, o Options) []Row {
 			continue
 		}
 		r := compareSeries(k, bv, head.Values[k], base, head)
+		r.Mode = head.modeOf(k.Name)
 		if why := unsustained(k, base); why != "" {
 			r.Verdict, r.Why = Skipped, why
 		}
@@ -267,10 +286,10 @@ func verdict(r Row, o Options) Verdict {
 		}
 		return Unchanged
 	}
-	if r.PAdj < o.Alpha && (math.IsNaN(r.Delta) || r.Worse() > o.Threshold) {
+	if r.PAdj < o.Alpha && (math.IsNaN(r.Delta) || r.Worse() > o.thresholdFor(r)) {
 		return Regression
 	}
-	if r.pBetter < o.Alpha && (math.IsNaN(r.Delta) || -r.Worse() > o.Threshold) {
+	if r.pBetter < o.Alpha && (math.IsNaN(r.Delta) || -r.Worse() > o.thresholdFor(r)) {
 		// Informational: the same test the other way, uncorrected.
 		return Improvement
 	}
@@ -381,7 +400,7 @@ func detectable(r Row, base, head *Set, o Options, m int) float64 {
 	n := float64(r.N)
 	zl, zp := stats.StdNormal.InvCDF(1-lvl), stats.StdNormal.InvCDF(power)
 	test := (zl + zp) * s / math.Sqrt(0.955*n)
-	thr := math.Log1p(o.Threshold) + zp*1.2533*s/math.Sqrt(n)
+	thr := math.Log1p(o.thresholdFor(r)) + zp*1.2533*s/math.Sqrt(n)
 	return math.Expm1(math.Max(test, thr))
 }
 
@@ -457,6 +476,9 @@ func (o Options) Validate() error {
 	}
 	if !(o.Threshold >= 0 && o.Threshold < 10) {
 		return fmt.Errorf("-threshold %v%%: must be from 0%% to 1000%%", o.Threshold*100)
+	}
+	if !(o.SimThreshold >= 0 && o.SimThreshold < 10) {
+		return fmt.Errorf("-sim_threshold %v%%: must be from 0%% to 1000%%", o.SimThreshold*100)
 	}
 	return nil
 }

@@ -17,6 +17,9 @@ type Set struct {
 	// Gate holds, by benchmark name, the units that carry its result, from
 	// the "gate" configuration line the suite prints before each family.
 	Gate map[string]string
+	// Mode holds, by benchmark name, the "mode" configuration line of its
+	// results: "sim" when benchstat/sim counted them.
+	Mode map[string]string
 }
 
 // Key names one series: a full benchmark name (sub-benchmarks and the
@@ -29,7 +32,7 @@ func (k Key) String() string { return k.Name + " " + k.Unit }
 
 // NewSet returns an empty set.
 func NewSet() *Set {
-	return &Set{Values: map[Key][]float64{}, Units: benchfmt.UnitMetadataMap{}, Gate: map[string]string{}}
+	return &Set{Values: map[Key][]float64{}, Units: benchfmt.UnitMetadataMap{}, Gate: map[string]string{}, Mode: map[string]string{}}
 }
 
 // ReadFiles reads benchmark results from files into one set.
@@ -61,6 +64,9 @@ func (s *Set) Read(r io.Reader, name string) error {
 			n := string(rec.Name)
 			if g := rec.GetConfig("gate"); g != "" {
 				s.Gate[n] = g
+			}
+			if m := rec.GetConfig("mode"); m != "" {
+				s.Mode[n] = m
 			}
 			for _, v := range rec.Values {
 				unit, val := v.Unit, v.Value
@@ -94,4 +100,12 @@ func (s *Set) Keys() []Key {
 		return ks[i].Unit < ks[j].Unit
 	})
 	return ks
+}
+
+// modeOf is the mode that produced name's results: "sim" or "time".
+func (s *Set) modeOf(name string) string {
+	if m := s.Mode[name]; m != "" {
+		return m
+	}
+	return "time"
 }

@@ -28,10 +28,14 @@ func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 	}
 	fmt.Fprintf(w, "Base `%s`, head `%s`: %d series tested, %d improved, %d regressed, %d missing in head, %d removed, %d new, %d skipped.\n",
 		baseName, headName, Tested(rows), count[Improvement], count[Regression], count[Missing], count[Removed], count[New], count[Skipped])
+	thr := fmt.Sprintf("%g%%", o.Threshold*100)
+	if hasMode(rows, ModeSim) {
+		thr = fmt.Sprintf("%g%% (time mode) or %g%% (sim mode: instructions and estimated cycles counted under callgrind)", o.Threshold*100, o.SimThreshold*100)
+	}
 	fmt.Fprintf(w, "Rounds are paired: a series fails when a one-sided signed-rank test finds its per-round changes worse at alpha %g%s "+
-		"and their median is worse by more than %g%%; a gated series missing from head fails%s. "+
+		"and their median is worse by more than %s; a gated series missing from head fails%s. "+
 		"p is the test's in the direction of the verdict (worse, unless improved). *detectable* is the smallest worsening this run would have caught 4 times in 5, given the series' own noise.",
-		o.Alpha, corr, o.Threshold*100, map[bool]string{true: " unless removals are allowed", false: ""}[!o.AllowRemoved])
+		o.Alpha, corr, thr, map[bool]string{true: " unless removals are allowed", false: ""}[!o.AllowRemoved])
 	if o.Units != nil {
 		fmt.Fprintf(w, " Only units matching `%s` are gated.", o.Units)
 	}
@@ -83,11 +87,15 @@ func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 }
 
 func table(w io.Writer, rows []Row) {
-	fmt.Fprintf(w, "| verdict | benchmark | unit | base | head | change | p | rounds | detectable |\n")
-	fmt.Fprintf(w, "|---|---|---|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(w, "| verdict | mode | benchmark | unit | base | head | change | p | rounds | detectable |\n")
+	fmt.Fprintf(w, "|---|---|---|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rows {
+		mode := r.Mode
+		if mode == "" {
+			mode = "time"
+		}
 		if r.Verdict == Missing {
-			fmt.Fprintf(w, "| %s | `%s` | %s | | | | | %d+0 | |\n", r.Verdict, r.Name, r.Unit, r.N1)
+			fmt.Fprintf(w, "| %s | %s | `%s` | %s | | | | | %d+0 | |\n", r.Verdict, mode, r.Name, r.Unit, r.N1)
 			continue
 		}
 		sc := benchunit.CommonScale([]float64{r.Base, r.Head}, benchunit.ClassOf(r.Unit))
@@ -102,8 +110,8 @@ func table(w io.Writer, rows []Row) {
 				p += fmt.Sprintf(" (%.3f)", r.PAdj)
 			}
 		}
-		fmt.Fprintf(w, "| %s | `%s` | %s | %s | %s | %s | %s | %d | %s |\n",
-			r.Verdict, r.Name, r.Unit, sc.Format(r.Base), sc.Format(r.Head), pct(r.Delta), p, r.N, detect(r.Detectable))
+		fmt.Fprintf(w, "| %s | %s | `%s` | %s | %s | %s | %s | %s | %d | %s |\n",
+			r.Verdict, mode, r.Name, r.Unit, sc.Format(r.Base), sc.Format(r.Head), pct(r.Delta), p, r.N, detect(r.Detectable))
 	}
 	fmt.Fprintln(w)
 }
@@ -115,14 +123,29 @@ func detect(d float64) string {
 	case math.IsInf(d, 1):
 		return "none"
 	}
+	if d < 0.01 {
+		return fmt.Sprintf("%.2f%%", d*100)
+	}
 	return fmt.Sprintf("%.1f%%", d*100)
 }
 
 func pct(d float64) string {
-	if math.IsNaN(d) {
+	switch {
+	case math.IsNaN(d):
 		return "n/a"
+	case math.Abs(d) < 0.01: // sim mode's changes are this small and still real
+		return fmt.Sprintf("%+.2f%%", d*100)
 	}
 	return fmt.Sprintf("%+.1f%%", d*100)
+}
+
+func hasMode(rows []Row, mode string) bool {
+	for _, r := range rows {
+		if r.Mode == mode {
+			return true
+		}
+	}
+	return false
 }
 
 func plural(n int) string {

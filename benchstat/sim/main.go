@@ -1,0 +1,184 @@
+// Command sim runs a suite test binary under Valgrind's callgrind and
+// prints its benchmark results with the CPU work of each leaf's timed loop
+// in place of times: instr/op (instructions executed, every thread, Go and
+// C alike) and est-cycles/op (instructions plus simulated cache misses).
+// Counted work repeats within about 1 % from run to run where times on a
+// shared machine vary by tens of percent, so the regression gate can see a
+// 1 % change (docs/gating.md, "Simulation mode").
+//
+//	go run ./benchstat/sim [-cache=false] [-keep DIR] BINARY [test flags]
+//
+// The binary runs with GOMAXPROCS=1 (Valgrind runs one thread at a time:
+// idle Go processors would spin and count) and with asynchronous
+// preemption off (callgrind mishandles Go's preemption signal). Each
+// leaf's window is marked by the suite itself (internal/bench.StartSim):
+// counters are zeroed where its timed loop starts and dumped where it
+// ends, so setup, warm-up and other leaves stay out. Leaves without a
+// window (families that stay on time mode: cold, budget, fixed-rate,
+// knee) and leaves with more than one thread are left out, each with a
+// line on stderr saying why.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The simulated caches, fixed so that est-cycles/op does not depend on
+// the host's: a common x86 L1 and an 8 MiB last level.
+const cacheArgs = "--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
+
+// SimUnits are the units sim mode reports; the regression gate gates them.
+var simUnits = []string{"instr/op", "est-cycles/op"}
+
+func main() {
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	cache := fs.Bool("cache", true, "simulate the caches and report est-cycles/op (about 1.6x slower than instructions alone)")
+	keep := fs.String("keep", "", "keep callgrind's dumps in this directory (default: a temporary one, removed)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "usage: sim [-cache=false] [-keep DIR] BINARY [test flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	if fs.NArg() < 1 {
+		fs.Usage()
+		os.Exit(2)
+	}
+	os.Exit(run(fs.Arg(0), fs.Args()[1:], *cache, *keep, os.Stdout, os.Stderr))
+}
+
+// run runs binary under callgrind and writes its converted results to
+// stdout; it returns the exit status.
+func run(binary string, args []string, cache bool, keep string, stdout, stderr io.Writer) int {
+	vg, err := exec.LookPath("valgrind")
+	if err != nil {
+		fmt.Fprintln(stderr, "sim: valgrind is not installed: make valgrind-deps installs it")
+		return 2
+	}
+	dir := keep
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "kvbench-sim."); err != nil {
+			fmt.Fprintln(stderr, "sim:", err)
+			return 2
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintln(stderr, "sim:", err)
+		return 2
+	}
+	vargs := []string{"-q", "--tool=callgrind", "--instr-atstart=no", "--dump-line=no",
+		"--callgrind-out-file=" + filepath.Join(dir, "cg.%p"), "--cache-sim=" + map[bool]string{true: "yes", false: "no"}[cache]}
+	if cache {
+		vargs = append(vargs, strings.Fields(cacheArgs)...)
+	}
+	cmd := exec.Command(vg, append(append(vargs, binary), args...)...)
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GODEBUG="+godebug())
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = stderr
+	runErr := cmd.Run()
+	ws, err := readWindows(dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "sim:", err)
+		return 2
+	}
+	if err := convert(&out, ws, cache, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "sim:", err)
+		return 2
+	}
+	if runErr != nil {
+		fmt.Fprintf(stderr, "sim: %s under valgrind: %v\n", binary, runErr)
+		if x, ok := runErr.(*exec.ExitError); ok && x.ExitCode() > 0 {
+			return x.ExitCode()
+		}
+		return 2
+	}
+	return 0
+}
+
+// godebug adds asyncpreemptoff=1 to the caller's GODEBUG.
+func godebug() string {
+	if g := os.Getenv("GODEBUG"); g != "" {
+		return g + ",asyncpreemptoff=1"
+	}
+	return "asyncpreemptoff=1"
+}
+
+// multiThread matches a leaf that runs more than one goroutine of work.
+var multiThread = regexp.MustCompile(`/threads=([2-9]|[1-9][0-9]+)(/|-|$)`)
+
+// convert copies the binary's output with every benchmark line's values
+// replaced by its window's counts per iteration; gate lines name the sim
+// units, and a "mode: sim" line marks every result as counted.
+func convert(r io.Reader, ws []window, cache bool, w, stderr io.Writer) error {
+	byLeaf := map[string][]window{}
+	for _, x := range ws {
+		k := x.leaf + " " + strconv.FormatInt(x.n, 10)
+		byLeaf[k] = append(byLeaf[k], x)
+	}
+	units := simUnits
+	if !cache {
+		units = units[:1]
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "mode: sim\nsim: callgrind, GOMAXPROCS=1; est-cycles = instructions + 10 x L1 misses + 100 x last-level misses (%s)\n", cacheArgs)
+	for _, u := range units {
+		fmt.Fprintf(bw, "Unit %s better=lower\n", u)
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<22)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "gate: "):
+			fmt.Fprintf(bw, "gate: %s\n", strings.Join(units, " "))
+		case strings.HasPrefix(line, "Benchmark"):
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				fmt.Fprintln(bw, line)
+				continue
+			}
+			name, n := f[0], f[1]
+			if multiThread.MatchString(name) {
+				fmt.Fprintf(stderr, "sim: %s left out: more than one thread under GOMAXPROCS=1 measures scheduling, not parallel work (time mode only)\n", name)
+				continue
+			}
+			k := name + " " + n
+			q := byLeaf[k]
+			if len(q) == 0 {
+				fmt.Fprintf(stderr, "sim: %s left out: its family marks no window for callgrind (time mode only)\n", name)
+				continue
+			}
+			x := q[0]
+			byLeaf[k] = q[1:]
+			iters := float64(x.n)
+			fmt.Fprintf(bw, "%s\t%d\t%.1f instr/op", name, x.n, float64(x.events["Ir"])/iters)
+			if c, ok := x.estCycles(); ok && cache {
+				fmt.Fprintf(bw, "\t%.1f est-cycles/op", float64(c)/iters)
+			}
+			for i := 2; i+1 < len(f); i += 2 { // allocations are counted, not timed: keep them
+				if f[i+1] == "B/op" || f[i+1] == "allocs/op" {
+					fmt.Fprintf(bw, "\t%s %s", f[i], f[i+1])
+				}
+			}
+			fmt.Fprintln(bw)
+		default:
+			fmt.Fprintln(bw, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
