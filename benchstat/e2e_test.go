@@ -142,11 +142,11 @@ func compareBolt(t *testing.T, data, out string, args ...string) (int, []byte, s
 	return code, log, string(md)
 }
 
-// compareModule runs compare.sh -module go.etcd.io/bbolt BASE HEAD and
-// returns its exit status and gate summary.
-func compareModule(t *testing.T, base, head, data, out string) (int, string) {
+// compareModule runs compare.sh -module go.etcd.io/bbolt BASE HEAD (then
+// more flags) and returns its exit status and gate summary.
+func compareModule(t *testing.T, base, head, data, out string, more ...string) (int, string) {
 	t.Helper()
-	code, log, md := compareBolt(t, data, out, "-module", "go.etcd.io/bbolt", base, head, "-count", "10")
+	code, log, md := compareBolt(t, data, out, append([]string{"-module", "go.etcd.io/bbolt", base, head, "-count", "10"}, more...)...)
 	t.Logf("compare.sh -module go.etcd.io/bbolt %s %s: exit %d\n%s", filepath.Base(base), filepath.Base(head), code, md)
 	if code == 2 {
 		t.Fatalf("compare.sh failed:\n%s", log)
@@ -182,6 +182,32 @@ func TestModuleCompare(t *testing.T) {
 			grepLine(string(base), "fixture-bolt:"), grepLine(string(head), "fixture-bolt:"))
 	}
 	if code, _ := compareModule(t, "v1.5.0", same, data, filepath.Join(tmp, "same")); code != 0 {
+		t.Errorf("an unmodified copy of bbolt: exit %d, want 0", code)
+	}
+}
+
+// TestModuleCompareSim is TestModuleCompare in simulation mode: the extra
+// lookup shows in instr/op, counted under callgrind, and the unmodified
+// copy passes at sim mode's own threshold.
+func TestModuleCompareSim(t *testing.T) {
+	if os.Getenv("KVBENCH_E2E") == "" {
+		t.Skip("set KVBENCH_E2E=1 (make gate-e2e): builds the suite with three copies of bbolt and counts them under Valgrind")
+	}
+	if _, err := exec.LookPath("valgrind"); err != nil {
+		t.Skip("valgrind is not installed (make valgrind-deps installs it)")
+	}
+	tmp := t.TempDir()
+	const seek = "k, v, flags := c.seek(seek)"
+	same := copyModule(t, filepath.Join(tmp, "bbolt-same"), "", "")
+	slow := copyModule(t, filepath.Join(tmp, "bbolt-slow"), seek, "c.seek(seek) // one extra lookup per read\n\t"+seek)
+	data := filepath.Join(tmp, "data")
+	os.Mkdir(data, 0o755)
+	sim := []string{"-mode", "sim"} // at compareBolt's -benchtime 20000x
+	code, md := compareModule(t, "v1.5.0", slow, data, filepath.Join(tmp, "slow"), sim...)
+	if code != 1 || !strings.Contains(md, "| REGRESSION | sim | `ReadRandomBolt/") || !strings.Contains(md, "instr/op") {
+		t.Errorf("an extra lookup per read: exit %d, want 1 with a ReadRandomBolt instr/op regression", code)
+	}
+	if code, _ := compareModule(t, "v1.5.0", same, data, filepath.Join(tmp, "same"), sim...); code != 0 {
 		t.Errorf("an unmodified copy of bbolt: exit %d, want 0", code)
 	}
 }

@@ -40,11 +40,13 @@ import (
 func main() {
 	aa := flag.Int("aa", 20, "A/A comparisons")
 	runs := flag.Int("runs", 10, "comparisons per slowdown")
-	slowdowns := flag.String("slowdowns", "2,5,10", "comma-separated slowdowns per read, in percent of the engine's cpu-ns/op")
+	slowdowns := flag.String("slowdowns", "2,5,10", "comma-separated slowdowns per read, in percent of the engine's cpu-ns/op (instr/op in sim mode); p:n runs n comparisons at p instead of -runs")
 	out := flag.String("o", "results/power", "output directory")
 	tags := flag.String("tags", defaultTags(), "build tags of both binaries")
 	resampleOnly := flag.Bool("resample_only", false, "only resample the A/A rounds already in -o (rounds.md)")
 	mode := flag.String("mode", "time", "time: slow by cpu-ns/op; sim: compare.sh -mode sim, slow by instr/op")
+	simTablesOnly := flag.Bool("sim_tables_only", false, "only write spread.md and thresholds.md from the sim-mode comparisons already in -o")
+	simThresholds := flag.String("sim_thresholds", "0.25,0.5,1,2", "comma-separated sim thresholds, in percent, that thresholds.md tries")
 	slowedBench := flag.String("slowed_bench", "", "the -bench of the slowed comparisons (default: compare.sh's, as in the A/A ones)")
 	flag.Parse()
 	if *mode != "time" && *mode != "sim" {
@@ -60,12 +62,19 @@ func main() {
 		slowArgs = append(append([]string{}, args...), "-bench", *slowedBench)
 	}
 	var pcts []float64
+	runsAt := map[float64]int{}
 	for _, s := range strings.Split(*slowdowns, ",") {
-		p, err := strconv.ParseFloat(s, 64)
-		if err != nil || p <= 0 || p > 100 {
-			fatalf("-slowdowns %s: each must be a percent from 0 to 100", *slowdowns)
+		ps, ns, hasN := strings.Cut(s, ":")
+		p, err := strconv.ParseFloat(ps, 64)
+		n := *runs
+		if hasN {
+			n, err = strconv.Atoi(ns)
+		}
+		if err != nil || p <= 0 || p > 100 || n < 0 {
+			fatalf("-slowdowns %s: each must be a percent from 0 to 100, optionally :comparisons", *slowdowns)
 		}
 		pcts = append(pcts, p)
+		runsAt[p] = n
 	}
 	if *aa < 1 || *runs < 0 {
 		fatalf("-aa must be at least 1 and -runs at least 0")
@@ -77,8 +86,20 @@ func main() {
 	if err != nil {
 		fatalf("%v", err)
 	}
+	var thrs []float64
+	for _, f := range strings.Split(*simThresholds, ",") {
+		t, err := strconv.ParseFloat(f, 64)
+		if err != nil || t < 0 {
+			fatalf("-sim_thresholds %s: each must be a percent", *simThresholds)
+		}
+		thrs = append(thrs, t)
+	}
 	if *resampleOnly {
 		resample(dir)
+		return
+	}
+	if *simTablesOnly {
+		writeSimTables(dir, thrs)
 		return
 	}
 	base, slow := filepath.Join(dir, "base.test"), filepath.Join(dir, "slow.test")
@@ -99,7 +120,11 @@ func main() {
 		tally[p] = &count{}
 		perEngine[p] = map[string]*count{}
 	}
-	for r := 1; r <= max(*aa, *runs); r++ {
+	most := *runs
+	for _, n := range runsAt {
+		most = max(most, n)
+	}
+	for r := 1; r <= max(*aa, most); r++ {
 		if r <= *aa {
 			res := compare(dir, fmt.Sprintf("aa-%02d", r), base, base, nil, args)
 			if cal == nil {
@@ -115,10 +140,10 @@ func main() {
 			tally[0].add(res.exit == 1, 0)
 			fmt.Fprintf(tsv, "%d\t0\t-\t-\t%d\t-\t%s\t-\t%s\n", r, res.exit, strings.Join(res.failed, ","), res.load)
 		}
-		if r > *runs {
-			continue
-		}
 		for i, p := range pcts {
+			if r > runsAt[p] {
+				continue
+			}
 			slowed := []string{titles[(r+i)%len(titles)]}
 			if *mode == "sim" {
 				slowed = titles
@@ -161,6 +186,8 @@ func main() {
 	}
 	if *mode == "time" {
 		resample(dir)
+	} else {
+		writeSimTables(dir, thrs)
 	}
 	fmt.Printf("power: wrote %s/{runs.tsv,power.md,power.svg,rounds.md}\n", dir)
 }

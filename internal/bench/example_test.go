@@ -37,12 +37,14 @@ func init() {
 					var i uint64
 					check := func(v []byte) error { return chk.Check(i, v) }
 					b.ResetTimer()
+					sim := StartSim(b) // counted under callgrind in compare.sh -mode sim
 					for n := 0; n < b.N; n++ {
 						i = uint64(n) % e.Keys
 						if found, err := rd.Get(e.Gen.Key(kb, i), check); err != nil || !found {
 							b.Fatalf("key %d: found=%v err=%v", i, found, err)
 						}
 					}
+					sim.Stop()
 					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 				})
 			}

@@ -29,6 +29,23 @@ func StartSim(b *testing.B) SimWindow {
 	return SimWindow{r}
 }
 
+// Pause stops counting until Resume, for a timed interval in pieces (a
+// populate op's, between b.StartTimer and b.StopTimer): the counts so far
+// are kept, and code run meanwhile, background goroutines' included, is
+// not instrumented.
+func (w SimWindow) Pause() {
+	if w.reason != nil {
+		valgrind.StopInstrumentation()
+	}
+}
+
+// Resume counts again after Pause.
+func (w SimWindow) Resume() {
+	if w.reason != nil {
+		valgrind.StartInstrumentation()
+	}
+}
+
 // Stop dumps the window's counters.
 func (w SimWindow) Stop() {
 	if w.reason != nil {
