@@ -196,8 +196,16 @@ bench-mem:
 	done; rm -f $(RESULTS)/mem-run.txt $(RESULTS)/mem-rc
 
 # Build tags select files in internal/engine only, so the tagged variants
-# are checked there.
+# are checked there. No tracked file may be a compiled one (ELF, Mach-O,
+# PE, an ar archive): build outputs are ignored (.gitignore), never added.
 vet:
+	@bad=; while IFS= read -r -d '' f; do \
+	  [ -f "$$f" ] || continue; \
+	  case $$(head -c 4 -- "$$f" | od -An -tx1 | tr -d ' \n') in \
+	    7f454c46|cffaedfe|cefaedfe|feedfacf|feedface|cafebabe|213c6172|4d5a*) bad="$$bad $$f" ;; \
+	  esac; \
+	done < <(git ls-files -z); \
+	if [ -n "$$bad" ]; then echo "vet: tracked compiled files (remove them with git rm --cached; build outputs are not part of the source):$$bad" >&2; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags rocksdb ./internal/engine
 	$(GO) vet -tags lmdb_bmatsuo ./internal/engine
@@ -318,7 +326,8 @@ ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.7
 
 # gate-smoke: both workflows pass actionlint; too few rounds is refused
 # before any build; an A/A comparison of this tree's test binary with
-# itself (the fewest rounds the gate accepts under Holm, tiny data) passes.
+# itself (the fewest rounds the gate accepts under Holm, tiny data) passes,
+# in time mode and, where Valgrind is installed, in sim mode.
 # It checks the plumbing: -threshold 25 keeps a loaded CI machine's noise
 # on tiny runs from failing it (the gate's own error rates, and compare.sh
 # building git refs and engine modules, are gate-e2e's).
@@ -329,7 +338,13 @@ gate-smoke:
 	$(GO) test -c -tags '$(TAGS)' -o "$$d/kvbench.test" . && \
 	benchstat/compare.sh "$$d/kvbench.test" "$$d/kvbench.test" -count 8 -threshold 25 -bench 'BenchmarkReadRandom(Bolt|Memory)' -benchtime 1000x \
 	  -keys_mil 0.002 -valsz 256 -dir "$$d" -o "$$d/out" >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
-	head -1 "$$d/out/gate.md"
+	head -1 "$$d/out/gate.md"; \
+	if ! command -v valgrind >/dev/null; then echo "gate-smoke: sim mode skipped: valgrind is not installed (make valgrind-deps)"; exit 0; fi; \
+	benchstat/compare.sh "$$d/kvbench.test" "$$d/kvbench.test" -mode sim -count 7 -bench 'BenchmarkReadRandomBolt|BenchmarkScanBolt' -sim_benchtime 200x \
+	  -keys_mil 0.002 -valsz 256 -dir "$$d" -o "$$d/sim" >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
+	grep -q '| sim | `ReadRandomBolt/.*| instr/op |' "$$d/sim/gate.md" && grep -q '| sim | `ScanBolt/.*| est-cycles/op |' "$$d/sim/gate.md" || \
+	  { echo "gate-smoke: sim mode gated no instr/op or est-cycles/op:"; cat "$$d/sim/gate.md"; exit 1; }; \
+	echo "sim mode: $$(head -1 "$$d/sim/gate.md")"
 
 # gate-e2e: a commit that makes Bolt's reads do four times the lookups
 # (built in a temporary worktree, never on a branch) fails the gate, so
