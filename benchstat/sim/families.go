@@ -11,7 +11,8 @@ import (
 
 // iterations maps benchmark families to the fixed b.N counted for them:
 // one default ("2000x") and overrides by the prefix of the top-level name
-// after "Benchmark" ("Scan=100x"), the longest prefix winning. A window
+// after "Benchmark" ("Scan=100x"), or its suffix for the families named
+// engine first ("Batch=1x" for BenchmarkBoltBatch), the longest winning. A window
 // must hold millions of instructions, so that a runtime event that lands
 // in one round (a timer, a sysmon pass) weighs little: 2,000 point reads of
 // bbolt and 100 scans of it are each a few million.
@@ -51,7 +52,8 @@ func (it iterations) of(name string) int {
 	best, n := -1, it.def
 	rest := strings.TrimPrefix(name, "Benchmark")
 	for p, c := range it.prefix {
-		if strings.HasPrefix(rest, p) && len(p) > best {
+		// A family named after its engine (BoltBatch) matches by suffix.
+		if (strings.HasPrefix(rest, p) || strings.HasSuffix(rest, p)) && len(p) > best {
 			best, n = len(p), c
 		}
 	}

@@ -110,11 +110,11 @@ func TestMalformedDump(t *testing.T) {
 // TestGroups: each family runs at its own count, the longest prefix
 // winning, and a pattern's alternatives and deeper levels are kept.
 func TestGroups(t *testing.T) {
-	it, err := parseIterations("2000x,Scan=100x,ScanCold=3x")
+	it, err := parseIterations("2000x,Scan=100x,ScanCold=3x,Batch=1x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]int{"BenchmarkReadRandomBolt": 2000, "BenchmarkScanBolt": 100, "BenchmarkScanColdBolt": 3} {
+	for name, want := range map[string]int{"BenchmarkReadRandomBolt": 2000, "BenchmarkScanBolt": 100, "BenchmarkScanColdBolt": 3, "BenchmarkLmdbBatch": 1} {
 		if got := it.of(name); got != want {
 			t.Errorf("%s: %d iterations, want %d", name, got, want)
 		}

@@ -136,6 +136,15 @@ func (s *readStream) read(rd engine.Reader, n int) {
 	}
 }
 
+// newRecorders makes one latency recorder per thread.
+func newRecorders(threads int) []*measure.Recorder {
+	lats := make([]*measure.Recorder, threads)
+	for t := range lats {
+		lats[t] = measure.NewRecorder()
+	}
+	return lats
+}
+
 // LatencySampleMask selects the reads whose latency is recorded: 1 in 32,
 // at a phase drawn per call (samplePhase). Timing every op would cost
 // more than some reads (a time.Now pair is ~150 ns on some VMs).
@@ -145,6 +154,15 @@ const LatencySampleMask = 31
 func readRandom(b *testing.B, e *Env, db engine.DB, threads int, hitRate float64) {
 	readers, lats := NewReaders(b, db, threads)
 	streams := newReadStreams(e, e.CallStreams(b), lats, hitRate)
+	SimWarmUp(SimWarmReads, func(n int) {
+		warm := newReadStreams(e, e.CallStreams(b), newRecorders(threads), hitRate)
+		RunThreads(threads, n, func(t, n int) { warm[t].read(readers[t], n) })
+		for _, s := range warm {
+			if s.err != nil {
+				b.Fatalf("warm-up read: %v", s.err)
+			}
+		}
+	})
 	d0 := sampleDisk()
 	cpu0 := measure.CPUTime()
 	b.ReportAllocs()
@@ -164,11 +182,7 @@ func readRandom(b *testing.B, e *Env, db engine.DB, threads int, hitRate float64
 // closed after it, untimed.
 func readRandomCold(b *testing.B, e *Env, h *Handle, threads int, hitRate float64) {
 	perRound := e.Cfg.ColdRoundOps()
-	lats := make([]*measure.Recorder, threads)
-	for t := range lats {
-		lats[t] = measure.NewRecorder()
-	}
-	streams := newReadStreams(e, e.CallStreams(b), lats, hitRate)
+	streams := newReadStreams(e, e.CallStreams(b), newRecorders(threads), hitRate)
 	timed := h.coldReaders(b, threads, perRound, func(t, n int, rd engine.Reader) { streams[t].read(rd, n) })
 	ops := int64(b.N) * int64(perRound)
 	timed.ReportPerOp(b, ops)

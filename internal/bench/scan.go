@@ -171,6 +171,15 @@ func (s *scanStream) scan(rd engine.Reader, n int) {
 func scan(b *testing.B, e *Env, db engine.DB, threads int) {
 	readers, lats := NewReaders(b, db, threads)
 	streams := newScanStreams(e, e.CallStreams(b), lats)
+	SimWarmUp(SimWarmScans, func(n int) {
+		warm := newScanStreams(e, e.CallStreams(b), newRecorders(threads))
+		RunThreads(threads, n, func(t, n int) { warm[t].scan(readers[t], n) })
+		for _, s := range warm {
+			if s.err != nil {
+				b.Fatalf("warm-up scan: %v", s.err)
+			}
+		}
+	})
 	d0 := sampleDisk()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -187,11 +196,7 @@ func scan(b *testing.B, e *Env, db engine.DB, threads int) {
 // threads, as readRandomCold does reads.
 func scanCold(b *testing.B, e *Env, h *Handle, threads int) {
 	perRound := e.Cfg.ColdRoundOps()
-	lats := make([]*measure.Recorder, threads)
-	for t := range lats {
-		lats[t] = measure.NewRecorder()
-	}
-	streams := newScanStreams(e, e.CallStreams(b), lats)
+	streams := newScanStreams(e, e.CallStreams(b), newRecorders(threads))
 	timed := h.coldReaders(b, threads, perRound, func(t, n int, rd engine.Reader) { streams[t].scan(rd, n) })
 	ops := int64(b.N) * int64(perRound)
 	timed.ReportPerOp(b, ops)
