@@ -41,7 +41,7 @@ shift 2
 bench='BenchmarkReadRandom'
 count=
 mode=time
-sim_benchtime=2000x,Scan=100x,Iterate=5x,Populate=1x,Batch=1x
+sim_benchtime=2000x,Scan=50x,Iterate=5x,Populate=1x,Batch=1x
 time_benchtime=0.05s
 out=results/compare
 bench_args=(-threads 1 -cache warm -keys_mil 0.01 -valsz 256)

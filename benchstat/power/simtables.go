@@ -109,6 +109,80 @@ func writeSimTables(dir string, thresholds []float64) {
 		fmt.Fprintln(&b)
 	}
 	write(filepath.Join(dir, "thresholds.md"), b.String())
+	writeInjected(dir, aa, []float64{0.5, 1, 2}, thresholds)
+}
+
+// writeInjected writes injected.md: each A/A comparison's head rounds
+// with every engine's reads made p% more instructions (instr/op times
+// 1+p, est-cycles/op plus the same instructions: a countdown adds no
+// misses), gated at each threshold. It estimates what a slowed run would
+// show at the measured noise, where a slowed run was not made.
+func writeInjected(dir string, aa []string, pcts, thresholds []float64) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Estimated from the %d A/A comparisons with the slowdown added to their head rounds: engines caught, of all engine-comparisons.\n\n| sim threshold |", len(aa))
+	for _, p := range pcts {
+		fmt.Fprintf(&b, " %g%% slower |", p)
+	}
+	fmt.Fprintf(&b, "\n|--:|%s\n", strings.Repeat("--:|", len(pcts)))
+	for _, thr := range thresholds {
+		o := gate.Options{Alpha: 0.05, Threshold: gate.DefaultThreshold, SimThreshold: thr / 100, Holm: true}
+		fmt.Fprintf(&b, "| %g%% |", thr)
+		for _, p := range pcts {
+			caught, trials := 0, 0
+			for _, a := range aa {
+				run := filepath.Dir(a)
+				base, err := gate.ReadFiles(filepath.Join(run, "base.txt"))
+				if err != nil {
+					fatalf("%v", err)
+				}
+				head, err := gate.ReadFiles(filepath.Join(run, "head.txt"))
+				if err != nil {
+					fatalf("%v", err)
+				}
+				engines := readEngines(run)
+				slowed := map[string]bool{}
+				orig := map[gate.Key][]float64{}
+				for k, v := range head.Values {
+					orig[k] = v
+				}
+				for k, v := range orig {
+					m := readRandom.FindStringSubmatch(k.Name)
+					if m == nil {
+						continue
+					}
+					instr := orig[gate.Key{Name: k.Name, Unit: "instr/op"}]
+					out := make([]float64, len(v))
+					for i := range v {
+						switch k.Unit {
+						case "instr/op":
+							out[i] = v[i] * (1 + p/100)
+						case "est-cycles/op":
+							out[i] = v[i] + instr[i]*p/100
+						default:
+							out[i] = v[i]
+						}
+					}
+					head.Values[k] = out
+					slowed[m[1]] = true
+				}
+				reg := map[string]bool{}
+				for _, r := range gate.Compare(base, head, o) {
+					if r.Verdict == gate.Regression {
+						reg[strings.SplitN(r.Name, "/", 2)[0]] = true
+					}
+				}
+				for _, e := range engines {
+					trials++
+					if reg["ReadRandom"+e] {
+						caught++
+					}
+				}
+			}
+			fmt.Fprintf(&b, " %d of %d |", caught, trials)
+		}
+		fmt.Fprintln(&b)
+	}
+	write(filepath.Join(dir, "injected.md"), b.String())
 }
 
 // regressions gates one comparison directory at o and returns the

@@ -15,14 +15,14 @@ import (
 // engine first ("Batch=1x" for BenchmarkBoltBatch), the longest winning. A window
 // must hold millions of instructions, so that a runtime event that lands
 // in one round (a timer, a sysmon pass) weighs little: 2,000 point reads of
-// bbolt and 100 scans of it are each a few million.
+// bbolt and 50 scans of it are each a few million.
 type iterations struct {
 	def    int
 	prefix map[string]int
 }
 
 // DefaultIterations is -benchtime's default.
-const defaultIterations = "2000x,Scan=100x,Iterate=5x,Populate=1x,Batch=1x"
+const defaultIterations = "2000x,Scan=50x,Iterate=5x,Populate=1x,Batch=1x"
 
 func parseIterations(s string) (iterations, error) {
 	it := iterations{prefix: map[string]int{}}

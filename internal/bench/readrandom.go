@@ -154,7 +154,7 @@ const LatencySampleMask = 31
 func readRandom(b *testing.B, e *Env, db engine.DB, threads int, hitRate float64) {
 	readers, lats := NewReaders(b, db, threads)
 	streams := newReadStreams(e, e.CallStreams(b), lats, hitRate)
-	SimWarmUp(SimWarmReads, func(n int) {
+	SimWarmUp(b, SimWarmReads, func(n int) {
 		warm := newReadStreams(e, e.CallStreams(b), newRecorders(threads), hitRate)
 		RunThreads(threads, n, func(t, n int) { warm[t].read(readers[t], n) })
 		for _, s := range warm {

@@ -171,7 +171,7 @@ func (s *scanStream) scan(rd engine.Reader, n int) {
 func scan(b *testing.B, e *Env, db engine.DB, threads int) {
 	readers, lats := NewReaders(b, db, threads)
 	streams := newScanStreams(e, e.CallStreams(b), lats)
-	SimWarmUp(SimWarmScans, func(n int) {
+	SimWarmUp(b, SimWarmScans, func(n int) {
 		warm := newScanStreams(e, e.CallStreams(b), newRecorders(threads))
 		RunThreads(threads, n, func(t, n int) { warm[t].scan(readers[t], n) })
 		for _, s := range warm {
