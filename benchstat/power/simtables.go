@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -124,6 +125,9 @@ func writeInjected(dir string, aa []string, pcts, thresholds []float64) {
 		fmt.Fprintf(&b, " %g%% slower |", p)
 	}
 	fmt.Fprintf(&b, "\n|--:|%s\n", strings.Repeat("--:|", len(pcts)))
+	// byEngine[p][engine] counts the catches at the default threshold.
+	byEngine := map[float64]map[string]int{}
+	var allEngines []string
 	for _, thr := range thresholds {
 		o := gate.Options{Alpha: 0.05, Threshold: gate.DefaultThreshold, SimThreshold: thr / 100, Holm: true}
 		fmt.Fprintf(&b, "| %g%% |", thr)
@@ -176,11 +180,37 @@ func writeInjected(dir string, aa []string, pcts, thresholds []float64) {
 					if reg["ReadRandom"+e] {
 						caught++
 					}
+					if thr == gate.DefaultSimThreshold*100 {
+						if byEngine[p] == nil {
+							byEngine[p] = map[string]int{}
+						}
+						if !slices.Contains(allEngines, e) {
+							allEngines = append(allEngines, e)
+						}
+						if reg["ReadRandom"+e] {
+							byEngine[p][e]++
+						}
+					}
 				}
 			}
 			fmt.Fprintf(&b, " %d of %d |", caught, trials)
 		}
 		fmt.Fprintln(&b)
+	}
+	if len(byEngine) > 0 {
+		sort.Strings(allEngines)
+		fmt.Fprintf(&b, "\nAt the default sim threshold (%g%%), per engine, of %d comparisons each:\n\n| engine |", gate.DefaultSimThreshold*100, len(aa))
+		for _, p := range pcts {
+			fmt.Fprintf(&b, " %g%% slower |", p)
+		}
+		fmt.Fprintf(&b, "\n|---|%s\n", strings.Repeat("--:|", len(pcts)))
+		for _, e := range allEngines {
+			fmt.Fprintf(&b, "| %s |", e)
+			for _, p := range pcts {
+				fmt.Fprintf(&b, " %d |", byEngine[p][e])
+			}
+			fmt.Fprintln(&b)
+		}
 	}
 	write(filepath.Join(dir, "injected.md"), b.String())
 }

@@ -413,3 +413,36 @@ func TestRoundsStayPaired(t *testing.T) {
 		t.Fatalf("rounds that swing both ways, paired in order, must not fail: %+v (p %.3f)", rows[0], rows[0].P)
 	}
 }
+
+// TestSimThreshold: a series counted under callgrind (a "mode: sim" line)
+// is held to the sim threshold, a timed one to the time threshold: a
+// steady 1% more instructions fails the first and passes the second, and
+// the markdown says which mode produced each row.
+func TestSimThreshold(t *testing.T) {
+	o := defaults
+	o.SimThreshold = DefaultSimThreshold
+	rounds := func(v float64, mode string) string {
+		var lines []string
+		for i := range 9 {
+			lines = append(lines, fmt.Sprintf("%.1f instr/op", v*(1+0.001*float64(i%3))))
+		}
+		head := "Unit instr/op better=lower\ngate: instr/op\n"
+		if mode != "" {
+			head = "mode: " + mode + "\n" + head
+		}
+		return results(head, map[string][]string{"ReadRandomBolt/threads=1": lines})
+	}
+	for mode, want := range map[string]Verdict{ModeSim: Regression, "": Unchanged} {
+		rows := compare(t, rounds(2100, mode), rounds(2121, mode), o)
+		if len(rows) != 1 || rows[0].Verdict != want {
+			t.Errorf("mode %q: 1%% more instructions gave %+v, want %v", mode, rows, want)
+			continue
+		}
+		var md strings.Builder
+		Markdown(&md, rows, o, "base", "head")
+		wantMode := map[string]string{ModeSim: "| sim |", "": "| time |"}[mode]
+		if !strings.Contains(md.String(), wantMode) {
+			t.Errorf("mode %q: markdown lacks %q:\n%s", mode, wantMode, md.String())
+		}
+	}
+}
