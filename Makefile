@@ -323,7 +323,7 @@ seed003: deps
 
 # Regression gate and charts (benchstat/, docs/gating.md).
 ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.7
-.PHONY: gate-smoke gate-e2e charts
+.PHONY: gate-smoke gate-e2e gate-sim-power charts
 
 # gate-smoke: both workflows pass actionlint; too few rounds is refused
 # before any build; an A/A comparison of this tree's test binary with
@@ -361,6 +361,16 @@ gate-e2e: deps
 	KVBENCH_E2E=1 $(GO) test -count 1 -timeout 0 -v ./benchstat
 	$(GO) run ./benchstat/power -aa $(GATE_AA) -runs $(GATE_RUNS) -o $(RESULTS)/power -- $(if $(DIR),-dir $(DIR))
 	cp $(RESULTS)/power/power.svg docs/img/gate-power.svg
+
+# gate-sim-power: the gate's error rates in simulation mode (compare.sh
+# -mode sim, docs/gating.md "Simulation mode"): GATE_AA A/A comparisons of
+# every engine's warm ReadRandom and Scan, and GATE_RUNS comparisons with
+# every engine's reads 1% more instructions, then the spread, threshold
+# and injected-slowdown tables, into $(RESULTS)/power-sim (about 80 min).
+SIM_ENGINES = (Badger|Bolt|Lmdb|Pebble|RocksDB)$$
+gate-sim-power: deps valgrind-deps
+	$(GO) run ./benchstat/power -mode sim -aa $(GATE_AA) -slowdowns 1:$(GATE_RUNS) -slowed_bench 'BenchmarkReadRandom$(SIM_ENGINES)' \
+	  -o $(RESULTS)/power-sim -- -bench 'BenchmarkReadRandom$(SIM_ENGINES)|BenchmarkScan$(SIM_ENGINES)' $(if $(DIR),-dir $(DIR))
 
 # charts: SVG charts of a results file into docs/img (make charts FILE=results/bench.txt).
 charts:
