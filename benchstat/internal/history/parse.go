@@ -1,0 +1,81 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// Label is one key: value pair attached to a run.
+type Label struct {
+	Key, Value string
+}
+
+func (l Label) String() string { return l.Key + "=" + l.Value }
+
+// Result is one value of one benchmark line.
+type Result struct {
+	Seq   int // the benchmark line's position among the file's results, from 0
+	Name  string
+	Unit  string
+	Value float64
+	Iters int
+}
+
+// File is one benchfmt file, parsed and ready to add.
+type File struct {
+	Name    string
+	Raw     []byte
+	Config  []Label // every configuration line in force at a result, each distinct pair once, sorted
+	Results []Result
+}
+
+// Parse reads one benchfmt file. A syntax error refuses the whole file,
+// naming the file and line (benchfmt's "file:line: message"): history
+// built from half a file would look complete and be wrong. So is a file
+// with no results: there is nothing in it to follow over time.
+func Parse(name string, raw []byte) (*File, error) {
+	f := &File{Name: name, Raw: raw}
+	seen := map[Label]bool{}
+	rd := benchfmt.NewReader(bytes.NewReader(raw), name)
+	seq := 0
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			return nil, rec
+		case *benchfmt.Result:
+			for _, c := range rec.Config {
+				l := Label{c.Key, string(c.Value)}
+				if c.File && l.Value != "" && !seen[l] {
+					seen[l] = true
+					f.Config = append(f.Config, l)
+				}
+			}
+			n := "Benchmark" + string(rec.Name.Full()) // as written in the file
+			for _, v := range rec.Values {
+				// The unit as written: benchfmt turns ns/op into sec/op.
+				unit, val := v.Unit, v.Value
+				if v.OrigUnit != "" {
+					unit, val = v.OrigUnit, v.OrigValue
+				}
+				f.Results = append(f.Results, Result{Seq: seq, Name: n, Unit: unit, Value: val, Iters: rec.Iters})
+			}
+			seq++
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(f.Results) == 0 {
+		return nil, fmt.Errorf("%s: no benchmark results", name)
+	}
+	sort.Slice(f.Config, func(i, j int) bool {
+		if f.Config[i].Key != f.Config[j].Key {
+			return f.Config[i].Key < f.Config[j].Key
+		}
+		return f.Config[i].Value < f.Config[j].Value
+	})
+	return f, nil
+}
