@@ -43,12 +43,12 @@ func TestAddListExportRoundTrip(t *testing.T) {
 		t.Errorf("run = %+v", r)
 	}
 	for key, want := range map[string]string{
-		"commit":       "aad317f",                       // -label
-		"cpu-model":    "AMD EPYC",                      // machine key, configuration line
-		"kernel":       "Linux 6.18.44-fc-v657",         // machine key
-		"engine-bolt":  "go.etcd.io/bbolt v1.5.0",       // engine version
-		"rocksdb-lib":  "7.8.3",                         // library version
-		"keys":         "10000",                         // a suite flag
+		"commit":       "aad317f",                 // -label
+		"cpu-model":    "AMD EPYC",                // machine key, configuration line
+		"kernel":       "Linux 6.18.44-fc-v657",   // machine key
+		"engine-bolt":  "go.etcd.io/bbolt v1.5.0", // engine version
+		"rocksdb-lib":  "7.8.3",                   // library version
+		"keys":         "10000",                   // a suite flag
 		"gate":         "ns/op cpu-ns/op p50-ns B/op allocs/op read-B/op",
 		"fixture-bolt": "go.etcd.io/bbolt v1.5.0 (bolt-k10000-v256-s1-r1-cnone-f1-batch1000-ver7686dfdd-bolt_freelistmap-bolt_freelist_syncfalse)",
 	} {
