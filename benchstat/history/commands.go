@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kvbench/kvbench/benchstat/internal/history"
+)
+
+// flags is one subcommand's flag set: -history always, -label where asked.
+func flags(name string, labels *labelFlag, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("history "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	path := fs.String("history", "", "the history database (default $XDG_DATA_HOME/kvbench/history.db, or ~/.local/share/kvbench/history.db)")
+	if labels != nil {
+		fs.Var(labels, "label", "key=value; repeat for more (add: attached to every file; list: runs carrying all of them)")
+	}
+	return fs, path
+}
+
+// dbPath is -history, or the default.
+func dbPath(flagPath string) (string, error) {
+	if flagPath != "" {
+		return flagPath, nil
+	}
+	return history.DefaultPath()
+}
+
+// existing opens a database that must already exist: list and export
+// never create one.
+func existing(ctx context.Context, flagPath string) (*history.Store, error) {
+	path, err := dbPath(flagPath)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no history at %s (history add creates it; -history PATH for another)", path)
+	}
+	return history.Open(ctx, path)
+}
+
+func add(args []string, stdout, stderr io.Writer) int {
+	var labels labelFlag
+	fs, hist := flags("add", &labels, stderr)
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(files) == 0 {
+		fmt.Fprint(stderr, "history add: no files given\n", usage)
+		return 2
+	}
+	path, err := dbPath(*hist)
+	if err != nil {
+		fmt.Fprintln(stderr, "history add:", err)
+		return 2
+	}
+	// Every file is read and parsed before the database is touched: one
+	// bad file refuses the whole add.
+	var parsed []*history.File
+	for _, name := range files {
+		raw, err := os.ReadFile(name)
+		if err != nil {
+			fmt.Fprintln(stderr, "history add:", err)
+			return 1
+		}
+		f, err := history.Parse(name, raw)
+		if err != nil {
+			fmt.Fprintf(stderr, "history add: %v; nothing added\n", err)
+			return 1
+		}
+		parsed = append(parsed, f)
+	}
+	ctx := context.Background()
+	s, err := history.Open(ctx, path)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	defer s.Close()
+	a, err := s.Add(ctx, parsed, labels)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v; nothing added\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "history: %s, %d results -> %s (%s)\n", plural(len(parsed), "file"), a.Results, s.Path(), runIDs(a.Runs))
+	return 0
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// runIDs says "run 4" or "runs 4-6".
+func runIDs(ids []int64) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("run %d", ids[0])
+	}
+	return fmt.Sprintf("runs %d-%d", ids[0], ids[len(ids)-1])
+}
+
+func list(args []string, stdout, stderr io.Writer) int {
+	var labels labelFlag
+	fs, hist := flags("list", &labels, stderr)
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "history list: unexpected argument %q (filter with -label k=v)\n%s", rest[0], usage)
+		return 2
+	}
+	ctx := context.Background()
+	s, err := existing(ctx, *hist)
+	if err != nil {
+		fmt.Fprintln(stderr, "history list:", err)
+		return 1
+	}
+	defer s.Close()
+	runs, err := s.List(ctx, labels)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if len(runs) == 0 {
+		fmt.Fprintf(stderr, "history list: no runs%s in %s\n", map[bool]string{true: " with " + labels.String(), false: ""}[len(labels) > 0], s.Path())
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tDATE\tFILE\tROLE\tCOMMIT\tBRANCH\tMACHINE\tGO\tRESULTS")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.ID, date(r), r.File, dash(r.Role),
+			dash(commit(r)), dash(r.Label("branch")), dash(machine(r)), dash(r.Label("go")), r.Results)
+	}
+	tw.Flush()
+	return 0
+}
+
+// date is the run's own date label when it has one, else when it was
+// added.
+func date(r history.Run) string {
+	if d := r.Label("date"); d != "" {
+		return d
+	}
+	return r.AddedAt.Local().Format(time.DateTime)
+}
+
+// commit is the commit label, with "+dirty" when the tree was.
+func commit(r history.Run) string {
+	c := r.Label("commit")
+	if c != "" {
+		if d, _ := strconv.ParseBool(r.Label("dirty")); d {
+			c += "+dirty"
+		}
+	}
+	return c
+}
+
+// machine is the machine label, or the CPU and its count from the
+// suite's configuration lines.
+func machine(r history.Run) string {
+	if m := r.Label("machine"); m != "" {
+		return m
+	}
+	var parts []string
+	if c := r.Label("cpu-model"); c != "" {
+		parts = append(parts, c)
+	}
+	if n := r.Label("cpus"); n != "" {
+		parts = append(parts, "x"+n)
+	}
+	return strings.Join(parts, " ")
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func export(args []string, stdout, stderr io.Writer) int {
+	fs, hist := flags("export", nil, stderr)
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(rest) != 1 {
+		fmt.Fprint(stderr, "history export: give one RUN-ID\n", usage)
+		return 2
+	}
+	id, err := strconv.ParseInt(rest[0], 10, 64)
+	if err != nil || id < 1 {
+		fmt.Fprintf(stderr, "history export: RUN-ID %q is not a run id (a number from history list)\n", rest[0])
+		return 2
+	}
+	ctx := context.Background()
+	s, err := existing(ctx, *hist)
+	if err != nil {
+		fmt.Fprintln(stderr, "history export:", err)
+		return 1
+	}
+	defer s.Close()
+	raw, err := s.Export(ctx, id)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if _, err := stdout.Write(raw); err != nil {
+		fmt.Fprintln(stderr, "history export:", err)
+		return 1
+	}
+	return 0
+}
