@@ -6,8 +6,8 @@
 // The driver is modernc.org/sqlite, SQLite translated to Go: no cgo, so
 // the history tool builds and runs wherever Go does, with no C toolchain
 // and no libsqlite3 to install, and it stays out of the way of the
-// engines' own cgo (RocksDB, LMDB). The price is speed, some times slower
-// than the C library, which does not matter at a few thousand rows a run.
+// engines' own cgo (RocksDB, LMDB). It is slower than the C library,
+// which does not matter at a few thousand rows a run (docs/history.md).
 //
 // Every add is one transaction (a killed add leaves nothing), and the
 // database runs in WAL mode with a busy timeout and immediate
