@@ -98,6 +98,20 @@ func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Option
 	})
 }
 
+// Settings is the engine's settings on the fixture opened with o (from
+// Options), read from an open of its own, closed before it returns: for
+// leaves that open the fixture themselves, whose parent prints them
+// (ShowFixtureSettings). The handle's own db must be closed (LMDB opens an
+// environment once per process).
+func (h *Handle) Settings(o engine.Options) ([]engine.Setting, error) {
+	db, err := h.openEngine(o)
+	if err != nil {
+		return nil, fmt.Errorf("open fixture %s: %w", h.dir, err)
+	}
+	s := db.Settings()
+	return s, db.Close()
+}
+
 // DB is the fixture opened in the cache state with the fixture's options
 // as tweak changes them, as Run hands it to its body (cold: closed,
 // evicted and reopened): for a body a test runs without Run's

@@ -142,12 +142,8 @@ func runPrefetch(b *testing.B, e *core.Env, info engine.Info) {
 		key := fmt.Sprintf("%+v", o)
 		s, ok := settings[key]
 		if !ok {
-			db, err := engine.Open(info.Name, o)
-			if err != nil {
-				b.Fatalf("open trace fixture %s: %v", o.Dir, err)
-			}
-			s = db.Settings()
-			if err := db.Close(); err != nil {
+			var err error
+			if s, err = h.Settings(o); err != nil {
 				b.Fatal(err)
 			}
 			settings[key] = s

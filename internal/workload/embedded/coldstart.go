@@ -74,9 +74,6 @@ const coldChildEnv = "KVBENCH_EMBED_COLD_CHILD"
 // coldChildTest is the test a cold-start child runs.
 const coldChildTest = "TestEmbedColdChild"
 
-// coldChildLine prefixes the child's one line of results on stdout.
-const coldChildLine = measure.ColdChildLine
-
 // IsColdChild reports whether this process is a cold-start child: its
 // TestMain must then run nothing else (no flag checks, no fixtures),
 // only m.Run, whose TestEmbedColdChild calls ColdChild.
@@ -227,7 +224,7 @@ func runColdChild(child coldChild, job coldJob) (coldResult, error) {
 	r["majflt/op"], r["minflt/op"] = float64(ru.Majflt), float64(ru.Minflt)
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), coldChildLine)
+		line, ok := strings.CutPrefix(sc.Text(), measure.ColdChildLine) // the child's one line of results
 		if !ok {
 			continue
 		}
@@ -432,12 +429,8 @@ func coldSource(e *core.Env, b *testing.B, d *CDB, s embedSource) *coldSrc {
 		c.fixture = engineFixture(e, s.info)
 		h := e.Open(b, c.fixture)
 		o := h.Options(nil)
-		db, err := engine.Open(s.info.Name, o)
-		if err != nil {
-			b.Fatalf("open fixture %s: %v", h.Dir(), err)
-		}
-		c.settings = db.Settings()
-		if err := db.Close(); err != nil {
+		var err error
+		if c.settings, err = h.Settings(o); err != nil {
 			b.Fatal(err)
 		}
 		c.job = coldJob{Src: s.info.Name, Path: h.Dir(), Opts: o}
