@@ -66,7 +66,7 @@ bench: deps
 	$(MAKE) --no-print-directory bench-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
 
 # The stores (no Memory rail) and the benchmarks of each workload come
-# from the registries (Workload.Step in internal/bench, engines in
+# from the registries (Workload.Step in internal/workload, engines in
 # internal/engine), so a new engine or workload needs no edit here.
 PATTERN = $(shell $(GO) run ./internal/cmd/genwrappers -pattern $(1))
 STORES  = $(shell $(GO) run -tags '$(TAGS)' ./internal/cmd/genwrappers -list open | sed 's/^BenchmarkOpen//' | paste -sd'|')
@@ -223,7 +223,7 @@ unit:
 	$(GO) test -count 1 -run 'TestNoiseOnlyPasses|TestSlowdownsCaughtAtTheMeasuredRate' ./benchstat/internal/gate # simulations, too slow under -race
 	$(GO) test -count 1 ./internal/valgrind ./internal/spin # under callgrind, which a -race binary cannot run
 	$(GO) test -count 1 -tags rocksdb ./internal/engine
-	$(GO) test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM' ./internal/bench
+	$(GO) test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM' ./internal/core
 	$(GO) test -count 1 -tags lmdb_bmatsuo ./internal/engine
 
 # smoke: every test of the main package, then every benchmark once on a

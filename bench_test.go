@@ -3,8 +3,9 @@
 // engine. See README.md.
 //
 // The benchmarks themselves are generated one-line wrappers
-// (benchmarks_gen_test.go) over the workloads in internal/bench; this
-// package parses the flags and hands over to bench.Main.
+// (benchmarks_gen_test.go) over the workloads in internal/workload and
+// below, run by internal/core; this package parses the flags and hands
+// over to core.Main. docs/architecture.md has the layout.
 package kvbench
 
 //go:generate go run ./internal/cmd/genwrappers -o benchmarks_gen_test.go
@@ -17,7 +18,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvbench/kvbench/internal/bench"
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/workload/embedded"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -25,11 +27,11 @@ import (
 // builds (or reuses) the fixtures the selected benchmarks declare, before
 // any benchmark runs.
 func TestMain(m *testing.M) {
-	if bench.IsColdChild() { // a cold-start child: one read, nothing else
+	if embedded.IsColdChild() { // a cold-start child: one read, nothing else
 		os.Exit(m.Run())
 	}
 	flag.Parse()
-	bench.Main(m.Run, cfg, benchPattern())
+	core.Main(m.Run, cfg, benchPattern())
 }
 
 func benchPattern() string {
@@ -46,7 +48,7 @@ func TestGeneratedWrappersAreCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := bench.Wrappers(); !bytes.Equal(have, want) {
+	if want := core.Wrappers(); !bytes.Equal(have, want) {
 		t.Fatal("benchmarks_gen_test.go is stale: run go generate")
 	}
 }

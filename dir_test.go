@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvbench/kvbench/internal/bench"
+	"github.com/kvbench/kvbench/internal/core"
 )
 
 // TestEveryBenchmarkWritesOnlyUnderDir runs every benchmark once on tiny
@@ -79,7 +79,7 @@ func TestEveryBenchmarkWritesOnlyUnderDir(t *testing.T) {
 		t.Error("-latency_dir holds no spectrum")
 	}
 	// Every benchmark ran, each engine compiled in.
-	for _, target := range bench.Targets() {
+	for _, target := range core.Targets() {
 		if target.Info.Missing != "" {
 			continue
 		}

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvbench/kvbench/internal/bench"
+	"github.com/kvbench/kvbench/internal/core"
 )
 
 // cfg is the run's configuration: every flag of the suite binds to one of
 // its fields here, and TestMain hands it, validated, to the benchmarks.
 // No benchmark body reads a flag.
-var cfg = bench.Default()
+var cfg = core.Default()
 
 func init() {
 	cfg.Bind(flag.CommandLine)

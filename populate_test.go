@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kvbench/kvbench/internal/bench"
+	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
 )
@@ -210,7 +210,7 @@ func TestDiskFillsDuringWrites(t *testing.T) {
 	// 100k keys take the fastest engine about half a second to write:
 	// several of the guard's reads after the filler.
 	const keysMil, memtable = "0.1", "2"
-	cfg := bench.Default()
+	cfg := core.Default()
 	cfg.KeysMil, cfg.MemtableMB = 0.1, 2
 	for _, info := range engine.All() {
 		if info.Reference || info.Missing != "" {
@@ -303,13 +303,13 @@ func TestHalfBuiltFixtureIsReclaimed(t *testing.T) {
 	// writer's free-space margin (Plan.DiskEstimate); leave less than that
 	// free, but more once the half-built fixture is counted.
 	half, _ := engine.DirSize(fixture)
-	cfg := bench.Default()
+	cfg := core.Default()
 	cfg.KeysMil, cfg.MemtableMB, cfg.Batch = 0.04, 2, 100
 	pebble, _ := engine.Lookup("pebble")
 	need := int64(3*40_000*(dataset.KeySize+1024)) + cfg.WriteMargin(pebble)
 	fill(t, dir, filepath.Join(dir, "filler"), need-half/2)
 	out, code := runSelf(t, args[1:]...)
 	if code != 0 || !strings.Contains(out, "incomplete or stale; rebuilding") || !strings.Contains(out, "BenchmarkReadRandomPebble/") {
-		t.Fatalf("exit %d with %s free and %s half-built:\n%s", code, bench.Human(freeBytes(t, dir)), bench.Human(half), out)
+		t.Fatalf("exit %d with %s free and %s half-built:\n%s", code, core.Human(freeBytes(t, dir)), core.Human(half), out)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvbench/kvbench/internal/bench"
+	"github.com/kvbench/kvbench/internal/core"
 )
 
 // prefetchBenchmarks are seed 000's prefix-lookup benchmarks by the names
@@ -24,7 +24,7 @@ var prefetchBenchmarks = map[string]func(*testing.B){
 // workloads' fixtures, so TestMain builds them before any result.
 func TestPrefetchPlan(t *testing.T) {
 	var targets []string
-	for _, tg := range bench.Targets() {
+	for _, tg := range core.Targets() {
 		if tg.W.Name == "Prefetch" {
 			targets = append(targets, tg.Name())
 		}
@@ -38,7 +38,7 @@ func TestPrefetchPlan(t *testing.T) {
 		t.Fatalf("prefetch benchmarks %v, want %v (every store, not the rail)", targets, want)
 	}
 
-	e, err := bench.NewEnv(bench.Default(), io.Discard, io.Discard)
+	e, err := core.NewEnv(core.Default(), io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Command genwrappers writes the root package's benchmark wrappers (see
-// bench.Wrappers): go generate runs it from bench_test.go. With -pattern
+// core.Wrappers): go generate runs it from bench_test.go. With -pattern
 // STEP it prints the -bench pattern of that step of make bench instead.
 package main
 
@@ -9,7 +9,10 @@ import (
 	"log"
 	"os"
 
-	"github.com/kvbench/kvbench/internal/bench"
+	"github.com/kvbench/kvbench/internal/core"
+	// The packages of workloads: each registers its own.
+	_ "github.com/kvbench/kvbench/internal/workload"
+	_ "github.com/kvbench/kvbench/internal/workload/embedded"
 )
 
 func main() {
@@ -19,18 +22,18 @@ func main() {
 	blocks := flag.Bool("data_blocks", false, "with -list: only the benchmarks of engines with data blocks (the LSMs, which -block_size applies to)")
 	flag.Parse()
 	if *step != "" {
-		fmt.Println(bench.Pattern(*step))
+		fmt.Println(core.Pattern(*step))
 		return
 	}
 	if *list != "" {
-		for _, t := range bench.StepTargetsOf(*list) {
+		for _, t := range core.StepTargetsOf(*list) {
 			if !*blocks || t.Info.DataBlocks {
 				fmt.Println(t.Name())
 			}
 		}
 		return
 	}
-	if err := os.WriteFile(*out, bench.Wrappers(), 0o644); err != nil {
+	if err := os.WriteFile(*out, core.Wrappers(), 0o644); err != nil {
 		log.Fatal(err)
 	}
 }

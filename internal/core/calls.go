@@ -1,0 +1,66 @@
+package core
+
+import (
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+)
+
+// testing calls every (sub-)benchmark body several times: with b.N = 1,
+// then with larger b.N until the run is long enough, and all of that
+// again for each -count repetition. Each call draws its random keys from
+// streams of its own, so a warm call does not re-read exactly what the
+// previous one cached, and calls are independent samples. The streams are
+// derived from -seed and the call's number alone, counted per benchmark
+// name from 1 in each process: the same -seed gives the same sequence of
+// streams, and call k of a benchmark reads the same keys on every engine.
+
+// Streams hands out the random streams of one call.
+type Streams struct{ seed uint64 }
+
+// callSalt keeps the derivation of a call's seed apart from the data
+// set's own streams.
+const callSalt = 0x6b76_6361_6c6c_7321 // "kvcalls!"
+
+// CallStreams counts a new call of the benchmark b is and returns its
+// streams. Call it once per call of the body, before the timer starts.
+func (e *Env) CallStreams(b *testing.B) Streams {
+	e.mu.Lock()
+	if e.calls == nil {
+		e.calls = map[string]uint64{}
+	}
+	e.calls[b.Name()]++
+	n := e.calls[b.Name()]
+	e.mu.Unlock()
+	return e.StreamsOfCall(n)
+}
+
+// Calls is how many calls of the benchmark named name CallStreams has
+// counted ("" is testing.Benchmark's): a test finds the call it ran.
+func (e *Env) Calls(name string) uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.calls[name]
+}
+
+// StreamsOfCall are the streams of call n (from 1) of any benchmark: a
+// test draws again what a call drew.
+func (e *Env) StreamsOfCall(n uint64) Streams {
+	r := dataset.NewRand(e.Cfg.Seed^callSalt, n)
+	return Streams{seed: r.Uint64()}
+}
+
+// Rand is random stream number stream of the call. Workloads number their
+// streams apart (one per goroutine).
+func (s Streams) Rand(stream uint64) dataset.Rand { return dataset.NewRand(s.seed, stream) }
+
+// LatencySampleMask selects the reads whose latency is recorded: 1 in 32,
+// at a phase drawn per call (SamplePhase). Timing every op would cost
+// more than some reads (a time.Now pair is ~150 ns on some VMs); the
+// configuration's latency-sample line states it.
+const LatencySampleMask = 31
+
+// SamplePhase picks which reads of a stream are timed: those whose op
+// number plus the phase is a multiple of LatencySampleMask+1. Drawn per
+// call, so the first read after an open is not always among them.
+func SamplePhase(r *dataset.Rand) int64 { return int64(r.Uint64() & LatencySampleMask) }

@@ -1,0 +1,181 @@
+package core
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// A cache=cold leaf reads in rounds. One op of the leaf (b.N counts them)
+// is one round: the fixture closed, its files evicted from the page cache,
+// the fixture opened again, all untimed, and then a fixed amount of work,
+// timed: -cold_ops reads or seeks (ReadRandom, Scan), or one full scan
+// (Iterate). A round is the same work whatever b.N is, so an engine that
+// earns a larger b.N does not end its rounds warmer than a slower one; and
+// the open each round starts with, untimed, is reported beside the result
+// (open-ms, open-read-B), because what an engine reads at open (Badger
+// reads every table's index and filter) is part of what a cold start costs.
+
+// OpenCost is what one open of a fixture cost: its wall time and the
+// bytes the process read from the device meanwhile (/proc/self/io).
+type OpenCost struct {
+	Time      time.Duration
+	ReadBytes int64
+}
+
+// coldOpen closes the open db, evicts the fixture's files and opens it
+// with o (key is optionsKey(o)), measuring the open.
+func (h *Handle) coldOpen(b *testing.B, o engine.Options, key string) {
+	b.Helper()
+	h.Close(b)
+	if _, err := h.e.Evict(h.dir); err != nil {
+		b.Fatal(err)
+	}
+	var db engine.DB
+	cost, err := TimeOpen(func() (err error) {
+		db, err = h.openEngine(o)
+		return err
+	})
+	if err != nil {
+		b.Fatalf("open fixture %s: %v", h.dir, err)
+	}
+	h.db, h.key, h.warm, h.fresh = db, key, false, true
+	h.cost = cost
+}
+
+// TimeOpen runs open, the open of a source whose files were just evicted,
+// and returns what it cost (OpenCost).
+func TimeOpen(open func() error) (OpenCost, error) {
+	io0, _ := measure.ReadIO()
+	t0 := time.Now()
+	err := open()
+	d := time.Since(t0)
+	io1, _ := measure.ReadIO()
+	return OpenCost{Time: d, ReadBytes: io1.Sub(io0).ReadBytes}, err
+}
+
+// Reopen starts a cold round: it closes the open db, evicts the fixture's
+// files and opens it again with the fixture's options as tweak changes
+// them. It returns the db, which the handle owns and closes, and what the
+// open cost. A db the handle opened cold for the sub-benchmark (Run) that
+// nothing has read yet is returned as it is, with its own open's cost.
+// Call it with the timer stopped.
+func (h *Handle) Reopen(b *testing.B, tweak func(*engine.Options)) (engine.DB, OpenCost) {
+	b.Helper()
+	if h.f.Engine.Reference {
+		b.Fatalf("%s has no files: it has no cold state", h.f.Engine.Name)
+	}
+	o := h.Options(tweak)
+	key := optionsKey(o)
+	if !h.fresh || h.db == nil || h.key != key {
+		h.coldOpen(b, o, key)
+	}
+	h.fresh = false
+	return h.db, h.cost
+}
+
+// Timed is what the timed parts of a leaf's rounds cost, summed.
+type Timed struct {
+	Elapsed    time.Duration // b.Elapsed()
+	Disk       DiskCounters  // device bytes read and major faults
+	CPU        time.Duration // the process's user and system CPU time
+	Mallocs    uint64        // heap allocations
+	AllocBytes uint64        // heap bytes allocated
+}
+
+// ColdRounds runs a cache=cold leaf: b.N rounds, one per op, each on the
+// fixture just closed, evicted and reopened (Reopen). For each round, with
+// the timer stopped, round(db) readies what the round needs on the fresh
+// db and returns run, the round's work, which alone is timed, and done
+// (nil or a function called untimed after run, before the db is closed
+// again). Call it first in a leaf h.Run started, leaving the db Run gave
+// the leaf unread: it is the first round's. ColdRounds reports open-ms and
+// open-read-B, the mean wall time and device bytes of a round's open, and
+// returns what the timed parts cost. Leave the timer to it.
+func (h *Handle) ColdRounds(b *testing.B, tweak func(*engine.Options), round func(db engine.DB) (run, done func())) Timed {
+	b.Helper()
+	return RunColdRounds(b, func() (func(), func(), OpenCost) {
+		db, c := h.Reopen(b, tweak)
+		run, done := round(db)
+		return run, done, c
+	})
+}
+
+// RunColdRounds is the round driver of ColdRounds for a source that is
+// not a fixture's engine (a file the workload opens itself): b.N rounds,
+// each readied by start, untimed (close, evict, reopen, and the round's
+// work on what it opened), with its run alone timed. It reports open-ms
+// and open-read-B from the OpenCost start returns.
+func RunColdRounds(b *testing.B, start func() (run, done func(), open OpenCost)) Timed {
+	b.StopTimer()
+	b.ResetTimer()
+	var t Timed
+	var opens OpenCost
+	var ms runtime.MemStats
+	for i := 0; i < b.N; i++ {
+		run, done, c := start()
+		opens.Time += c.Time
+		opens.ReadBytes += c.ReadBytes
+		d0 := SampleDisk()
+		cpu0 := measure.CPUTime()
+		runtime.ReadMemStats(&ms)
+		m0, a0 := ms.Mallocs, ms.TotalAlloc
+		b.StartTimer()
+		run()
+		b.StopTimer()
+		runtime.ReadMemStats(&ms)
+		t.Mallocs += ms.Mallocs - m0
+		t.AllocBytes += ms.TotalAlloc - a0
+		t.CPU += measure.CPUTime() - cpu0
+		t.Disk = t.Disk.Add(SampleDisk().Sub(d0))
+		if done != nil {
+			done()
+		}
+	}
+	t.Elapsed = b.Elapsed()
+	b.ReportMetric(float64(opens.Time.Nanoseconds())/1e6/float64(b.N), "open-ms")
+	b.ReportMetric(float64(opens.ReadBytes)/float64(b.N), "open-read-B")
+	return t
+}
+
+// ReportPerOp reports ns/op, B/op and allocs/op of the timed parts per op
+// of the leaf's own kind (a read, a seek) rather than per round, ops in
+// all, so a cold leaf's figures mean what the warm leaf's do.
+func (t Timed) ReportPerOp(b *testing.B, ops int64) {
+	b.ReportAllocs()
+	b.ReportMetric(float64(t.Elapsed.Nanoseconds())/float64(ops), "ns/op")
+	b.ReportMetric(float64(t.AllocBytes)/float64(ops), "B/op")
+	b.ReportMetric(float64(t.Mallocs)/float64(ops), "allocs/op")
+}
+
+// ColdReaders runs b.N cold rounds (ColdRounds) of perRound operations
+// split across threads goroutines: each round opens one reader per
+// goroutine on its fresh db, untimed, runs op(t, n, reader) in each, timed,
+// and closes the readers, untimed.
+func (h *Handle) ColdReaders(b *testing.B, threads, perRound int, op func(t, n int, rd engine.Reader)) Timed {
+	readers := make([]engine.Reader, threads)
+	work := func(t, n int) { op(t, n, readers[t]) }
+	run := func() { RunThreads(threads, perRound, work) }
+	closeReaders := func() {
+		for t, r := range readers {
+			if r != nil {
+				r.Close()
+				readers[t] = nil
+			}
+		}
+	}
+	defer closeReaders() // before the handle closes the db, on failure too
+	return h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
+		for t := range readers {
+			r, err := db.NewReader()
+			if err != nil {
+				b.Fatal(err)
+			}
+			readers[t] = r
+		}
+		return run, closeReaders
+	})
+}

@@ -1,0 +1,238 @@
+package core
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/measure"
+	"github.com/kvbench/kvbench/internal/memlimit"
+)
+
+// Env is one run: its validated configuration, the data set, the suite's
+// own directory under -dir, the fixtures built for it, and its output.
+type Env struct {
+	Cfg       Config
+	Keys      uint64
+	Gen       *dataset.Gen
+	FullCheck bool
+	Root      dataset.Root // zero until Setup opens -dir
+	Dir       string       // -dir as given or defaulted, absolute
+
+	// Out receives configuration lines and, through testing, results;
+	// Log receives progress, never among result lines.
+	Out io.Writer
+	Log io.Writer
+
+	// Running is set once benchmarks run: progress lines would split
+	// result lines then, so long work stops reporting progress.
+	Running atomic.Bool
+
+	plan     *Plan                 // what Setup planned, built and opened -dir for
+	planning func(sub string) bool // while NewPlan collects a workload's fixtures: whether it runs sub
+
+	mu       sync.Mutex
+	fixtures map[string]builtFixture // by name
+	shown    map[string]string       // configuration lines in force (settings-<engine>, fixture-<engine>, gate), by key
+	gate     string                  // the running workload's gated units (Workload.Gate)
+	warned   map[string]bool
+	held     []string          // Logf lines held while a benchmark may be printing its result line
+	calls    map[string]uint64 // calls of each benchmark so far, by name (CallStreams)
+	scratchN atomic.Int64
+	budget   *memlimit.Budget // -mem_limit, once Setup has entered it
+
+	block   ByteSize  // the block size of the pass running (forEachBlock); 0 outside one
+	handles []*Handle // handles opened, closed at the end of their pass
+}
+
+// NewEnv validates c and derives the data set; it touches no file.
+func NewEnv(c Config, out, log io.Writer) (*Env, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	e := &Env{Cfg: c, Keys: c.Keys(), FullCheck: c.Verify == "full", Out: out, Log: log,
+		fixtures: map[string]builtFixture{}, shown: map[string]string{}, warned: map[string]bool{}}
+	g, err := dataset.New(dataset.Spec{Keys: e.Keys, ValueSize: c.ValSize, ValueRatio: c.ValueRatio, Seed: c.Seed})
+	if err != nil {
+		return nil, err
+	}
+	e.Gen = g
+	return e, nil
+}
+
+// inPlan reports whether Setup planned t.
+func (e *Env) inPlan(t Target) bool {
+	if e.plan == nil {
+		return false
+	}
+	for _, p := range e.plan.Targets {
+		if p.Name() == t.Name() {
+			return true
+		}
+	}
+	return false
+}
+
+// planPattern is the -bench pattern Setup planned for.
+func (e *Env) planPattern() string {
+	if e.plan == nil {
+		return ""
+	}
+	return e.plan.Pattern
+}
+
+// Logf reports progress on Log. go test merges stderr into its output, so
+// the prefix is one benchfmt ignores (a "kvbench: x" line would read as a
+// configuration line).
+//
+// While benchmarks run, a line written at once could land inside a result
+// line (testing prints a benchmark's name, runs it, then its figures, and
+// go test merges stderr into that stream), so it is held until the next
+// point between results: the next leaf's settings, or the end of the run.
+func (e *Env) Logf(format string, args ...any) {
+	line := fmt.Sprintf("[kvbench] "+format+"\n", args...)
+	if e.Running.Load() {
+		e.mu.Lock()
+		e.held = append(e.held, line)
+		e.mu.Unlock()
+		return
+	}
+	io.WriteString(e.Log, line)
+}
+
+// flushHeld writes the lines Logf held; e.mu is held.
+func (e *Env) flushHeld() {
+	for _, l := range e.held {
+		io.WriteString(e.Log, l)
+	}
+	e.held = nil
+}
+
+// FlushLog writes the lines Logf held back while benchmarks ran.
+func (e *Env) FlushLog() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.flushHeld()
+}
+
+// WarnOnce logs a warning the first time key is seen.
+func (e *Env) WarnOnce(key, format string, args ...any) {
+	e.mu.Lock()
+	dup := e.warned[key]
+	e.warned[key] = true
+	e.mu.Unlock()
+	if !dup {
+		e.Logf(format, args...)
+	}
+}
+
+// openDir validates -dir (defaulting it to the user cache directory) for
+// a run that writes need bytes, and opens the suite's own directory in it.
+// The default must exist already: the suite creates nothing but
+// <dir>/kvbench.
+func (e *Env) openDir(plan *Plan) error {
+	dir := e.Cfg.Dir
+	if dir == "" {
+		c, err := os.UserCacheDir()
+		if err != nil {
+			return FlagError("dir", "", "no default: "+err.Error()+"; pass -dir")
+		}
+		if _, err := os.Stat(c); err != nil {
+			return FlagError("dir", "", "the default, the user cache directory "+c+", does not exist; pass -dir")
+		}
+		dir = c
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	if err := checkDir(dir, plan.DiskEstimate(dir), plan.Reclaimable(dir)); err != nil {
+		return err
+	}
+	root, err := dataset.OpenRoot(dir)
+	if err != nil {
+		return FlagError("dir", dir, err.Error())
+	}
+	root.FullCheck = e.FullCheck // -verify full: every fixture file's checksum too
+	e.Dir, e.Root = dir, root
+	return nil
+}
+
+// checkDir validates -dir: an existing, writable directory with room for
+// the work ahead.
+func checkDir(dir string, needBytes, reclaimable int64) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return FlagError("dir", dir, "does not exist or cannot be read: "+err.Error())
+	}
+	if !fi.IsDir() {
+		return FlagError("dir", dir, "is not a directory")
+	}
+	if err := syscall.Access(dir, 2 /* W_OK */); err != nil {
+		return FlagError("dir", dir, "is not writable: "+err.Error())
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err == nil && st.Flags&1 /* ST_RDONLY */ != 0 {
+		return FlagError("dir", dir, "is on a read-only filesystem")
+	}
+	fs, err := measure.FileSystem(dir)
+	if err != nil {
+		return FlagError("dir", dir, err.Error())
+	}
+	if needBytes > fs.Free+reclaimable {
+		have := Human(fs.Free) + " free"
+		if reclaimable > 0 {
+			have += fmt.Sprintf(" and %s in incomplete fixtures and scratch of runs that died, which it would remove", Human(reclaimable))
+		}
+		return FlagError("dir", dir, fmt.Sprintf("has %s, the run needs about %s (fixtures and scratch databases)", have, Human(needBytes)))
+	}
+	return nil
+}
+
+// ScratchDir is a fresh directory for a database only this benchmark
+// writes: <dir>/kvbench/scratch/<name>-<pid>-<n>. Remove it with
+// e.Root.RemoveAll when done.
+func (e *Env) ScratchDir(name string) string {
+	return e.Root.Sub("scratch", fmt.Sprintf("%s-%d-%d", name, os.Getpid(), e.scratchN.Add(1)))
+}
+
+// cleanStaleScratch removes scratch databases left by runs that died
+// (their pid is gone). It touches only names it made itself.
+func (e *Env) cleanStaleScratch() {
+	for _, d := range staleScratch(e.Root.Sub("scratch")) {
+		if err := e.Root.RemoveAll(d); err == nil {
+			e.Logf("removed scratch %s left by a run that died", filepath.Base(d))
+		}
+	}
+}
+
+// staleScratch lists the scratch directories under dir whose run died:
+// names the suite made (<name>-<pid>-<n>) whose pid is gone.
+func staleScratch(dir string) []string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, d := range ents {
+		parts := strings.Split(d.Name(), "-")
+		if len(parts) != 3 {
+			continue
+		}
+		pid, err := strconv.Atoi(parts[1])
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		out = append(out, filepath.Join(dir, d.Name()))
+	}
+	return out
+}
+
+// Human prints a byte count in binary units.
+func Human(n int64) string { return memlimit.Human(n) }

@@ -1,0 +1,258 @@
+package core
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/engine"
+)
+
+// Page cache states a fixture is read in.
+const (
+	Warm = "warm"
+	Cold = "cold"
+)
+
+// Handle keeps at most one open database on one fixture and puts it in
+// the page cache state a sub-benchmark asks for. One at a time because
+// LMDB forbids opening an environment twice in one process, and because a
+// cold start must close every handle: pages an open memory map holds
+// cannot be evicted. The calibration rail (engine.Info.Reference) has no
+// fixture: its handle loads the data set into memory.
+type Handle struct {
+	e     *Env
+	f     *Fixture
+	dir   string
+	db    engine.DB
+	key   string   // the options the open db was opened with
+	warm  bool     // the open db has had its untimed warm-up pass
+	fresh bool     // the open db was opened cold and nothing has read it
+	cost  OpenCost // what opening it cold cost
+}
+
+// Open returns a handle on f; it closes when b ends.
+func (e *Env) Open(b *testing.B, f *Fixture) *Handle {
+	b.Helper()
+	h := &Handle{e: e, f: f}
+	e.handles = append(e.handles, h)
+	if !f.Engine.Reference {
+		dir, err := e.FixtureDir(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.dir = dir
+	}
+	b.Cleanup(func() { h.Close(b) })
+	return h
+}
+
+// Dir is the fixture's directory ("" for the rail).
+func (h *Handle) Dir() string { return h.dir }
+
+// Fixture is the fixture the handle opens.
+func (h *Handle) Fixture() *Fixture { return h.f }
+
+// Caches lists the cache states to run: the rail keeps everything in the
+// heap, so it has no cold state.
+func (h *Handle) Caches() []string {
+	if h.f.Engine.Reference {
+		return []string{Warm}
+	}
+	return h.e.Cfg.Caches
+}
+
+// Options are the fixture's read-only open options as tweak changes them.
+func (h *Handle) Options(tweak func(*engine.Options)) engine.Options {
+	o := h.f.Options
+	o.Dir, o.ReadOnly = h.dir, true
+	if tweak != nil {
+		tweak(&o)
+	}
+	return o
+}
+
+// Run runs body as sub-benchmark name on the fixture in the given cache
+// state, opened with the fixture's options as tweak changes them. Before
+// the sub-benchmark starts, the handle is opened (and, warm, read once)
+// and the engine's settings line for exactly those options is printed,
+// so a benchfmt reader attaches it to this result and no other.
+//
+// Each time testing calls the sub-benchmark: warm reuses the open db;
+// cold closes it, evicts the fixture's files and reopens it, untimed (a
+// cold body that reads in rounds, ColdRounds, takes that db as its first
+// round).
+func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Options), body func(b *testing.B, db engine.DB)) {
+	defer h.guard(b)()
+	h.e.WatchLeaf(b.Name() + "/" + name) // opening and warming up count as its own
+	o := h.Options(tweak)
+	name = BlockLeaf(name, h.f.Engine, o)
+	db := h.open(b, cache, o, true)
+	h.e.ShowFixtureSettings(h.f.Engine, db.Settings(), h.f)
+	b.Run(name, func(b *testing.B) {
+		defer h.guard(b)()
+		body(b, h.open(b, cache, o, false))
+	})
+}
+
+// Settings is the engine's settings on the fixture opened with o (from
+// Options), read from an open of its own, closed before it returns: for
+// leaves that open the fixture themselves, whose parent prints them
+// (ShowFixtureSettings). The handle's own db must be closed (LMDB opens an
+// environment once per process).
+func (h *Handle) Settings(o engine.Options) ([]engine.Setting, error) {
+	db, err := h.openEngine(o)
+	if err != nil {
+		return nil, fmt.Errorf("open fixture %s: %w", h.dir, err)
+	}
+	s := db.Settings()
+	return s, db.Close()
+}
+
+// DB is the fixture opened in the cache state with the fixture's options
+// as tweak changes them, as Run hands it to its body (cold: closed,
+// evicted and reopened): for a body a test runs without Run's
+// sub-benchmark, whose result it reads.
+func (h *Handle) DB(b *testing.B, cache string, tweak func(*engine.Options)) engine.DB {
+	return h.open(b, cache, h.Options(tweak), false)
+}
+
+// guard makes a memory fault in this goroutine (a read of a mapped file
+// that changed under the map: past the end of a truncated file, bbolt's
+// and LMDB's pages) a panic rather than a crash of the process, and
+// returns the function to defer that turns that panic into b's failure,
+// naming the fixture and how to rebuild it. Setup checked the files'
+// sizes (and checksums, when cheap) before the run; this is for what
+// those checks cannot see. RunThreads hands its goroutines' faults to
+// its caller. A fault inside C code (LMDB's own B-tree walk, RocksDB)
+// still ends the process.
+func (h *Handle) guard(b *testing.B) func() {
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(old)
+		r := recover()
+		if r == nil {
+			return
+		}
+		if !isFault(r) {
+			panic(r)
+		}
+		// Abandoned, not closed: the read that faulted never let go of
+		// the engine's locks, and Close would wait for them forever.
+		h.db, h.fresh = nil, false
+		b.Fatal(h.faultError(r))
+	}
+}
+
+// faultError is the error of a memory fault reading the fixture.
+func (h *Handle) faultError(r any) error {
+	return fmt.Errorf("fixture %s: a read of its files faulted (%v): they changed or are damaged where the checks before the run do not look; rerun with -verify full to check every file's checksum and rebuild what differs, or remove %s to rebuild it", filepath.Base(h.dir), r, h.dir)
+}
+
+// isFault reports whether a recovered value is a memory fault that
+// debug.SetPanicOnFault turned into a panic.
+func isFault(r any) bool {
+	_, ok := r.(interface{ Addr() uintptr })
+	return ok
+}
+
+// open returns the fixture opened with o in the cache state; first is the
+// call before the sub-benchmark, which a cold state does not evict for.
+func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) engine.DB {
+	b.Helper()
+	key := optionsKey(o)
+	if h.db != nil && h.key == key && (cache == Warm || first) {
+		h.fresh = false
+		if cache == Warm && !h.warm {
+			h.warmUp(b)
+		}
+		return h.db
+	}
+	h.Close(b)
+	if h.f.Engine.Reference {
+		// The rail has no files and ignores both; read-only keeps
+		// engine.Open from creating a directory outside -dir.
+		o.Dir, o.ReadOnly = os.TempDir(), true
+		db, err := h.openEngine(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := h.e.WriteAll(db, h.f.Data, h.e.Cfg.Batch, 1, h.f.Engine.Name+" load"); err != nil {
+			b.Fatal(err)
+		}
+		h.db, h.key, h.warm = db, key, true
+		return db
+	}
+	if cache == Cold && !first {
+		h.coldOpen(b, o, key)
+		return h.db
+	}
+	db, err := h.openEngine(o)
+	if err != nil {
+		b.Fatalf("open fixture %s: %v", h.dir, err)
+	}
+	h.db, h.key, h.warm, h.fresh = db, key, false, false
+	if cache == Warm {
+		h.warmUp(b)
+	}
+	return db
+}
+
+// openEngine opens the fixture's engine with o: the engine the fixture
+// declares, so a test that wraps an engine's declaration sees its opens.
+func (h *Handle) openEngine(o engine.Options) (engine.DB, error) {
+	return engine.OpenInfo(h.f.Engine, o)
+}
+
+// optionsKey tells apart the options a db was opened with.
+func optionsKey(o engine.Options) string { return fmt.Sprintf("%+v", o) }
+
+// warmUp reads every file of the fixture once, so all of it is in the
+// page cache (a scan alone leaves out what only point reads touch: an
+// LSM's filter blocks, a B-tree's free pages), then every key and value
+// through the engine, untimed, and checks the count.
+func (h *Handle) warmUp(b *testing.B) {
+	b.Helper()
+	if err := ReadThrough(h.dir); err != nil {
+		b.Fatalf("warm-up read of %s: %v", h.dir, err)
+	}
+	n, _, err := ScanAll(h.db, true, h.f.Data.NewChecker(false))
+	if err != nil {
+		b.Fatalf("warm-up pass: %v", err)
+	}
+	if n != h.f.Data.Len() {
+		b.Fatalf("warm-up pass read %d keys, the fixture has %d", n, h.f.Data.Len())
+	}
+	h.warm = true
+}
+
+// Close closes the open db, if any.
+func (h *Handle) Close(tb testing.TB) {
+	if h.db == nil {
+		return
+	}
+	if err := h.db.Close(); err != nil {
+		tb.Errorf("close %s: %v", h.f.Engine.Name, err)
+	}
+	h.db, h.fresh = nil, false
+}
+
+// ReadThrough reads every regular file under dir once, into the page
+// cache.
+func ReadThrough(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(io.Discard, f)
+		return err
+	})
+}

@@ -1,0 +1,170 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sort"
+
+	"github.com/kvbench/kvbench/internal/memlimit"
+)
+
+// ByteSize is a size flag: bytes, or a whole number of KiB, MiB, GiB or
+// TiB ("64MiB", "1GiB"). Zero is unset.
+type ByteSize int64
+
+func (s *ByteSize) String() string {
+	if s == nil || *s == 0 {
+		return ""
+	}
+	return memlimit.FormatSize(int64(*s))
+}
+
+func (s *ByteSize) Set(v string) error {
+	n, err := memlimit.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = ByteSize(n)
+	return nil
+}
+
+// heapAllowanceMB is what -mem_limit keeps for memory that is neither an
+// engine's block cache nor its memtables: the Go runtime and the harness's
+// own buffers, an engine's indexes, filters and iterators outside its
+// cache, and the C allocators' slack. The engines' configured caches plus
+// this must be below the budget, or the budget would be spent before the
+// page cache got any of it.
+const heapAllowanceMB = 16
+
+// validateMemLimit checks -mem_limit against the floor and the engines'
+// own memory under the budget rule: the block cache plus the memtables in
+// flight plus heapAllowanceMB must be below it.
+func (c *Config) validateMemLimit() []error {
+	n := int64(c.MemLimit)
+	if n == 0 {
+		return nil
+	}
+	if n < memlimit.Floor {
+		return []error{FlagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf("is below the floor of %s", memlimit.FormatSize(memlimit.Floor)))}
+	}
+	r, _ := c.budget()
+	if need := int64(r.fixedMB()+heapAllowanceMB) << 20; need >= n {
+		return []error{FlagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf(
+			"the engines' own memory does not fit: block cache %d MiB + %d memtables in flight x %d MiB + %d MiB heap allowance = %d MiB, which must be below the budget (%d MiB); lower -cache_mb or -memtable_mb, or raise -mem_limit",
+			r.CacheMB, r.InFlight, r.MemtableMB, heapAllowanceMB, need>>20, n>>20))}
+	}
+	return nil
+}
+
+// findParent locates the cgroup the budget is created under; tests point
+// it elsewhere.
+var findParent = memlimit.Find
+
+// checkBudget refuses a -mem_limit this machine cannot give, before any
+// work. A run without benchmarks has no budget.
+func (e *Env) checkBudget(plan *Plan) error {
+	if e.Cfg.MemLimit == 0 || plan.Pattern == "" {
+		return nil
+	}
+	p, err := findParent()
+	if err == nil {
+		err = p.Check(int64(e.Cfg.MemLimit))
+	}
+	if err != nil {
+		return machineErr{err}
+	}
+	return nil
+}
+
+// machineErr is an error that Is ErrMachine, worded as the error it wraps.
+type machineErr struct{ error }
+
+func (machineErr) Is(target error) bool { return target == ErrMachine }
+func (m machineErr) Unwrap() error      { return m.error }
+
+// ErrMachine marks a setting this machine cannot give the run (no memory
+// controller, no right to make a cgroup), as opposed to a bad value: Main
+// exits 3 for it, so a script can tell "not here" from "wrong".
+var ErrMachine = errors.New("not on this machine")
+
+// enterBudget evicts every fixture from the page cache (its pages were
+// charged to the cgroup that built it, outside the budget) and moves the
+// process into its budget.
+func (e *Env) enterBudget(plan *Plan) error {
+	if e.Cfg.MemLimit == 0 || plan.Pattern == "" {
+		return nil
+	}
+	e.mu.Lock()
+	dirs := make([]string, 0, len(e.fixtures))
+	for _, b := range e.fixtures {
+		dirs = append(dirs, b.dir)
+	}
+	e.mu.Unlock()
+	sort.Strings(dirs)
+	for _, d := range dirs {
+		if _, err := e.Evict(d); err != nil {
+			return err
+		}
+	}
+	p, err := findParent()
+	if err != nil {
+		return err
+	}
+	// With a watcher, started outside the budget, that reports what the
+	// budget held should the run be killed in it.
+	b, err := p.EnterWatched(int64(e.Cfg.MemLimit))
+	if err != nil {
+		return err
+	}
+	e.budget = b
+	// The Go heap shares the budget (Badger's tables and memtables live
+	// in it): a soft limit makes the collector work to stay inside it
+	// rather than grow the heap to twice its live size and be killed, and
+	// leaves the rest of the budget to the page cache (the budget rule).
+	r, _ := e.Cfg.budget()
+	debug.SetMemoryLimit(r.GoLimit)
+	e.Logf("memory budget %s; %s resident before entering stays charged outside it; Go memory limit %s (%d/%d of the budget)",
+		b, Human(b.Resident), memlimit.FormatSize(r.GoLimit), budgetGoNum, budgetGoDen)
+	return nil
+}
+
+// Budget is the memory cgroup the benchmarks run in (-mem_limit), nil
+// without one: its Stats are the budget's own counters (usage, page
+// cache, major faults).
+func (e *Env) Budget() *memlimit.Budget { return e.budget }
+
+// closeBudget reports what the budget charged, moves the process out of
+// it and removes it.
+func (e *Env) closeBudget() error {
+	b := e.budget
+	if b == nil {
+		return nil
+	}
+	e.budget = nil
+	if s, err := b.Stats(); err == nil {
+		e.Logf("memory budget %s at exit: %s charged (peak %s): %s page cache, %s anonymous; limit reached %d times, %d major faults, %d OOM kills",
+			memlimit.FormatSize(b.Limit), Human(s.Usage), Human(s.Peak), Human(s.Cache), Human(s.Anon), s.LimitHits, s.MajorFaults, s.OOMKills)
+	}
+	return b.Close()
+}
+
+// memLimitLine is the mem-limit configuration line: the budget, or none.
+func memLimitLine(n ByteSize) string {
+	if n == 0 {
+		return "none"
+	}
+	return n.String()
+}
+
+// Shape is the first part of the sub-benchmark names of every workload
+// on the run's data set: the value size and, under -mem_limit, the
+// budget ("valsz=1024/mem=26MiB"), so results in and out of a budget
+// never share a name.
+func (e *Env) Shape() string {
+	s := SubName("valsz", e.Cfg.ValSize)
+	if e.Cfg.MemLimit != 0 {
+		s += "/" + SubName("mem", e.Cfg.MemLimit.String())
+	}
+	return s
+}

@@ -1,0 +1,192 @@
+package core
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// ShowSettings prints the engine's settings line for the results that
+// follow, and clears every other configuration line a result carries
+// (other engines' settings, any fixture line): benchfmt applies a
+// configuration line to every later result until it is changed, so each
+// result must be preceded by exactly its own engine's settings. Call it
+// from a parent benchmark, before b.Run: a line printed inside a running
+// sub-benchmark would split its result line.
+func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) {
+	e.showConfig(map[string]string{"settings-" + info.Name: settingsLine(e.withBudget(s))})
+	e.watchSettings()
+}
+
+// ShowFixtureSettings is ShowSettings for results that read fixture f (or
+// a copy of it): beside the settings it prints a fixture-<engine> line
+// naming the engine version that built the fixture, from its manifest, and
+// the fixture's directory name.
+func (e *Env) ShowFixtureSettings(info engine.Info, s []engine.Setting, f *Fixture) {
+	lines := map[string]string{"settings-" + info.Name: settingsLine(e.withBudget(s))}
+	if b, err := e.built(f); err == nil {
+		lines["fixture-"+info.Name] = fmt.Sprintf("%s (%s)", b.m.EngineVersion, filepath.Base(b.dir))
+	}
+	e.showConfig(lines)
+	e.watchSettings()
+}
+
+// ClearSettings clears every engine's settings and fixture lines, before
+// results that belong to no engine.
+func (e *Env) ClearSettings() { e.showConfig(nil) }
+
+func settingsLine(s []engine.Setting) string {
+	parts := make([]string, len(s))
+	for i, kv := range s {
+		parts[i] = kv.String()
+	}
+	return strings.Join(parts, " ")
+}
+
+// showConfig makes lines, by key, the configuration lines in force: it
+// clears every other line printed before (an empty value clears a key)
+// and prints each of lines not already in force.
+func (e *Env) showConfig(lines map[string]string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.flushHeld()
+	if e.gate != "" {
+		lines = maps.Clone(lines)
+		if lines == nil {
+			lines = map[string]string{}
+		}
+		lines["gate"] = e.gate
+	}
+	var stale []string
+	for k := range e.shown {
+		if _, ok := lines[k]; !ok {
+			stale = append(stale, k)
+		}
+	}
+	sort.Strings(stale)
+	for _, k := range stale {
+		fmt.Fprintf(e.Out, "%s:\n", k)
+		delete(e.shown, k)
+	}
+	keys := make([]string, 0, len(lines))
+	for k := range lines {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if cur, ok := e.shown[k]; !ok || cur != lines[k] {
+			fmt.Fprintf(e.Out, "%s: %s\n", k, lines[k])
+			e.shown[k] = lines[k]
+		}
+	}
+}
+
+// setGate makes units the "gate" line of the results that follow, from
+// the next configuration change on: every workload prints its settings
+// (or clears them) before its first result.
+func (e *Env) setGate(units []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.gate = strings.Join(units, " ")
+}
+
+// EchoConfig writes the run's configuration as benchfmt key: value lines,
+// so benchstat keeps them with the results. Setup prints them
+// before the first result.
+func (e *Env) EchoConfig(w io.Writer) {
+	c := &e.Cfg
+	line := func(k string, v any) { fmt.Fprintf(w, "%s: %v\n", k, v) }
+	line("kvbench-format", dataset.FormatVersion)
+	line("go", runtime.Version())
+	line("kernel", measure.Kernel())
+	line("cpu-model", measure.CPUModel())
+	line("cpus", runtime.NumCPU())
+	if e.Dir != "" {
+		line("dir", e.Dir)
+		if fs, err := measure.FileSystem(e.Dir); err == nil {
+			line("dir-fs", fmt.Sprintf("%s on %s (mounted at %s, %s free)", fs.Type, fs.Device, fs.MountedOn, Human(fs.Free)))
+		}
+		line("dir-readahead", deviceReadahead(e.Dir))
+	}
+	line("keys", e.Keys)
+	line("valsz", c.ValSize)
+	line("value-ratio", c.ValueRatio)
+	line("seed", c.Seed)
+	line("cache", c.Caches.String())
+	line("drop-caches", c.DropCaches)
+	line("mem-limit", memLimitLine(c.MemLimit))
+	line("cold-ops", c.ColdRoundOps())
+	line("verify", c.Verify)
+	line("sync", c.Sync)
+	if r, ok := c.budget(); ok {
+		line("cache-mb", fmt.Sprintf("%d (budget rule)", r.CacheMB))
+		line("memtable-mb", fmt.Sprintf("%d (budget rule)", r.MemtableMB))
+		line("budget-rule", r.String())
+	} else {
+		line("cache-mb", c.CacheMB)
+		line("memtable-mb", c.MemtableMB)
+	}
+	line("compression", c.Compression)
+	line("bloom-bits", c.BloomBits)
+	line("block-size", c.BlockSizes.String())
+	line("verify-checksums", c.VerifyChecksums)
+	line("readahead", c.Readahead)
+	line("batch", c.Batch)
+	if c.SpaceGuard {
+		line("space-guard", "on: writes stop once the free space under -dir falls below the writing engine's own reserve + 2 batches + 16 MiB")
+	} else {
+		line("space-guard", "off")
+	}
+	line("threads", c.Threads.String())
+	line("latency-sample", fmt.Sprintf("1/%d reads (HDR histogram, ns)", LatencySampleMask+1))
+	line("timestamp-ns", timestampCost())
+	for _, p := range engineParams() {
+		line(strings.ReplaceAll(p.Name, "_", "-"), c.param(p))
+	}
+	line("rocksdb-lib", engine.RocksDBLibVersion())
+	e.echoOptions(line)
+	for _, info := range engine.All() {
+		v := info.Module
+		if info.Version != nil {
+			v = info.Version()
+		}
+		line("engine-"+info.Name, v)
+	}
+	writeUnits(w, AllUnits())
+}
+
+// timestampCost is what one time.Now/time.Since pair costs here, in ns:
+// the reason latencies are sampled rather than taken on every read.
+var timestampCost = sync.OnceValue(func() int64 { return measure.TimestampCost().Nanoseconds() })
+
+// deviceReadahead is the kernel readahead (read_ahead_kb) of the block
+// device under dir. A page fault in a memory-mapped file without advice
+// reads up to this much around the page, so on a cold cache it shapes what
+// mmap-based stores read with -readahead os.
+func deviceReadahead(dir string) string {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return "unknown"
+	}
+	dev := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
+	// A partition has no queue of its own: its disk is the parent.
+	for _, p := range []string{dev + "/queue/read_ahead_kb", dev + "/../queue/read_ahead_kb"} {
+		if b, err := os.ReadFile(p); err == nil {
+			return strings.TrimSpace(string(b)) + " KiB (" + p + ")"
+		}
+	}
+	return "unknown (no block device: tmpfs, overlay or network filesystem)"
+}

@@ -1,0 +1,223 @@
+package core
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+)
+
+// Plan is what the benchmarks a -bench pattern selects need from the disk.
+type Plan struct {
+	Pattern  string
+	Targets  []Target   // top-level benchmarks the pattern selects
+	Fixtures []*Fixture // every fixture they read, each once
+	Scratch  int64      // the most they write outside fixtures at one time
+	// Margin is the most free space any of their writers must leave for
+	// the space guard to stop it cleanly (writeMargin).
+	Margin int64
+}
+
+// NewPlan matches pattern against every top-level benchmark the way go
+// test does (testing's splitting on '/' and '|') and collects what the
+// selected ones declare.
+func (e *Env) NewPlan(pattern string) (*Plan, error) {
+	p := &Plan{Pattern: pattern}
+	if pattern == "" {
+		return p, nil
+	}
+	m, err := newMatcher(pattern)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	defer func() { e.planning = nil }()
+	for _, t := range Targets() {
+		if !m.matchTop(t.Name()) || t.Info.Missing != "" {
+			continue
+		}
+		p.Targets = append(p.Targets, t)
+		if t.W.Fixtures != nil {
+			e.planning = func(sub string) bool { return m.matchSub(t.Name(), sub) }
+			e.forEachBlock(t.Info, func() {
+				for _, f := range t.W.Fixtures(e, t.Info) {
+					if n := f.Params.Name(); !seen[n] {
+						seen[n] = true
+						p.Fixtures = append(p.Fixtures, f)
+						m, _ := writeMargin(f.Engine, f.Options, e.Cfg.Batch, e.Cfg.ValSize)
+						p.Margin = max(p.Margin, m)
+					}
+				}
+			})
+		}
+		if t.W.Scratch != nil {
+			if s := t.W.Scratch(e, t.Info); s > 0 {
+				p.Scratch = max(p.Scratch, s)
+				p.Margin = max(p.Margin, e.Cfg.WriteMargin(t.Info))
+			}
+		}
+	}
+	return p, nil
+}
+
+// TouchesDisk reports whether the run writes under -dir at all.
+func (p *Plan) TouchesDisk() bool { return len(p.Fixtures) > 0 || p.Scratch > 0 }
+
+// DiskEstimate is a generous bound on what the run writes under root:
+// three times the logical bytes of every fixture not built yet, plus the
+// scratch space, plus the largest free-space margin of their writers
+// (the space guard stops a writer that would leave less).
+func (p *Plan) DiskEstimate(root string) int64 {
+	n := p.Scratch
+	for _, f := range p.Fixtures {
+		m, err := dataset.ReadManifest(filepath.Join(root, dataset.OwnedName, "fixtures", f.Params.Name()))
+		if err != nil || !m.Complete(f.Params) {
+			n += 3 * f.LogicalBytes()
+		}
+	}
+	if n > 0 {
+		n += p.Margin
+	}
+	return n
+}
+
+// Reclaimable is the space under root that the run frees before it
+// writes: the directories of its fixtures that a manifest does not mark
+// complete (a build that crashed or was stopped; Ensure removes and
+// rebuilds them) and scratch directories of runs that died
+// (cleanStaleScratch). Only directories under the suite's own name are
+// counted, each by the rule that lets the suite remove it.
+func (p *Plan) Reclaimable(root string) int64 {
+	var n int64
+	owned := filepath.Join(root, dataset.OwnedName)
+	if !dataset.IsOwned(owned) {
+		return 0
+	}
+	for _, f := range p.Fixtures {
+		dir := filepath.Join(owned, "fixtures", f.Params.Name())
+		if m, err := dataset.ReadManifest(dir); err == nil && m.Complete(f.Params) {
+			continue
+		}
+		if size, err := engine.DirSize(dir); err == nil {
+			n += size
+		}
+	}
+	for _, d := range staleScratch(filepath.Join(owned, "scratch")) {
+		if size, err := engine.DirSize(d); err == nil {
+			n += size
+		}
+	}
+	return n
+}
+
+// matcher is testing's benchmark filter: the pattern split on unbracketed
+// '|' into alternatives and each alternative on '/' into one regexp per
+// level. Only the first level decides which top-level benchmarks run;
+// fixtures are planned for every sub-benchmark of those.
+type matcher [][]*regexp.Regexp
+
+func newMatcher(pattern string) (matcher, error) {
+	var m matcher
+	for _, alt := range splitRegexp(pattern) {
+		var levels []*regexp.Regexp
+		for _, s := range alt {
+			re, err := regexp.Compile(s)
+			if err != nil {
+				return nil, fmt.Errorf("-test.bench %q: %v", pattern, err)
+			}
+			levels = append(levels, re)
+		}
+		m = append(m, levels)
+	}
+	return m, nil
+}
+
+func (m matcher) matchTop(name string) bool {
+	for _, alt := range m {
+		if len(alt) > 0 && alt[0].MatchString(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchSub reports whether the pattern may run sub-benchmark sub of the
+// top-level benchmark top: some alternative selects top and either stops
+// there or selects sub at the second level. A workload whose
+// sub-benchmarks each read fixtures of their own declares only these.
+func (m matcher) matchSub(top, sub string) bool {
+	for _, alt := range m {
+		if len(alt) > 0 && alt[0].MatchString(top) && (len(alt) < 2 || alt[1].MatchString(sub)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Selects reports, while the plan collects a workload's fixtures, whether
+// the pattern may run its sub-benchmark sub; at any other time, true.
+func (e *Env) Selects(sub string) bool { return e.planning == nil || e.planning(sub) }
+
+// RunsSub reports whether the run's pattern may run sub-benchmark sub of
+// b, a top-level benchmark: a workload that opens a source before its
+// sub-benchmark starts skips those the plan declared no fixture for
+// (Selects).
+func (e *Env) RunsSub(b interface{ Name() string }, sub string) bool {
+	if e.plan == nil || e.plan.Pattern == "" {
+		return true
+	}
+	// A benchmark the pattern does not name at all runs outside go test's
+	// filter (testing.Benchmark): it runs every sub-benchmark.
+	m, err := newMatcher(e.plan.Pattern)
+	return err != nil || !m.matchTop(b.Name()) || m.matchSub(b.Name(), sub)
+}
+
+// splitRegexp is testing.splitRegexp (src/testing/match.go): '/' and '|'
+// outside brackets and parentheses split the pattern; the result is a
+// list of alternatives, each a list of per-level patterns.
+func splitRegexp(s string) [][]string {
+	var alts [][]string
+	a := make([]string, 0, strings.Count(s, "/"))
+	cs, cp := 0, 0
+	for i := 0; i < len(s); {
+		switch s[i] {
+		case '[':
+			cs++
+		case ']':
+			if cs--; cs < 0 { // an unmatched ']' is legal
+				cs = 0
+			}
+		case '(':
+			if cs == 0 {
+				cp++
+			}
+		case ')':
+			if cs == 0 {
+				cp--
+			}
+		case '\\':
+			i++
+		case '/':
+			if cs == 0 && cp == 0 {
+				a = append(a, s[:i])
+				s = s[i+1:]
+				i = 0
+				continue
+			}
+		case '|':
+			if cs == 0 && cp == 0 {
+				a = append(a, s[:i])
+				s = s[i+1:]
+				i = 0
+				alts = append(alts, a)
+				a = make([]string, 0, len(a))
+				continue
+			}
+		}
+		i++
+	}
+	return append(alts, append(a, s))
+}

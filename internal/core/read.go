@@ -1,0 +1,144 @@
+package core
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// NewReaders opens one reader and one latency recorder per goroutine; the
+// readers close when the benchmark ends.
+func NewReaders(b *testing.B, db engine.DB, threads int) ([]engine.Reader, []*measure.Recorder) {
+	readers := make([]engine.Reader, threads)
+	lats := make([]*measure.Recorder, threads)
+	for t := range readers {
+		r, err := db.NewReader()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { r.Close() })
+		readers[t] = r
+		lats[t] = measure.NewRecorder()
+	}
+	return readers, lats
+}
+
+// RunThreads splits n operations over threads goroutines, fn(t, ops) in
+// each, and waits for them all. A memory fault in one (a mapped file
+// damaged under the map) panics in the caller's goroutine once all are
+// done, where Handle.Run turns it into the benchmark's failure.
+func RunThreads(threads, n int, fn func(t, ops int)) {
+	var wg sync.WaitGroup
+	var once sync.Once
+	var fault any
+	for t := 0; t < threads; t++ {
+		ops := n / threads
+		if t < n%threads {
+			ops++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					if !isFault(r) {
+						panic(r)
+					}
+					once.Do(func() { fault = r })
+				}
+			}()
+			debug.SetPanicOnFault(true)
+			fn(t, ops)
+		}()
+	}
+	wg.Wait()
+	if fault != nil {
+		panic(fault)
+	}
+}
+
+// ScanAll iterates over every key in order, checking that keys ascend and
+// that each key (and value, when values is set) is the data set's. It
+// returns the keys and bytes (key plus value) it read.
+func ScanAll(db engine.DB, values bool, chk Checker) (keys uint64, bytes int64, err error) {
+	rd, err := db.NewReader()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rd.Close()
+	it, err := rd.NewIter(engine.IterOptions{KeysOnly: !values})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer it.Close()
+	prev := make([]byte, 0, dataset.KeySize) // keys of other data sets vary in length
+	for ; it.Valid(); it.Next() {
+		k := it.Key()
+		if keys > 0 && string(k) <= string(prev) {
+			return keys, bytes, ErrOrder(prev, k)
+		}
+		prev = append(prev[:0], k...)
+		bytes += int64(len(k))
+		if values {
+			v, err := it.Value()
+			if err != nil {
+				return keys, bytes, err
+			}
+			if err := chk.CheckKV(k, v); err != nil {
+				return keys, bytes, err
+			}
+			bytes += int64(len(v))
+		} else if err := chk.CheckKey(k); err != nil {
+			return keys, bytes, err
+		}
+		keys++
+	}
+	return keys, bytes, it.Err()
+}
+
+// ErrOrder reports keys that do not ascend.
+func ErrOrder(prev, k []byte) error {
+	return fmt.Errorf("keys out of order: %q after %q", k, prev)
+}
+
+// TrimFloat prints f with at most two decimals and no trailing zeros.
+func TrimFloat(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".")
+}
+
+// DiskCounters are what the device gave the process between two samples:
+// bytes it read (read_bytes of /proc/self/io) and major page faults (a
+// mapped page that had to come from the device). Every read workload
+// reports both per op over its timed part.
+type DiskCounters struct{ ReadBytes, Majflt int64 }
+
+// SampleDisk reads the process's counters now.
+func SampleDisk() DiskCounters {
+	io, _ := measure.ReadIO()
+	return DiskCounters{io.ReadBytes, measure.ReadFaults().Major}
+}
+
+// Sub is c less d: what happened between sample d and sample c.
+func (c DiskCounters) Sub(d DiskCounters) DiskCounters {
+	return DiskCounters{c.ReadBytes - d.ReadBytes, c.Majflt - d.Majflt}
+}
+
+// Add sums two intervals.
+func (c DiskCounters) Add(d DiskCounters) DiskCounters {
+	return DiskCounters{c.ReadBytes + d.ReadBytes, c.Majflt + d.Majflt}
+}
+
+// Report reports read-B/op and majflt/op over ops.
+func (c DiskCounters) Report(b *testing.B, ops int64) {
+	b.ReportMetric(float64(c.ReadBytes)/float64(ops), "read-B/op")
+	b.ReportMetric(float64(c.Majflt)/float64(ops), "majflt/op")
+}
+
+// DiskUnits declares what DiskCounters.Report reports.
+var DiskUnits = []Unit{Lower("read-B/op"), Lower("majflt/op")}

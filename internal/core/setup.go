@@ -1,0 +1,89 @@
+package core
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Setup is everything between flag parsing and the first benchmark:
+// validate the configuration, plan the run from the -bench pattern,
+// check -dir for the disk the plan needs and the machine for the memory
+// budget (-mem_limit), print the configuration, build (or reuse) every
+// fixture the selected benchmarks declare, and, with a budget, evict the
+// fixtures and enter it. No file is written before the configuration,
+// -dir and the budget are found good.
+func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
+	e, err := NewEnv(c, out, log)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := e.NewPlan(pattern)
+	if err != nil {
+		return nil, err
+	}
+	e.plan = plan
+	if err := e.checkBudget(plan); err != nil {
+		return nil, err
+	}
+	if plan.TouchesDisk() {
+		if err := e.openDir(plan); err != nil {
+			return nil, err
+		}
+	}
+	if pattern != "" {
+		e.EchoConfig(out)
+	}
+	if plan.TouchesDisk() {
+		e.cleanStaleScratch()
+	}
+	// Each fixture's lock is held to the end of the run (dataset.Ensure);
+	// taken in one order by every run, two runs never wait for each other.
+	fixtures := slices.SortedFunc(slices.Values(plan.Fixtures), func(a, b *Fixture) int {
+		return strings.Compare(a.Params.Name(), b.Params.Name())
+	})
+	for _, f := range fixtures {
+		if _, err := e.ensure(f); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.enterBudget(plan); err != nil {
+		return nil, err
+	}
+	e.Running.Store(true)
+	return e, nil
+}
+
+// Main is TestMain's body for the root package: Setup from the parsed
+// flags, then the benchmarks, then out of the memory budget. A bad
+// configuration exits 2 before any work, and so does a failed fixture
+// build; a setting this machine cannot give the run (ErrMachine) exits 3.
+func Main(run func() int, c Config, pattern string) {
+	c.SetExplicit(flag.CommandLine)
+	e, err := Setup(c, pattern, os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
+		if errors.Is(err, ErrMachine) {
+			os.Exit(3)
+		}
+		os.Exit(2)
+	}
+	current = e
+	code := run()
+	e.FlushLog()
+	if err := e.closeBudget(); err != nil {
+		fmt.Fprintf(os.Stderr, "[kvbench] error: %v\n", err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
+}
+
+// current is the Env of the running test binary, set by Main.
+var current *Env
+
+// Current is the Env Main set up; the generated wrappers pass it to Run.
+func Current() *Env { return current }

@@ -1,0 +1,111 @@
+package core
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/valgrind"
+)
+
+// underValgrind is read once: outside Valgrind a timed window costs one
+// branch at its start and one at its end, nothing inside the loop.
+var underValgrind = valgrind.Running()
+
+// SimWarmUp runs n untimed operations through run before a counted
+// window, under Valgrind only (uninstrumented, so at several times native
+// speed). The Go runtime fills a type assertion's cache on about 1 in 1024
+// of its misses, at random (runtime.typeAssert), so a call path first taken
+// inside the window costs a varying number of slow lookups: in 2,000
+// counted Pebble reads that was 17,000 to 99,000 instructions from one run
+// to the next, 0.9% of the window. After 10,000 passes a site is cached
+// but for a chance of e^-10.
+//
+// The b.N=1 probe Go runs before the counted b.N is not warmed: its count
+// is never reported (benchstat/sim reports the b.N of the result line).
+func SimWarmUp(b *testing.B, n int, run func(n int)) {
+	if underValgrind && b.N > 1 {
+		run(n)
+	}
+}
+
+// simSettle is how long a window waits, uncounted, for background
+// goroutines to drain what came before it.
+const simSettle = 50 * time.Millisecond
+
+// The warm-up passes of point reads and of scans: a scan takes each of its
+// per-entry paths scan_len times, so fewer scans fill the same caches (a
+// path taken once per scan and left uncached costs a scan of 77,000 or
+// more instructions about 50 more: under 0.1%).
+const (
+	SimWarmReads = 10_000
+	SimWarmScans = 200
+)
+
+// SimWindow marks one timed loop for callgrind (benchstat/sim): its
+// counters are zeroed where the loop starts and dumped where it ends, in
+// a dump described by valgrind.WindowReason, so a leaf's instructions
+// exclude its setup, the fixture's warm-up and every other leaf.
+type SimWindow struct {
+	reason            []byte
+	gcPercent, memLim int64
+}
+
+// simHeadroom is how much a window may allocate before the collector,
+// off inside it, runs anyway: a guard for windows far larger than the
+// gate's, not a setting that shapes a count.
+const simHeadroom = 2 << 30
+
+// StartSim opens b's window; call it right after b.ResetTimer (or
+// StartTimer) and end it with Stop right before b.StopTimer.
+func StartSim(b *testing.B) SimWindow {
+	if !underValgrind {
+		return SimWindow{}
+	}
+	// Built before the zero, so the name's allocation is not counted.
+	r := valgrind.WindowReason(b.Name(), b.N)
+	// Every window starts from a settled process: no GC cycle half done,
+	// no backlog of an engine's background goroutines (Badger's cache
+	// policy drains a buffer of reads) left by the set-up or a warm-up.
+	runtime.GC()
+	time.Sleep(simSettle)
+	// No collection inside the window: whether a cycle starts in 2,000
+	// reads depends on where the heap stood, not on the code under test (a
+	// Badger window a cycle started in counted 24% more instructions than
+	// its neighbours). Allocation is counted by B/op and allocs/op instead.
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	w := SimWindow{reason: r, gcPercent: int64(debug.SetGCPercent(-1))}
+	w.memLim = debug.SetMemoryLimit(int64(ms.HeapAlloc) + simHeadroom)
+	valgrind.StartInstrumentation()
+	valgrind.ZeroStats()
+	return w
+}
+
+// Pause stops counting until Resume, for a timed interval in pieces (a
+// populate op's, between b.StartTimer and b.StopTimer): the counts so far
+// are kept, and code run meanwhile, background goroutines' included, is
+// not instrumented.
+func (w SimWindow) Pause() {
+	if w.reason != nil {
+		valgrind.StopInstrumentation()
+	}
+}
+
+// Resume counts again after Pause.
+func (w SimWindow) Resume() {
+	if w.reason != nil {
+		valgrind.StartInstrumentation()
+	}
+}
+
+// Stop dumps the window's counters.
+func (w SimWindow) Stop() {
+	if w.reason != nil {
+		valgrind.DumpStatsAt(w.reason)
+		valgrind.StopInstrumentation()
+		debug.SetGCPercent(int(w.gcPercent))
+		debug.SetMemoryLimit(w.memLim)
+	}
+}

@@ -1,0 +1,224 @@
+package core
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+)
+
+// A disk that fills while an engine writes does not end a run in a crash:
+// Badger writes its memtable log through a memory map (a full device is a
+// SIGBUS) and Pebble panics on a failed log write. So while an engine
+// writes (fixture builds, populate, fixed-rate upserts on a fixture's
+// copy) a space guard reads the free space under -dir, and every commit
+// first asks it: once the free space is below the margin, commits fail
+// with an error that says so, before the device is full, and the engine
+// is closed with room left for what it still writes on its own.
+//
+// The margin is the engine's own reserve (engine.Info.WriteReserve: the
+// memtables it may still flush, a level-0 compaction's output, its next
+// log) plus two of the run's batches (the one committing and the next)
+// plus spaceSlack for filesystem metadata, the manifest and info logs.
+
+// A guard reads the free space (a statfs call, about a microsecond) as
+// often as the headroom above the margin requires: the next read comes
+// before a writer at spaceRate could use up the headroom, every spacePoll
+// at most and every spacePollIdle at least. Far from full, that is once a
+// second: waking a goroutine every 10 ms cost Badger's populate (a
+// pipeline of goroutines on two processors) 4-9 % of its keys/s in
+// paired rounds (docs/methodology.md).
+const (
+	spacePoll     = 10 * time.Millisecond
+	spacePollIdle = time.Second
+	spaceRate     = 4 << 30 // bytes a second: faster than any device here
+)
+
+// nextPoll is the wait before the next read of the free space.
+func (g *SpaceGuard) nextPoll(free int64) time.Duration {
+	d := time.Duration(float64(free-g.margin) / spaceRate * float64(time.Second))
+	return min(max(d, spacePoll), spacePollIdle)
+}
+
+// spaceSlack is the part of the margin no engine accounts for.
+const spaceSlack = 16 << 20
+
+// writeMargin is the free space under which writes on info with opts
+// stop, in batches of batch entries of valSize-byte values.
+func writeMargin(info engine.Info, opts engine.Options, batch, valSize int) (margin, reserve int64) {
+	if info.WriteReserve != nil {
+		reserve = info.WriteReserve(opts)
+	}
+	return reserve + 2*int64(batch)*int64(dataset.KeySize+valSize) + spaceSlack, reserve
+}
+
+// WriteMargin is the margin under which the run's writes on info stop:
+// the free space a writer must leave for the guard to stop it cleanly.
+func (c *Config) WriteMargin(info engine.Info) int64 {
+	logical := int64(c.Keys()) * int64(dataset.KeySize+c.ValSize)
+	m, _ := writeMargin(info, c.Options(info, "", logical), c.Batch, c.ValSize)
+	return m
+}
+
+// SpaceGuard watches the free space under one directory while one
+// database writes there. Every database the suite writes is opened
+// under one (Env.GuardSpace, then Wrap), and closed before Stop.
+type SpaceGuard struct {
+	dir, what    string // the engine's directory; the fixture or benchmark, for the error
+	engine       string
+	margin       int64
+	reserve      int64
+	free0, size0 int64 // free space and the engine directory's size at the start
+	err          atomic.Pointer[error]
+	stop         chan struct{}
+	wg           sync.WaitGroup
+	freeOf       func(string) (int64, error) // statfs; a test's stand-in
+	sizeOf       func(string) (int64, error) // the engine directory's size
+}
+
+// GuardSpace starts a guard for writes of what (a fixture's or a
+// benchmark's name) by info with opts into opts.Dir. It fails at once,
+// before anything is written, when the free space is already below the
+// margin. Open the database, Wrap it, and Stop the guard once it is
+// closed. Without -space_guard the guard is nil, and Wrap and Stop do
+// nothing more than without one.
+func (e *Env) GuardSpace(what string, info engine.Info, opts engine.Options) (*SpaceGuard, error) {
+	if !e.Cfg.SpaceGuard {
+		return nil, nil
+	}
+	margin, reserve := writeMargin(info, opts, e.Cfg.Batch, e.Cfg.ValSize)
+	g := &SpaceGuard{dir: opts.Dir, what: what, margin: margin, reserve: reserve, stop: make(chan struct{}),
+		freeOf: freeSpace, sizeOf: engine.DirSize, engine: info.Name}
+	return g, g.start()
+}
+
+func (g *SpaceGuard) start() error {
+	free, err := g.freeOf(g.dir)
+	if err != nil {
+		return fmt.Errorf("free space under %s: %w", g.dir, err)
+	}
+	g.free0 = free
+	g.size0, _ = g.sizeOf(g.dir) // a directory not created yet is empty
+	if free < g.margin {
+		return g.fail(free)
+	}
+	g.wg.Add(1)
+	go g.watch()
+	return nil
+}
+
+func (g *SpaceGuard) watch() {
+	defer g.wg.Done()
+	t := time.NewTimer(g.nextPoll(g.free0))
+	defer t.Stop()
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-t.C:
+			free, err := g.freeOf(g.dir)
+			if err == nil && free < g.margin {
+				g.fail(free)
+				return
+			}
+			if err != nil {
+				free = g.margin // unknown: read again soon
+			}
+			t.Reset(g.nextPoll(free))
+		}
+	}
+}
+
+// fail records, once, the error every later commit returns.
+func (g *SpaceGuard) fail(free int64) error {
+	err := g.error(free)
+	g.err.CompareAndSwap(nil, &err)
+	return *g.err.Load()
+}
+
+// error says where, how much is free, what was being written, and, when
+// the free space fell by more than the engine's directory grew, how much
+// something else took.
+func (g *SpaceGuard) error(free int64) error {
+	msg := fmt.Sprintf("no space left for writing %s: %s free under %s, below the margin of %s kept for what %s still writes on its own after its last commit (%s) and two batches",
+		g.what, Human(free), g.dir, Human(g.margin), g.engine, Human(g.reserve))
+	if size, err := g.sizeOf(g.dir); err == nil {
+		fell, grew := g.free0-free, size-g.size0
+		if other := fell - grew; other > g.margin/4 && other > 1<<20 {
+			msg += fmt.Sprintf("; since writing started the free space fell by %s while %s grew by %s: another process took about %s",
+				Human(fell), g.what, Human(grew), Human(other))
+		}
+	}
+	return fmt.Errorf("%s; writes stopped before the device filled (docs/reliability.md)", msg)
+}
+
+// Err is nil while there is room; once the free space fell below the
+// margin, the error that says so. One atomic load: commits call it.
+func (g *SpaceGuard) Err() error {
+	if g == nil {
+		return nil
+	}
+	if p := g.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Stop ends the watch.
+func (g *SpaceGuard) Stop() {
+	if g == nil {
+		return
+	}
+	select {
+	case <-g.stop:
+	default:
+		close(g.stop)
+	}
+	g.wg.Wait()
+}
+
+func freeSpace(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	// The engine's directory may not exist yet: its parent is on the
+	// same filesystem.
+	for d := dir; ; {
+		err := syscall.Statfs(d, &st)
+		if err == nil {
+			return int64(st.Bavail) * int64(st.Bsize), nil
+		}
+		parent := filepath.Dir(d)
+		if err != syscall.ENOENT || parent == d {
+			return 0, err
+		}
+		d = parent
+	}
+}
+
+// Wrap is db with every commit asking the guard first: once the free
+// space fell below the margin, commits fail with the guard's error.
+func (g *SpaceGuard) Wrap(db engine.DB) engine.DB { return guardedDB{db, g} }
+
+// guardedDB is a database whose commits first ask its guard.
+type guardedDB struct {
+	engine.DB
+	g *SpaceGuard
+}
+
+func (d guardedDB) NewBatch() engine.Batch { return guardedBatch{d.DB.NewBatch(), d.g} }
+
+type guardedBatch struct {
+	engine.Batch
+	g *SpaceGuard
+}
+
+func (b guardedBatch) Commit() error {
+	if err := b.g.Err(); err != nil {
+		return err
+	}
+	return b.Batch.Commit()
+}

@@ -1,0 +1,134 @@
+package core
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/engine"
+)
+
+type countBatch struct {
+	engine.Batch
+	commits *int
+}
+
+func (b countBatch) Commit() error { *b.commits++; return nil }
+
+// TestSpaceGuardStopsCommits: once the free space falls below the margin
+// the guard fails every later commit, before it reaches the engine, and
+// its error names the free space, the margin and what another process
+// took; above the margin commits go through.
+func TestSpaceGuardStopsCommits(t *testing.T) {
+	var free, size atomic.Int64
+	free.Store(500 << 20)
+	g := &SpaceGuard{dir: "/d/x", what: "fixture f", engine: "pebble", margin: 100 << 20, reserve: 80 << 20, stop: make(chan struct{}),
+		freeOf: func(string) (int64, error) { return free.Load(), nil },
+		sizeOf: func(string) (int64, error) { return size.Load(), nil }}
+	if err := g.start(); err != nil {
+		t.Fatal(err)
+	}
+	defer g.Stop()
+	commits := 0
+	b := guardedBatch{countBatch{commits: &commits}, g}
+	if err := b.Commit(); err != nil || commits != 1 {
+		t.Fatalf("commit with room: %v, %d commits", err, commits)
+	}
+	size.Store(30 << 20)
+	free.Store(60 << 20) // 440 MiB gone, 30 of them the engine's
+	deadline := time.Now().Add(5 * time.Second)
+	for g.Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	err := b.Commit()
+	if err == nil || commits != 1 {
+		t.Fatalf("commit below the margin: %v, %d commits", err, commits)
+	}
+	for _, want := range []string{"no space left for writing fixture f", "60.0 MiB free under /d/x", "margin of 100.0 MiB", "another process took about 410.0 MiB"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+// TestSpaceGuardRefusesAtStart: below the margin before the first write,
+// the guard fails at once.
+func TestSpaceGuardRefusesAtStart(t *testing.T) {
+	g := &SpaceGuard{dir: "/d", what: "x", margin: 100 << 20, stop: make(chan struct{}),
+		freeOf: func(string) (int64, error) { return 10 << 20, nil },
+		sizeOf: func(string) (int64, error) { return 0, nil }}
+	if err := g.start(); err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("start with 10 MiB free and a 100 MiB margin: %v", err)
+	}
+	var nilGuard *SpaceGuard
+	if nilGuard.Err() != nil {
+		t.Fatal("-space_guard=false: a nil guard must pass every commit")
+	}
+	nilGuard.Stop()
+}
+
+// TestWriteReserves: each LSM's reserve counts its memtables in flight,
+// a level-0 compaction and its base level (bounded by the data); the
+// B-trees have none.
+func TestWriteReserves(t *testing.T) {
+	o := engine.Options{MemtableMB: 4, MemtablesInFlight: 3, L0CompactionTables: 4, BaseLevelBytes: 16 << 20, ExpectedBytes: 1 << 30, Compression: "none", CacheMB: 8}
+	want := map[string]int64{
+		"pebble":  (3+1+4)*4<<20 + 16<<20,
+		"rocksdb": (3+2+4)*4<<20 + 16<<20,
+		"badger":  (1+2+1+4)*4<<20 + 16<<20, // NumMemtables = in flight - 2
+	}
+	for _, info := range engine.All() {
+		var got int64
+		if info.WriteReserve != nil {
+			got = info.WriteReserve(o)
+		}
+		if got != want[info.Name] {
+			t.Errorf("%s: reserve %d MiB, want %d MiB", info.Name, got>>20, want[info.Name]>>20)
+		}
+	}
+	o.ExpectedBytes = 2 << 20
+	if p, _ := engine.Lookup("pebble"); p.WriteReserve(o) != (3+1+4)*4<<20+2<<20 {
+		t.Errorf("pebble: the base level is not bounded by the data: %d", p.WriteReserve(o))
+	}
+}
+
+// BenchmarkSpaceGuard is what the guard costs: one poll (a statfs, run
+// every spacePoll by its goroutine) and one commit's check.
+func BenchmarkSpaceGuard(b *testing.B) {
+	dir := b.TempDir()
+	b.Run("poll", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := freeSpace(dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("check", func(b *testing.B) {
+		g := &SpaceGuard{}
+		for b.Loop() {
+			if g.Err() != nil {
+				b.Fatal("no error was recorded")
+			}
+		}
+	})
+}
+
+// TestSpaceGuardPollsByHeadroom: far above the margin the guard reads the
+// free space once a second; near it, every 10 ms.
+func TestSpaceGuardPollsByHeadroom(t *testing.T) {
+	g := &SpaceGuard{margin: 100 << 20}
+	for _, c := range []struct {
+		free int64
+		want time.Duration
+	}{
+		{100 << 30, time.Second},
+		{(100 << 20) + (2 << 30), 500 * time.Millisecond},
+		{(100 << 20) + (4 << 20), 10 * time.Millisecond},
+		{50 << 20, 10 * time.Millisecond},
+	} {
+		if got := g.nextPoll(c.free); got != c.want {
+			t.Errorf("%d MiB free: next poll in %v, want %v", c.free>>20, got, c.want)
+		}
+	}
+}

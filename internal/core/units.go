@@ -1,0 +1,58 @@
+package core
+
+import (
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Unit says how to read one metric a workload reports: which way is
+// better. benchstat and the gate (benchstat/gate) read it from the Unit
+// lines every run prints. ns/op, MB/s, B/op and allocs/op need no entry:
+// benchfmt knows them.
+//
+// No metric is declared exact ("assume=exact"), because none is: between
+// identical runs write-amp moves in the fourth digit (compaction timing),
+// allocs/op flips between neighbouring integers, and hit% depends on b.N.
+type Unit struct {
+	Name   string
+	Better string // "higher", "lower", or "" when it has no good direction
+}
+
+// Higher and Lower declare units; Info declares one that is neither.
+func Higher(name string) Unit { return Unit{name, "higher"} }
+func Lower(name string) Unit  { return Unit{name, "lower"} }
+func Info(name string) Unit   { return Unit{Name: name} }
+
+// LatencyUnits are what measure.Recorder.Report and ReportAll report.
+var LatencyUnits = []Unit{Lower("p50-ns"), Lower("p90-ns"), Lower("p99-ns"), Lower("p999-ns"), Lower("p9999-ns"), Lower("max-ns")}
+
+// AllUnits is every unit any registered workload reports, each once. Two
+// workloads that report one unit must agree on which way is better.
+func AllUnits() []Unit {
+	seen := map[string]Unit{}
+	for _, w := range Workloads() {
+		for _, u := range w.Units {
+			if prev, ok := seen[u.Name]; ok && prev != u {
+				panic(fmt.Sprintf("core: unit %s declared both %q and %q", u.Name, prev.Better, u.Better))
+			}
+			seen[u.Name] = u
+		}
+	}
+	out := make([]Unit, 0, len(seen))
+	for _, u := range seen {
+		out = append(out, u)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// writeUnits writes one benchfmt Unit line per unit with a direction,
+// e.g. "Unit ops/s better=higher".
+func writeUnits(w io.Writer, units []Unit) {
+	for _, u := range units {
+		if u.Better != "" {
+			fmt.Fprintf(w, "Unit %s better=%s\n", u.Name, u.Better)
+		}
+	}
+}

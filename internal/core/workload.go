@@ -1,0 +1,209 @@
+package core
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/engine"
+)
+
+// Workload is one benchmark family, declared once in a file of its own:
+// its body, the engines it runs on, the fixtures it reads and the scratch
+// space it writes (so the run is planned, estimated and built from the
+// declaration before any benchmark starts), and the units it reports.
+type Workload struct {
+	// Name is the family: BenchmarkReadRandom<Engine> for "ReadRandom".
+	Name string
+	// EngineFirst names it Benchmark<Engine><Name> (BenchmarkLmdbBatch).
+	EngineFirst bool
+	// Engines selects the engines it runs on; nil makes it one benchmark,
+	// Benchmark<Name>, that runs on no engine (the disk, the embedded cdb).
+	Engines func(engine.Info) bool
+	// Fixtures lists what it reads on an engine (nil info when Engines is
+	// nil). Every fixture is built in Setup, before the first result.
+	Fixtures func(e *Env, info engine.Info) []*Fixture
+	// Scratch is the most it writes outside fixtures at one time, in bytes.
+	Scratch func(e *Env, info engine.Info) int64
+	// Units describes every unit it reports with b.ReportMetric.
+	Units []Unit
+	// Gate lists the units that carry its result, the ones the regression
+	// gate (benchstat/gate) compares: printed as a "gate" configuration
+	// line before its results. Units that restate another (ops/s beside
+	// ns/op) or describe the run (hit%) stay out; nil gates nothing.
+	Gate []string
+	// Step is the step of `make bench` that runs it ("write", "read"),
+	// "" for none: the Makefile asks Pattern for each step's benchmarks.
+	Step string
+	// Options are the flags of its own (Flag): each becomes a flag of the
+	// suite, checked before any work and echoed as configuration lines.
+	// Workloads that share flags list the same ones.
+	Options []Option
+	// Run is the body; it loops over the dimensions with b.Run.
+	Run func(b *testing.B, e *Env, info engine.Info)
+
+	pkg string // the import path of the package that registered it
+}
+
+// BenchName is the top-level benchmark name of w on info.
+func (w *Workload) BenchName(info engine.Info) string {
+	switch {
+	case w.Engines == nil:
+		return "Benchmark" + w.Name
+	case w.EngineFirst:
+		return "Benchmark" + info.Title + w.Name
+	}
+	return "Benchmark" + w.Name + info.Title
+}
+
+var workloads = map[string]*Workload{}
+
+// Register adds a workload and its flags; workload files call it from
+// init.
+func Register(w *Workload) {
+	if _, dup := workloads[w.Name]; dup {
+		panic("core: workload registered twice: " + w.Name)
+	}
+	w.pkg = callerPackage()
+	workloads[w.Name] = w
+	addOptions(w)
+}
+
+// callerPackage is the import path of the package whose init called
+// Register: the generated wrappers import it (Wrappers).
+func callerPackage() string {
+	pc, _, _, ok := runtime.Caller(2)
+	if !ok {
+		return ""
+	}
+	fn := runtime.FuncForPC(pc).Name() // "github.com/kvbench/kvbench/internal/workload.init.0"
+	slash := strings.LastIndex(fn, "/")
+	if dot := strings.Index(fn[slash+1:], "."); dot >= 0 {
+		return fn[:slash+1+dot]
+	}
+	return fn
+}
+
+// Workloads lists every registered workload by name.
+func Workloads() []*Workload {
+	out := make([]*Workload, 0, len(workloads))
+	for _, w := range workloads {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Target is one top-level benchmark: a workload on an engine.
+type Target struct {
+	W    *Workload
+	Info engine.Info
+}
+
+// Name is the target's benchmark name.
+func (t Target) Name() string { return t.W.BenchName(t.Info) }
+
+// Targets lists every top-level benchmark, in name order: each workload
+// on each engine it declares, and each engine-less workload once.
+func Targets() []Target {
+	var out []Target
+	for _, w := range Workloads() {
+		if w.Engines == nil {
+			out = append(out, Target{W: w})
+			continue
+		}
+		for _, info := range engine.All() {
+			if w.Engines(info) {
+				out = append(out, Target{W: w, Info: info})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// Stores selects every real store; Everything adds the calibration rail.
+func Stores(i engine.Info) bool     { return !i.Reference }
+func Everything(i engine.Info) bool { return true }
+
+// Run is the body of every generated benchmark wrapper: workload on the
+// engine of that name ("" for an engine-less workload).
+func Run(b *testing.B, e *Env, workload, engineName string) {
+	w, ok := workloads[workload]
+	if !ok {
+		b.Fatalf("no workload %q", workload)
+	}
+	if e == nil {
+		b.Fatal("core: no Env: benchmarks run through the root package's TestMain")
+	}
+	var info engine.Info
+	if engineName != "" {
+		if info, ok = engine.Lookup(engineName); !ok {
+			b.Skipf("engine %s is not registered", engineName)
+		}
+		if info.Missing != "" {
+			b.Skipf("%s is not compiled into this binary: %s", info.Title, info.Missing)
+		}
+		if w.Engines == nil || !w.Engines(info) {
+			b.Fatalf("workload %s does not run on %s", workload, info.Name)
+		}
+		if info.Reference && e.Cfg.MemLimit != 0 {
+			b.Skipf("%s keeps the data set in the heap: it has no place under -mem_limit", info.Title)
+		}
+	}
+	// What a benchmark writes was planned, estimated and given a
+	// directory under -dir by Setup; one outside the plan has none.
+	if t := (Target{W: w, Info: info}); !e.inPlan(t) {
+		b.Fatalf("%s is not in this run's plan (-test.bench %q): its fixtures and scratch space were never set up under -dir", t.Name(), e.planPattern())
+	}
+	e.setGate(w.Gate)
+	e.WatchLeaf(b.Name()) // until a sub-benchmark names itself
+	e.forEachBlock(info, func() {
+		defer e.closeHandlesAfter(b)()
+		w.Run(b, e, info)
+	})
+}
+
+// Pattern is a -bench pattern that selects exactly the top-level
+// benchmarks of the workloads in step.
+func Pattern(step string) string {
+	return "^(" + strings.Join(StepTargets(step), "|") + ")$"
+}
+
+// StepTargets lists the top-level benchmarks of the workloads in step,
+// by name; "populate" and "readrandom" name one workload each (make
+// bench's memory-limited row runs each in a process of its own, so an
+// engine the budget kills takes no other result with it).
+func StepTargets(step string) []string {
+	var names []string
+	for _, t := range StepTargetsOf(step) {
+		names = append(names, t.Name())
+	}
+	return names
+}
+
+// StepTargetsOf is StepTargets' targets.
+func StepTargetsOf(step string) []Target {
+	var out []Target
+	for _, t := range Targets() {
+		if t.W.Step == step || strings.EqualFold(t.W.Name, step) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// SubName joins key=value parts into a sub-benchmark name:
+// SubName("cache", "warm", "threads", 16) is "cache=warm/threads=16".
+func SubName(kv ...any) string {
+	s := ""
+	for i := 0; i+1 < len(kv); i += 2 {
+		if s != "" {
+			s += "/"
+		}
+		s += fmt.Sprintf("%v=%v", kv[i], kv[i+1])
+	}
+	return s
+}

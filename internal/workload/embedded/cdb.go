@@ -1,0 +1,221 @@
+// Package embedded is seed 004: a constant database (cdb) embedded in the
+// test binary with //go:embed, against the same cdb read from a file and
+// the same records in every engine. Records are
+// k_<n> -> "Lorem ipsum ... k_<n>" (package records).
+//
+// Four workloads: EmbedGet and EmbedIterate read the records from each
+// source in each page cache state (read.go), EmbedBuild writes the cdb
+// (build.go), EmbedColdStart reads one record from a fresh process
+// (coldstart.go, minimal.go). Their flags, and the cdb they read, are cdb.go's.
+package embedded
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"reflect"
+	"sync"
+	"unsafe"
+
+	"github.com/alldroll/cdb"
+	"golang.org/x/sys/unix"
+
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/records"
+)
+
+// The cdb files the root package embeds. `make embed-data RECORDS=n`
+// writes Generated (never committed), which the next build embeds in
+// place of the committed one.
+const (
+	Committed = "testdata/embed-committed.cdb"
+	Generated = "testdata/embed-generated.cdb"
+)
+
+func cdbVersion() string { return engine.ModuleVersion("github.com/alldroll/cdb", cdb.New) }
+
+// CDB is the cdb a binary carries.
+type CDB struct {
+	Name    string
+	Size    int64
+	Records uint64
+	// Data reads the bytes where the linker put them (read-only data of
+	// the executable, paged in on demand): nothing is copied up front.
+	Data io.ReaderAt
+	// bytes is the same data as a string, to advise the kernel on its
+	// pages; empty if embed's internals ever change shape (or fsys is not
+	// an embed.FS).
+	bytes string
+}
+
+// Open finds the embedded cdb in fsys, preferring the generated one,
+// applies readahead to its pages, and checks that it is a complete set
+// of this suite's records.
+func Open(fsys fs.FS, readahead bool) (*CDB, error) {
+	name := Generated
+	f, err := fsys.Open(name)
+	if err != nil {
+		name = Committed
+		if f, err = fsys.Open(name); err != nil {
+			return nil, fmt.Errorf("no embedded cdb: %w", err)
+		}
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	ra, ok := f.(io.ReaderAt)
+	if !ok {
+		return nil, fmt.Errorf("%s: embedded file is not an io.ReaderAt", name)
+	}
+	d := &CDB{Name: name, Size: fi.Size(), Data: ra, bytes: embeddedString(f)}
+	// Advise before the first read: reading the header faults a page in.
+	if err := d.adviseReadahead(readahead); err != nil {
+		return nil, err
+	}
+	r, err := cdb.New().GetReader(ra)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	d.Records = uint64(r.Size())
+	if d.Records == 0 || records.CDBSize(d.Records) != d.Size {
+		return nil, fmt.Errorf("%s: %d bytes do not hold %d whole records (want %d bytes); rebuild it with make embed-data", name, d.Size, d.Records, records.CDBSize(d.Records))
+	}
+	return d, nil
+}
+
+// embeddedString reaches the string an embed.FS file reads from. embed
+// exposes it only as an io.ReaderAt; madvise needs its address.
+func embeddedString(f fs.File) string {
+	v := reflect.ValueOf(f)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct || v.Elem().NumField() == 0 {
+		return ""
+	}
+	p := v.Elem().Field(0) // openFile.f *file
+	if p.Kind() != reflect.Pointer || p.IsNil() || p.Elem().Kind() != reflect.Struct {
+		return ""
+	}
+	s := p.Elem().FieldByName("data")
+	if s.Kind() != reflect.String {
+		return ""
+	}
+	return s.String()
+}
+
+// adviseReadahead applies -embed_readahead to the embedded cdb's pages:
+// with readahead off, a page fault reads that page and not the device's
+// read_ahead_kb around it.
+func (d *CDB) adviseReadahead(on bool) error {
+	if on {
+		return nil
+	}
+	if int64(len(d.bytes)) != d.Size {
+		return core.FlagError("embed_readahead", false, "this Go version's embed.FS hides the embedded bytes of "+d.Name+"; only true works")
+	}
+	p := unsafe.Pointer(unsafe.StringData(d.bytes))
+	off := int(uintptr(p) & uintptr(os.Getpagesize()-1)) // madvise wants a page-aligned start
+	b := unsafe.Slice((*byte)(unsafe.Add(p, -off)), len(d.bytes)+off)
+	if err := unix.Madvise(b, unix.MADV_RANDOM); err != nil {
+		return fmt.Errorf("madvise(MADV_RANDOM) on the embedded cdb: %w", err)
+	}
+	return nil
+}
+
+// flags are the Embed workloads' own, which all four list: how much of the
+// embedded cdb they use (it names the engines' fixtures of the records),
+// and its pages' readahead. Their lines name the cdb the binary embeds.
+var flags = []core.Option{recordsFlag, readaheadFlag}
+
+var (
+	recordsFlag = &core.Flag[uint64]{Name: "embed_records", Shapes: true,
+		Usage: "records of the embedded cdb the Embed benchmarks use (0: all of them)",
+		Check: func(n uint64, c *core.Config) error {
+			d, err := cdbOf(c)
+			if d == nil || err != nil {
+				return nil // nothing to check against, or readaheadFlag's error
+			}
+			if n > d.Records {
+				return fmt.Errorf("the embedded %s holds %d records; use at most that, or 0 for all (make embed-data RECORDS=%d embeds more)", d.Name, d.Records, n)
+			}
+			return nil
+		},
+		Echo: func(n uint64, e *core.Env, line func(string, any)) {
+			d, _ := cdbOf(&e.Cfg)
+			if d == nil {
+				line("embed-cdb", "none (no embedded file system)")
+				return
+			}
+			n = used(n, d)
+			line("embed-cdb", fmt.Sprintf("%s (%d records, %d bytes)", d.Name, d.Records, d.Size))
+			line("embed-records", n)
+			line("embed-cold-ops", coldOps(e, n)) // records a cold EmbedGet round reads
+		}}
+	// The pages are advised when the cdb is first opened for a run (cdbOf):
+	// a check before any work.
+	readaheadFlag = &core.Flag[bool]{Name: "embed_readahead", Default: true,
+		Usage: "leave OS readahead on for the embedded cdb's pages of the executable (false: madvise MADV_RANDOM, as -readahead off has LMDB do to its map)",
+		Check: func(on bool, _ *core.Config) error {
+			_, err := opened(on)
+			return err
+		},
+		Echo: func(on bool, _ *core.Env, line func(string, any)) {
+			if d, _ := opened(on); d != nil {
+				line("embed-readahead", on)
+				line("engine-cdb", cdbVersion())
+			}
+		}}
+)
+
+// used is how many records the workloads use: -embed_records, or all.
+func used(n uint64, d *CDB) uint64 {
+	if n > 0 {
+		return n
+	}
+	return d.Records
+}
+
+// binary is the cdb this binary embeds: the file system the root package
+// hands over (SetFS), and the cdb opened from it for each
+// -embed_readahead (Open advises the pages once).
+var binary struct {
+	mu   sync.Mutex
+	fsys fs.FS
+	cdbs map[bool]openedCDB
+}
+
+type openedCDB struct {
+	d   *CDB
+	err error
+}
+
+// SetFS makes fsys, a //go:embed file system holding Committed or
+// Generated, the cdb the Embed benchmarks read. Without it they fail
+// with the reason, and nothing else changes.
+func SetFS(fsys fs.FS) {
+	binary.mu.Lock()
+	defer binary.mu.Unlock()
+	binary.fsys, binary.cdbs = fsys, nil
+}
+
+// opened is the binary's cdb with readahead on or off; nil without SetFS.
+func opened(readahead bool) (*CDB, error) {
+	binary.mu.Lock()
+	defer binary.mu.Unlock()
+	if binary.fsys == nil {
+		return nil, nil
+	}
+	o, ok := binary.cdbs[readahead]
+	if !ok {
+		o.d, o.err = Open(binary.fsys, readahead)
+		if binary.cdbs == nil {
+			binary.cdbs = map[bool]openedCDB{}
+		}
+		binary.cdbs[readahead] = o
+	}
+	return o.d, o.err
+}
+
+// cdbOf is the cdb a run reads (nil without SetFS).
+func cdbOf(c *core.Config) (*CDB, error) { return opened(readaheadFlag.Get(c)) }

@@ -1,0 +1,504 @@
+package embedded
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+	"github.com/kvbench/kvbench/internal/records"
+)
+
+// EmbedColdStart starts a fresh process per op that opens one source,
+// reads one random record, verifies it and exits. ns/op is the time from
+// just before the parent starts the child to the verified read inside it
+// (exec, loading, runtime and package init, open, read); the child reports
+// its own peak RSS (VmHWM), its page faults come from its rusage.
+// cache=cold evicts the child's executable (a file this process never
+// maps: the test binary's is a copy) and the source's
+// files from the page cache before each child, cache=warm reads all of
+// them once first; shared libraries stay cached either way, as this
+// process maps them. src=none opens nothing: the process alone.
+//
+// Two programs can be the child (child=<kind>), with the same job, window
+// and counters:
+//   - testbinary: the test binary itself, run as
+//     -test.run=^TestEmbedColdChild$ with the job in its environment: the
+//     test binary's TestMain hands over to it before anything else
+//     (IsColdChild), and its TestEmbedColdChild calls ColdChild. It
+//     reads every source, and carries every engine and cgo.
+//   - minimal: internal/cmd/embedchild, a program that holds only the
+//     embedded cdb, as the seed's did, built per run with go build (no
+//     cgo) embedding this run's cdb; it reads src=embedded and src=none.
+func init() {
+	core.Register(&core.Workload{
+		Name:     "EmbedColdStart",
+		Fixtures: coldFixtures,
+		Scratch:  coldStartScratch,
+		Units: []core.Unit{core.Lower("open-read-ns"), core.Lower("exit-ns"), core.Lower("peak-rss-KB"), core.Lower("majflt/op"),
+			core.Lower("read-KB/op"), core.Lower("open-read-KB"), core.Lower("minflt/op"),
+			core.Info("cached-KB")}, // how warm a cold start really was
+		Gate:    []string{"ns/op", "open-read-ns", "majflt/op"},
+		Options: flags,
+		Run:     runEmbedColdStart,
+	})
+}
+
+// coldFixtures is fixtures with the cdb file always: the minimal child
+// is built from it whatever source it reads.
+func coldFixtures(e *core.Env, info engine.Info) []*core.Fixture {
+	out := fixtures(e, info)
+	if d, _ := cdbOf(&e.Cfg); d != nil && !e.Selects("src=file") {
+		out = append([]*core.Fixture{fileFixture(d)}, out...)
+	}
+	return out
+}
+
+// coldChildEnv selects the cold-start child and carries its job.
+const coldChildEnv = "KVBENCH_EMBED_COLD_CHILD"
+
+// coldChildTest is the test a cold-start child runs.
+const coldChildTest = "TestEmbedColdChild"
+
+// IsColdChild reports whether this process is a cold-start child: its
+// TestMain must then run nothing else (no flag checks, no fixtures),
+// only m.Run, whose TestEmbedColdChild calls ColdChild.
+func IsColdChild() bool { return os.Getenv(coldChildEnv) != "" }
+
+// coldJob is what the parent asks one child to do.
+type coldJob struct {
+	Src     string         // "none", "embedded", "file" or an engine name
+	Path    string         // the cdb file or the engine's fixture
+	Opts    engine.Options // how the engine is opened (read-only)
+	Record  uint64         // which record to read
+	RA      bool           // -embed_readahead
+	StartNS int64          // wall clock just before the parent started the child
+}
+
+// ColdChild is the whole of a cold-start child: it opens the source
+// its job names (the embedded cdb from fsys), reads and verifies one
+// record, and prints on w how long that took since the parent started
+// the process.
+func ColdChild(w io.Writer, fsys fs.FS) error {
+	var job coldJob
+	if err := json.Unmarshal([]byte(os.Getenv(coldChildEnv)), &job); err != nil {
+		return err
+	}
+	io0, _ := measure.ReadIO()
+	t0 := time.Now()
+	if err := coldRead(job, fsys); err != nil {
+		return err
+	}
+	return measure.WriteColdChild(w, job.StartNS, t0, time.Now(), io0)
+}
+
+// coldRead opens job's source and reads and verifies its record.
+func coldRead(job coldJob, fsys fs.FS) error {
+	var kb [records.MaxKeySize]byte
+	key := records.Key(kb[:0], job.Record)
+	var src recordSource
+	switch job.Src {
+	case "none":
+		return nil
+	case "embedded":
+		if fsys == nil {
+			return fmt.Errorf("no embedded file system in the child")
+		}
+		d, err := Open(fsys, job.RA)
+		if err != nil {
+			return err
+		}
+		if src, err = openCDB(d.Data, nil); err != nil {
+			return err
+		}
+	case "file":
+		f, err := os.Open(job.Path)
+		if err != nil {
+			return err
+		}
+		if src, err = openCDB(f, f); err != nil {
+			return err
+		}
+	default:
+		db, err := engine.Open(job.Src, job.Opts)
+		if err != nil {
+			return err
+		}
+		if src, err = newEngineSource(db, job.Record+1); err != nil {
+			return err
+		}
+	}
+	return src.get(key, job.Record)
+}
+
+// coldResult is one child's figures, by the unit the benchmark reports
+// each in.
+type coldResult map[string]float64
+
+// childFigures are the figures of the child's own line (measure.
+// WriteColdChild): the unit each is reported in, and its scale.
+var childFigures = map[string]struct {
+	unit  string
+	scale float64
+}{
+	"first-read-ns": {"ns/op", 1}, // from just before the start to the verified read
+	"open-read-ns":  {"open-read-ns", 1},
+	"peak-rss-kb":   {"peak-rss-KB", 1},
+	"read-b":        {"read-KB/op", 1.0 / 1024}, // from storage: the whole process
+	"open-read-b":   {"open-read-KB", 1.0 / 1024},
+}
+
+// The programs a cold start can run (child=<kind>).
+const (
+	childMinimal    = "minimal"    // internal/cmd/embedchild: the embedded cdb and nothing else
+	childTestBinary = "testbinary" // this test binary: every engine, cgo
+)
+
+// coldChild is a program the cold-start benchmark starts per op, alone in
+// its directory under scratch: cache=cold evicts that directory, cache=warm
+// reads it through.
+type coldChild struct {
+	kind string // childMinimal or childTestBinary
+	bin  string
+}
+
+func (c coldChild) dir() string { return filepath.Dir(c.bin) }
+
+// pass hands job to the child's command: the test binary takes it in its
+// environment and runs TestEmbedColdChild, the minimal child as flags.
+func (c coldChild) pass(cmd *exec.Cmd, job coldJob) error {
+	if c.kind == childMinimal {
+		cmd.Args = append(cmd.Args, "-record="+strconv.FormatUint(job.Record, 10),
+			"-start="+strconv.FormatInt(job.StartNS, 10), "-readahead="+strconv.FormatBool(job.RA))
+		switch job.Src {
+		case "none":
+			cmd.Args = append(cmd.Args, "-none")
+		case "embedded":
+		default:
+			return fmt.Errorf("the minimal child reads only its embedded cdb, not %s", job.Src)
+		}
+		return nil
+	}
+	cmd.Args = append(cmd.Args, "-test.run=^"+coldChildTest+"$", "-test.count=1")
+	env, err := json.Marshal(job)
+	if err != nil {
+		return err
+	}
+	cmd.Env = append(os.Environ(), coldChildEnv+"="+string(env))
+	return nil
+}
+
+// runColdChild starts child for job and collects its figures.
+func runColdChild(child coldChild, job coldJob) (coldResult, error) {
+	r := coldResult{}
+	cmd := exec.Command(child.bin)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	job.StartNS = start.UnixNano()
+	if err := child.pass(cmd, job); err != nil {
+		return r, err
+	}
+	if err := cmd.Run(); err != nil {
+		return r, fmt.Errorf("child=%s for %s: %v\n%s", child.kind, job.Src, err, out.Bytes())
+	}
+	r["exit-ns"] = float64(time.Since(start).Nanoseconds())
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return r, fmt.Errorf("no rusage for the child")
+	}
+	r["majflt/op"], r["minflt/op"] = float64(ru.Majflt), float64(ru.Minflt)
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), measure.ColdChildLine) // the child's one line of results
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return r, fmt.Errorf("child line %q: %v", line, err)
+			}
+			if f, ok := childFigures[k]; ok {
+				r[f.unit] = float64(n) * f.scale
+			}
+		}
+		return r, nil
+	}
+	return r, fmt.Errorf("child for %s printed no result:\n%s", job.Src, out.Bytes())
+}
+
+// coldStartScratch is the copy of the test binary and the minimal child's
+// build.
+func coldStartScratch(e *core.Env, _ engine.Info) int64 {
+	var size int64
+	if d, _ := cdbOf(&e.Cfg); d != nil {
+		size = d.Size
+	}
+	return executableSize() + minimalChildScratch(size)
+}
+
+// executableSize is the size of the test binary, which EmbedColdStart
+// copies into scratch.
+func executableSize() int64 {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// copyTestBinary copies this test binary into dir and makes it durable, so
+// its pages can be evicted: this process maps its own executable, and the
+// kernel keeps mapped pages in the cache.
+func copyTestBinary(dir string) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	in, err := os.Open(exe)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	dst := filepath.Join(dir, "kvbench.test")
+	return dst, writeSynced(dst, 0o755, in)
+}
+
+// writeSynced writes a new file at path from r and makes it durable.
+func writeSynced(path string, mode os.FileMode, r io.Reader) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, r)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+func runEmbedColdStart(b *testing.B, e *core.Env, _ engine.Info) {
+	d, n := readSet(b, e)
+	dir := e.ScratchDir("coldstart")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	defer e.Root.RemoveAll(dir)
+	kids := &coldChildren{e: e, d: d, dir: dir, made: map[string]madeChild{}}
+	srcs := append([]embedSource{{name: "none"}}, embedSources(false)...)
+	for _, s := range srcs {
+		b.Run("src="+s.name, func(b *testing.B) {
+			c := coldSource(e, b, d, s)
+			for _, kind := range childKinds(s) {
+				b.Run("child="+kind, func(b *testing.B) {
+					leaf := c.with(kids.get(b, kind))
+					for _, cache := range []string{core.Cold, core.Warm} {
+						if cache == core.Cold {
+							// One eviction before the leaf, so a warning that
+							// eviction did not work comes before, not inside,
+							// its result line.
+							leaf.evict(b)
+						}
+						leaf.showSettings()
+						b.Run("cache="+cache, func(b *testing.B) {
+							coldStart(b, e, leaf, n, cache == core.Cold)
+						})
+					}
+				})
+			}
+		})
+	}
+}
+
+// childKinds lists the programs that read s in a cold start: the minimal
+// child holds only the embedded cdb, so it reads that or nothing.
+func childKinds(s embedSource) []string {
+	if s.name == "none" || s.name == "embedded" {
+		return []string{childMinimal, childTestBinary}
+	}
+	return []string{childTestBinary}
+}
+
+// coldChildren makes each child program once per run, on first use (a
+// -bench pattern that selects no minimal leaf builds nothing), each in its
+// own directory under dir.
+type coldChildren struct {
+	e    *core.Env
+	d    *CDB // the minimal child embeds it
+	dir  string
+	made map[string]madeChild // by kind, made or failed
+}
+
+type madeChild struct {
+	coldChild
+	err error
+}
+
+// get returns the child of kind, or skips b with the reason this machine
+// cannot make it.
+func (k *coldChildren) get(b *testing.B, kind string) coldChild {
+	b.Helper()
+	m, ok := k.made[kind]
+	if !ok {
+		m.coldChild, m.err = k.make(kind)
+		k.made[kind] = m
+	}
+	if reason, ok := asSkip(m.err); ok {
+		b.Skip(reason)
+	} else if m.err != nil {
+		b.Fatal(m.err)
+	}
+	return m.coldChild
+}
+
+func (k *coldChildren) make(kind string) (coldChild, error) {
+	dir := filepath.Join(k.dir, kind)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return coldChild{}, err
+	}
+	var bin string
+	var err error
+	if kind == childMinimal {
+		bin, err = minimalChild(k.e, k.d, dir)
+	} else if bin, err = copyTestBinary(dir); err == nil {
+		k.e.Logf("copied the test binary to %s: %s", bin, core.Human(executableSize()))
+	}
+	return coldChild{kind: kind, bin: bin}, err
+}
+
+// coldSrc is a source as the cold-start children read it.
+type coldSrc struct {
+	e        *core.Env
+	job      coldJob
+	child    coldChild // set per child=<kind> leaf (with)
+	dirs     []string  // evicted for cache=cold, read through for cache=warm: the child's, then the source's
+	info     engine.Info
+	settings []engine.Setting // the engine's, as the child opens it
+	fixture  *core.Fixture    // the engine's fixture the child reads
+}
+
+// with is the source as child reads it: the child's directory goes
+// through the same eviction or warm-up as the source's files.
+func (c *coldSrc) with(child coldChild) *coldSrc {
+	leaf := *c
+	leaf.child = child
+	leaf.dirs = append([]string{child.dir()}, c.dirs...)
+	return &leaf
+}
+
+// coldSource is the child's job for a source, and the directories of the
+// source its read may touch (its fixture; none for the embedded cdb, which
+// is in the child's binary). An engine's fixture is opened here once,
+// untimed, for the settings the children read with.
+func coldSource(e *core.Env, b *testing.B, d *CDB, s embedSource) *coldSrc {
+	b.Helper()
+	c := &coldSrc{e: e, info: s.info}
+	switch {
+	case s.name == "none" || s.name == "embedded":
+		c.job = coldJob{Src: s.name, RA: readaheadFlag.Get(&e.Cfg)}
+	case s.name == "file":
+		path, err := filePath(e, d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.job = coldJob{Src: "file", Path: path}
+		c.dirs = append(c.dirs, filepath.Dir(path))
+	case s.info.Missing != "":
+		b.Skip(s.info.Missing)
+	default:
+		c.fixture = engineFixture(e, s.info)
+		h := e.Open(b, c.fixture)
+		o := h.Options(nil)
+		var err error
+		if c.settings, err = h.Settings(o); err != nil {
+			b.Fatal(err)
+		}
+		c.job = coldJob{Src: s.info.Name, Path: h.Dir(), Opts: o}
+		c.dirs = append(c.dirs, h.Dir())
+	}
+	return c
+}
+
+// showSettings prints the settings the children read with: the engine's,
+// or none for the cdb and the bare process.
+func (c *coldSrc) showSettings() {
+	if c.info.Name == "" {
+		c.e.ClearSettings()
+		return
+	}
+	c.e.ShowFixtureSettings(c.info, c.settings, c.fixture)
+}
+
+// evict drops the binary and the source's files from the page cache and
+// returns the bytes the kernel kept.
+func (c *coldSrc) evict(b *testing.B) (resident int64) {
+	for _, d := range c.dirs {
+		r, err := c.e.Evict(d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resident += r
+	}
+	return resident
+}
+
+func coldStart(b *testing.B, e *core.Env, c *coldSrc, n uint64, cold bool) {
+	job := c.job
+	rng := e.CallStreams(b).Rand(5)
+	if !cold { // the binary and every byte of the source in the page cache
+		for _, d := range c.dirs {
+			if err := core.ReadThrough(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		job.Record = rng.Below(n)
+		if _, err := runColdChild(c.child, job); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sum := coldResult{}
+	var resident int64
+	b.ResetTimer()
+	for op := 0; op < b.N; op++ {
+		b.StopTimer()
+		if cold {
+			resident += c.evict(b)
+		}
+		job.Record = rng.Below(n)
+		b.StartTimer()
+		r, err := runColdChild(c.child, job)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for unit, v := range r {
+			sum[unit] += v
+		}
+	}
+	ops := float64(b.N)
+	for unit, v := range sum {
+		b.ReportMetric(v/ops, unit) // each child's figures, a mean
+	}
+	if cold {
+		b.ReportMetric(float64(resident)/ops/1024, "cached-KB") // of binary and data after eviction
+	}
+}

@@ -1,0 +1,397 @@
+package embedded
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+	"github.com/kvbench/kvbench/internal/records"
+)
+
+// EmbedGet and EmbedIterate read the records from every source, in each
+// -cache state the source has; both report readUnits (reportRead), cold
+// leaves also their rounds' opens (ColdRounds).
+func init() {
+	// EmbedGet reads single records by key from each source: one
+	// verified Get per op, at random or in write order from a record drawn
+	// per round.
+	core.Register(readWorkload("EmbedGet", func(b *testing.B, e *core.Env, _ engine.Info) {
+		d, n := readSet(b, e)
+		for _, s := range embedSources(true) {
+			b.Run("src="+s.name, func(b *testing.B) {
+				r := openSource(e, b, d, n, s)
+				defer r.close(b)
+				for _, cache := range r.caches() {
+					for _, order := range []string{"random", "sequential"} {
+						r.run(core.SubName("cache", cache, "order", order), cache, func(b *testing.B, src recordSource, rounds embedRounds) {
+							embedGet(b, e, src, rounds, n, order == "random")
+						})
+					}
+				}
+			})
+		}
+	}))
+	// EmbedIterate reads every record in the source's own order (write
+	// order for cdb, key order for the engines): one verified record per
+	// op.
+	core.Register(readWorkload("EmbedIterate", func(b *testing.B, e *core.Env, _ engine.Info) {
+		d, n := readSet(b, e)
+		for _, s := range embedSources(true) {
+			if s.info.Missing != "" {
+				b.Run("src="+s.name, func(b *testing.B) { b.Skip(s.info.Missing) })
+				continue
+			}
+			if !e.RunsSub(b, "src="+s.name) {
+				continue // not selected: no fixture was planned for it
+			}
+			r := openSource(e, b, d, n, s)
+			for _, cache := range r.caches() {
+				r.run(core.SubName("src", s.name, "cache", cache), cache, func(b *testing.B, src recordSource, rounds embedRounds) {
+					embedIterate(b, src, rounds, n)
+				})
+			}
+			r.close(b)
+		}
+	}))
+}
+
+// readUnits are what every Embed read benchmark reports.
+var readUnits = []core.Unit{core.Higher("records/s"), core.Lower("all-s"), core.Lower("read-B/op"), core.Lower("rss-MB"),
+	core.Lower("open-ms"), core.Lower("open-read-B")}
+
+// readWorkload is an Embed read workload with body run.
+func readWorkload(name string, run func(b *testing.B, e *core.Env, info engine.Info)) *core.Workload {
+	return &core.Workload{Name: name, Fixtures: fixtures, Units: readUnits, Gate: []string{"ns/op", "read-B/op", "allocs/op"},
+		Options: flags, Run: run}
+}
+
+// The Embed read leaves in each page cache state, as the read benchmarks
+// run theirs. Warm: the source is read through once, untimed, before the
+// leaf (an engine's fixture by its Handle; the cdb file's bytes into the
+// page cache; the embedded cdb's pages of the binary touched). Cold: the
+// leaf runs in rounds (ColdRounds), each on the source closed, its files
+// evicted and opened again: EmbedGet reads a fixed number of records a
+// round (coldOps), EmbedIterate scans every record once. The
+// embedded cdb has no cold state here: its pages belong to the running
+// binary's own mapping, which cannot be evicted (EmbedColdStart reads it
+// cold, in a fresh process).
+
+// embedReader is a source opened in a parent benchmark for the leaves
+// that read it.
+type embedReader struct {
+	e      *core.Env
+	parent *testing.B
+	d      *CDB // the binary's
+	n      uint64
+	cdb    *cdbSource   // the embedded cdb or the cdb file, or
+	h      *core.Handle // an engine's fixture
+	path   string       // the cdb file; "" for the embedded cdb and engines
+	warm   bool         // the cdb has been read through since it was last evicted
+}
+
+// openSource opens s, reading the first n records of d, for leaves of
+// parent. A store not compiled in skips parent.
+func openSource(e *core.Env, parent *testing.B, d *CDB, n uint64, s embedSource) *embedReader {
+	parent.Helper()
+	r := &embedReader{e: e, parent: parent, d: d, n: n}
+	switch {
+	case s.name == "embedded":
+		src, err := openCDB(d.Data, nil)
+		if err != nil {
+			parent.Fatal(err)
+		}
+		r.cdb = src
+	case s.name == "file":
+		path, err := filePath(e, d)
+		if err != nil {
+			parent.Fatal(err)
+		}
+		r.path = path
+		if err := r.openFile(); err != nil {
+			parent.Fatal(err)
+		}
+	case s.info.Missing != "":
+		parent.Skip(s.info.Missing)
+	default:
+		r.h = e.Open(parent, engineFixture(e, s.info))
+	}
+	return r
+}
+
+// openFile opens the cdb file as the source.
+func (r *embedReader) openFile() error {
+	f, err := os.Open(r.path)
+	if err != nil {
+		return err
+	}
+	if r.cdb, err = openCDB(f, f); err != nil {
+		f.Close()
+		return err
+	}
+	return nil
+}
+
+// caches lists the cache states the source is read in.
+func (r *embedReader) caches() []string {
+	switch {
+	case r.h != nil:
+		return r.h.Caches()
+	case r.path != "":
+		return r.e.Cfg.Caches
+	}
+	return []string{core.Warm}
+}
+
+// embedRounds runs a cold leaf's rounds: round readies one on a source
+// just evicted and reopened, untimed, and returns its work, which alone is
+// timed. nil in a warm leaf.
+type embedRounds func(round func(src recordSource) (run func())) core.Timed
+
+// run runs body as the parent's sub-benchmark leaf on the source in the
+// cache state, after exactly the settings it reads with: an engine's (its
+// handle prints them), none for the cdb. Warm, body gets the warmed
+// source; cold, the rounds to read it in.
+func (r *embedReader) run(leaf, cache string, body func(b *testing.B, src recordSource, rounds embedRounds)) {
+	if r.h != nil {
+		r.h.Run(r.parent, leaf, cache, nil, func(b *testing.B, db engine.DB) {
+			if cache == core.Cold {
+				body(b, nil, r.rounds(b))
+				return
+			}
+			src, err := newEngineSource(db, r.n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer src.close()
+			body(b, src, nil)
+		})
+		return
+	}
+	r.e.ClearSettings()
+	if cache == core.Warm {
+		r.warmUp(r.parent)
+	}
+	r.parent.Run(leaf, func(b *testing.B) {
+		if cache == core.Cold {
+			body(b, nil, r.rounds(b))
+			return
+		}
+		r.warmUp(b)
+		body(b, r.cdb, nil)
+	})
+}
+
+// rounds are the cold rounds of leaf b on the source: an engine's through
+// its handle (ColdRounds), the cdb file's closed, evicted and reopened
+// here.
+func (r *embedReader) rounds(b *testing.B) embedRounds {
+	if r.h != nil {
+		return func(round func(recordSource) func()) core.Timed {
+			var src *engineSource
+			defer func() { closeSource(src) }() // before the handle closes the db, on failure too
+			return r.h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
+				s, err := newEngineSource(db, r.n)
+				if err != nil {
+					b.Fatal(err)
+				}
+				src = s
+				return round(s), func() { closeSource(src); src = nil }
+			})
+		}
+	}
+	return func(round func(recordSource) func()) core.Timed {
+		return core.RunColdRounds(b, func() (func(), func(), core.OpenCost) {
+			c := r.coldOpen(b)
+			return round(r.cdb), nil, c
+		})
+	}
+}
+
+func closeSource(s *engineSource) {
+	if s != nil {
+		s.close()
+	}
+}
+
+// warmUp reads the cdb's bytes once, untimed, unless they have been since
+// the last eviction: the file into the page cache, the embedded cdb's
+// pages of the binary into memory.
+func (r *embedReader) warmUp(b *testing.B) {
+	if r.warm {
+		return
+	}
+	var err error
+	if r.path != "" {
+		err = core.ReadThrough(filepath.Dir(r.path))
+	} else {
+		d := r.d
+		_, err = io.Copy(io.Discard, io.NewSectionReader(d.Data, 0, d.Size))
+	}
+	if err != nil {
+		b.Fatalf("warm-up read of the cdb: %v", err)
+	}
+	r.warm = true
+}
+
+// coldOpen closes the cdb file, evicts it and opens it again, returning
+// what the open cost.
+func (r *embedReader) coldOpen(b *testing.B) core.OpenCost {
+	if r.cdb != nil {
+		if err := r.cdb.close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	r.cdb, r.warm = nil, false
+	if _, err := r.e.Evict(filepath.Dir(r.path)); err != nil {
+		b.Fatal(err)
+	}
+	c, err := core.TimeOpen(r.openFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// close closes the source; an engine's handle closes now rather than
+// when the parent ends, so only one store is open at a time.
+func (r *embedReader) close(tb testing.TB) {
+	if r.cdb != nil {
+		if err := r.cdb.close(); err != nil {
+			tb.Error(err)
+		}
+		r.cdb = nil
+	}
+	if r.h != nil {
+		r.h.Close(tb)
+	}
+}
+
+// coldOps is how many records a cold EmbedGet round reads: -cold_ops
+// (at most every record), or 1% of the records, at least 100 and at most
+// all of them: a round small next to the set stays cold to its end.
+func coldOps(e *core.Env, n uint64) int {
+	if c := uint64(e.Cfg.ColdOps); c > 0 {
+		return int(min(c, n))
+	}
+	return int(min(max(n/100, 100), n))
+}
+
+// reportRead adds what every Embed read benchmark reports: ops records
+// read in elapsed, readBytes from the device meanwhile.
+func reportRead(b *testing.B, n uint64, ops int64, elapsed time.Duration, readBytes int64) {
+	perOp := elapsed.Seconds() / float64(ops)
+	b.ReportMetric(1/perOp, "records/s")
+	b.ReportMetric(perOp*float64(n), "all-s") // reading every record at this rate, as the seed timed it
+	b.ReportMetric(float64(readBytes)/float64(ops), "read-B/op")
+	if m, err := measure.ReadMem(); err == nil {
+		b.ReportMetric(float64(m.RSS)/(1<<20), "rss-MB")
+	}
+}
+
+// embedGet is one verified point read per op, at random or in write order
+// from a record drawn per round; cold, rounds of coldOps reads.
+func embedGet(b *testing.B, e *core.Env, src recordSource, rounds embedRounds, n uint64, random bool) {
+	rng := e.CallStreams(b).Rand(4)
+	seq := rng.Below(n)
+	var kb [records.MaxKeySize]byte
+	var err error
+	read := func(src recordSource, ops int) {
+		if err != nil {
+			return // an earlier round failed
+		}
+		for op := 0; op < ops; op++ {
+			i := seq
+			if random {
+				i = rng.Below(n)
+			} else if seq++; seq == n {
+				seq = 0
+			}
+			if err = src.get(records.Key(kb[:0], i), i); err != nil {
+				return
+			}
+		}
+	}
+	perRecord := records.LogicalBytes(n) / int64(n)
+	if rounds != nil {
+		perRound := coldOps(e, n)
+		b.SetBytes(perRecord * int64(perRound))
+		timed := rounds(func(src recordSource) func() { return func() { read(src, perRound) } })
+		if err != nil {
+			b.Fatal(err)
+		}
+		ops := int64(b.N) * int64(perRound)
+		timed.ReportPerOp(b, ops)
+		reportRead(b, n, ops, timed.Elapsed, timed.Disk.ReadBytes)
+		return
+	}
+	b.SetBytes(perRecord)
+	b.ReportAllocs()
+	io0, _ := measure.ReadIO()
+	b.ResetTimer()
+	start := time.Now()
+	read(src, b.N)
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	io1, _ := measure.ReadIO()
+	reportRead(b, n, int64(b.N), elapsed, io1.Sub(io0).ReadBytes)
+}
+
+// embedIterate reads one record per op in full passes over the set; cold,
+// one full pass a round.
+func embedIterate(b *testing.B, src recordSource, rounds embedRounds, n uint64) {
+	if rounds != nil {
+		got := n // of the last scan; a short one stops the rest
+		var err error
+		b.SetBytes(records.LogicalBytes(n))
+		timed := rounds(func(src recordSource) func() {
+			return func() {
+				if err == nil && got == n {
+					got, err = src.scan(n)
+				}
+			}
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got != n {
+			b.Fatalf("a scan read %d records, want %d", got, n)
+		}
+		ops := int64(b.N) * int64(n)
+		timed.ReportPerOp(b, ops)
+		reportRead(b, n, ops, timed.Elapsed, timed.Disk.ReadBytes)
+		return
+	}
+	// Whatever a source builds on its first scan (the calibration rail
+	// sorts its keys) is not part of reading a record.
+	if _, err := src.scan(1); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(records.LogicalBytes(n) / int64(n))
+	b.ReportAllocs()
+	io0, _ := measure.ReadIO()
+	b.ResetTimer()
+	start := time.Now()
+	for done := uint64(0); done < uint64(b.N); {
+		want := min(n, uint64(b.N)-done)
+		got, err := src.scan(want)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got != want {
+			b.Fatalf("a scan read %d records, want %d", got, want)
+		}
+		done += got
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	io1, _ := measure.ReadIO()
+	reportRead(b, n, int64(b.N), elapsed, io1.Sub(io0).ReadBytes)
+}

@@ -1,0 +1,44 @@
+package workload
+
+import (
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/core"
+)
+
+// withLoad sets the fixed-rate flags of c as change changes them.
+func withLoad(c *core.Config, change func(*loadSettings)) {
+	s := loadOf(c)
+	change(&s)
+	rateFlag.Set(c, s.Rates)
+	writeRateFlag.Set(c, s.WriteRate)
+	loadTimeFlag.Set(c, s.LoadTime)
+	loadWorkersFlag.Set(c, s.LoadWorkers)
+	sloFlag.Set(c, s.SLO)
+	kneeTimeFlag.Set(c, s.KneeTime)
+	kneeFlushesFlag.Set(c, s.KneeFlushes)
+	kneeMaxTimeFlag.Set(c, s.KneeMaxTime)
+	kneeStartFlag.Set(c, s.KneeStart)
+	kneeStepsFlag.Set(c, s.KneeSteps)
+	latencyDirFlag.Set(c, s.LatencyDir)
+	sstTablesFlag.Set(c, s.SSTTables)
+	bloomFPRFlag.Set(c, s.BloomFPR)
+}
+
+// defaultLoad is the fixed-rate flags at their defaults.
+func defaultLoad() loadSettings {
+	c := core.Default()
+	return loadOf(&c)
+}
+
+// registered is the registered workload of that name.
+func registered(t *testing.T, name string) *core.Workload {
+	t.Helper()
+	for _, w := range core.Workloads() {
+		if w.Name == name {
+			return w
+		}
+	}
+	t.Fatalf("no workload %s", name)
+	return nil
+}

@@ -1,0 +1,274 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/load"
+)
+
+// Knee: the highest rate an engine sustains under the -slo p99, found by
+// a search of fixed-rate trials (gets, or upserts on a copy of the
+// fixture).
+func init() {
+	core.Register(&core.Workload{
+		Name:     "Knee",
+		Engines:  core.Everything,
+		Fixtures: kvFixture,
+		Scratch:  kneeScratch,
+		Units:    []core.Unit{core.Higher("knee-ops/s"), core.Lower("knee-p99-ns"), core.Higher("knee-min-ops/s"), core.Higher("knee-max-ops/s"), core.Lower("knee-spread%")},
+		Gate:     []string{"knee-ops/s"},
+		Options:  loadFlags,
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
+			h := e.Open(b, e.KVFor(info))
+			for _, op := range []string{"get", "upsert"} {
+				var up upserts // across every time testing runs the sub-benchmark
+				n := fmt.Sprintf("op=%s/slo=%v", op, sloFlag.Get(&e.Cfg))
+				loadLeaf(e, b, h, n, op == "upsert", func(b *testing.B, db engine.DB) { runKnee(b, e, db, op, &up) })
+			}
+		},
+	})
+}
+
+// kneeScratch is the copy of the fixture the upsert search writes to, and
+// on an LSM what one trial leaves beside it before compactions catch up:
+// its -knee_flushes memtables and two more in flight. The new keys the
+// whole search adds (each trial's rate × length) are not in it: they
+// depend on the knee it finds.
+func kneeScratch(e *core.Env, info engine.Info) int64 {
+	if info.Reference {
+		return 0
+	}
+	extra := int64(0)
+	if info.TableFilters {
+		extra = int64(kneeFlushesFlag.Get(&e.Cfg)+2) * int64(e.Cfg.MemtableMB) << 20
+	}
+	return 3 * (e.Gen.LogicalBytes() + extra)
+}
+
+// kneeTrials is how many trials a rate must pass, every one of them, to
+// count as sustained; the first failed trial fails it. Requiring all makes
+// the knee a rate the engine held each time it was tried: luck (a trial
+// that missed a compaction) cannot raise it, and a stall of a shared
+// machine lowers it.
+const kneeTrials = 2
+
+// sustained is the knee's pass rule for one trial: every operation due in
+// the window ran and is in the histogram (none left unrun at the hard
+// stop, none missing), and the p99 of all of them, from their due times,
+// is within the SLO. With every operation counted from its due time, that
+// p99 also bounds how far the run fell behind the rate.
+func (c loadSettings) sustained(res *load.Result) bool {
+	return res.Complete() && time.Duration(res.Latency.Percentile(99)) <= c.SLO
+}
+
+// kneeCycle is the periodic work of upserts on an LSM: the memtable, in
+// bytes, whose every fill ends in a flush, and the bytes one upsert adds
+// to it. The zero kneeCycle is none: a B-tree writes its pages in each
+// commit and gets write nothing, so their trials keep -knee_time.
+type kneeCycle struct {
+	memtable int64
+	perOp    int64
+}
+
+// kneeCycleOf is the cycle of op on info's engine opened with o, the
+// options in force (a memory budget's memtable included). The engines
+// with table filters are the LSMs (Badger, Pebble, RocksDB), whose
+// memtable flushes to a table; bbolt, LMDB and the rail have none. An
+// upsert counts its key and value: the engines' per-entry overhead (a
+// skiplist node, a sequence number: tens of bytes) is left out, so a
+// trial errs long rather than short.
+func kneeCycleOf(info engine.Info, o engine.Options, op string, valSize int) kneeCycle {
+	if op != "upsert" || !info.TableFilters || o.MemtableMB <= 0 {
+		return kneeCycle{}
+	}
+	return kneeCycle{memtable: int64(o.MemtableMB) << 20, perOp: int64(dataset.KeySize + valSize)}
+}
+
+// kneeCycleOn is the cycle of op on db, a copy of the engine's fixture of
+// the run's data set, which Knee opens with that fixture's options.
+func kneeCycleOn(e *core.Env, db engine.DB, op string) kneeCycle {
+	info, ok := engine.Lookup(db.Name())
+	if !ok {
+		return kneeCycle{}
+	}
+	return kneeCycleOf(info, e.KVFor(info).Options, op, e.Gen.ValueSize)
+}
+
+// fills is how many memtables d at rate fills.
+func (cy kneeCycle) fills(rate int, d time.Duration) float64 {
+	return float64(rate) * d.Seconds() * float64(cy.perOp) / float64(cy.memtable)
+}
+
+// span states a trial's length as its log line shows it: "2s", or with
+// a cycle "16.2s = 2.0 memtables".
+func (cy kneeCycle) span(rate int, d time.Duration) string {
+	if cy.memtable <= 0 {
+		return d.String()
+	}
+	return fmt.Sprintf("%v = %.1f memtables", d, cy.fills(rate, d))
+}
+
+// trialTime is how long a trial at rate lasts: -knee_time, or with a
+// memtable cycle long enough to fill -knee_flushes memtables (rounded up
+// to 100ms), at most -knee_max_time. A trial shorter than one fill holds
+// a flush, and the stall that may come with it, or not by chance: the
+// rate it passes would be luck.
+func (c loadSettings) trialTime(rate int, cy kneeCycle) time.Duration {
+	if cy.memtable <= 0 || rate <= 0 {
+		return c.KneeTime
+	}
+	secs := float64(c.KneeFlushes) * float64(cy.memtable) / (float64(rate) * float64(cy.perOp))
+	if secs >= c.KneeMaxTime.Seconds() { // also keeps a slow rate's time from overflowing
+		return c.KneeMaxTime
+	}
+	need := time.Duration(math.Ceil(secs*10)) * (time.Second / 10)
+	return min(max(c.KneeTime, need), c.KneeMaxTime)
+}
+
+// findKnee raises the rate from -knee_start, doubling, until a rate is not
+// sustained, then bisects between the last sustained and the first failed
+// rate for -knee_steps steps (or until they are within 1%). A rate is
+// sustained when kneeTrials trials in a row sustain it, each as long as
+// trialTime says for cy. It returns the highest sustained rate (0 if even
+// the lowest tried failed) and, of its trials, the one with the higher
+// p99. logf receives one line per trial.
+func (c loadSettings) findKnee(cy kneeCycle, trial func(rate int, d time.Duration) (*load.Result, error), logf func(format string, args ...any)) (int, *load.Result, error) {
+	try := func(rate int) (bool, *load.Result, error) {
+		d := c.trialTime(rate, cy)
+		var worst *load.Result
+		for n := 1; n <= kneeTrials; n++ {
+			res, err := trial(rate, d)
+			if err != nil {
+				return false, nil, err
+			}
+			ok := c.sustained(res)
+			verdict := fmt.Sprintf("sustained (trial %d of %d)", n, kneeTrials)
+			if !ok {
+				verdict = fmt.Sprintf("not sustained (trial %d of %d)", n, kneeTrials)
+			}
+			logf("knee: %d ops/s for %s: achieved %.0f, %d of %d done, p99 %v: %s", rate, cy.span(rate, d), res.Achieved(), res.Done, res.Scheduled, time.Duration(res.Latency.Percentile(99)), verdict)
+			if !ok {
+				return false, res, nil
+			}
+			if worst == nil || res.Latency.Percentile(99) > worst.Latency.Percentile(99) {
+				worst = res
+			}
+		}
+		return true, worst, nil
+	}
+	lo, hi := 0, 0
+	var best *load.Result
+	for rate := c.KneeStart; ; rate *= 2 {
+		ok, res, err := try(rate)
+		if err != nil {
+			return 0, nil, err
+		}
+		if !ok {
+			hi = rate
+			break
+		}
+		lo, best = rate, res
+		if rate > maxRate/2 {
+			return lo, best, nil
+		}
+	}
+	for s := 0; s < c.KneeSteps && hi-lo > max(1, lo/100); s++ {
+		mid := lo + (hi-lo)/2
+		ok, res, err := try(mid)
+		if err != nil {
+			return 0, nil, err
+		}
+		if ok {
+			lo, best = mid, res
+		} else {
+			hi = mid
+		}
+	}
+	return lo, best, nil
+}
+
+// kneeSpread is what repeated searches found: the median knee, which
+// one lucky or stalled search cannot move as it moves a mean, the lowest
+// and the highest.
+type kneeSpread struct{ median, min, max float64 }
+
+// spreadOf summarises the knees of repeated searches (at least one).
+func spreadOf(knees []float64) kneeSpread {
+	s := append([]float64(nil), knees...)
+	sort.Float64s(s)
+	return kneeSpread{median: median(s), min: s[0], max: s[len(s)-1]}
+}
+
+// median of sorted values; 0 for none.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	switch {
+	case n == 0:
+		return 0
+	case n%2 == 1:
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// pct is the spread as (max-min)/median×100; ok is false when the median
+// is 0 (half the searches sustained no rate), where no share is defined.
+func (s kneeSpread) pct() (pct float64, ok bool) {
+	if s.median <= 0 {
+		return 0, false
+	}
+	return (s.max - s.min) / s.median * 100, true
+}
+
+// runKnee is the body of BenchmarkKnee<Engine>/op=get|upsert: one knee
+// search per b.N iteration. It reports the median of the searches' knees
+// and of their p99s and, over more than one search, the lowest and
+// highest knee and their spread. A trial is one fixed-rate window of
+// trialTime with load's default drain.
+func runKnee(b *testing.B, e *core.Env, db engine.DB, op string, up *upserts) {
+	c := loadOf(&e.Cfg)
+	cy := kneeCycleOn(e, db, op)
+	ws := newLoadWorkers(e, db, e.CallStreams(b), c.LoadWorkers, 4000)
+	defer closeLoadWorkers(ws)
+	trial := func(rate int, d time.Duration) (*load.Result, error) {
+		lc := load.Config{Rate: float64(rate), Duration: d, Workers: c.LoadWorkers}
+		if op == "get" {
+			return load.Run(lc, func(w int, _ uint64) error { return ws[w].get(true) })
+		}
+		return up.run(e, lc, func(w int, idx uint64) error { return ws[w].put(idx) })
+	}
+	b.ResetTimer()
+	var knees, p99s []float64
+	for n := 0; n < b.N; n++ {
+		// b.Logf, not the progress log: its lines follow the result line,
+		// a line printed while the benchmark runs would split it.
+		knee, res, err := c.findKnee(cy, trial, b.Logf)
+		if err != nil {
+			b.Fatal(err)
+		}
+		knees = append(knees, float64(knee))
+		if res != nil {
+			p99s = append(p99s, float64(res.Latency.Percentile(99)))
+		}
+	}
+	b.StopTimer()
+	sort.Float64s(p99s)
+	s := spreadOf(knees)
+	b.ReportMetric(0, "ns/op") // a search has no per-operation time
+	b.ReportMetric(s.median, "knee-ops/s")
+	b.ReportMetric(median(p99s), "knee-p99-ns")
+	if b.N > 1 {
+		b.ReportMetric(s.min, "knee-min-ops/s")
+		b.ReportMetric(s.max, "knee-max-ops/s")
+		if pct, ok := s.pct(); ok {
+			b.ReportMetric(pct, "knee-spread%")
+		}
+	}
+}

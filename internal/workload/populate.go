@@ -1,0 +1,263 @@
+package workload
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// populateUnits are what every write benchmark reports, besides MB/s
+// (b.SetBytes: logical bytes written per op).
+// populateGate is what a populate is judged on: its rate over the whole
+// interval and what it costs the device and the disk.
+var populateGate = []string{"keys/s", "write-amp", "space-amp"}
+
+var populateUnits = []core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), core.Lower("dev-write-amp"), core.Lower("space-amp"),
+	core.Lower("log-MB"), core.Lower("rss-growth-MB"), core.Lower("anon-growth-MB"), core.Lower("file-growth-MB"),
+	core.Higher("first-keys/s"), core.Higher("last-keys/s")}
+
+// writersFlag is -writers: populate's concurrent writers, Batch's
+// concurrent callers.
+var writersFlag = &core.Flag[int]{Name: "writers", Default: 1,
+	Usage: "goroutines writing batches concurrently in populate",
+	Check: func(n int, _ *core.Config) error { return intRange(n, 1, 256) }}
+
+// populateScratch is one scratch database at a time, up to three times
+// the logical size of the data set.
+func populateScratch(e *core.Env, _ engine.Info) int64 { return 3 * e.Gen.LogicalBytes() }
+
+// Populate: each op writes the whole data set into a fresh database in
+// batches of -batch through the engine's native batch path, from -writers
+// goroutines, then flushes (durable, compactions settled) and closes it.
+//
+// Batch (BenchmarkLmdbBatch, BenchmarkBoltBatch) is the same body over
+// the variants of an engine's batch commit path (its "Batch" dimensions):
+// seed 001's comparison of LMDB's Env.Update ("SimpleBatched") with a
+// hand-driven write transaction on a locked OS thread ("TxnBatched"), and
+// bbolt's DB.Update (one transaction per batch) with DB.Batch (concurrent
+// callers coalesced into one transaction), the switch badger-bench made
+// for bbolt; -writers sets the number of concurrent callers.
+func init() {
+	core.Register(&core.Workload{
+		Name:    "Populate",
+		Engines: core.Stores,
+		Step:    "write",
+		Scratch: populateScratch,
+		Units:   populateUnits,
+		Gate:    populateGate,
+		Options: []core.Option{writersFlag},
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
+			// With per-commit durability off and on, so the cost of sync
+			// is measured for every engine rather than assumed.
+			for _, sync := range []bool{false, true} {
+				n := e.Shape() + "/" + core.SubName("batch", e.Cfg.Batch, "sync", sync)
+				runPopulate(b, e, info, n, func(o *engine.Options) { o.Sync = sync })
+			}
+		},
+	})
+	core.Register(&core.Workload{
+		Name:        "Batch",
+		EngineFirst: true,
+		Engines:     func(i engine.Info) bool { return !i.Reference && len(i.DimsFor("Batch")) > 0 },
+		Scratch:     populateScratch,
+		Units:       populateUnits,
+		Gate:        populateGate,
+		Options:     []core.Option{writersFlag},
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
+			for _, v := range core.Variants(info, "Batch") {
+				n := v.Name + "/" + core.SubName("writers", writersFlag.Get(&e.Cfg), "valsz", e.Cfg.ValSize, "batch", e.Cfg.Batch, "sync", e.Cfg.Sync)
+				runPopulate(b, e, info, n, v.Tweak)
+			}
+		},
+	})
+}
+
+// runPopulate runs populate as sub-benchmark sub (with the block size
+// appended, BlockLeaf) with the run's options as tweak changes them, after printing the engine's settings for exactly
+// those options.
+func runPopulate(b *testing.B, e *core.Env, info engine.Info, sub string, tweak func(*engine.Options)) {
+	e.WatchLeaf(b.Name() + "/" + sub)
+	opts := e.Options(info, "", e.Gen.LogicalBytes())
+	tweak(&opts)
+	sub = core.BlockLeaf(sub, info, opts)
+	s, err := e.ScratchSettings(info, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.ShowSettings(info, s)
+	b.Run(sub, func(b *testing.B) { populate(b, e, info, opts) })
+}
+
+// populateStats is what one full write of the data set cost, all over one
+// interval: from the call to Open to the moment the closed database's files
+// are durable (see populateOnce).
+type populateStats struct {
+	elapsed time.Duration
+	times   core.WriteTimes // the write loop's first and last tenth
+	space   engine.Space    // after Close
+	written int64           // bytes dirtied less those cancelled (/proc/self/io)
+	dev     int64           // written to the device under -dir (/proc/diskstats)
+	hasDev  bool            // -dir has a block device under it
+	mem     measure.RSS     // growth of each kind's peak over the baseline
+}
+
+// memSamplePeriod is how often populate samples anonymous and file-backed
+// resident memory (the kernel keeps only the total's peak).
+const memSamplePeriod = 20 * time.Millisecond
+
+// populateOnce writes every key of the data set into a fresh database in
+// dir, timed and counted over one interval that ends at the same point for
+// every engine: Open; the writes, in batches through the engine's native
+// batch path; Flush, which waits for flushes and compactions to settle
+// (one rule for every engine); Close, which writes what an engine still
+// holds in memory (Badger's active memtable); and an fsync of every file
+// left, so data an engine did not sync (per-commit sync off) is on the
+// device too. start and stop, when set, are called at the interval's ends.
+//
+// Before the interval, memory is released (engine.ReleaseMemory) and its
+// baseline read, so memory earlier work left to the allocators is not
+// charged to this engine.
+func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label string, start, stop func()) (populateStats, error) {
+	var st populateStats
+	writers := writersFlag.Get(&e.Cfg)
+	dev, hasDev, err := measure.DeviceOf(opts.Dir)
+	if err != nil {
+		return st, err
+	}
+	engine.ReleaseMemory()
+	base, err := measure.ReadRSS()
+	if err != nil {
+		return st, err
+	}
+	mem, err := measure.StartMemSampler(memSamplePeriod)
+	if err != nil {
+		return st, err
+	}
+	defer mem.Stop()
+	var dev0 measure.DiskStats
+	if hasDev {
+		if dev0, err = dev.Stats(); err != nil {
+			return st, err
+		}
+	}
+	io0, err := measure.ReadIO()
+	if err != nil {
+		return st, err
+	}
+	g, err := e.GuardSpace(label, info, opts)
+	if err != nil {
+		return st, err
+	}
+	defer g.Stop()
+	if start != nil {
+		start()
+	}
+	t0 := time.Now()
+	inner, err := engine.OpenInfo(info, opts)
+	if err != nil {
+		return st, err
+	}
+	db := g.Wrap(inner)
+	defer db.Close()
+	if st.times, err = e.WriteAllTimed(db, core.GenSource{G: e.Gen}, e.Cfg.Batch, writers, label); err != nil {
+		return st, err
+	}
+	if err := db.Flush(); err != nil {
+		return st, fmt.Errorf("flush: %w", err)
+	}
+	if err := db.Close(); err != nil {
+		return st, fmt.Errorf("close: %w", err)
+	}
+	if err := engine.SyncTree(opts.Dir); err != nil {
+		return st, fmt.Errorf("sync: %w", err)
+	}
+	st.elapsed = time.Since(t0)
+	if stop != nil {
+		stop()
+	}
+	peak, err := mem.Stop()
+	if err != nil {
+		return st, err
+	}
+	st.mem = measure.RSS{Anon: peak.Anon - base.Anon, File: peak.File - base.File, Peak: peak.Peak - base.Total()}
+	io1, err := measure.ReadIO()
+	if err != nil {
+		return st, err
+	}
+	st.written = io1.Sub(io0).Written()
+	if hasDev {
+		dev1, err := dev.Stats()
+		if err != nil {
+			return st, err
+		}
+		st.dev, st.hasDev = dev1.Sub(dev0).WrittenBytes, true
+	}
+	st.space, err = engine.SpaceOf(info, opts.Dir)
+	return st, err
+}
+
+// populate is the body of every write benchmark: each op writes the whole
+// data set into a fresh database opened with opts (populateOnce, whose
+// interval is the op's timed interval); the database is removed
+// afterwards. Every figure is a mean over the ops except the memory
+// growths, which are the largest.
+func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) {
+	logical := e.Gen.LogicalBytes()
+	b.SetBytes(logical)
+	var sum populateStats
+	var first, last float64
+	b.StopTimer()
+	// Counted under callgrind from each op's start to its stop only.
+	sim := core.StartSim(b)
+	sim.Pause()
+	start := func() { sim.Resume(); b.StartTimer() }
+	stop := func() { b.StopTimer(); sim.Pause() }
+	for n := 0; n < b.N; n++ {
+		dir := e.ScratchDir(info.Name)
+		o := opts
+		o.Dir = dir
+		st, err := populateOnce(e, info, o, info.Name+" populate", start, stop)
+		if err != nil {
+			e.Root.RemoveAll(dir)
+			b.Fatal(err)
+		}
+		sum.elapsed += st.elapsed
+		sum.written += st.written
+		sum.dev += st.dev
+		sum.hasDev = st.hasDev
+		sum.space.Data += st.space.Data
+		sum.space.Logs += st.space.Logs
+		sum.mem.Peak = max(sum.mem.Peak, st.mem.Peak)
+		sum.mem.Anon = max(sum.mem.Anon, st.mem.Anon)
+		sum.mem.File = max(sum.mem.File, st.mem.File)
+		first += st.times.FirstRate
+		last += st.times.LastRate
+		if err := e.Root.RemoveAll(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+	sim.Stop()
+	ops := float64(b.N)
+	perLogical := func(v int64) float64 { return float64(v) / (float64(logical) * ops) }
+	b.ReportMetric(float64(e.Keys)*ops/sum.elapsed.Seconds(), "keys/s")
+	b.ReportMetric(perLogical(sum.written), "write-amp")
+	if sum.hasDev {
+		b.ReportMetric(perLogical(sum.dev), "dev-write-amp")
+	}
+	b.ReportMetric(perLogical(sum.space.Data), "space-amp")
+	b.ReportMetric(float64(sum.space.Logs)/ops/(1<<20), "log-MB")
+	b.ReportMetric(float64(sum.mem.Peak)/(1<<20), "rss-growth-MB")
+	b.ReportMetric(float64(sum.mem.Anon)/(1<<20), "anon-growth-MB")
+	b.ReportMetric(float64(sum.mem.File)/(1<<20), "file-growth-MB")
+	// The write loop's rate over its first and its last tenth of keys
+	// (means over the ops): seed 001 saw LMDB's fall from 1M keys/min to
+	// 200k as the data outgrew memory.
+	if first > 0 && last > 0 {
+		b.ReportMetric(first/ops, "first-keys/s")
+		b.ReportMetric(last/ops, "last-keys/s")
+	}
+}

@@ -1,0 +1,406 @@
+package workload
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// Prefetch is seed 000: a prefix lookup per trace ID, reading every span
+// under it, on a data set of trace:span keys. With Badger's iterator
+// prefetch on and no prefix bound, a lookup that misses seeks onto the
+// next trace's keys and reads their values ahead for nothing.
+// BenchmarkPrefetch<Engine> measures that in disk bytes, memory and time,
+// for every engine's prefix scan.
+//
+// The dimensions besides hit and cache are the engine's own
+// (engine.Info.DimsFor("Prefetch")): Badger alone prefetches values; only
+// the LSMs take a real iterator bound (a B-tree cursor stops at the first
+// key past the prefix either way); readahead is an option of LMDB's map
+// and RocksDB's iterators.
+func init() {
+	core.Register(&core.Workload{
+		Name:    "Prefetch",
+		Engines: core.Stores,
+		Fixtures: func(e *core.Env, info engine.Info) []*core.Fixture {
+			return []*core.Fixture{traceFixture(e, info)}
+		},
+		Units: []core.Unit{core.Lower("read-B/op"), core.Lower("read-MB"), core.Info("values/op"), core.Lower("majflt/op"),
+			core.Lower("rss-grow-MB"), core.Lower("peak-rss-MB"), core.Info("cold-resident-MB")},
+		Gate:    []string{"ns/op", "read-B/op"},
+		Options: []core.Option{prefetchTracesFlag, prefetchValSizeFlag},
+		Run:     runPrefetch,
+	})
+}
+
+// traceFixture is the engine's fixture of the trace data set, opened with
+// the run's options.
+func traceFixture(e *core.Env, info engine.Info) *core.Fixture {
+	return e.NewFixture(info, "trace", TraceSource{traces(e)}, nil)
+}
+
+// prefetchOrder is the order of the dimensions in sub-benchmark names.
+var prefetchOrder = []string{"prefetch", "hit", "bound", "readahead", "cache"}
+
+// prefetchAxis is one dimension of the sub-benchmarks: the engine's (Dim
+// set) or the workload's own (hit, cache).
+type prefetchAxis struct {
+	name   string
+	values []string
+	dim    *engine.Dim
+}
+
+// prefetchAxes lists the dimensions of info's sub-benchmarks, outermost
+// first.
+func prefetchAxes(info engine.Info) []prefetchAxis {
+	axes := []prefetchAxis{
+		{name: "hit", values: []string{"true", "false"}},
+		// cold first, as the seed ran it.
+		{name: "cache", values: []string{core.Cold, core.Warm}},
+	}
+	for _, d := range info.DimsFor("Prefetch") {
+		axes = append(axes, prefetchAxis{name: d.Name, values: d.Values, dim: &d})
+	}
+	// An engine dimension not in prefetchOrder goes right before cache.
+	rank := func(n string) int {
+		for i, o := range prefetchOrder {
+			if o == n {
+				return 2 * i
+			}
+		}
+		return 2*(len(prefetchOrder)-1) - 1
+	}
+	sort.SliceStable(axes, func(i, j int) bool { return rank(axes[i].name) < rank(axes[j].name) })
+	return axes
+}
+
+// prefetchCase is one lookup sub-benchmark.
+type prefetchCase struct {
+	name  string
+	hit   bool                                         // the prefix is an existing trace ID
+	bound bool                                         // bound=prefix: the iterator is bounded to the prefix
+	cold  bool                                         // page cache emptied of the store's files before the loop
+	tweak []func(*engine.Options, *engine.IterOptions) // the engine dimensions' values, applied
+}
+
+// prefetchCases is every combination of the axes, in name order.
+func prefetchCases(axes []prefetchAxis) []prefetchCase {
+	cases := []prefetchCase{{}}
+	for _, a := range axes {
+		var next []prefetchCase
+		for _, c := range cases {
+			for _, v := range a.values {
+				c := c
+				c.tweak = append([]func(*engine.Options, *engine.IterOptions){}, c.tweak...)
+				if c.name != "" {
+					c.name += "/"
+				}
+				c.name += core.SubName(a.name, v)
+				switch {
+				case a.dim != nil && a.dim.Apply != nil:
+					apply, v := a.dim.Apply, v
+					c.tweak = append(c.tweak, func(o *engine.Options, it *engine.IterOptions) { apply(v, o, it) })
+				case a.dim != nil && a.name == "bound":
+					c.bound = v == "prefix" // Apply is nil: the lookup bounds each iterator itself
+				case a.name == "hit":
+					c.hit = v == "true"
+				case a.name == "cache":
+					c.cold = v == core.Cold
+				}
+				next = append(next, c)
+			}
+		}
+		cases = next
+	}
+	return cases
+}
+
+// options are the case's open and iterator options over the fixture's
+// read-only ones, o.
+func (c prefetchCase) options(o engine.Options) (engine.Options, engine.IterOptions) {
+	var it engine.IterOptions
+	for _, t := range c.tweak {
+		t(&o, &it)
+	}
+	return o, it
+}
+
+func runPrefetch(b *testing.B, e *core.Env, info engine.Info) {
+	h := e.Open(b, traceFixture(e, info))
+	// Every leaf opens the fixture itself (cold leaves once per call, after
+	// eviction); the parent prints the settings of each leaf's options,
+	// from an open made here once per set of options.
+	settings := map[string][]engine.Setting{}
+	show := func(o engine.Options) {
+		key := fmt.Sprintf("%+v", o)
+		s, ok := settings[key]
+		if !ok {
+			var err error
+			if s, err = h.Settings(o); err != nil {
+				b.Fatal(err)
+			}
+			settings[key] = s
+		}
+		e.ShowFixtureSettings(info, s, h.Fixture())
+	}
+	o := h.Options(nil)
+	show(o)
+	b.Run(core.BlockLeaf("open-only/cache=cold", info, o), func(b *testing.B) { prefetchOpenOnly(b, e, info, o) })
+	for _, c := range prefetchCases(prefetchAxes(info)) {
+		o, it := c.options(h.Options(nil))
+		show(o)
+		b.Run(core.BlockLeaf(c.name, info, o), func(b *testing.B) { prefetchLookups(b, e, info, o, it, c) })
+	}
+}
+
+// prefetchOpen opens the trace fixture with o (read-only).
+func prefetchOpen(b *testing.B, info engine.Info, o engine.Options) engine.DB {
+	db, err := engine.Open(info.Name, o)
+	if err != nil {
+		b.Fatalf("open trace fixture %s: %v", o.Dir, err)
+	}
+	return db
+}
+
+// prefetchOpenOnly is the seed's open-only baseline: one op opens the
+// store on a cold page cache (eviction untimed) and reads nothing.
+func prefetchOpenOnly(b *testing.B, e *core.Env, info engine.Info, o engine.Options) {
+	var read, major, grow, peak, resident int64
+	b.StopTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := e.Evict(o.Dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resident += r
+		engine.ReleaseMemory()
+		if err := measure.ResetPeakRSS(); err != nil {
+			b.Fatal(err)
+		}
+		m0, _ := measure.ReadMem()
+		f0 := measure.ReadFaults()
+		io0, _ := measure.ReadIO()
+		b.StartTimer()
+		db := prefetchOpen(b, info, o)
+		b.StopTimer()
+		io1, _ := measure.ReadIO()
+		f1 := measure.ReadFaults()
+		m1, _ := measure.ReadMem()
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		read += io1.Sub(io0).ReadBytes
+		major += f1.Major - f0.Major
+		grow += m1.RSS - m0.RSS
+		peak = max(peak, m1.PeakRSS)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(read)/n, "read-B/op")
+	b.ReportMetric(float64(read)/1e6, "read-MB")
+	b.ReportMetric(0, "values/op")
+	b.ReportMetric(float64(major)/n, "majflt/op")
+	b.ReportMetric(float64(grow)/n/(1<<20), "rss-grow-MB")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MB")
+	b.ReportMetric(float64(resident)/n/(1<<20), "cold-resident-MB")
+}
+
+// prefetchLookups is the body of every lookup sub-benchmark: op i looks
+// up trace start+i mod -prefetch_traces and reads and verifies every value
+// under its prefix, start drawn per call (CallStreams). Without a bound it stops, as
+// the seed's code did, at the first key without the prefix.
+func prefetchLookups(b *testing.B, e *core.Env, info engine.Info, o engine.Options, it engine.IterOptions, c prefetchCase) {
+	t := traces(e)
+	rng := e.CallStreams(b).Rand(7000)
+	start := int(rng.Below(uint64(t.N)))
+	var resident int64
+	if c.cold {
+		r, err := e.Evict(o.Dir) // no handle is open on the fixture here
+		if err != nil {
+			b.Fatal(err)
+		}
+		resident = r
+	}
+	db := prefetchOpen(b, info, o)
+	defer db.Close()
+	rd, err := db.NewReader()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rd.Close()
+	l := &traceLookup{t: t, rd: rd, o: it, bound: c.bound, hit: c.hit, chk: t.Gen.NewChecker(e.FullCheck)}
+	if !c.cold {
+		for i := 0; i < min(b.N, t.N); i++ {
+			if err := l.lookup((start + i) % t.N); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	l.values = 0
+	if c.hit {
+		b.SetBytes(int64(dataset.SpansPerTrace * t.Gen.ValueSize))
+	}
+	engine.ReleaseMemory() // so that RSS does not fall during the loop as the heap is scavenged
+	if err := measure.ResetPeakRSS(); err != nil {
+		b.Fatal(err)
+	}
+	m0, _ := measure.ReadMem()
+	f0 := measure.ReadFaults()
+	io0, _ := measure.ReadIO()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := l.lookup((start + i) % t.N); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	io1, _ := measure.ReadIO()
+	f1 := measure.ReadFaults()
+	m1, _ := measure.ReadMem()
+	n := float64(b.N)
+	want := int64(0)
+	if c.hit {
+		want = int64(b.N) * dataset.SpansPerTrace
+	}
+	if l.values != want {
+		b.Fatalf("%d values read, want %d", l.values, want)
+	}
+	read := io1.Sub(io0).ReadBytes
+	b.ReportMetric(float64(read)/n, "read-B/op")
+	b.ReportMetric(float64(read)/1e6, "read-MB")
+	b.ReportMetric(float64(l.values)/n, "values/op")
+	b.ReportMetric(float64(f1.Major-f0.Major)/n, "majflt/op")
+	b.ReportMetric(float64(m1.RSS-m0.RSS)/(1<<20), "rss-grow-MB")
+	b.ReportMetric(float64(m1.PeakRSS)/(1<<20), "peak-rss-MB")
+	if c.cold {
+		b.ReportMetric(float64(resident)/(1<<20), "cold-resident-MB")
+	}
+}
+
+// traceLookup looks trace prefixes up through one reader and verifies
+// every key and value it gets; its buffers are reused across lookups.
+type traceLookup struct {
+	t      *dataset.Traces
+	rd     engine.Reader
+	o      engine.IterOptions // prefetch and readahead; bounds are set per lookup
+	bound  bool               // the iterator is bounded to the prefix
+	hit    bool
+	chk    *dataset.Checker
+	values int64
+
+	prefix [dataset.TracePrefixSize]byte
+	want   [dataset.TraceKeySize]byte
+}
+
+// lookup reads every value under trace tr's hit or miss prefix.
+func (l *traceLookup) lookup(tr int) error {
+	p := l.t.Prefix(l.prefix[:], tr, l.hit)
+	o := l.o
+	if l.bound {
+		o.Prefix = p
+	} else {
+		o.Start = p
+	}
+	it, err := l.rd.NewIter(o)
+	if err != nil {
+		return err
+	}
+	s, err := l.scan(it, tr, p)
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	want := 0
+	if l.hit {
+		want = dataset.SpansPerTrace
+	}
+	if s != want {
+		return fmt.Errorf("prefix %q: %d values, want %d", p, s, want)
+	}
+	l.values += int64(s)
+	return nil
+}
+
+// scan reads the spans of trace tr under prefix p, in order, and returns
+// how many it read.
+func (l *traceLookup) scan(it engine.Iterator, tr int, p []byte) (int, error) {
+	s := 0
+	for ; it.Valid(); it.Next() {
+		k := it.Key()
+		if !bytes.HasPrefix(k, p) {
+			if l.bound {
+				return s, fmt.Errorf("iterator bounded to %q returned %q", p, k)
+			}
+			break // the next trace: an unbounded lookup ends here
+		}
+		if s >= dataset.SpansPerTrace || !bytes.Equal(k, l.t.Key(l.want[:], tr, s)) {
+			return s, fmt.Errorf("prefix %q: key %q at position %d", p, k, s)
+		}
+		v, err := it.Value()
+		if err == nil {
+			err = l.chk.Check(l.t.Index(tr, s), v)
+		}
+		if err != nil {
+			return s, err
+		}
+		s++
+	}
+	return s, it.Err()
+}
+
+// TraceSource is the trace data set as a Source: entry i is span
+// i mod SpansPerTrace of trace i / SpansPerTrace, so entries are in key
+// order and a fixture is written trace by trace, as the seed did.
+type TraceSource struct{ T *dataset.Traces }
+
+func (s TraceSource) Len() uint64         { return s.T.Keys() }
+func (s TraceSource) ValueSize() int      { return s.T.Gen.ValueSize }
+func (s TraceSource) LogicalBytes() int64 { return s.T.LogicalBytes() }
+func (s TraceSource) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
+	return s.T.Key(kb, int(i/dataset.SpansPerTrace), int(i%dataset.SpansPerTrace)), s.T.Gen.Value(vb, i)
+}
+func (s TraceSource) NewChecker(full bool) core.Checker {
+	return traceChecker{t: s.T, c: s.T.Gen.NewChecker(full)}
+}
+
+// traceChecker maps a trace key back to its entry to verify it.
+type traceChecker struct {
+	t *dataset.Traces
+	c *dataset.Checker
+}
+
+func (c traceChecker) CheckKey(k []byte) error {
+	_, err := traceIndex(c.t, k)
+	return err
+}
+
+func (c traceChecker) CheckKV(k, v []byte) error {
+	i, err := traceIndex(c.t, k)
+	if err != nil {
+		return err
+	}
+	return c.c.Check(i, v)
+}
+
+// traceIndex is the entry of trace key k: the inverse of Traces.Key.
+func traceIndex(t *dataset.Traces, k []byte) (uint64, error) {
+	if len(k) == dataset.TraceKeySize && k[dataset.TracePrefixSize-1] == ':' {
+		id, err1 := strconv.Atoi(string(k[:dataset.TracePrefixSize-1]))
+		span, err2 := strconv.Atoi(string(k[dataset.TracePrefixSize:]))
+		tr, s := (id-dataset.TraceFirst)/dataset.TraceStep, (span-dataset.SpanFirst)/dataset.SpanStep
+		var kb [dataset.TraceKeySize]byte
+		if err1 == nil && err2 == nil && tr >= 0 && tr < t.N && s >= 0 && s < dataset.SpansPerTrace &&
+			bytes.Equal(t.Key(kb[:], tr, s), k) {
+			return t.Index(tr, s), nil
+		}
+	}
+	return 0, fmt.Errorf("key %q is not in the trace data set", k)
+}

@@ -1,0 +1,222 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// ReadRandom: point reads on the engine's fixture, split across -threads
+// goroutines, a -hit_rate share of them for keys that exist, in every
+// -cache state. Warm, one op is one read; cold, one op is a round of
+// -cold_ops reads on a fixture just evicted and reopened (ColdRounds), and
+// every per-op figure is still per read. Every hit is verified; a miss key
+// that is found, or a hit key that is not, fails the benchmark.
+func init() {
+	core.Register(&core.Workload{
+		Name:     "ReadRandom",
+		Engines:  core.Everything,
+		Fixtures: kvFixture,
+		Step:     "read",
+		Units: append(append([]core.Unit{core.Info("hit%"), core.Higher("ops/s"), core.Lower("cpu-ns/op"),
+			core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...), core.LatencyUnits...),
+		Gate:    []string{"ns/op", "cpu-ns/op", "p50-ns", "B/op", "allocs/op", "read-B/op"},
+		Options: []core.Option{hitRateFlag},
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
+			h := e.Open(b, e.KVFor(info))
+			for _, cache := range h.Caches() {
+				for _, hit := range hitRateFlag.Get(&e.Cfg) {
+					for _, threads := range e.Cfg.Threads {
+						n := e.Shape() + "/" + core.SubName("cache", cache, "hit", core.TrimFloat(hit*100)+"%", "threads", threads)
+						h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) {
+							if cache == core.Cold {
+								readRandomCold(b, e, h, threads, hit)
+							} else {
+								readRandom(b, e, db, threads, hit)
+							}
+						})
+					}
+				}
+			}
+		},
+	})
+}
+
+// kvFixture declares the shared fixture of the run's data set: what every
+// workload that reads it returns from Workload.Fixtures.
+func kvFixture(e *core.Env, info engine.Info) []*core.Fixture {
+	if info.Reference {
+		return nil // the rail loads the data set into memory
+	}
+	return []*core.Fixture{e.KVFor(info)}
+}
+
+// hitRateFlag is -hit_rate: one sub-benchmark per share of hits.
+var hitRateFlag = &core.Flag[core.FloatList]{Name: "hit_rate", Default: core.FloatList{0.63},
+	Usage: "comma-separated fractions of random reads that ask for a key that exists, one sub-benchmark each (0,0.63,1 adds the all-miss and all-hit cases)",
+	Check: func(rates core.FloatList, _ *core.Config) error {
+		var errs []error
+		for _, h := range rates {
+			if !(h >= 0 && h <= 1) {
+				errs = append(errs, core.FlagError("hit_rate", h, "must be from 0 to 1"))
+			}
+		}
+		return errors.Join(errs...)
+	}}
+
+// readStream is one reader goroutine's reads: its own random keys,
+// checker, latency samples and tally, kept across the rounds of a cold
+// leaf. Padded so streams never share a cache line.
+type readStream struct {
+	_          [64]byte
+	g          *dataset.Gen
+	hitRate    float64
+	rng        dataset.Rand
+	chk        *dataset.Checker
+	lat        *measure.Recorder
+	check      func([]byte) error // s.checkValue, bound once
+	idx        uint64             // the key Get is reading
+	phase      int64              // samplePhase: which op numbers are timed
+	kb         [dataset.KeySize]byte
+	ops, found int64
+	bytes      int64
+	err        error
+	_          [64]byte
+}
+
+// newReadStreams makes one stream per reader goroutine, each recording
+// latencies into lats[t], from the round's streams rs.
+func newReadStreams(e *core.Env, rs core.Streams, lats []*measure.Recorder, hitRate float64) []*readStream {
+	out := make([]*readStream, len(lats))
+	for t := range out {
+		s := &readStream{g: e.Gen, hitRate: hitRate, rng: rs.Rand(uint64(t) + 1000),
+			chk: e.Gen.NewChecker(e.FullCheck), lat: lats[t]}
+		s.phase = core.SamplePhase(&s.rng)
+		s.check = s.checkValue
+		out[t] = s
+	}
+	return out
+}
+
+func (s *readStream) checkValue(v []byte) error {
+	s.bytes += int64(len(v))
+	return s.chk.Check(s.idx, v) // Get returns it
+}
+
+// read does n reads through rd; it stops at the first error, in s.err.
+// Its ops count on from the stream's earlier reads, which with the
+// stream's phase choose the sampled ones.
+func (s *readStream) read(rd engine.Reader, n int) {
+	g := s.g
+	op, phase := s.ops, s.phase
+	defer func() { s.ops = op }()
+	for end := op + int64(n); op < end; op++ {
+		s.idx = s.rng.Below(g.Keys)
+		hit := s.rng.Float64() < s.hitRate
+		var key []byte
+		if hit {
+			key = g.Key(s.kb[:], s.idx)
+		} else {
+			key = g.MissKey(s.kb[:], s.idx)
+		}
+		sampled := (op+phase)&core.LatencySampleMask == 0
+		var t0 time.Time
+		if sampled {
+			t0 = time.Now()
+		}
+		found, err := rd.Get(key, s.check)
+		if sampled {
+			s.lat.Record(time.Since(t0))
+		}
+		if err != nil {
+			s.err = err
+			return
+		}
+		if found != hit {
+			s.err = fmt.Errorf("key %d (hit=%v): found=%v", s.idx, hit, found)
+			return
+		}
+		if found {
+			s.found++
+		}
+	}
+}
+
+// newRecorders makes one latency recorder per thread.
+func newRecorders(threads int) []*measure.Recorder {
+	lats := make([]*measure.Recorder, threads)
+	for t := range lats {
+		lats[t] = measure.NewRecorder()
+	}
+	return lats
+}
+
+// readRandom times b.N reads of an open db, warm.
+func readRandom(b *testing.B, e *core.Env, db engine.DB, threads int, hitRate float64) {
+	readers, lats := core.NewReaders(b, db, threads)
+	streams := newReadStreams(e, e.CallStreams(b), lats, hitRate)
+	core.SimWarmUp(b, core.SimWarmReads, func(n int) {
+		warm := newReadStreams(e, e.CallStreams(b), newRecorders(threads), hitRate)
+		core.RunThreads(threads, n, func(t, n int) { warm[t].read(readers[t], n) })
+		for _, s := range warm {
+			if s.err != nil {
+				b.Fatalf("warm-up read: %v", s.err)
+			}
+		}
+	})
+	d0 := core.SampleDisk()
+	cpu0 := measure.CPUTime()
+	b.ReportAllocs()
+	b.ResetTimer()
+	sim := core.StartSim(b)
+	start := time.Now()
+	core.RunThreads(threads, b.N, func(t, n int) { streams[t].read(readers[t], n) })
+	elapsed := time.Since(start)
+	sim.Stop()
+	b.StopTimer()
+	cpu := measure.CPUTime() - cpu0
+	reportReads(b, streams, int64(b.N), elapsed, core.SampleDisk().Sub(d0), cpu)
+}
+
+// readRandomCold times b.N cold rounds of -cold_ops reads each, split
+// across threads; each round's readers are opened on its fresh db and
+// closed after it, untimed.
+func readRandomCold(b *testing.B, e *core.Env, h *core.Handle, threads int, hitRate float64) {
+	perRound := e.Cfg.ColdRoundOps()
+	streams := newReadStreams(e, e.CallStreams(b), newRecorders(threads), hitRate)
+	timed := h.ColdReaders(b, threads, perRound, func(t, n int, rd engine.Reader) { streams[t].read(rd, n) })
+	ops := int64(b.N) * int64(perRound)
+	timed.ReportPerOp(b, ops)
+	reportReads(b, streams, ops, timed.Elapsed, timed.Disk, timed.CPU)
+}
+
+// reportReads checks the streams' tallies (ops reads in all) and reports
+// their figures over the timed elapsed, disk bytes and CPU time.
+func reportReads(b *testing.B, streams []*readStream, ops int64, elapsed time.Duration, disk core.DiskCounters, cpu time.Duration) {
+	var done, found, bytes int64
+	lats := make([]*measure.Recorder, len(streams))
+	for i, s := range streams {
+		if s.err != nil {
+			b.Fatalf("reader %d: %v", i, s.err)
+		}
+		done += s.ops
+		found += s.found
+		bytes += s.bytes
+		lats[i] = s.lat
+	}
+	if done != ops {
+		b.Fatalf("%d reads done, want %d", done, ops)
+	}
+	b.ReportMetric(100*float64(found)/float64(ops), "hit%")
+	b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
+	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
+	disk.Report(b, ops)
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(ops), "cpu-ns/op") // robust to other processes' load
+	measure.Merge(lats...).Report(b.ReportMetric)                        // p50-ns, p99-ns, p999-ns of the sampled reads
+}

@@ -1,0 +1,273 @@
+package workload
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// Iterate: full scans. One op reads every key of the fixture in order,
+// with values or keys only. badger-bench capped its scan at 2M keys; this
+// reads them all, so the cost of a scan grows with the data as it does
+// for users. An engine's dimensions for "Iterate" (LMDB's memory map with
+// and without OS readahead, which seed 001 found decides a cold scan by
+// an order of magnitude) add a sub-benchmark level each.
+func init() {
+	core.Register(&core.Workload{
+		Name:     "Iterate",
+		Engines:  core.Everything,
+		Fixtures: kvFixture,
+		Step:     "read",
+		Units:    append([]core.Unit{core.Higher("keys/s"), core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...),
+		Gate:     []string{"ns/op", "read-B/op", "allocs/op"},
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
+			h := e.Open(b, e.KVFor(info))
+			for _, cache := range h.Caches() {
+				for _, values := range []bool{true, false} {
+					for _, v := range core.Variants(info, "Iterate") {
+						n := e.Shape() + "/" + core.SubName("cache", cache, "values", values)
+						if v.Name != "" {
+							n += "/" + v.Name
+						}
+						h.Run(b, n, cache, v.Tweak, func(b *testing.B, db engine.DB) {
+							iterate(b, e, h, db, cache, v.Tweak, values)
+						})
+					}
+				}
+			}
+		},
+	})
+}
+
+// iterate times b.N full scans. In the cold state every scan is a round
+// of its own (ColdRounds): it starts from a closed, evicted, reopened
+// fixture; reopening is not timed, its cost is reported as open-ms and
+// open-read-B, and its disk reads are not counted in read-B/op.
+func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache string, tweak func(*engine.Options), values bool) {
+	keys := e.Gen.Keys
+	chk := core.GenSource{G: e.Gen}.NewChecker(e.FullCheck)
+	perScan := int64(keys) * dataset.KeySize
+	if values {
+		perScan += int64(keys) * int64(e.Cfg.ValSize)
+	}
+	var n uint64
+	var err error
+	check := func() {
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n != keys {
+			b.Fatalf("scan read %d keys, the fixture has %d", n, keys)
+		}
+	}
+	b.SetBytes(perScan)
+	b.ReportAllocs()
+	var disk core.DiskCounters
+	if cache == core.Cold {
+		timed := h.ColdRounds(b, tweak, func(db engine.DB) (func(), func()) {
+			return func() { n, _, err = core.ScanAll(db, values, chk) }, check
+		})
+		disk = timed.Disk
+	} else {
+		b.ResetTimer()
+		sim := core.StartSim(b)
+		for i := 0; i < b.N; i++ {
+			d0 := core.SampleDisk()
+			n, _, err = core.ScanAll(db, values, chk)
+			disk = disk.Add(core.SampleDisk().Sub(d0))
+			check()
+		}
+		sim.Stop()
+		b.StopTimer()
+	}
+	b.ReportMetric(float64(keys)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
+	disk.Report(b, int64(b.N))
+}
+
+// Scan: range scans, db_bench's seekrandom and YCSB workload E. One op
+// seeks to a random existing key and reads the next -scan_len entries;
+// cold, one op is a round of -cold_ops of them on a fixture just evicted
+// and reopened (ColdRounds), and every per-op figure is still per seek.
+func init() {
+	core.Register(&core.Workload{
+		Name:     "Scan",
+		Engines:  core.Everything,
+		Fixtures: kvFixture,
+		Step:     "read",
+		Units: append(append([]core.Unit{core.Info("keys/op"), core.Higher("keys/s"),
+			core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...), core.LatencyUnits...),
+		Gate:    []string{"ns/op", "p50-ns", "B/op", "allocs/op", "read-B/op"},
+		Options: []core.Option{scanLenFlag},
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
+			h := e.Open(b, e.KVFor(info))
+			for _, cache := range h.Caches() {
+				for _, threads := range e.Cfg.Threads {
+					n := e.Shape() + "/" + core.SubName("cache", cache, "scan_len", scanLenFlag.Get(&e.Cfg), "threads", threads)
+					h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) {
+						if cache == core.Cold {
+							scanCold(b, e, h, threads)
+						} else {
+							scan(b, e, db, threads)
+						}
+					})
+				}
+			}
+		},
+	})
+}
+
+// scanLenFlag is -scan_len: the entries each seek reads.
+var scanLenFlag = &core.Flag[int]{Name: "scan_len", Default: 100,
+	Usage: "entries read after each seek in BenchmarkScan",
+	Check: func(n int, _ *core.Config) error { return intRange(n, 1, 1_000_000) }}
+
+// scanStream is one scanning goroutine's seeks: its own random keys,
+// checker, latencies and tally, kept across the rounds of a cold leaf.
+// Padded like readStream.
+type scanStream struct {
+	_                   [64]byte
+	g                   *dataset.Gen
+	scanLen             int
+	rng                 dataset.Rand
+	chk                 *dataset.Checker
+	lat                 *measure.Recorder
+	kb                  [dataset.KeySize]byte
+	ops, entries, bytes int64
+	err                 error
+	_                   [64]byte
+}
+
+// newScanStreams makes one stream per scanning goroutine from the round's
+// streams rs.
+func newScanStreams(e *core.Env, rs core.Streams, lats []*measure.Recorder) []*scanStream {
+	out := make([]*scanStream, len(lats))
+	for t := range out {
+		out[t] = &scanStream{g: e.Gen, scanLen: scanLenFlag.Get(&e.Cfg), rng: rs.Rand(uint64(t) + 2000),
+			chk: e.Gen.NewChecker(e.FullCheck), lat: lats[t]}
+	}
+	return out
+}
+
+// scan does n seek-and-read-next operations through rd; it stops at the
+// first error, in s.err.
+func (s *scanStream) scan(rd engine.Reader, n int) {
+	for i := 0; i < n; i++ {
+		seek := s.g.Key(s.kb[:], s.rng.Below(s.g.Keys))
+		t0 := time.Now() // a scan is long next to a timestamp: time every one
+		entries, bytes, err := scanFrom(rd, seek, s.scanLen, s.chk)
+		s.lat.Record(time.Since(t0))
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.ops++
+		s.entries += entries
+		s.bytes += bytes
+	}
+}
+
+// scan times b.N seek-and-read-next operations over threads goroutines,
+// warm. Each op opens an iterator at its start key, as a range read in an
+// application does; every entry's value is checked against its key and
+// the first entry must be the key sought.
+func scan(b *testing.B, e *core.Env, db engine.DB, threads int) {
+	readers, lats := core.NewReaders(b, db, threads)
+	streams := newScanStreams(e, e.CallStreams(b), lats)
+	core.SimWarmUp(b, core.SimWarmScans, func(n int) {
+		warm := newScanStreams(e, e.CallStreams(b), newRecorders(threads))
+		core.RunThreads(threads, n, func(t, n int) { warm[t].scan(readers[t], n) })
+		for _, s := range warm {
+			if s.err != nil {
+				b.Fatalf("warm-up scan: %v", s.err)
+			}
+		}
+	})
+	d0 := core.SampleDisk()
+	b.ReportAllocs()
+	b.ResetTimer()
+	sim := core.StartSim(b)
+	start := time.Now()
+	core.RunThreads(threads, b.N, func(t, n int) { streams[t].scan(readers[t], n) })
+	elapsed := time.Since(start)
+	sim.Stop()
+	b.StopTimer()
+	reportScans(b, streams, int64(b.N), elapsed, core.SampleDisk().Sub(d0))
+}
+
+// scanCold times b.N cold rounds of -cold_ops seeks each, split across
+// threads, as readRandomCold does reads.
+func scanCold(b *testing.B, e *core.Env, h *core.Handle, threads int) {
+	perRound := e.Cfg.ColdRoundOps()
+	streams := newScanStreams(e, e.CallStreams(b), newRecorders(threads))
+	timed := h.ColdReaders(b, threads, perRound, func(t, n int, rd engine.Reader) { streams[t].scan(rd, n) })
+	ops := int64(b.N) * int64(perRound)
+	timed.ReportPerOp(b, ops)
+	reportScans(b, streams, ops, timed.Elapsed, timed.Disk)
+}
+
+// reportScans checks the streams' tallies (ops seeks in all) and reports
+// their figures over the timed elapsed and disk bytes.
+func reportScans(b *testing.B, streams []*scanStream, ops int64, elapsed time.Duration, disk core.DiskCounters) {
+	var done, entries, bytes int64
+	lats := make([]*measure.Recorder, len(streams))
+	for i, s := range streams {
+		if s.err != nil {
+			b.Fatalf("scanner %d: %v", i, s.err)
+		}
+		done += s.ops
+		entries += s.entries
+		bytes += s.bytes
+		lats[i] = s.lat
+	}
+	if done != ops {
+		b.Fatalf("%d seeks done, want %d", done, ops)
+	}
+	b.ReportMetric(float64(entries)/float64(ops), "keys/op")
+	b.ReportMetric(float64(entries)/elapsed.Seconds(), "keys/s")
+	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
+	disk.Report(b, ops)
+	measure.Merge(lats...).Report(b.ReportMetric)
+}
+
+// scanFrom reads up to n entries from seek, which must exist; their keys
+// must ascend.
+func scanFrom(rd engine.Reader, seek []byte, n int, chk *dataset.Checker) (entries, bytes int64, err error) {
+	it, err := rd.NewIter(engine.IterOptions{Start: seek})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer it.Close()
+	var prev [dataset.KeySize]byte
+	for ; it.Valid() && entries < int64(n); it.Next() {
+		k := it.Key()
+		if entries > 0 && string(k) <= string(prev[:]) {
+			// A copy, so prev does not escape: no allocation per scan.
+			return entries, bytes, core.ErrOrder(append([]byte(nil), prev[:]...), k)
+		}
+		copy(prev[:], k)
+		v, err := it.Value()
+		if err != nil {
+			return entries, bytes, err
+		}
+		if entries == 0 && string(k) != string(seek) {
+			return 0, 0, fmt.Errorf("seek to %q landed on %q", seek, k)
+		}
+		if err := chk.CheckKV(k, v); err != nil {
+			return entries, bytes, err
+		}
+		entries++
+		bytes += int64(len(k) + len(v))
+	}
+	if err := it.Err(); err != nil {
+		return entries, bytes, err
+	}
+	if entries == 0 {
+		return 0, 0, fmt.Errorf("seek to %q found nothing", seek)
+	}
+	return entries, bytes, nil
+}

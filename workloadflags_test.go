@@ -1,0 +1,85 @@
+package kvbench
+
+import (
+	"flag"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/core"
+)
+
+// TestWorkloadFlagsThatShapeFixturesNameThem: every workload flag
+// declared Shapes changes the names of the fixtures the run plans when it
+// has another value, and every other flag leaves them as they are, so a
+// fixture is reused exactly when it holds what the run asks for.
+func TestWorkloadFlagsThatShapeFixturesNameThem(t *testing.T) {
+	// Another valid value for the flags whose next value is not one more
+	// (or, for a bool, the other), and the flags left out, with why.
+	other := map[string]string{"rate": "20000", "bloom_fpr": "0.02", "hit_rate": "0.5", "latency_dir": t.TempDir()}
+	leftOut := map[string]string{"embed_readahead": "false would advise this test binary's own pages; it changes how pages are read, not what a fixture holds"}
+	names := func(c core.Config) string {
+		e, err := core.NewEnv(c, io.Discard, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := e.NewPlan(".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, f := range p.Fixtures {
+			n = append(n, f.Params.Name())
+		}
+		slices.Sort(n)
+		return strings.Join(n, " ")
+	}
+	base := core.Default()
+	want := names(base)
+	if !strings.Contains(want, "trace-") || !strings.Contains(want, "cdb-") {
+		t.Fatalf("the plan of every benchmark lacks the workloads' own fixtures: %s", want)
+	}
+	for _, o := range core.Options() {
+		name := o.FlagName()
+		if _, ok := leftOut[name]; ok {
+			continue
+		}
+		c := base
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		c.Bind(fs)
+		v, ok := other[name]
+		if !ok {
+			if v, ok = next(fs.Lookup(name).Value.String()); !ok {
+				t.Errorf("-%s: give it another valid value in this test", name)
+				continue
+			}
+		}
+		if err := fs.Set(name, v); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("-%s %s: %v; give it another valid value in this test", name, v, err)
+			continue
+		}
+		if changed := names(c) != want; changed != o.Shaping() {
+			t.Errorf("-%s %s: the fixtures' names changed %v, but the flag declares Shapes %v", name, v, changed, o.Shaping())
+		}
+	}
+}
+
+// next is a value next to v: one more, a millisecond more, the other bool.
+func next(v string) (string, bool) {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return strconv.FormatInt(n+1, 10), true
+	}
+	if d, err := time.ParseDuration(v); err == nil {
+		return (d + time.Millisecond).String(), true
+	}
+	if b, err := strconv.ParseBool(v); err == nil {
+		return strconv.FormatBool(!b), true
+	}
+	return "", false
+}
