@@ -13,7 +13,7 @@ import (
 )
 
 // window is one timed loop's counters, from the dump that
-// bench.SimWindow.Stop asked callgrind for.
+// core.SimWindow.Stop asked callgrind for.
 type window struct {
 	leaf   string // the benchmark's full name, as b.Name() gives it
 	n      int64  // b.N of that run
