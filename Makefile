@@ -84,7 +84,19 @@ bench-run: bench-bin
 	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench '^BenchmarkDisk$$/op=randread-4k' \
 	  -test.benchtime $(BENCHTIME) -threads 1
 	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 MEM_WORKLOADS=readrandom COUNT=$(MEM_COUNT) MEM_BENCHTIME=$(BENCHTIME) MEM_BLOCKS=$(BLOCKS)
+	$(call record,$(RESULTS)/bench.txt,bench)
 	@$(MAKE) --no-print-directory summary report
+
+# record: keep a results file in the history store (docs/history.md) with
+# the commit, branch and whether the tree was dirty; one line says where.
+# HISTORY=off skips it; the tests and the gate's own runs never record.
+HISTORY ?= on
+define record
+	@if [ "$(HISTORY)" != off ]; then $(GO) run ./benchstat/history add $(1) -label role=$(2) \
+	  -label commit=$$(git rev-parse HEAD 2>/dev/null || echo none) -label branch=$$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo none) \
+	  -label dirty=$$(test -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo false || echo true) \
+	  || echo "history: $(1) was not recorded" >&2; fi
+endef
 
 # The test binary, built once for every step, and the runner that copies
 # its results to the results file and, on a terminal, keeps a live line on
@@ -111,6 +123,7 @@ bench-full-run: bench-bin
 	  -test.count $(FULL_COUNT) $(BENCH_FLAGS) -threads $(THREADS) -block_size $(BLOCKS)
 	$(GO) test -run '^$$' -bench 'BenchmarkHarness' -count $(FULL_COUNT) ./internal/dataset | tee -a $(RESULTS)/bench.txt # the harness alone, no engine
 	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 COUNT=$(FULL_COUNT) MEM_BLOCKS=$(BLOCKS)
+	$(call record,$(RESULTS)/bench.txt,bench-full)
 	@$(MAKE) --no-print-directory summary report
 
 # summary: the engines side by side, one section per question, from the
@@ -245,6 +258,7 @@ smoke:
 # test: every step timed, and the times printed slowest first at the end
 # (each package's own time is on its "ok" line above).
 TEST_STEPS = vet unit smoke report-test
+test: export HISTORY := off
 test: deps valgrind-deps
 	@times=; for s in $(TEST_STEPS); do \
 	  t0=$$(date +%s.%N); $(MAKE) --no-print-directory $$s || exit 1; \
@@ -357,6 +371,7 @@ gate-smoke:
 # are written to $(RESULTS)/power and docs/img/gate-power.svg.
 GATE_AA ?= 20
 GATE_RUNS ?= 10
+gate-e2e: export HISTORY := off
 gate-e2e: deps
 	KVBENCH_E2E=1 $(GO) test -count 1 -timeout 0 -v ./benchstat
 	$(GO) run ./benchstat/power -aa $(GATE_AA) -runs $(GATE_RUNS) -o $(RESULTS)/power -- $(if $(DIR),-dir $(DIR))

@@ -242,4 +242,18 @@ time) rounds time "$time_count" "" && gate time "$time_count" "" ;;
 sim) rounds sim "$sim_count" "" && gate sim "$sim_count" "" ;;
 both) rounds time "$time_count" "" && rounds sim "$sim_count" sim- && gate time "$time_count" "" && gate sim "$sim_count" sim- ;;
 esac
+# Both sides go into the history store (docs/history.md) with their role,
+# unless HISTORY=off; a failure to record is reported, never the verdict.
+if [[ ${HISTORY:-on} != off ]]; then
+	hist=(); for f in "$out"/{,sim-}{base,head}.txt; do [[ -s $f ]] && hist+=("$f"); done
+	for f in "${hist[@]}"; do
+		role=$(basename "$f" .txt) m=$mode
+		[[ $mode == both ]] && { [[ $role == sim-* ]] && m=sim || m=time; }
+		role=${role#sim-}
+		ref=$base_ref; [[ $role == head ]] && ref=$head_ref
+		go run ./benchstat/history add "$f" -label role="$role" -label ref="$ref" -label mode="$m" \
+			-label commit="$(git rev-parse --verify --quiet "$ref^{commit}" || echo "$ref")" ${module:+-label module="$module"} >&2 ||
+			echo "compare.sh: $f was not recorded in the history store" >&2
+	done
+fi
 exit "$status"
