@@ -282,6 +282,7 @@ prefetch-run:
 	@echo "== Badger with values in the value log, the seed's layout ==" >&2
 	$(GO) test -tags '$(TAGS)' -run '^$$' -timeout 0 -bench 'BenchmarkPrefetchBadger/^(prefetch|hit)=' -benchtime $(PREFETCH_TRACES)x -count $(COUNT) \
 	  -prefetch_traces $(PREFETCH_TRACES) -badger_vthreshold 1024 $(if $(DIR),-dir $(DIR)) | tee $(RESULTS)/prefetch-badger-vlog.txt
+	$(call record,$(RESULTS)/prefetch.txt $(RESULTS)/prefetch-badger-vlog.txt,prefetch)
 
 # embed-data writes a cdb of RECORDS records that the next build of the
 # test binary embeds instead of testdata/embed-committed.cdb (seed 004:
@@ -334,6 +335,7 @@ seed003: deps
 	  $(BENCH_FLAGS) -latency_dir $(RESULTS)/hgrm | tee $(RESULTS)/bloom.txt
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkHTTP' -benchtime 1x -count $(COUNT) -rate 5000,20000 \
 	  $(BENCH_FLAGS) -latency_dir $(RESULTS)/hgrm | tee $(RESULTS)/http.txt
+	$(call record,$(RESULTS)/load.txt $(RESULTS)/knee.txt $(RESULTS)/bloom.txt $(RESULTS)/http.txt,seed003)
 
 # Regression gate and charts (benchstat/, docs/gating.md).
 ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.7
