@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kvbench/kvbench/internal/benchpattern"
 )
 
 // iterations maps benchmark families to the fixed b.N counted for them:
@@ -73,7 +75,7 @@ type group struct {
 // that count, its other levels kept.
 func groups(binary, pattern string, it iterations, flags []string) ([]group, error) {
 	byN := map[int][]string{}
-	for _, alt := range alternatives(pattern) {
+	for _, alt := range benchpattern.Split(pattern) {
 		out, err := exec.Command(binary, append([]string{"-test.list", alt[0]}, flags...)...).Output()
 		if err != nil {
 			return nil, fmt.Errorf("%s -test.list %q: %v", binary, alt[0], err)
@@ -95,44 +97,4 @@ func groups(binary, pattern string, it iterations, flags []string) ([]group, err
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].pattern < gs[j].pattern })
 	return gs, nil
-}
-
-// alternatives splits a -test.bench pattern as the testing package does:
-// at top-level "|" into alternatives, each at top-level "/" into levels
-// (outside brackets and parentheses).
-func alternatives(s string) [][]string {
-	var alts [][]string
-	var levels []string
-	cs, cp := 0, 0
-	for i := 0; i < len(s); {
-		switch s[i] {
-		case '[':
-			cs++
-		case ']':
-			if cs--; cs < 0 {
-				cs = 0
-			}
-		case '(':
-			if cs == 0 {
-				cp++
-			}
-		case ')':
-			if cs == 0 {
-				cp--
-			}
-		case '\\':
-			i++
-		case '/', '|':
-			if cs == 0 && cp == 0 {
-				levels = append(levels, s[:i])
-				if s[i] == '|' {
-					alts, levels = append(alts, levels), nil
-				}
-				s, i = s[i+1:], 0
-				continue
-			}
-		}
-		i++
-	}
-	return append(alts, append(levels, s))
 }

@@ -124,16 +124,6 @@ func TestGroups(t *testing.T) {
 			t.Errorf("parseIterations(%q) accepted", bad)
 		}
 	}
-	got := alternatives("BenchmarkReadRandom(Bolt|Lmdb)/valsz=256|BenchmarkScan/[a|b]/x")
-	want := [][]string{{"BenchmarkReadRandom(Bolt|Lmdb)", "valsz=256"}, {"BenchmarkScan", "[a|b]", "x"}}
-	if len(got) != len(want) {
-		t.Fatalf("alternatives: %q, want %q", got, want)
-	}
-	for i := range want {
-		if strings.Join(got[i], "/") != strings.Join(want[i], "/") {
-			t.Errorf("alternative %d: %q, want %q", i, got[i], want[i])
-		}
-	}
 	if _, _, err := benchFlag([]string{"-test.bench", "X", "-test.benchtime", "1s"}); err == nil {
 		t.Error("benchFlag accepted -test.benchtime")
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"strings"
 
+	"github.com/kvbench/kvbench/internal/benchpattern"
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
 )
@@ -121,7 +121,7 @@ type matcher [][]*regexp.Regexp
 
 func newMatcher(pattern string) (matcher, error) {
 	var m matcher
-	for _, alt := range splitRegexp(pattern) {
+	for _, alt := range benchpattern.Split(pattern) {
 		var levels []*regexp.Regexp
 		for _, s := range alt {
 			re, err := regexp.Compile(s)
@@ -173,51 +173,4 @@ func (e *Env) RunsSub(b interface{ Name() string }, sub string) bool {
 	// filter (testing.Benchmark): it runs every sub-benchmark.
 	m, err := newMatcher(e.plan.Pattern)
 	return err != nil || !m.matchTop(b.Name()) || m.matchSub(b.Name(), sub)
-}
-
-// splitRegexp is testing.splitRegexp (src/testing/match.go): '/' and '|'
-// outside brackets and parentheses split the pattern; the result is a
-// list of alternatives, each a list of per-level patterns.
-func splitRegexp(s string) [][]string {
-	var alts [][]string
-	a := make([]string, 0, strings.Count(s, "/"))
-	cs, cp := 0, 0
-	for i := 0; i < len(s); {
-		switch s[i] {
-		case '[':
-			cs++
-		case ']':
-			if cs--; cs < 0 { // an unmatched ']' is legal
-				cs = 0
-			}
-		case '(':
-			if cs == 0 {
-				cp++
-			}
-		case ')':
-			if cs == 0 {
-				cp--
-			}
-		case '\\':
-			i++
-		case '/':
-			if cs == 0 && cp == 0 {
-				a = append(a, s[:i])
-				s = s[i+1:]
-				i = 0
-				continue
-			}
-		case '|':
-			if cs == 0 && cp == 0 {
-				a = append(a, s[:i])
-				s = s[i+1:]
-				i = 0
-				alts = append(alts, a)
-				a = make([]string, 0, len(a))
-				continue
-			}
-		}
-		i++
-	}
-	return append(alts, append(a, s))
 }

@@ -6,22 +6,6 @@ import (
 	"testing"
 )
 
-func TestSplitRegexpMatchesGoTest(t *testing.T) {
-	for in, want := range map[string][][]string{
-		"BenchmarkReadRandomBadger":           {{"BenchmarkReadRandomBadger"}},
-		"ReadRandom/threads=1":                {{"ReadRandom", "threads=1"}},
-		"ReadRandom/threads=1|PrefetchBadger": {{"ReadRandom", "threads=1"}, {"PrefetchBadger"}},
-		"(Populate|ReadRandom)/valsz=[0-9]":   {{"(Populate|ReadRandom)", "valsz=[0-9]"}},
-		"Read[/|]x/y":                         {{"Read[/|]x", "y"}},
-		`A\/B|C`:                              {{`A\/B`}, {"C"}},
-		".":                                   {{"."}},
-	} {
-		if got := splitRegexp(in); !reflect.DeepEqual(got, want) {
-			t.Errorf("splitRegexp(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func planFor(t *testing.T, pattern string) *Plan {
 	t.Helper()
 	c := Default()
