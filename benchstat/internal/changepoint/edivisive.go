@@ -18,7 +18,7 @@ type Config struct {
 }
 
 // Default is the configuration docs/history.md measures and justifies.
-var Default = Config{Alpha: 0.01, Permutations: 199, MinSize: 3}
+var Default = Config{Alpha: 0.001, Permutations: 999, MinSize: 3}
 
 // Change is one change point: the series' level differs from Index on.
 type Change struct {
@@ -30,18 +30,27 @@ type Change struct {
 // Detect returns the change points of xs, sorted by Index. seed fixes the
 // shuffles, so a report made twice marks the same points.
 func Detect(xs []float64, cfg Config, seed uint64) []Change {
+	return DetectAt(xs, nil, cfg, seed)
+}
+
+// DetectAt is Detect with the places a change may start: splits[i] says
+// whether one may start at point i (nil: anywhere). Runs of one commit
+// measure the same code, so a change can only start where the commit,
+// the engine's version or the machine's environment changed; the
+// permutation test asks the same of its shuffles.
+func DetectAt(xs []float64, splits []bool, cfg Config, seed uint64) []Change {
 	if cfg.MinSize < 1 {
 		cfg.MinSize = 1
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6b7662656e6368)) // "kvbench"
-	bounds := []int{0, len(xs)}                            // segment edges
+	bounds := []int{0, len(xs)}                          // segment edges
 	var changes []Change
 	scratch := make([]float64, len(xs))
 	for {
 		// The segment whose best split has the largest statistic.
 		best, bestQ, bestSeg := -1, 0.0, 0
 		for s := 0; s+1 < len(bounds); s++ {
-			tau, q := bestSplit(xs[bounds[s]:bounds[s+1]], cfg.MinSize)
+			tau, q := bestSplit(xs[bounds[s]:bounds[s+1]], sub(splits, bounds[s], bounds[s+1]), cfg.MinSize)
 			if tau > 0 && q > bestQ {
 				best, bestQ, bestSeg = bounds[s]+tau, q, s
 			}
@@ -50,7 +59,7 @@ func Detect(xs []float64, cfg Config, seed uint64) []Change {
 			break
 		}
 		lo, hi := bounds[bestSeg], bounds[bestSeg+1]
-		p := permutationP(xs[lo:hi], bestQ, cfg, rng, scratch[:hi-lo])
+		p := permutationP(xs[lo:hi], sub(splits, lo, hi), bestQ, cfg, rng, scratch[:hi-lo])
 		if p > cfg.Alpha {
 			break
 		}
@@ -78,13 +87,13 @@ func Detect(xs []float64, cfg Config, seed uint64) []Change {
 // permutationP is the share of shuffles of xs (counting the observed
 // order once) whose best split's statistic reaches q. It stops as soon as
 // the answer can no longer be at most cfg.Alpha.
-func permutationP(xs []float64, q float64, cfg Config, rng *rand.Rand, buf []float64) float64 {
+func permutationP(xs []float64, splits []bool, q float64, cfg Config, rng *rand.Rand, buf []float64) float64 {
 	copy(buf, xs)
 	reach := 1
 	limit := cfg.Alpha * float64(cfg.Permutations+1)
 	for i := 0; i < cfg.Permutations; i++ {
 		rng.Shuffle(len(buf), func(a, b int) { buf[a], buf[b] = buf[b], buf[a] })
-		if _, qp := bestSplit(buf, cfg.MinSize); qp >= q {
+		if _, qp := bestSplit(buf, splits, cfg.MinSize); qp >= q {
 			reach++
 			if float64(reach) > limit {
 				return float64(reach) / float64(i+2)
@@ -95,8 +104,9 @@ func permutationP(xs []float64, q float64, cfg Config, rng *rand.Rand, buf []flo
 }
 
 // bestSplit returns the split tau (the left part is xs[:tau]) with the
-// largest energy statistic, each part at least minSize long, and that
-// statistic; tau is 0 when the series is too short to split.
+// largest energy statistic, each part at least minSize long and
+// splits[tau] true (nil: any), and that statistic; tau is 0 when there is
+// no such split.
 //
 // With L = xs[:tau], R = xs[tau:], n = len(xs) and d = |x - y|:
 //
@@ -104,7 +114,7 @@ func permutationP(xs []float64, q float64, cfg Config, rng *rand.Rand, buf []flo
 //
 // The sums come from the pairwise distances' row sums, so one call is
 // O(n^2).
-func bestSplit(xs []float64, minSize int) (tau int, q float64) {
+func bestSplit(xs []float64, splits []bool, minSize int) (tau int, q float64) {
 	n := len(xs)
 	if n < 2*minSize || n < 4 {
 		return 0, 0
@@ -129,7 +139,7 @@ func bestSplit(xs []float64, minSize int) (tau int, q float64) {
 	withinL := 0.0 // pairs both in xs[:t]
 	for t := 1; t < n; t++ {
 		withinL += left[t-1]
-		if t < minSize || n-t < minSize {
+		if t < minSize || n-t < minSize || (splits != nil && !splits[t]) {
 			continue
 		}
 		nl, nr := float64(t), float64(n-t)
@@ -146,6 +156,14 @@ func bestSplit(xs []float64, minSize int) (tau int, q float64) {
 		}
 	}
 	return tau, q
+}
+
+// sub is splits' window [lo, hi), nil for nil.
+func sub(splits []bool, lo, hi int) []bool {
+	if splits == nil {
+		return nil
+	}
+	return splits[lo:hi]
 }
 
 func median(xs []float64) float64 {
