@@ -19,7 +19,7 @@ BLOCKS   ?= 4KiB,32KiB
 comma    := ,
 
 
-.PHONY: valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003
+.PHONY: valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003 seed004
 
 all: test
 
@@ -88,14 +88,19 @@ bench-run: bench-bin
 	@$(MAKE) --no-print-directory summary report
 
 # record: keep a results file in the history store (docs/history.md) with
-# the commit, branch and whether the tree was dirty; one line says where.
-# HISTORY=off skips it; the tests and the gate's own runs never record.
+# the commit, its date, the branch, whether the tree was dirty and when
+# the run started; one line says where. HISTORY=off skips it; the tests
+# and the gate's own runs never record.
 HISTORY ?= on
+# RUN_DATE: when make started, in UTC; a sub-make keeps its parent's.
+RUN_DATE := $(or $(RUN_DATE),$(shell date -u +%Y-%m-%dT%H:%M:%SZ))
+export RUN_DATE
 define record
 	@if [ "$(HISTORY)" != off ]; then $(GO) run ./benchstat/history add $(1) -label role=$(2) \
-	  -label commit=$$(git rev-parse HEAD 2>/dev/null || echo none) -label branch=$$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo none) \
+	  -label commit=$$(git rev-parse HEAD 2>/dev/null || echo none) -label commit-date=$$(git show -s --format=%cI HEAD 2>/dev/null || echo none) \
+	  -label branch=$$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo none) \
 	  -label dirty=$$(test -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo false || echo true) \
-	  || echo "history: $(1) was not recorded" >&2; fi
+	  -label date=$(RUN_DATE) || echo "history: $(1) was not recorded" >&2; fi
 endef
 
 # The test binary, built once for every step, and the runner that copies
@@ -314,6 +319,16 @@ memfloor-run: bench-bin
 	$(GO) run ./benchstat/memfloor -bin $(BENCH_BIN) -shapes '$(MEMFLOOR_SHAPES)' $(if $(MEMFLOOR_ENGINES),-engines '$(MEMFLOOR_ENGINES)') \
 	  -multiple $(MEMFLOOR_MULTIPLE) -resolution '$(MEMFLOOR_RESOLUTION)' $(if $(DIR),-dir $(DIR)) \
 	  -o $(RESULTS)/memfloor.txt $(if $(MEMFLOOR_FLAGS),-- $(MEMFLOOR_FLAGS))
+	$(call record,$(RESULTS)/memfloor.txt,memfloor)
+
+# seed004: seed 004's benchmarks (docs/seed-004.md): every source of the
+# records the test binary embeds (testdata/embed-committed.cdb, or what
+# make embed-data wrote): build, reads in order and at random, and one
+# read from a fresh process. Results in $(RESULTS)/embed.txt.
+seed004: deps
+	@mkdir -p $(RESULTS)
+	$(GO) test -tags '$(TAGS)' -run '^$$' -timeout 0 -bench BenchmarkEmbed -count $(COUNT) $(if $(DIR),-dir $(DIR)) | tee $(RESULTS)/embed.txt
+	$(call record,$(RESULTS)/embed.txt,seed004)
 
 # Short windows and few tables keep the fixed-rate, knee, HTTP and Bloom
 # benchmarks to seconds in smoke.

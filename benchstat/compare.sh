@@ -98,6 +98,7 @@ if [[ $count -lt $need ]]; then
 	exit 2
 fi
 out=$(realpath -m -- "$out")
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ) # the history store's date label
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 
@@ -251,8 +252,11 @@ if [[ ${HISTORY:-on} != off ]]; then
 		[[ $mode == both ]] && { [[ $role == sim-* ]] && m=sim || m=time; }
 		role=${role#sim-}
 		ref=$base_ref; [[ $role == head ]] && ref=$head_ref
+		# A ref that is a commit gives its date; a binary or module version has none.
+		sha=$(git rev-parse --verify --quiet "$ref^{commit}") && cdate=$(git show -s --format=%cI "$sha") || cdate=
 		go run ./benchstat/history add "$f" -label role="$role" -label ref="$ref" -label mode="$m" \
-			-label commit="$(git rev-parse --verify --quiet "$ref^{commit}" || echo "$ref")" ${module:+-label module="$module"} >&2 ||
+			-label commit="${sha:-$ref}" ${cdate:+-label commit-date="$cdate"} -label date="$started" \
+			${module:+-label module="$module"} >&2 ||
 			echo "compare.sh: $f was not recorded in the history store" >&2
 	done
 fi

@@ -150,10 +150,13 @@ func list(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// date is the run's own date label when it has one, else when it was
-// added.
+// date is the run's own date label when it has one (in local time like
+// the rest when it is RFC 3339), else when it was added.
 func date(r history.Run) string {
 	if d := r.Label("date"); d != "" {
+		if t, err := time.Parse(time.RFC3339, d); err == nil {
+			return t.Local().Format(time.DateTime)
+		}
 		return d
 	}
 	return r.AddedAt.Local().Format(time.DateTime)

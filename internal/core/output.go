@@ -10,9 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
@@ -114,11 +111,13 @@ func (e *Env) EchoConfig(w io.Writer) {
 	line("kernel", measure.Kernel())
 	line("cpu-model", measure.CPUModel())
 	line("cpus", runtime.NumCPU())
+	line("mem-total", memTotalLine())
 	if e.Dir != "" {
 		line("dir", e.Dir)
 		if fs, err := measure.FileSystem(e.Dir); err == nil {
 			line("dir-fs", fmt.Sprintf("%s on %s (mounted at %s, %s free)", fs.Type, fs.Device, fs.MountedOn, Human(fs.Free)))
 		}
+		line("dir-device", measure.BlockDevice(e.Dir))
 		line("dir-readahead", deviceReadahead(e.Dir))
 	}
 	line("keys", e.Keys)
@@ -177,16 +176,21 @@ var timestampCost = sync.OnceValue(func() int64 { return measure.TimestampCost()
 // reads up to this much around the page, so on a cold cache it shapes what
 // mmap-based stores read with -readahead os.
 func deviceReadahead(dir string) string {
-	var st syscall.Stat_t
-	if err := syscall.Stat(dir, &st); err != nil {
-		return "unknown"
-	}
-	dev := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
+	dev, ok := measure.BlockDevOf(dir)
 	// A partition has no queue of its own: its disk is the parent.
 	for _, p := range []string{dev + "/queue/read_ahead_kb", dev + "/../queue/read_ahead_kb"} {
-		if b, err := os.ReadFile(p); err == nil {
+		if b, err := os.ReadFile(p); ok && err == nil {
 			return strings.TrimSpace(string(b)) + " KiB (" + p + ")"
 		}
 	}
 	return "unknown (no block device: tmpfs, overlay or network filesystem)"
+}
+
+// memTotalLine is the machine's memory, or why it is unknown.
+func memTotalLine() string {
+	n, err := measure.MemTotal()
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	return Human(n)
 }

@@ -169,3 +169,34 @@ func TestUncommittedAddLeavesNothing(t *testing.T) {
 		t.Errorf("runs, labels, results = %v after the failed add, want %v", after, before)
 	}
 }
+
+// Configuration lines put in front of a suite file (a workflow's machine,
+// commit and date) are labels of origin file, and the role column takes
+// the role line when no -label gives one.
+func TestPrefixedConfigLinesAreLabels(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	raw, err := os.ReadFile(testdataFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Parse("head.txt", append([]byte("role: head\nmachine: ci-arm64\ncommit-date: 2026-01-02T03:04:05+01:00\n"), raw...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Add(ctx, []*File{f}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.List(ctx, []Label{{"machine", "ci-arm64"}})
+	if err != nil || len(runs) != 1 || runs[0].ID != a.Runs[0] || runs[0].Role != "head" {
+		t.Fatalf("list -label machine=ci-arm64: %+v, %v", runs, err)
+	}
+	var origin string
+	if err := s.db.QueryRow(`SELECT origin FROM labels WHERE run_id = ? AND key = 'commit-date'`, a.Runs[0]).Scan(&origin); err != nil || origin != "file" {
+		t.Errorf("commit-date label: origin %q, %v; want file", origin, err)
+	}
+	if got := runs[0].Label("commit-date"); got != "2026-01-02T03:04:05+01:00" {
+		t.Errorf("commit-date = %q", got)
+	}
+}

@@ -76,7 +76,7 @@ func (s *Summary) Write(w io.Writer) error {
 	if line := runLine(r, "data", "keys", "valsz", "value-ratio", "compression", "cache-mb", "readahead", "batch"); line != "" {
 		fmt.Fprintln(&b, line)
 	}
-	if line := runLine(r, "machine", "cpu-model", "cpus", "kernel", "go", "dir-fs"); line != "" {
+	if line := runLine(r, "machine", "cpu-model", "cpus", "mem-total", "kernel", "go", "dir-fs", "dir-device"); line != "" {
 		fmt.Fprintln(&b, line)
 	}
 	fmt.Fprintln(&b, "cell: "+Legend)

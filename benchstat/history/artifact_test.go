@@ -1,0 +1,125 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+const artifactScript = "../history-artifact.sh"
+
+// artifact runs benchstat/history-artifact.sh and returns its exit status
+// and stderr.
+func artifact(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	var errb strings.Builder
+	cmd := exec.Command("bash", append([]string{artifactScript}, args...)...)
+	cmd.Stderr = &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), errb.String()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, errb.String()
+}
+
+// compareDir is a compare.sh output directory of -mode both: each side's
+// file is the suite's testdata file.
+func compareDir(t *testing.T) (string, []byte) {
+	t.Helper()
+	raw, err := os.ReadFile(suiteFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "compare")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"base.txt", "head.txt", "sim-base.txt", "sim-head.txt", "gate.md"} {
+		if err := os.WriteFile(filepath.Join(dir, f), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, raw
+}
+
+// Each side's copy is its results behind configuration lines, and add
+// keeps those as labels: list finds and shows the runs by them.
+func TestHistoryArtifactAdds(t *testing.T) {
+	cmp, raw := compareDir(t)
+	out := filepath.Join(t.TempDir(), "history")
+	code, errs := artifact(t, "-mode", "both", "-label", "machine=ci-arm64", "-label", "date=2026-01-02T03:04:05Z",
+		"-base", "commit=aaa111", "-base", "branch=main", "-head", "commit=bbb222", "-head", "branch=feature", "-head", "ref=HEAD",
+		out, cmp)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := map[string]string{
+		"base.txt":     "role: base\nmode: time\nmachine: ci-arm64\ncommit: aaa111\nbranch: main\ndate: 2026-01-02T03:04:05Z\n",
+		"sim-head.txt": "role: head\nmode: sim\nmachine: ci-arm64\ncommit: bbb222\nbranch: feature\nref: HEAD\ndate: 2026-01-02T03:04:05Z\n",
+	}
+	ents, err := os.ReadDir(out)
+	if err != nil || len(ents) != 4 {
+		t.Fatalf("%s holds %d files (%v), want base, head, sim-base, sim-head", out, len(ents), err)
+	}
+	for name, prefix := range want {
+		got, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != prefix+string(raw) {
+			t.Errorf("%s starts %q, want %q then the results", name, got[:min(len(got), len(prefix)+40)], prefix)
+		}
+	}
+
+	db := filepath.Join(t.TempDir(), "h.db")
+	files, _ := filepath.Glob(filepath.Join(out, "*.txt"))
+	if code, _, errs := runHistory(append([]string{"add", "-history", db}, files...)...); code != 0 {
+		t.Fatalf("add: exit %d: %s", code, errs)
+	}
+	if _, list, _ := runHistory("list", "-history", db, "-label", "machine=ci-arm64"); strings.Count(list, "\n") != 5 {
+		t.Errorf("list -label machine=ci-arm64:\n%s", list)
+	}
+	_, list, errs := runHistory("list", "-history", db, "-label", "mode=sim", "-label", "role=head")
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Local().Format(time.DateTime)
+	row := regexp.MustCompile(`^\d+ +` + regexp.QuoteMeta(date) + ` +` + regexp.QuoteMeta(filepath.Join(out, "sim-head.txt")) +
+		` +head +bbb222 +feature +ci-arm64 +go1\.26\.8 +72$`)
+	if len(lines) != 2 || !row.MatchString(lines[1]) {
+		t.Errorf("list -label mode=sim -label role=head (%s):\n%s\nwant a row matching %s", errs, list, row)
+	}
+}
+
+// Usage errors exit 2 and write nothing.
+func TestHistoryArtifactUsage(t *testing.T) {
+	cmp, _ := compareDir(t)
+	empty := t.TempDir()
+	out := filepath.Join(t.TempDir(), "history")
+	for _, args := range [][]string{
+		{},
+		{out},
+		{out, cmp, "extra"},
+		{"-mode", "fast", out, cmp},
+		{"-label", "machine", out, cmp},
+		{"-label", "Machine=x", out, cmp},
+		{"-head", "the ref=x", out, cmp},
+		{"-bogus", out, cmp},
+		{out, filepath.Join(cmp, "missing")},
+		{out, empty},
+	} {
+		if code, errs := artifact(t, args...); code != 2 || errs == "" {
+			t.Errorf("%q: exit %d, %q; want 2 and a message", args, code, errs)
+		}
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a usage error wrote %s: %v", out, err)
+	}
+}
