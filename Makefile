@@ -366,7 +366,8 @@ gate-smoke:
 # gate-e2e: a commit that makes Bolt's reads do four times the lookups
 # (built in a temporary worktree, never on a branch) fails the gate, so
 # does a local copy of bbolt with an extra lookup per Get against v1.5.0
-# (compare.sh -module), and an unmodified copy passes. Then the gate's
+# (compare.sh -module), and an unmodified copy passes; make versions on two
+# bbolt releases writes both files and records both. Then the gate's
 # error rates on this machine (benchstat/power, about an hour): GATE_AA
 # A/A comparisons and GATE_RUNS per injected slowdown, at compare.sh's
 # defaults on the default data set; the table and chart of docs/gating.md
@@ -402,7 +403,7 @@ MODULE   ?=
 VERSIONS ?=
 VERSIONS_FLAGS ?=
 versions: deps
-	@test -n "$(MODULE)" -a -n "$(VERSIONS)" || { echo 'usage: make versions MODULE=go.etcd.io/bbolt VERSIONS="v1.3.11 v1.4.3 v1.5.0" [VERSIONS_FLAGS="-count 10"]' >&2; exit 2; }
+	@test -n "$(MODULE)" -a -n "$(VERSIONS)" || { echo 'usage: make versions MODULE=go.etcd.io/bbolt VERSIONS="v1.4.0 v1.4.3 v1.5.0" [VERSIONS_FLAGS="-count 10"]' >&2; exit 2; }
 	benchstat/versions.sh -module $(MODULE) $(VERSIONS) -o $(RESULTS)/versions $(VERSIONS_FLAGS)
 
 # charts: SVG charts of a results file into docs/img (make charts FILE=results/bench.txt).

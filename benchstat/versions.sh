@@ -35,7 +35,7 @@ usage() { # the comment above, up to set -e
 	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2
 	exit 2
 }
-example="e.g. benchstat/versions.sh -module go.etcd.io/bbolt v1.3.11 v1.4.3 v1.5.0"
+example="e.g. benchstat/versions.sh -module go.etcd.io/bbolt v1.4.0 v1.4.3 v1.5.0"
 
 [[ ${1:-} == -h || ${1:-} == -help || ${1:-} == --help ]] && usage
 if [[ ${1:-} != -module && ${1:-} != --module ]]; then
@@ -105,7 +105,7 @@ for spec in "${specs[@]}"; do
 		label=$(module_label "$dir") this=$dir
 	else
 		if ! res=$(go list -m -f '{{.Version}}' "$module@$spec" 2>&1); then
-			echo "$prog: $module $spec: no such version on the module proxy (go list -m: $(head -1 <<<"$res"))" >&2
+			echo "$prog: $module $spec: not found on the module proxy (go list -m: $(head -1 <<<"$res"))" >&2
 			exit 2
 		fi
 		label=$(tail -1 <<<"$res") this=$label
@@ -140,7 +140,7 @@ sides_tmp
 # first_error LOG: the compiler's first error in a build's output.
 first_error() {
 	grep -m1 -E '^[^ #][^ :]*\.go:[0-9]+(:[0-9]+)?: ' "$1" ||
-		grep -v -m1 -E "^($prog: building|go: downloading|go: finding|#)" "$1" || echo "(no output)"
+		grep -v -m1 -E "^($prog: building|go: downloading|go: finding|go: found|#)" "$1" || echo "(no output)"
 }
 broken=()
 for ((i = 0; i < n; i++)); do
@@ -152,11 +152,19 @@ for ((i = 0; i < n; i++)); do
 		broken+=("$module ${labels[$i]}: $(first_error "$log")")
 		continue
 	fi
-	# The suite's other requirements could lift the module above the
-	# version asked for; then it is not that version that would run.
+	# -mod=mod lifts the module above the version asked for when the suite
+	# imports a package of it that version lacks, or another requirement
+	# needs a later one; then it is not that version that would run.
 	if [[ ! -d ${exact[$i]} ]]; then
 		got=$(cd "$tmp/v$i" && go list -mod=mod -m -f '{{.Version}}' "$module")
-		[[ $got == "${labels[$i]}" ]] || broken+=("$module ${labels[$i]}: the suite's other requirements select $got instead")
+		if [[ $got != "${labels[$i]}" ]]; then
+			pkg=$(sed -n "s|^go: found \([^ ]*\) in $module .*|\1|p" "$log" | head -1)
+			if [[ -n $pkg ]]; then
+				broken+=("$module ${labels[$i]}: it has no package $pkg, which the suite imports (go would build $got instead)")
+			else
+				broken+=("$module ${labels[$i]}: the suite's other requirements select $got instead")
+			fi
+		fi
 	fi
 done
 if [[ ${#broken[@]} -gt 0 ]]; then

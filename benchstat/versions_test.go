@@ -50,11 +50,11 @@ func TestVersionsUsage(t *testing.T) {
 	}{
 		{"no module", []string{"v1.4.3", "v1.5.0"}, "-module MODULE goes first"},
 		{"module without a path", []string{"-module"}, "-module needs a module path"},
-		{"one version", []string{"-module", "go.etcd.io/bbolt", "v1.5.0", "-count", "2"}, "needs two versions or more to compare, got 1 (v1.5.0)"},
+		{"one version", []string{"-module", "go.etcd.io/bbolt", "v1.5.0", "-count", "2"}, "-module go.etcd.io/bbolt needs two versions or more to compare, got 1 (v1.5.0)"},
 		{"bad count", []string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0", "-count", "0"}, "-count 0: must be a whole number"},
 		{"module twice", []string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0", "-module", "x"}, "-module goes first, once"},
 		{"unknown module", []string{"-module", "example.com/no/such/engine", "v1.0.0", "v1.1.0"}, "-module example.com/no/such/engine: not a module this suite builds on"},
-		{"version not on the proxy", []string{"-module", "go.etcd.io/bbolt", "v1.5.0", "v9.9.99"}, "go.etcd.io/bbolt v9.9.99: no such version on the module proxy"},
+		{"version not on the proxy", []string{"-module", "go.etcd.io/bbolt", "v1.5.0", "v9.9.99"}, "go.etcd.io/bbolt v9.9.99: not found on the module proxy"},
 		{"directory of another module", []string{"-module", "go.etcd.io/bbolt", "v1.5.0", other}, other + ": holds module example.com/other, not go.etcd.io/bbolt"},
 		{"the same version twice", []string{"-module", "go.etcd.io/bbolt", "v1.5.0", "v1.5.0"}, "v1.5.0: go.etcd.io/bbolt v1.5.0 is listed twice"},
 	} {
