@@ -354,7 +354,7 @@ seed003: deps
 
 # Regression gate and charts (benchstat/, docs/gating.md).
 ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.7
-.PHONY: gate-smoke gate-e2e gate-sim-power charts
+.PHONY: gate-smoke gate-e2e gate-sim-power charts versions
 
 # gate-smoke: both workflows pass actionlint; too few rounds is refused
 # before any build; an A/A comparison of this tree's test binary with
@@ -381,7 +381,8 @@ gate-smoke:
 # gate-e2e: a commit that makes Bolt's reads do four times the lookups
 # (built in a temporary worktree, never on a branch) fails the gate, so
 # does a local copy of bbolt with an extra lookup per Get against v1.5.0
-# (compare.sh -module), and an unmodified copy passes. Then the gate's
+# (compare.sh -module), and an unmodified copy passes; make versions on two
+# bbolt releases writes both files and records both. Then the gate's
 # error rates on this machine (benchstat/power, about an hour): GATE_AA
 # A/A comparisons and GATE_RUNS per injected slowdown, at compare.sh's
 # defaults on the default data set; the table and chart of docs/gating.md
@@ -403,6 +404,22 @@ SIM_ENGINES = (Badger|Bolt|Lmdb|Pebble|RocksDB)$$
 gate-sim-power: deps valgrind-deps
 	$(GO) run ./benchstat/power -mode sim -aa $(GATE_AA) -slowdowns 1:$(GATE_RUNS) -slowed_bench 'BenchmarkReadRandom$(SIM_ENGINES)' \
 	  -o $(RESULTS)/power-sim -- -bench 'BenchmarkReadRandom$(SIM_ENGINES)|BenchmarkScan$(SIM_ENGINES)' $(if $(DIR),-dir $(DIR))
+
+# versions: the release matrix (docs/history.md, "Release matrix"): the
+# suite at HEAD against each of VERSIONS of the engine module MODULE,
+# built as compare.sh -module builds a side; a version the suite does not
+# compile against stops it before anything runs. Warm random reads and a
+# populate of the engines MODULE backs, in interleaved rounds, into
+# $(RESULTS)/versions/<version>.txt, benchstat's table across them, and
+# each version recorded in the history store (series=release) unless
+# HISTORY=off. VERSIONS_FLAGS: more versions.sh flags (-count, -bench,
+# -benchtime, -keys_mil, -dir, -build_only, ...).
+MODULE   ?=
+VERSIONS ?=
+VERSIONS_FLAGS ?=
+versions: deps
+	@test -n "$(MODULE)" -a -n "$(VERSIONS)" || { echo 'usage: make versions MODULE=go.etcd.io/bbolt VERSIONS="v1.4.0 v1.4.3 v1.5.0" [VERSIONS_FLAGS="-count 10"]' >&2; exit 2; }
+	benchstat/versions.sh -module $(MODULE) $(VERSIONS) -o $(RESULTS)/versions $(VERSIONS_FLAGS)
 
 # charts: SVG charts of a results file into docs/img (make charts FILE=results/bench.txt).
 charts:

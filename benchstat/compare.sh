@@ -105,62 +105,11 @@ cd "$repo"
 # The same build tags as the Makefile: RocksDB when its headers are there.
 tags=${TAGS-$(test -f /usr/include/rocksdb/c.h && echo rocksdb || true)}
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/kvbench-compare.XXXXXX")
-worktrees=()
-cleanup() {
-	for w in "${worktrees[@]}"; do git -C "$repo" worktree remove --force "$w" 2>/dev/null || true; done
-	rm -rf "$tmp"
-	git -C "$repo" worktree prune 2>/dev/null || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-worktree() { # worktree NAME SHA: a detached checkout of SHA at $tmp/NAME
-	git -C "$repo" worktree add --quiet --detach "$tmp/$1" "$2"
-	worktrees+=("$tmp/$1")
-}
-
-# tree_hash DIR: the content of a module copy's sources, which keys the
-# fixtures its side writes (a directory's version is what is in it).
-tree_hash() {
-	(cd "$1" && find . -type f \( -name '*.go' -o -name go.mod -o -name '*.[chs]' \) -not -path './.git/*' -print0 |
-		sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12)
-}
-
-build_ref() { # build_ref NAME REF: the test binary of a commit
-	local sha
-	sha=$(git rev-parse --verify --quiet "$2^{commit}") || { echo "compare.sh: $1 $2: not a commit in $repo" >&2; return 2; }
-	worktree "$1" "$sha"
-	echo "compare.sh: building $1 ($(git log -1 --format='%h %s' "$sha"))" >&2
-	(cd "$tmp/$1" && go test -c -tags "$tags" -o "$tmp/$1.test" .)
-}
-
-build_module() { # build_module NAME SPEC: the suite at HEAD with $module at SPEC
-	local spec=$2 label wt=$tmp/$1
-	worktree "$1" "$(git rev-parse HEAD)"
-	if [[ -d $spec ]]; then
-		spec=$(realpath -- "$spec")
-		[[ -f $spec/go.mod ]] || { echo "compare.sh: $1 $2: no go.mod in that directory" >&2; return 2; }
-		label="local-$(tree_hash "$spec")"
-		(cd "$wt" && go mod edit -replace "$module=$spec")
-	else
-		label=$spec
-		(cd "$wt" && go mod edit -dropreplace "$module" -require "$module@$spec")
-	fi
-	echo "compare.sh: building $1: the suite at $(git log -1 --format=%h HEAD) with $module $label ($2)" >&2
-	(cd "$wt" && go test -c -mod=mod -tags "$tags" -o "$tmp/$1.test" \
-		-ldflags "-X github.com/kvbench/kvbench/internal/engine.ModuleLabel=$module=$label" .)
-}
-
-build() { # build NAME SPEC
-	if [[ -n $module ]]; then
-		build_module "$@"
-	elif [[ -f $2 && -x $2 ]]; then
-		cp -- "$2" "$tmp/$1.test"
-	else
-		build_ref "$@"
-	fi
-}
+# The sides are built as benchstat/versions.sh builds them.
+prog=compare.sh
+# shellcheck source=benchstat/lib/sides.sh
+source "$repo/benchstat/lib/sides.sh"
+sides_tmp
 
 if [[ -n $module ]]; then
 	go list -m "$module" >/dev/null 2>&1 || { echo "compare.sh: -module $module: not a module this suite builds on (see go.mod)" >&2; exit 2; }

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestEngineTitles: benchstat/versions.sh finds the benchmarks of an
+// engine module through -engines_of.
+func TestEngineTitles(t *testing.T) {
+	for module, want := range map[string][]string{
+		"go.etcd.io/bbolt":                 {"Bolt"},
+		"github.com/dgraph-io/badger/v4":   {"Badger"},
+		"github.com/cockroachdb/pebble/v2": {"Pebble"},
+		"golang.org/x/perf":                nil,
+		"(reference)":                      nil, // the Memory rail is no engine module
+	} {
+		got, modules := engineTitles(module)
+		if !slices.Equal(got, want) {
+			t.Errorf("engines of %s: %q, want %q", module, got, want)
+		}
+		if !slices.Contains(modules, "go.etcd.io/bbolt") || slices.Contains(modules, "(reference)") {
+			t.Errorf("the engines' modules: %q, want bbolt's and not the reference rail's", modules)
+		}
+	}
+}
