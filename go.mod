@@ -12,6 +12,7 @@ require (
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/linxGnu/grocksdb v1.7.15
 	go.etcd.io/bbolt v1.5.0
+	golang.org/x/mod v0.41.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	golang.org/x/sys v0.48.0
 	gonum.org/v1/plot v0.17.0
