@@ -1,17 +1,11 @@
 package main
 
 import (
-	"encoding/json"
-	"html"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
+
+	"github.com/kvbench/kvbench/benchstat/internal/pagecheck"
 )
 
 // sample is the raw results of one make bench (the summary's test reads
@@ -34,109 +28,15 @@ func TestPageIsSelfContained(t *testing.T) {
 	}
 }
 
-// checkScript runs in the page once it is laid out and writes what it
-// found into <pre id="kvbench-check"> as JSON: the tables and charts that
-// render with a size, and every element whose text does not fit its box
-// (or the window), and every chart text outside its chart.
-const checkScript = `<script>
-window.addEventListener('load', () => {
-  const out = {tables: [], charts: [], overflow: [], width: document.documentElement.scrollWidth, window: window.innerWidth};
-  const sized = e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
-  document.querySelectorAll('table[data-table]').forEach(t => { if (sized(t) && t.rows.length > 0) out.tables.push(t.dataset.table); });
-  document.querySelectorAll('figure[data-chart]').forEach(f => {
-    const svg = f.querySelector('svg');
-    if (svg && sized(svg) && svg.querySelectorAll('path').length > 0) out.charts.push(f.dataset.chart);
-    if (!svg) return;
-    const box = svg.getBoundingClientRect();
-    svg.querySelectorAll('text').forEach(tx => {
-      const r = tx.getBoundingClientRect();
-      // Glyph boxes are a font's whole em; a quarter of it may stick out.
-      const slack = parseFloat(getComputedStyle(tx).fontSize) / 4;
-      const past = Math.max(box.left - r.left, r.right - box.right, box.top - r.top, r.bottom - box.bottom);
-      if (past > slack)
-        out.overflow.push('chart ' + f.dataset.chart + ': "' + tx.textContent + '" runs ' + Math.round(past) + 'px outside the chart');
-    });
-  });
-  document.body.querySelectorAll('*').forEach(e => {
-    if (e.closest('svg') || e.id === 'kvbench-check') return;
-    if (e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
-      out.overflow.push(e.tagName.toLowerCase() + ' "' + e.textContent.trim().slice(0, 60) + '" is ' + e.scrollWidth + 'px wide in ' + e.clientWidth + 'px');
-    const r = e.getBoundingClientRect();
-    if (r.width > 0 && r.right > window.innerWidth + 1)
-      out.overflow.push(e.tagName.toLowerCase() + ' "' + e.textContent.trim().slice(0, 60) + '" ends at ' + Math.round(r.right) + 'px, past the window');
-  });
-  const pre = document.createElement('pre');
-  pre.id = 'kvbench-check';
-  pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
-});
-</script>`
-
 // TestPageRendersInChromium loads the page in headless Chromium at a
 // laptop's width and checks that every summary table and every chart is
 // there and has a size, and that no text overflows its box, the window
-// or its chart. Without chromium it is skipped, unless
-// KVBENCH_CHROMIUM=required (make report-test installs it and sets that);
-// KVBENCH_CHROMIUM=skip skips it (make unit, which report-test follows).
+// or its chart (benchstat/internal/pagecheck says when it is skipped).
 func TestPageRendersInChromium(t *testing.T) {
-	if os.Getenv("KVBENCH_CHROMIUM") == "skip" {
-		t.Skip("KVBENCH_CHROMIUM=skip (make unit: make report-test runs it)")
-	}
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("KVBENCH_CHROMIUM") == "required" {
-			t.Fatal("chromium is not installed: make report-test installs it")
-		}
-		t.Skip("chromium is not installed (make report-test installs it)")
-	}
+	bin := pagecheck.Chromium(t)
 	page, err := Build(sample)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "report.html")
-	doc := strings.Replace(string(page.HTML), "</body>", checkScript+"\n</body>", 1)
-	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, width := range []int{1280, 1024} {
-		start := time.Now()
-		cmd := exec.Command(bin, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-			"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size="+itoa(width)+",900",
-			"--virtual-time-budget=5000", "--dump-dom", "file://"+file)
-		dom, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("chromium: %v", err)
-		}
-		m := regexp.MustCompile(`(?s)<pre id="kvbench-check">(.*?)</pre>`).FindSubmatch(dom)
-		if m == nil {
-			t.Fatalf("width %d: the check script left no result in the page", width)
-		}
-		var got struct {
-			Tables, Charts, Overflow []string
-			Width, Window            int
-		}
-		if err := json.Unmarshal([]byte(html.UnescapeString(string(m[1]))), &got); err != nil {
-			t.Fatal(err)
-		}
-		for _, want := range page.Tables {
-			if !slices.Contains(got.Tables, want) {
-				t.Errorf("width %d: table %q is missing or has no size (rendered: %q)", width, want, got.Tables)
-			}
-		}
-		for _, want := range page.Charts {
-			if !slices.Contains(got.Charts, want) {
-				t.Errorf("width %d: chart %q is missing or empty (rendered: %q)", width, want, got.Charts)
-			}
-		}
-		for _, o := range got.Overflow {
-			t.Errorf("width %d: %s", width, o)
-		}
-		if got.Width > got.Window {
-			t.Errorf("width %d: the page is %d px wide", width, got.Width)
-		}
-		t.Logf("width %d: %d tables, %d charts, no overflow, in %v", width, len(got.Tables), len(got.Charts), time.Since(start).Round(time.Millisecond))
-	}
+	pagecheck.Check(t, bin, page.HTML, page.Tables, page.Charts, 1280, 1024)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
