@@ -19,7 +19,7 @@ BLOCKS   ?= 4KiB,32KiB
 comma    := ,
 
 
-.PHONY: valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003 seed004
+.PHONY: valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot history-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003 seed004
 
 all: test
 
@@ -148,10 +148,11 @@ report:
 report-deps:
 	@$(call apt_install,command -v chromium,chromium,for the report test.,1)
 
-# report-test: the report page rendered in headless Chromium: every table
-# and chart there, no text overflowing (benchstat/report).
+# report-test: the report page and the history page rendered in headless
+# Chromium: every table and chart there, no text overflowing
+# (benchstat/report, benchstat/history).
 report-test: report-deps
-	KVBENCH_CHROMIUM=required $(GO) test -count 1 -run 'TestPage' ./benchstat/report
+	KVBENCH_CHROMIUM=required $(GO) test -count 1 -run 'TestPage|TestHistoryPage' ./benchstat/report ./benchstat/history
 
 # report-screenshot: docs/img/report.png, the page of the summary test's
 # results file at a laptop's width, for the README.
@@ -160,6 +161,16 @@ report-screenshot: report-deps
 	$(GO) run ./benchstat/report -o "$$d/report.html" benchstat/internal/summary/testdata/bench.txt && \
 	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$$d/profile" \
 	  --window-size=1280,2000 --screenshot=docs/img/report.png "file://$$d/report.html" 2>/dev/null
+
+# history-screenshot: docs/img/history.png, the history page of the
+# history benchstat/history's tests build from the summary test's results
+# file (14 commits, a regression, an improvement, a newer Go, three bbolt
+# releases), at a laptop's width, for the README.
+history-screenshot: report-deps
+	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	$(GO) test -count 1 -run '^TestDemoPage$$' ./benchstat/history -args -demo="$$d/history.html" >/dev/null && \
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$$d/profile" \
+	  --window-size=1280,1600 --screenshot=docs/img/history.png "file://$$d/history.html" 2>/dev/null
 
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.6.1
 

@@ -24,7 +24,7 @@ func flags(name string, labels *labelFlag, stderr io.Writer) (*flag.FlagSet, *st
 	}
 	path := fs.String("history", "", "the history database (default $XDG_DATA_HOME/kvbench/history.db, or ~/.local/share/kvbench/history.db)")
 	if labels != nil {
-		fs.Var(labels, "label", "key=value; repeat for more (add: attached to every file; list: runs carrying all of them)")
+		fs.Var(labels, "label", "key=value; repeat for more (add: attached to every file; list, report: runs carrying all of them)")
 	}
 	return fs, path
 }

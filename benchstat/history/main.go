@@ -1,15 +1,20 @@
 // Command history keeps every benchmark run in one SQLite database
-// (benchstat/internal/history) and lists and exports them.
+// (benchstat/internal/history), lists and exports them, and reports
+// them over time.
 //
 //	go run ./benchstat/history add FILE... [-label k=v ...] [-history PATH]
 //	go run ./benchstat/history list [-label k=v ...] [-history PATH]
 //	go run ./benchstat/history export RUN-ID [-history PATH]
+//	go run ./benchstat/history report [-o FILE] [-label k=v ...] [-history PATH] [-commit_url TEMPLATE]
 //
 // add records each file whole, with its configuration lines and the given
 // labels, all files in one transaction; a file benchfmt cannot parse
 // refuses the add, naming the file and line. list shows the runs that
 // carry every given label. export writes a run's file back, byte for
-// byte. The database is $XDG_DATA_HOME/kvbench/history.db (or
+// byte. report writes the runs' results over time as one self-contained
+// HTML page: a chart per benchmark family, unit and machine, a line per
+// engine, with environment changes and change points marked. The
+// database is $XDG_DATA_HOME/kvbench/history.db (or
 // ~/.local/share/kvbench/history.db) unless -history says otherwise.
 //
 // Exit status: 0 done, 1 a file or the database failed, 2 bad usage.
@@ -24,6 +29,7 @@ import (
 const usage = `usage: history add FILE... [-label k=v ...] [-history PATH]
        history list [-label k=v ...] [-history PATH]
        history export RUN-ID [-history PATH]
+       history report [-o FILE] [-label k=v ...] [-history PATH] [-commit_url TEMPLATE]
 `
 
 func main() {
@@ -43,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return list(args[1:], stdout, stderr)
 	case "export":
 		return export(args[1:], stdout, stderr)
+	case "report":
+		return report(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

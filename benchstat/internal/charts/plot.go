@@ -31,6 +31,13 @@ func engineColor(engine string) color.Color {
 	return color.Gray{Y: 128}
 }
 
+// EngineHex is the engine's colour as CSS writes it ("#rrggbb"), for
+// charts drawn outside gonum/plot (benchstat/history's report).
+func EngineHex(engine string) string {
+	r, g, b, _ := engineColor(engine).RGBA()
+	return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)
+}
+
 // bars is one engine's bars, one per group, with whiskers. Groups sit at
 // x = 0, 1, 2...; an engine's bar is offset inside its group.
 type bars struct {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// report writes the history as one self-contained HTML page: the change
+// points first, then per machine and benchmark family a chart per unit.
+func report(args []string, stdout, stderr io.Writer) int {
+	var labels labelFlag
+	fs, hist := flags("report", &labels, stderr)
+	out := fs.String("o", "results/history.html", "the page to write")
+	commitURL := fs.String("commit_url", "", "link commits through this URL, %s for the commit (e.g. https://github.com/kvbench/kvbench/commit/%s)")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "history report: unexpected argument %q (filter with -label k=v)\n%s", rest[0], usage)
+		return 2
+	}
+	if *commitURL != "" && strings.Count(*commitURL, "%s") != 1 {
+		fmt.Fprintf(stderr, "history report: -commit_url %q needs one %%s for the commit\n", *commitURL)
+		return 2
+	}
+	ctx := context.Background()
+	s, err := existing(ctx, *hist)
+	if err != nil {
+		fmt.Fprintln(stderr, "history report:", err)
+		return 1
+	}
+	defer s.Close()
+	h, err := s.Load(ctx, labels)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if len(h.Runs) == 0 {
+		with := ""
+		if len(labels) > 0 {
+			with = " with " + labels.String()
+		}
+		fmt.Fprintf(stderr, "history report: no runs%s in %s; nothing written\n", with, s.Path())
+		return 1
+	}
+	m := buildModel(h)
+	pg, err := renderPage(h, m, s.Path(), labels.String(), *commitURL)
+	if err != nil {
+		fmt.Fprintln(stderr, "history report:", err)
+		return 1
+	}
+	if dir := filepath.Dir(*out); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fmt.Fprintln(stderr, "history report:", err)
+			return 1
+		}
+	}
+	if err := os.WriteFile(*out, pg.HTML, 0o644); err != nil {
+		fmt.Fprintln(stderr, "history report:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "history: %s (%s, %d series, %d charts, %s)\n", *out, plural(len(h.Runs), "run"), len(h.Series), len(pg.Charts), plural(len(m.changes), "change point"))
+	return 0
+}

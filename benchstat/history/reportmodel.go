@@ -1,0 +1,300 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/kvbench/kvbench/benchstat/internal/changepoint"
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"github.com/kvbench/kvbench/benchstat/internal/history"
+	"golang.org/x/perf/benchfmt"
+)
+
+// chartKey is one chart: a family's unit on one machine, over commits or
+// over one module's releases. Each engine is a line of it.
+type chartKey struct {
+	machine, family, procs, unit string
+	release                      bool
+	module                       string
+}
+
+// chart is what one chart shows.
+type chart struct {
+	chartKey
+	id      string
+	better  int
+	lines   []*line
+	runs    []*history.RunMeta // the x axis: every run of any line, in x order
+	changes []*changeRow       // the change points of its lines
+	primary bool               // the family's headline unit: shown even when nothing changed
+}
+
+// line is one engine's series in a chart.
+type line struct {
+	engine string // "" for a benchmark without an engine (BenchmarkDisk)
+	label  string
+	series *history.Series
+}
+
+// changeRow is one change point of one line.
+type changeRow struct {
+	class         string // "regression", "improvement" or "change" (no known good direction)
+	chart         *chart
+	line          *line
+	before, after float64 // the segments' medians
+	delta         float64 // after/before - 1; NaN when before is 0
+	p             float64
+	from, to      *history.RunMeta // the last run before the change and the first after it
+}
+
+// family is a machine's charts of one benchmark family.
+type family struct {
+	name   string
+	id     string
+	charts []*chart
+}
+
+// machineSection is one machine's families.
+type machineSection struct {
+	name     string
+	id       string
+	families []*family
+}
+
+// model is the report's content, before it is drawn.
+type model struct {
+	machines []*machineSection
+	changes  []*changeRow // regressions first, each class by size of change
+	series   int
+}
+
+var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
+
+// splitName turns "BenchmarkReadRandomBolt/valsz=1024/threads=1-2" into
+// the family "ReadRandom/valsz=1024/threads=1", the engine "Bolt" and the
+// GOMAXPROCS suffix "-2". A benchmark without an engine (BenchmarkDisk/...)
+// is its own family with no engine.
+func splitName(name string) (fam, engine, procs string) {
+	procs = procsSuffix.FindString(name)
+	n := strings.TrimPrefix(name, "Benchmark")
+	if op, eng, cfg, ok := engname.Split(benchfmt.Name(n)); ok {
+		fam = op
+		if cfg != "" {
+			fam += "/" + cfg
+		}
+		return fam, eng, procs
+	}
+	return strings.TrimSuffix(n, procs), "", procs
+}
+
+// primaryUnits are a family's headline units, the first it reports.
+var primaryUnits = []string{"ops/s", "keys/s", "MB/s", "ns/op"}
+
+// buildModel groups the series into charts, finds each line's change
+// points and classifies them by the unit's good direction.
+func buildModel(h *history.History) *model {
+	charts := map[chartKey]*chart{}
+	var order []*chart
+	for _, s := range h.Series {
+		fam, eng, procs := splitName(s.Name)
+		k := chartKey{s.Machine, fam, procs, s.Unit, s.Release, s.Module}
+		c := charts[k]
+		if c == nil {
+			c = &chart{chartKey: k, better: h.BetterOf(s.Unit)}
+			charts[k] = c
+			order = append(order, c)
+		}
+		label := eng
+		if label == "" {
+			label, _, _ = strings.Cut(fam, "/")
+		}
+		c.lines = append(c.lines, &line{engine: eng, label: label, series: s})
+	}
+	m := &model{series: len(h.Series)}
+	machines := map[string]*machineSection{}
+	families := map[[2]string]*family{}
+	for _, c := range order {
+		sortLines(c.lines)
+		c.runs = xAxis(c.lines)
+		ms := machines[c.machine]
+		if ms == nil {
+			ms = &machineSection{name: c.machine, id: anchor("m", c.machine, c.machine)}
+			machines[c.machine] = ms
+			m.machines = append(m.machines, ms)
+		}
+		f := families[[2]string{c.machine, c.family}]
+		if f == nil {
+			f = &family{name: c.family, id: anchor("f", c.family, c.machine, c.family)}
+			families[[2]string{c.machine, c.family}] = f
+			ms.families = append(ms.families, f)
+		}
+		f.charts = append(f.charts, c)
+	}
+	for _, ms := range m.machines {
+		slices.SortFunc(ms.families, func(a, b *family) int { return cmp.Compare(a.name, b.name) })
+		for _, f := range ms.families {
+			multiProcs := false
+			for _, c := range f.charts {
+				multiProcs = multiProcs || c.procs != f.charts[0].procs
+			}
+			primary := ""
+			for _, u := range primaryUnits {
+				if slices.ContainsFunc(f.charts, func(c *chart) bool { return c.unit == u }) {
+					primary = u
+					break
+				}
+			}
+			for _, c := range f.charts {
+				id := []string{c.machine, c.family, c.unit, c.module, fmt.Sprint(c.release)}
+				slug := c.family + " " + c.unit
+				if c.release {
+					slug += " releases"
+				}
+				if multiProcs {
+					id = append(id, c.procs)
+					slug += c.procs
+				}
+				c.id = anchor("c", slug, id...)
+				c.primary = c.unit == primary || (primary == "" && c == f.charts[0])
+				for _, l := range c.lines {
+					c.changes = append(c.changes, detectChanges(c, l)...)
+				}
+				m.changes = append(m.changes, c.changes...)
+			}
+			slices.SortStableFunc(f.charts, func(a, b *chart) int {
+				return cmp.Or(compareBool(!a.primary, !b.primary), compareBool(a.release, b.release),
+					cmp.Compare(a.module, b.module), cmp.Compare(unitRank(a.unit), unitRank(b.unit)),
+					cmp.Compare(a.unit, b.unit), cmp.Compare(a.procs, b.procs))
+			})
+		}
+	}
+	sortChanges(m.changes)
+	return m
+}
+
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// unitRank puts the headline units first, in their order.
+func unitRank(u string) int {
+	if i := slices.Index(primaryUnits, u); i >= 0 {
+		return i
+	}
+	return len(primaryUnits)
+}
+
+// sortLines orders a chart's lines as every other chart of the suite
+// does (engname.Titles), other lines after them by label.
+func sortLines(ls []*line) {
+	titles := engname.Titles()
+	rank := func(l *line) int {
+		if i := slices.Index(titles, l.engine); i >= 0 {
+			return i
+		}
+		return len(titles)
+	}
+	slices.SortStableFunc(ls, func(a, b *line) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a.label, b.label), cmp.Compare(a.series.Name, b.series.Name))
+	})
+}
+
+// xAxis is every run of the chart's lines, once each, in x order.
+func xAxis(ls []*line) []*history.RunMeta {
+	seen := map[int64]bool{}
+	var runs []*history.RunMeta
+	for _, l := range ls {
+		for _, p := range l.series.Points {
+			if !seen[p.Run.ID] {
+				seen[p.Run.ID] = true
+				runs = append(runs, p.Run)
+			}
+		}
+	}
+	slices.SortFunc(runs, history.Compare)
+	return runs
+}
+
+// detectChanges runs benchstat/internal/changepoint over the line's
+// medians in x order. The seed is the series' own, so a report made twice
+// marks the same points.
+func detectChanges(c *chart, l *line) []*changeRow {
+	xs := make([]float64, len(l.series.Points))
+	for i, p := range l.series.Points {
+		xs[i] = p.Median
+	}
+	seed := fnv.New64a()
+	fmt.Fprintf(seed, "%s\x00%s\x00%s\x00%s", c.machine, l.series.Name, c.unit, c.module)
+	var rows []*changeRow
+	for _, ch := range detect(xs, seed.Sum64()) {
+		if ch.Index < 1 || ch.Index >= len(xs) {
+			continue // not between two points
+		}
+		r := &changeRow{chart: c, line: l, before: ch.Before, after: ch.After, p: ch.P,
+			from: l.series.Points[ch.Index-1].Run, to: l.series.Points[ch.Index].Run, delta: math.NaN()}
+		if ch.Before != 0 {
+			r.delta = ch.After/ch.Before - 1
+		}
+		switch {
+		case c.better == 0 || math.IsNaN(r.delta):
+			r.class = "change"
+		case float64(c.better)*r.delta < 0:
+			r.class = "regression"
+		default:
+			r.class = "improvement"
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// detect finds a series' change points; a variable so that tests can
+// place them where they need them.
+var detect = func(xs []float64, seed uint64) []changepoint.Change {
+	return changepoint.Detect(xs, changepoint.Default, seed)
+}
+
+// sortChanges puts regressions first, then improvements, then changes of
+// units without a good direction; within each, the largest relative
+// change first.
+func sortChanges(rows []*changeRow) {
+	rank := map[string]int{"regression": 0, "improvement": 1, "change": 2}
+	size := func(r *changeRow) float64 {
+		if math.IsNaN(r.delta) {
+			return math.Inf(1)
+		}
+		return math.Abs(r.delta)
+	}
+	slices.SortStableFunc(rows, func(a, b *changeRow) int {
+		return cmp.Or(cmp.Compare(rank[a.class], rank[b.class]), cmp.Compare(size(b), size(a)))
+	})
+}
+
+var unsafeID = regexp.MustCompile(`[^a-z0-9]+`)
+
+// anchor is an element id: kind, the readable slug cut to 64 characters,
+// and a hash of every part that tells it apart, so ids stay short and
+// distinct ("c-readrandom-valsz-1024-threads-1-ns-op-fcf8b5d4").
+func anchor(kind, slug string, parts ...string) string {
+	h := fnv.New32a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	slug = strings.Trim(unsafeID.ReplaceAllString(strings.ToLower(slug), "-"), "-")
+	if len(slug) > 64 {
+		slug = strings.TrimRight(slug[:64], "-")
+	}
+	return fmt.Sprintf("%s-%s-%08x", kind, slug, h.Sum32())
+}
