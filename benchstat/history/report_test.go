@@ -251,8 +251,11 @@ func checkWellFormed(t *testing.T, doc string) {
 	if m := regexp.MustCompile(`(?i)\ssrc\s*=|@import|url\(`).FindString(doc); m != "" {
 		t.Errorf("the page loads something from elsewhere: %q", m)
 	}
+	if !strings.HasPrefix(doc, "<!DOCTYPE html>") || !strings.Contains(doc, "<figure") {
+		t.Error("the page is not an HTML document with charts")
+	}
 	for _, tag := range []string{"html", "body", "section", "table", "figure", "svg", "details", "ul", "nav", "g", "title", "text"} {
-		if o, c := len(regexp.MustCompile(`<`+tag+`[\s>]`).FindAllString(doc, -1)), strings.Count(doc, "</"+tag+">"); o != c || o == 0 {
+		if o, c := len(regexp.MustCompile(`<`+tag+`[\s>]`).FindAllString(doc, -1)), strings.Count(doc, "</"+tag+">"); o != c {
 			t.Errorf("<%s>: %d opened, %d closed", tag, o, c)
 		}
 	}
@@ -390,5 +393,86 @@ func TestDemoPage(t *testing.T) {
 	}
 	if err := os.WriteFile(*demo, buildTestPage(t).HTML, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Each machine has a section of its own, and its own series.
+func TestReportMachines(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	for _, labels := range [][]string{{}, {"-label", "machine=ci-large"}} {
+		args := append([]string{"add", benchFile, "-history", db}, labels...)
+		if code, _, errs := runHistory(args...); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	out := filepath.Join(dir, "h.html")
+	if code, _, errs := runHistory("report", "-history", db, "-o", out); code != 0 {
+		t.Fatal(errs)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	if want := fmt.Sprintf("2 runs, 2 machines, %d series", 2*pairs(t, benchFile)); !strings.Contains(doc, want) {
+		t.Errorf("the page does not say %q", want)
+	}
+	for _, m := range []string{"AMD EPYC x2, ext4 on /dev/vda", "ci-large"} {
+		if !regexp.MustCompile(`<section id="m-[^"]+">\s*<h2>` + regexp.QuoteMeta(m) + `</h2>`).MatchString(doc) {
+			t.Errorf("no section for machine %q", m)
+		}
+	}
+	checkWellFormed(t, doc)
+}
+
+// A change is a regression or an improvement by its unit's good
+// direction, and just a change when the unit has none; regressions come
+// first, the largest first.
+func TestChangeClasses(t *testing.T) {
+	defer func(d func([]float64, uint64) []changepoint.Change) { detect = d }(detect)
+	detect = func(xs []float64, _ uint64) []changepoint.Change {
+		return []changepoint.Change{{Index: 3, P: 0.005, Before: xs[0], After: xs[3]}}
+	}
+	runs := make([]*history.RunMeta, 6)
+	for i := range runs {
+		runs[i] = &history.RunMeta{Run: history.Run{ID: int64(i + 1)}}
+	}
+	chartOf := func(better int, after float64) *chart {
+		s := &history.Series{}
+		for i, r := range runs {
+			v := 100.0
+			if i >= 3 {
+				v = after
+			}
+			s.Points = append(s.Points, history.Point{Run: r, Median: v})
+		}
+		return &chart{better: better, lines: []*line{{engine: "Bolt", label: "Bolt", series: s}}}
+	}
+	var rows []*changeRow
+	for _, c := range []struct {
+		better      int
+		after       float64
+		class, text string
+	}{
+		{-1, 110, "regression", "+10.0%"},
+		{1, 110, "improvement", "+10.0%"},
+		{0, 110, "change", "+10.0%"},
+		{1, 70, "regression", "-30.0%"},
+	} {
+		ch := chartOf(c.better, c.after)
+		got := detectChanges(ch, ch.lines[0])
+		if len(got) != 1 || got[0].class != c.class || deltaText(got[0].delta) != c.text || got[0].from != runs[2] || got[0].to != runs[3] {
+			t.Errorf("better %d, 100 → %g: %+v, want a %s of %s between runs 3 and 4", c.better, c.after, got, c.class, c.text)
+		}
+		rows = append(rows, got...)
+	}
+	sortChanges(rows)
+	var order []string
+	for _, r := range rows {
+		order = append(order, r.class+" "+deltaText(r.delta))
+	}
+	if want := "regression -30.0%,regression +10.0%,improvement +10.0%,change +10.0%"; strings.Join(order, ",") != want {
+		t.Errorf("order %q, want %q", order, want)
 	}
 }

@@ -13,4 +13,8 @@
 // database runs in WAL mode with a busy timeout and immediate
 // transactions, so two processes adding at once both land: the second
 // waits for the first's commit instead of failing.
+//
+// Load reads the runs back as series for the report: one benchmark and
+// unit on one machine, a point per run (its median and benchmath's
+// interval), in commit order or, for a release series, semver order.
 package history
