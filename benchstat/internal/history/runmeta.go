@@ -35,6 +35,9 @@ func Meta(r Run) *RunMeta {
 		Version: r.Label("version"),
 		Time:    r.AddedAt,
 	}
+	if m.Commit == "none" { // make's record outside a git checkout
+		m.Commit = ""
+	}
 	m.Dirty, _ = strconv.ParseBool(r.Label("dirty"))
 	m.Release = r.Label("series") == "release" && m.Version != ""
 	if t, ok := parseTime(r.Label("commit-date")); ok {
@@ -44,7 +47,10 @@ func Meta(r Run) *RunMeta {
 		m.Time = t
 	}
 	for _, l := range r.Labels {
-		if isEnvKey(l.Key, m.Release) {
+		// In a release series the module's own engine line moves with
+		// the version, which is the axis: not an environment change.
+		own := m.Release && m.Module != "" && strings.HasPrefix(l.Value, m.Module+" ")
+		if isEnvKey(l.Key, m.Release) && !own {
 			m.Env = append(m.Env, l)
 		}
 	}
@@ -63,33 +69,82 @@ func parseTime(s string) (time.Time, bool) {
 }
 
 // MachineKey names the machine a run measured: the machine label, or the
-// CPU model and count, the memory and the file system under -dir (its
-// device, without the free space, which changes from run to run). The
-// kernel, Go and engine versions are not part of it: they are the
-// environment, whose changes the report marks within a machine's series.
+// CPU model and count, the memory and the device under -dir (of the
+// dir-device line, or of dir-fs in files older than it; the free space
+// dir-fs also gives changes from run to run). The kernel, Go and engine
+// versions are not part of it: they are the environment, whose changes
+// the report marks within a machine's series.
 func MachineKey(r Run) string {
 	if m := r.Label("machine"); m != "" {
 		return m
 	}
+	return machineParts(r).String()
+}
+
+// machine is a machine key's parts; mem is "" in files older than the
+// mem-total line.
+type machine struct{ cpu, mem, dev string }
+
+func (m machine) String() string {
 	var parts []string
-	cpu := r.Label("cpu-model")
-	if n := r.Label("cpus"); n != "" {
-		cpu = strings.TrimSpace(cpu + " x" + n)
-	}
-	if cpu != "" {
-		parts = append(parts, cpu)
-	}
-	if mem := r.Label("mem-total"); mem != "" {
-		parts = append(parts, mem)
-	}
-	if fs := r.Label("dir-fs"); fs != "" {
-		dev, _, _ := strings.Cut(fs, " (") // "ext4 on /dev/vda (mounted at /, 74.3 GiB free)"
-		parts = append(parts, dev)
+	for _, p := range []string{m.cpu, m.mem, m.dev} {
+		if p != "" {
+			parts = append(parts, p)
+		}
 	}
 	if len(parts) == 0 {
 		return "unknown machine"
 	}
 	return strings.Join(parts, ", ")
+}
+
+func machineParts(r Run) machine {
+	m := machine{cpu: r.Label("cpu-model"), mem: r.Label("mem-total")}
+	if n := r.Label("cpus"); n != "" {
+		m.cpu = strings.TrimSpace(m.cpu + " x" + n)
+	}
+	if d := r.Label("dir-device"); d != "" {
+		m.dev, _, _ = strings.Cut(d, " (") // "/dev/vda (virtio_blk, rotational=1)"
+	} else if fs := r.Label("dir-fs"); fs != "" {
+		fs, _, _ = strings.Cut(fs, " (") // "ext4 on /dev/vda (mounted at /, 74.3 GiB free)"
+		if _, dev, ok := strings.Cut(fs, " on "); ok {
+			m.dev = dev
+		} else {
+			m.dev = fs
+		}
+	}
+	return m
+}
+
+// joinOlderRuns gives a run from before the mem-total line the machine
+// of the runs that have it, when exactly one machine with its CPU and
+// device does: the same machine, recorded before the suite printed its
+// memory.
+func joinOlderRuns(runs []*RunMeta) {
+	mems := map[machine][]string{} // machine without memory -> the memories seen with it
+	for _, r := range runs {
+		if r.Label("machine") != "" {
+			continue
+		}
+		m := machineParts(r.Run)
+		if m.mem == "" {
+			continue
+		}
+		k := machine{cpu: m.cpu, dev: m.dev}
+		if !slices.Contains(mems[k], m.mem) {
+			mems[k] = append(mems[k], m.mem)
+		}
+	}
+	for _, r := range runs {
+		if r.Label("machine") != "" {
+			continue
+		}
+		m := machineParts(r.Run)
+		if m.mem == "" && len(mems[m]) == 1 {
+			m.mem = mems[m][0]
+			r.Machine = m.String()
+		}
+	}
 }
 
 // isEnvKey says whether a label is part of the environment: the kernel,
@@ -141,32 +196,41 @@ func (c EnvChange) String() string {
 	return c.Key + ": " + cmp.Or(c.From, "none") + " → " + cmp.Or(c.To, "none")
 }
 
-// EnvChanges lists the environment labels that differ from a to b, by key.
+// EnvChanges lists the environment labels that differ from a to b, by
+// key. A key with several values in one run (files concatenated from
+// builds that differ) compares as all of them.
 func EnvChanges(a, b *RunMeta) []EnvChange {
-	from, to := map[string]string{}, map[string]string{}
+	from, to := envValues(a), envValues(b)
 	var keys []string
-	for _, l := range a.Env {
-		if _, ok := from[l.Key]; !ok {
-			keys = append(keys, l.Key)
-		}
-		from[l.Key] = l.Value
+	for k := range from {
+		keys = append(keys, k)
 	}
-	for _, l := range b.Env {
-		if _, ok := from[l.Key]; !ok {
-			if _, seen := to[l.Key]; !seen {
-				keys = append(keys, l.Key)
-			}
+	for k := range to {
+		if _, ok := from[k]; !ok {
+			keys = append(keys, k)
 		}
-		to[l.Key] = l.Value
 	}
+	slices.Sort(keys)
 	var out []EnvChange
 	for _, k := range keys {
 		if from[k] != to[k] {
 			out = append(out, EnvChange{k, from[k], to[k]})
 		}
 	}
-	slices.SortFunc(out, func(x, y EnvChange) int { return strings.Compare(x.Key, y.Key) })
 	return out
+}
+
+// envValues is each environment key's values, joined with " + ".
+func envValues(r *RunMeta) map[string]string {
+	m := map[string]string{}
+	for _, l := range r.Env { // sorted by key, then value
+		if v, ok := m[l.Key]; ok {
+			m[l.Key] = v + " + " + l.Value
+		} else {
+			m[l.Key] = l.Value
+		}
+	}
+	return m
 }
 
 // Compare orders runs along the x axis. A release series goes by
@@ -196,11 +260,18 @@ func (m *RunMeta) orderTime() time.Time {
 	return m.Time
 }
 
-// compareVersions is semver's order; versions it does not read sort
-// before the ones it does, by their text.
+// compareVersions is semver's order (Go's module version order); a
+// version it does not read (a directory's local-<hash>) is no release and
+// sorts after them, by its text.
 func compareVersions(a, b string) int {
-	if semver.IsValid(a) || semver.IsValid(b) {
+	va, vb := semver.IsValid(a), semver.IsValid(b)
+	switch {
+	case va && vb:
 		return semver.Compare(a, b)
+	case va:
+		return -1
+	case vb:
+		return 1
 	}
 	return strings.Compare(a, b)
 }

@@ -22,6 +22,7 @@ type SeriesKey struct {
 	Unit    string // as written
 	Release bool   // a release series: its runs carry series=release and a version
 	Module  string // a release series' module label
+	Suite   string // a release series' suite commit: the same release measured at two commits is two series
 }
 
 // Series is a key's points in x order (Compare).
@@ -62,7 +63,9 @@ func (h *History) BetterOf(unit string) int {
 }
 
 // Load reads the runs carrying every filter label and builds their
-// series. A run without the filter's labels is not read at all.
+// series. A run without the filter's labels is not read at all. A run
+// recorded before the suite printed mem-total joins the one machine with
+// its CPU and device that has it.
 func (s *Store) Load(ctx context.Context, filter []Label) (*History, error) {
 	runs, err := s.List(ctx, filter)
 	if err != nil {
@@ -76,12 +79,14 @@ func (s *Store) Load(ctx context.Context, filter []Label) (*History, error) {
 	values := map[valuesKey][]float64{}
 	var keys []valuesKey
 	for _, r := range runs {
-		m := Meta(r)
-		h.Runs = append(h.Runs, m)
-		err := s.results(ctx, r.ID, func(name, unit string, v float64) {
-			k := valuesKey{SeriesKey{Machine: m.Machine, Name: name, Unit: unit, Release: m.Release}, len(h.Runs) - 1}
+		h.Runs = append(h.Runs, Meta(r))
+	}
+	joinOlderRuns(h.Runs)
+	for i, m := range h.Runs {
+		err := s.results(ctx, m.ID, func(name, unit string, v float64) {
+			k := valuesKey{SeriesKey{Machine: m.Machine, Name: name, Unit: unit, Release: m.Release}, i}
 			if m.Release {
-				k.Module = m.Module
+				k.Module, k.Suite = m.Module, m.Commit
 			}
 			if _, ok := values[k]; !ok {
 				keys = append(keys, k)
@@ -91,7 +96,7 @@ func (s *Store) Load(ctx context.Context, filter []Label) (*History, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := s.unitLines(ctx, r.ID, h.Better); err != nil {
+		if err := s.unitLines(ctx, m.ID, h.Better); err != nil {
 			return nil, err
 		}
 	}
@@ -110,7 +115,7 @@ func (s *Store) Load(ctx context.Context, filter []Label) (*History, error) {
 	}
 	slices.SortFunc(h.Series, func(a, b *Series) int {
 		return cmp.Or(cmp.Compare(a.Machine, b.Machine), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Unit, b.Unit),
-			compareBool(a.Release, b.Release), cmp.Compare(a.Module, b.Module))
+			compareBool(a.Release, b.Release), cmp.Compare(a.Module, b.Module), cmp.Compare(a.Suite, b.Suite))
 	})
 	return h, nil
 }

@@ -88,7 +88,7 @@ func TestLoadSeries(t *testing.T) {
 	}
 	raw := string(b)
 	slower := edit(raw, "BenchmarkReadRandomBolt/", "ns/op", 2)
-	newerGo := strings.Replace(slower, "\ngo: go1.26.8\n", "\ngo: go1.26.9\n", 1)
+	newerGo := strings.ReplaceAll(slower, "\ngo: go1.26.8\n", "\ngo: go1.26.9\n")
 	if newerGo == slower {
 		t.Fatal("the file has no go: go1.26.8 line")
 	}
@@ -101,7 +101,9 @@ func TestLoadSeries(t *testing.T) {
 	addRaw(t, s, "c2.txt", raw, Label{"commit", "c2c2c2c2c2"}, day(2), onMain)
 	addRaw(t, s, "dev.txt", raw, Label{"commit", "d0d0d0d0d0"}, day(5), Label{"branch", "dev"})
 	for _, v := range []string{"v1.10.0", "v1.3.11", "v1.4.0"} {
-		addRaw(t, s, v+".txt", raw, Label{"series", "release"}, Label{"module", "go.etcd.io/bbolt"}, Label{"version", v}, onMain)
+		rel := strings.ReplaceAll(raw, "engine-bolt: go.etcd.io/bbolt v1.5.0\n", "engine-bolt: go.etcd.io/bbolt "+v+"\n")
+		addRaw(t, s, v+".txt", rel, Label{"series", "release"}, Label{"module", "go.etcd.io/bbolt"}, Label{"version", v},
+			Label{"commit", "5e5e5e5e5e"}, onMain)
 	}
 
 	h, err := s.Load(ctx, []Label{onMain})
@@ -115,7 +117,7 @@ func TestLoadSeries(t *testing.T) {
 		t.Errorf("%d series, want %d: each name and unit of the file, over commits and over releases", len(h.Series), want)
 	}
 	for _, sr := range h.Series {
-		if sr.Machine != "AMD EPYC x2, ext4 on /dev/vda" {
+		if sr.Machine != "AMD EPYC x2, /dev/vda" {
 			t.Fatalf("series %s on machine %q", sr.Name, sr.Machine)
 		}
 	}
@@ -151,8 +153,13 @@ func TestLoadSeries(t *testing.T) {
 	}
 
 	rel := find(h, boltRead, "ns/op", true)
-	if rel == nil || rel.Module != "go.etcd.io/bbolt" {
+	if rel == nil || rel.Module != "go.etcd.io/bbolt" || rel.Suite != "5e5e5e5e5e" {
 		t.Fatalf("release series: %+v", rel)
+	}
+	// The version is the axis: bbolt's own engine line moving with it is
+	// no environment change.
+	if chs := EnvChanges(rel.Points[0].Run, rel.Points[1].Run); len(chs) != 0 {
+		t.Errorf("release v1.3.11 → v1.4.0: environment changes %v", chs)
 	}
 	var versions []string
 	for _, p := range rel.Points {
@@ -203,14 +210,54 @@ func TestMachineKey(t *testing.T) {
 	}{
 		{run(Label{"machine", "ci-large"}, Label{"cpu-model", "AMD EPYC"}), "ci-large"},
 		{run(Label{"cpu-model", "AMD EPYC"}, Label{"cpus", "2"}, Label{"mem-total", "23.4 GiB"},
-			Label{"dir-fs", "ext4 on /dev/vda (mounted at /, 74.3 GiB free)"}, Label{"kernel", "Linux 6.18"}, Label{"go", "go1.26.8"}),
-			"AMD EPYC x2, 23.4 GiB, ext4 on /dev/vda"},
+			Label{"dir-fs", "ext4 on /dev/vda (mounted at /, 74.3 GiB free)"}, Label{"dir-device", "/dev/vda (virtio_blk, rotational=1)"},
+			Label{"kernel", "Linux 6.18"}, Label{"go", "go1.26.8"}),
+			"AMD EPYC x2, 23.4 GiB, /dev/vda"},
+		// Older files: no mem-total, no dir-device.
+		{run(Label{"cpu-model", "AMD EPYC"}, Label{"cpus", "2"}, Label{"dir-fs", "ext4 on /dev/vda (mounted at /, 61.5 GiB free)"}),
+			"AMD EPYC x2, /dev/vda"},
+		{run(Label{"cpu-model", "AMD EPYC"}, Label{"cpus", "2"}, Label{"dir-device", "none (tmpfs)"}), "AMD EPYC x2, none"},
 		{run(Label{"cpu-model", "AMD EPYC"}, Label{"cpus", "2"}), "AMD EPYC x2"},
 		{run(Label{"go", "go1.26.8"}), "unknown machine"},
 	} {
 		if got := MachineKey(c.r); got != c.want {
 			t.Errorf("MachineKey(%v) = %q, want %q", c.r.Labels, got, c.want)
 		}
+	}
+}
+
+// A run from before the mem-total line joins the machine that has it,
+// when one machine with its CPU and device does; with two, it stays apart.
+func TestOlderRunsJoinTheirMachine(t *testing.T) {
+	b, err := os.ReadFile(benchFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := string(b) // no mem-total line
+	withMem := strings.ReplaceAll(raw, "\ncpus: 2\n", "\ncpus: 2\nmem-total: 23.5 GiB\n")
+	if withMem == raw {
+		t.Fatal("the file has no cpus: 2 line")
+	}
+	s, _ := openTemp(t)
+	addRaw(t, s, "old.txt", raw)
+	addRaw(t, s, "new.txt", withMem)
+	machines := func() []string {
+		h, err := s.Load(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ms []string
+		for _, r := range h.Runs {
+			ms = append(ms, r.Machine)
+		}
+		return ms
+	}
+	if got, want := machines(), []string{"AMD EPYC x2, 23.5 GiB, /dev/vda", "AMD EPYC x2, 23.5 GiB, /dev/vda"}; !slices.Equal(got, want) {
+		t.Errorf("machines %q, want %q", got, want)
+	}
+	addRaw(t, s, "bigger.txt", strings.ReplaceAll(withMem, "23.5 GiB", "62.8 GiB"))
+	if got := machines(); got[0] != "AMD EPYC x2, /dev/vda" {
+		t.Errorf("with two machines of its CPU and device, the older run went to %q", got[0])
 	}
 }
 
@@ -229,13 +276,13 @@ func TestCompare(t *testing.T) {
 	v := func(id int64, ver string, d int) *RunMeta {
 		return &RunMeta{Run: Run{ID: id}, Release: true, Version: ver, Time: at(d)}
 	}
-	rel := []*RunMeta{v(1, "v1.10.0", 1), v(2, "v1.4.0", 2), v(3, "v1.3.11", 3), v(4, "v1.4.0-rc.1", 4)}
+	rel := []*RunMeta{v(1, "v1.10.0", 1), v(5, "local-3f9a", 0), v(2, "v1.4.0", 2), v(3, "v1.3.11", 3), v(4, "v1.4.0-rc.1", 4)}
 	slices.SortFunc(rel, Compare)
 	var got []string
 	for _, r := range rel {
 		got = append(got, r.Version)
 	}
-	if want := []string{"v1.3.11", "v1.4.0-rc.1", "v1.4.0", "v1.10.0"}; !slices.Equal(got, want) {
+	if want := []string{"v1.3.11", "v1.4.0-rc.1", "v1.4.0", "v1.10.0", "local-3f9a"}; !slices.Equal(got, want) {
 		t.Errorf("release order %q, want %q", got, want)
 	}
 }
