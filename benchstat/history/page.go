@@ -172,14 +172,14 @@ code { overflow-wrap: anywhere; }
 <h1>kvbench history</h1>
 <p>Store: <code>{{.Store}}</code>. Runs: {{if .Filter}}those with <code>{{.Filter}}</code>{{else}}every run{{end}}.
 {{.Runs}} runs, {{.Machines}} machine{{if ne .Machines 1}}s{{end}}, {{.Series}} series, {{.Charts}} charts.</p>
-<p class="note">A point is one run: the median of its values, its bar the 95% confidence interval of the median (benchmath), or the values' min to max when a run has too few for one (the tooltip says which). Each line is in percent of its first point. A dashed line marks a change of environment (Go, kernel, an engine's version); a solid one with a triangle, a change point (benchstat/internal/changepoint). Hover a point, mark or label for its values.</p>
+<p class="note">A point is one run: the median of its values, its bar the 95% confidence interval of the median (benchmath), or the values' min to max when a run has too few for one (the tooltip says which). Each line is in percent of its first point. A dashed line marks a change of environment (Go, kernel, an engine's version); a solid one with a triangle, a change point (benchstat/internal/changepoint, over the medians with the run's drift across every engine taken out). Hover a point, mark or label for its values.</p>
 
 <h2>Change points</h2>
 {{if .Regressions}}<p>Regressions only:</p>
 <ul class="links">{{range .Regressions}}<li><a href="#{{.Chart}}">{{.Engine}} {{.Family}} {{.Unit}} {{.Delta}}</a>{{if ne $.Machines 1}} on {{.Machine}}{{end}}</li>
 {{end}}</ul>{{end}}
 {{if .Changes}}<table data-table="changes">
-<thead><tr><th>machine</th><th>family</th><th>engine</th><th>unit</th><th>before → after</th><th>change</th><th>p</th><th>last before</th><th>first after</th><th>chart</th></tr></thead>
+<thead><tr><th>machine</th><th>family</th><th>engine</th><th>unit</th><th title="medians of the segments either side, the run's drift taken out">before → after</th><th>change</th><th>p</th><th>last before</th><th>first after</th><th>chart</th></tr></thead>
 <tbody>{{range .Changes}}<tr class="{{.Class}}"><td class="wrap">{{.Machine}}</td><td class="wrap">{{.Family}}</td><td>{{.Engine}}</td><td>{{.Unit}}</td>
 <td class="num">{{.Before}} → {{.After}}</td><td class="num delta" title="{{.Class}}">{{.Delta}}</td><td class="num">{{.P}}</td>
 <td>{{with .From}}{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{end}}</td>

@@ -48,8 +48,8 @@ func scale(raw, prefix, unit string, factor float64) string {
 // commitOf is the full commit hash of the i-th commit of testHistory.
 func commitOf(i int) string { return fmt.Sprintf("%02d%038x", i, i) }
 
-// testHistory builds a history from make bench's output in dir: 14
-// commits on main, added out of order, of which the 8th and later have
+// testHistory builds a history from make bench's output in dir: 20
+// commits on main, added out of order, of which the 11th and later have
 // Bolt's warm reads twice as slow (ns/op) and Pebble's a quarter faster
 // (ops/s), and the 4th and later a newer Go; three releases of bbolt
 // added out of version order, with Bolt's populate faster at each; and
@@ -76,12 +76,12 @@ func testHistory(t testing.TB, dir string) string {
 			t.Fatalf("add %s: %s", name, errs)
 		}
 	}
-	for _, i := range []int{3, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 13} {
+	for _, i := range []int{3, 1, 2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 13, 15, 16, 17, 18, 20, 19} {
 		text := raw
 		if i >= 4 {
-			text = strings.Replace(text, "\ngo: go1.26.8\n", "\ngo: go1.26.9\n", 1)
+			text = strings.ReplaceAll(text, "\ngo: go1.26.8\n", "\ngo: go1.26.9\n")
 		}
-		if i >= 8 {
+		if i >= 11 {
 			text = scale(text, "BenchmarkReadRandomBolt/valsz=1024/cache=warm/", "ns/op", 2)
 			text = scale(text, "BenchmarkReadRandomPebble/valsz=1024/cache=warm/", "ops/s", 1.25)
 		}
@@ -93,7 +93,7 @@ func testHistory(t testing.TB, dir string) string {
 		factor  float64
 	}{{"v1.10.0", 1}, {"v1.3.11", 1.3}, {"v1.4.0", 1.1}} {
 		add("bbolt-"+v.version+".txt", scale(raw, "BenchmarkPopulateBolt/", "ns/op", v.factor),
-			"branch=main", "series=release", "module=go.etcd.io/bbolt", "version="+v.version)
+			"branch=main", "series=release", "module=go.etcd.io/bbolt", "version="+v.version, "commit="+commitOf(30))
 	}
 	add("dev.txt", scale(raw, "BenchmarkReadRandomBolt/", "ns/op", 5), "branch=dev", "commit="+commitOf(99))
 	return db
@@ -162,17 +162,17 @@ func TestReport(t *testing.T) {
 	}
 	doc := string(b)
 	series := 2 * pairs(t, benchFile) // over commits and over bbolt's releases
-	if want := fmt.Sprintf("history: %s (17 runs, %d series, ", out, series); !strings.HasPrefix(stdout, want) {
+	if want := fmt.Sprintf("history: %s (23 runs, %d series, ", out, series); !strings.HasPrefix(stdout, want) {
 		t.Errorf("report said %q, want it to start %q", stdout, want)
 	}
-	if want := fmt.Sprintf("17 runs, 1 machine, %d series", series); !strings.Contains(doc, want) {
+	if want := fmt.Sprintf("23 runs, 1 machine, %d series", series); !strings.Contains(doc, want) {
 		t.Errorf("the page does not say %q", want)
 	}
 	if !strings.Contains(doc, "<code>branch=main</code>") || !strings.Contains(doc, "<code>"+db+"</code>") {
 		t.Error("the page does not name its store and filter")
 	}
 
-	// The change points: Bolt's two warm-read series regressed at the 8th
+	// The change points: Bolt's two warm-read series regressed at the 11th
 	// commit, Pebble's improved; nothing else moved.
 	table := regexp.MustCompile(`(?s)<table data-table="changes">.*?</table>`).FindString(doc)
 	rows := regexp.MustCompile(`(?s)<tr class="(\w+)">(.*?)</tr>`).FindAllStringSubmatch(table, -1)
@@ -190,7 +190,7 @@ func TestReport(t *testing.T) {
 	} {
 		class, row := rows[i][1], html.UnescapeString(rows[i][2])
 		if class != want.class || !inOrder(row, "ReadRandom/valsz=1024/cache=warm/hit=63%/threads=", "<td>"+want.engine+"</td>",
-			"<td>"+want.unit+"</td>", want.values, want.delta, commitLink(7), commitLink(8), `<a href="#c-readrandom-valsz-1024-cache-warm-hit-63-threads-1`) {
+			"<td>"+want.unit+"</td>", want.values, want.delta, "0.001", commitLink(10), commitLink(11), `<a href="#c-readrandom-valsz-1024-cache-warm-hit-63-threads-1`) {
 			t.Errorf("change row %d: %s %s, want %+v", i, class, row, want)
 		}
 	}
@@ -201,18 +201,18 @@ func TestReport(t *testing.T) {
 	}
 
 	// Bolt's warm reads: the points in commit order, the newer Go marked
-	// between the 3rd and 4th commits, the change point before the 8th.
+	// between the 3rd and 4th commits, the change point before the 11th.
 	boltChart := figure(t, doc, "c-readrandom-valsz-1024-cache-warm-hit-63-threads-1-ns-op-", "ns/op, lower is better", "commit "+commitOf(1)[:7])
 	var tips []string
 	for _, m := range regexp.MustCompile(`<g><title>Bolt: ([^<]*)</title>`).FindAllStringSubmatch(boltChart, -1) {
 		tips = append(tips, m[1])
 	}
-	if len(tips) != 14 {
-		t.Fatalf("Bolt's line has %d points, want 14", len(tips))
+	if len(tips) != 20 {
+		t.Fatalf("Bolt's line has %d points, want 20", len(tips))
 	}
 	for i, tip := range tips {
 		median := "1.13k ns/op"
-		if i >= 7 {
+		if i >= 10 {
 			median = "2.25k ns/op"
 		}
 		if !strings.HasPrefix(tip, median+", median of 3") || !strings.Contains(tip, "commit "+commitOf(i + 1)[:7]) ||
@@ -229,7 +229,8 @@ func TestReport(t *testing.T) {
 	}
 
 	// The release series: by semver, not by the order they were added.
-	rel := figure(t, doc, "c-populate-valsz-1024-batch-1000-sync-false-ns-op-releases-", "releases of go.etcd.io/bbolt", "ns/op, lower is better")
+	rel := figure(t, doc, "c-populate-valsz-1024-batch-1000-sync-false-ns-op-releases-", "ns/op, lower is better (releases)",
+		"version of go.etcd.io/bbolt (semver order), suite at 3000000")
 	if !inOrder(rel, ">v1.3.11<", ">v1.4.0<", ">v1.10.0<") {
 		t.Error("the release chart's versions are not in semver order v1.3.11, v1.4.0, v1.10.0")
 	}
@@ -301,8 +302,8 @@ func TestRunLink(t *testing.T) {
 func TestReleaseChangeRow(t *testing.T) {
 	db := testHistory(t, t.TempDir())
 	out := filepath.Join(t.TempDir(), "h.html")
-	defer func(d func([]float64, uint64) []changepoint.Change) { detect = d }(detect)
-	detect = func(xs []float64, _ uint64) []changepoint.Change {
+	defer func(d func([]float64, []bool, uint64) []changepoint.Change) { detect = d }(detect)
+	detect = func(xs []float64, _ []bool, _ uint64) []changepoint.Change {
 		if len(xs) == 3 && xs[0] != xs[1] {
 			return []changepoint.Change{{Index: 1, P: 0.004, Before: xs[0], After: xs[1]}}
 		}
@@ -418,7 +419,7 @@ func TestReportMachines(t *testing.T) {
 	if want := fmt.Sprintf("2 runs, 2 machines, %d series", 2*pairs(t, benchFile)); !strings.Contains(doc, want) {
 		t.Errorf("the page does not say %q", want)
 	}
-	for _, m := range []string{"AMD EPYC x2, ext4 on /dev/vda", "ci-large"} {
+	for _, m := range []string{"AMD EPYC x2, /dev/vda", "ci-large"} {
 		if !regexp.MustCompile(`<section id="m-[^"]+">\s*<h2>` + regexp.QuoteMeta(m) + `</h2>`).MatchString(doc) {
 			t.Errorf("no section for machine %q", m)
 		}
@@ -430,8 +431,8 @@ func TestReportMachines(t *testing.T) {
 // direction, and just a change when the unit has none; regressions come
 // first, the largest first.
 func TestChangeClasses(t *testing.T) {
-	defer func(d func([]float64, uint64) []changepoint.Change) { detect = d }(detect)
-	detect = func(xs []float64, _ uint64) []changepoint.Change {
+	defer func(d func([]float64, []bool, uint64) []changepoint.Change) { detect = d }(detect)
+	detect = func(xs []float64, _ []bool, _ uint64) []changepoint.Change {
 		return []changepoint.Change{{Index: 3, P: 0.005, Before: xs[0], After: xs[3]}}
 	}
 	runs := make([]*history.RunMeta, 6)
@@ -461,7 +462,7 @@ func TestChangeClasses(t *testing.T) {
 		{1, 70, "regression", "-30.0%"},
 	} {
 		ch := chartOf(c.better, c.after)
-		got := detectChanges(ch, ch.lines[0])
+		got := detectChanges(ch, ch.lines[0], nil)
 		if len(got) != 1 || got[0].class != c.class || deltaText(got[0].delta) != c.text || got[0].from != runs[2] || got[0].to != runs[3] {
 			t.Errorf("better %d, 100 → %g: %+v, want a %s of %s between runs 3 and 4", c.better, c.after, got, c.class, c.text)
 		}

@@ -16,11 +16,20 @@ import (
 )
 
 // chartKey is one chart: a family's unit on one machine, over commits or
-// over one module's releases. Each engine is a line of it.
+// over one module's releases at one suite commit. Each engine is a line
+// of it.
 type chartKey struct {
 	machine, family, procs, unit string
-	release                      bool
-	module                       string
+	axisKey
+}
+
+// axisKey is what the charts of one x axis share: the machine, and for a
+// release series the module and the suite's commit. The run drift is
+// estimated over the series of one axis.
+type axisKey struct {
+	machine       string
+	release       bool
+	module, suite string
 }
 
 // chart is what one chart shows.
@@ -102,7 +111,7 @@ func buildModel(h *history.History) *model {
 	var order []*chart
 	for _, s := range h.Series {
 		fam, eng, procs := splitName(s.Name)
-		k := chartKey{s.Machine, fam, procs, s.Unit, s.Release, s.Module}
+		k := chartKey{s.Machine, fam, procs, s.Unit, axisKey{s.Machine, s.Release, s.Module, s.Suite}}
 		c := charts[k]
 		if c == nil {
 			c = &chart{chartKey: k, better: h.BetterOf(s.Unit)}
@@ -116,6 +125,7 @@ func buildModel(h *history.History) *model {
 		c.lines = append(c.lines, &line{engine: eng, label: label, series: s})
 	}
 	m := &model{series: len(h.Series)}
+	drift := runDrift(order)
 	machines := map[string]*machineSection{}
 	families := map[[2]string]*family{}
 	for _, c := range order {
@@ -150,7 +160,7 @@ func buildModel(h *history.History) *model {
 				}
 			}
 			for _, c := range f.charts {
-				id := []string{c.machine, c.family, c.unit, c.module, fmt.Sprint(c.release)}
+				id := []string{c.machine, c.family, c.unit, c.module, c.suite, fmt.Sprint(c.release)}
 				slug := c.family + " " + c.unit
 				if c.release {
 					slug += " releases"
@@ -162,13 +172,13 @@ func buildModel(h *history.History) *model {
 				c.id = anchor("c", slug, id...)
 				c.primary = c.unit == primary || (primary == "" && c == f.charts[0])
 				for _, l := range c.lines {
-					c.changes = append(c.changes, detectChanges(c, l)...)
+					c.changes = append(c.changes, detectChanges(c, l, drift[c.axisKey].of(l))...)
 				}
 				m.changes = append(m.changes, c.changes...)
 			}
 			slices.SortStableFunc(f.charts, func(a, b *chart) int {
 				return cmp.Or(compareBool(!a.primary, !b.primary), compareBool(a.release, b.release),
-					cmp.Compare(a.module, b.module), cmp.Compare(unitRank(a.unit), unitRank(b.unit)),
+					cmp.Compare(a.module, b.module), cmp.Compare(a.suite, b.suite), cmp.Compare(unitRank(a.unit), unitRank(b.unit)),
 					cmp.Compare(a.unit, b.unit), cmp.Compare(a.procs, b.procs))
 			})
 		}
@@ -226,23 +236,91 @@ func xAxis(ls []*line) []*history.RunMeta {
 	return runs
 }
 
-// detectChanges runs benchstat/internal/changepoint over the line's
-// medians in x order. The seed is the series' own, so a report made twice
-// marks the same points.
-func detectChanges(c *chart, l *line) []*changeRow {
-	xs := make([]float64, len(l.series.Points))
+// drift is one axis's run drift: per engine a factor per run of the
+// axis (changepoint.Drift), and each run's place on it.
+type drift struct {
+	factors map[string][]float64
+	at      map[int64]int
+}
+
+// of is the factors at each point of l, or nil when its engine has none.
+func (d drift) of(l *line) []float64 {
+	f, ok := d.factors[l.engine]
+	if !ok || l.engine == "" {
+		return nil
+	}
+	out := make([]float64, len(l.series.Points))
 	for i, p := range l.series.Points {
+		out[i] = f[d.at[p.Run.ID]]
+	}
+	return out
+}
+
+// runDrift estimates, per axis, how much each run was faster or slower
+// in every engine at once, from every engine's ns/op series on it
+// (changepoint.Drift): the report takes it out before looking for
+// change points, so that a slow run of the machine is not a change.
+func runDrift(charts []*chart) map[axisKey]drift {
+	lines := map[axisKey][]*line{}
+	var keys []axisKey
+	for _, c := range charts {
+		if _, ok := lines[c.axisKey]; !ok {
+			keys = append(keys, c.axisKey)
+		}
+		lines[c.axisKey] = append(lines[c.axisKey], c.lines...)
+	}
+	out := map[axisKey]drift{}
+	for _, k := range keys {
+		runs := xAxis(lines[k])
+		d := drift{at: map[int64]int{}}
+		for i, r := range runs {
+			d.at[r.ID] = i
+		}
+		var samples []changepoint.Sample
+		for _, l := range lines[k] {
+			if l.engine == "" || l.series.Unit != "ns/op" {
+				continue
+			}
+			pts := make([]float64, len(runs))
+			for i := range pts {
+				pts[i] = math.NaN()
+			}
+			for _, p := range l.series.Points {
+				pts[d.at[p.Run.ID]] = p.Median
+			}
+			samples = append(samples, changepoint.Sample{Engine: l.engine, Points: pts})
+		}
+		d.factors = changepoint.Drift(samples, len(runs))
+		out[k] = d
+	}
+	return out
+}
+
+// detectChanges runs benchstat/internal/changepoint over the line's
+// medians in x order, the run drift taken out (factors, nil for none). A
+// change may start only where the code or the environment changed
+// (mayChange). The seed is the series' own, so a report made twice marks
+// the same points.
+func detectChanges(c *chart, l *line, factors []float64) []*changeRow {
+	pts := l.series.Points
+	xs := make([]float64, len(pts))
+	splits := make([]bool, len(pts))
+	for i, p := range pts {
 		xs[i] = p.Median
+		splits[i] = i > 0 && mayChange(pts[i-1].Run, p.Run)
+	}
+	if factors != nil && changepoint.Drifts(c.unit) {
+		changepoint.Correct(c.unit, xs, factors)
 	}
 	seed := fnv.New64a()
-	fmt.Fprintf(seed, "%s\x00%s\x00%s\x00%s", c.machine, l.series.Name, c.unit, c.module)
+	fmt.Fprintf(seed, "%s\x00%s\x00%s\x00%s\x00%s", c.machine, l.series.Name, c.unit, c.module, c.suite)
 	var rows []*changeRow
-	for _, ch := range detect(xs, seed.Sum64()) {
+	for _, ch := range detect(xs, splits, seed.Sum64()) {
 		if ch.Index < 1 || ch.Index >= len(xs) {
 			continue // not between two points
 		}
 		r := &changeRow{chart: c, line: l, before: ch.Before, after: ch.After, p: ch.P,
-			from: l.series.Points[ch.Index-1].Run, to: l.series.Points[ch.Index].Run, delta: math.NaN()}
+			from: pts[ch.Index-1].Run, to: pts[ch.Index].Run, delta: math.NaN()}
 		if ch.Before != 0 {
 			r.delta = ch.After/ch.Before - 1
 		}
@@ -259,10 +337,19 @@ func detectChanges(c *chart, l *line) []*changeRow {
 	return rows
 }
 
+// mayChange says whether a change may start between two neighbouring
+// runs: runs of one clean commit in one environment measure the same
+// code, so only their noise differs. A run without a commit label, or
+// of a dirty tree, may differ from anything.
+func mayChange(a, b *history.RunMeta) bool {
+	return a.Commit == "" || b.Commit == "" || a.Commit != b.Commit || a.Dirty || b.Dirty ||
+		a.Version != b.Version || len(history.EnvChanges(a, b)) > 0
+}
+
 // detect finds a series' change points; a variable so that tests can
 // place them where they need them.
-var detect = func(xs []float64, seed uint64) []changepoint.Change {
-	return changepoint.Detect(xs, changepoint.Default, seed)
+var detect = func(xs []float64, splits []bool, seed uint64) []changepoint.Change {
+	return changepoint.DetectAt(xs, splits, changepoint.Default, seed)
 }
 
 // sortChanges puts regressions first, then improvements, then changes of
@@ -278,7 +365,7 @@ func sortChanges(rows []*changeRow) {
 	}
 	slices.SortStableFunc(rows, func(a, b *changeRow) int {
 		return cmp.Or(cmp.Compare(rank[a.class], rank[b.class]), cmp.Compare(size(b), size(a)))
-	})
+	}) // ties keep the page's order: machine, family, chart, line
 }
 
 var unsafeID = regexp.MustCompile(`[^a-z0-9]+`)

@@ -44,7 +44,7 @@ func svgChart(c *chart) string {
 		title += ", lower is better"
 	}
 	if c.release {
-		title += "; releases of " + c.module
+		title += " (releases)"
 	}
 	fmt.Fprintf(&b, `<text x="%g" y="14" style="font-size:12px;font-weight:bold">%s</text>`, padL, esc(fit(title, svgW-padL-padR, 12)))
 	legend(&b, c.lines)
@@ -89,9 +89,12 @@ func svgChart(c *chart) string {
 	}
 	xCaption := "commit order"
 	if c.release {
-		xCaption = "version (semver order)"
+		xCaption = "version of " + c.module + " (semver order)"
+		if c.suite != "" {
+			xCaption += ", suite at " + history.ShortCommit(c.suite)
+		}
 	}
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle" style="font-size:9px;fill:#555">%s</text>`, padL+plotW/2, svgH-4, xCaption)
+	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle" style="font-size:9px;fill:#555">%s</text>`, padL+plotW/2, svgH-4, esc(fit(xCaption, plotW, 9)))
 
 	// Environment changes between neighbouring runs of the axis.
 	for i := 1; i < n; i++ {
