@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kvbench/kvbench/benchstat/internal/changepoint"
@@ -48,13 +49,45 @@ func scale(raw, prefix, unit string, factor float64) string {
 // commitOf is the full commit hash of the i-th commit of testHistory.
 func commitOf(i int) string { return fmt.Sprintf("%02d%038x", i, i) }
 
-// testHistory builds a history from make bench's output in dir: 20
+// testHistory is a history built from make bench's output: 20
 // commits on main, added out of order, of which the 11th and later have
 // Bolt's warm reads twice as slow (ns/op) and Pebble's a quarter faster
 // (ops/s), and the 4th and later a newer Go; three releases of bbolt
 // added out of version order, with Bolt's populate faster at each; and
 // one run of another branch.
-func testHistory(t testing.TB, dir string) string {
+//
+// The reports only read it, so every test shares one, built once into
+// its own directory and removed by TestMain.
+func testHistory(t testing.TB) string {
+	t.Helper()
+	shared.Do(func() {
+		dir, err := os.MkdirTemp("", "kvbench-history-test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sharedDir = dir
+		sharedDB = buildHistory(t, dir)
+	})
+	if sharedDB == "" {
+		t.Fatal("the shared test history failed to build")
+	}
+	return sharedDB
+}
+
+var (
+	shared              sync.Once
+	sharedDir, sharedDB string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sharedDir != "" {
+		os.RemoveAll(sharedDir)
+	}
+	os.Exit(code)
+}
+
+func buildHistory(t testing.TB, dir string) string {
 	t.Helper()
 	b, err := os.ReadFile(benchFile)
 	if err != nil {
@@ -150,7 +183,7 @@ func inOrder(s string, subs ...string) bool {
 
 func TestReport(t *testing.T) {
 	dir := t.TempDir()
-	db := testHistory(t, dir)
+	db := testHistory(t)
 	out := filepath.Join(dir, "history.html")
 	code, stdout, errs := runHistory("report", "-history", db, "-label", "branch=main", "-o", out, "-commit_url", commitURL)
 	if code != 0 {
@@ -300,7 +333,7 @@ func TestRunLink(t *testing.T) {
 // series has too few points for benchstat/internal/changepoint, so the
 // test places the change itself.
 func TestReleaseChangeRow(t *testing.T) {
-	db := testHistory(t, t.TempDir())
+	db := testHistory(t)
 	out := filepath.Join(t.TempDir(), "h.html")
 	defer func(d func([]float64, []bool, uint64) []changepoint.Change) { detect = d }(detect)
 	detect = func(xs []float64, _ []bool, _ uint64) []changepoint.Change {
@@ -325,7 +358,7 @@ func TestReleaseChangeRow(t *testing.T) {
 
 func TestReportErrors(t *testing.T) {
 	dir := t.TempDir()
-	db := testHistory(t, dir)
+	db := testHistory(t)
 	out := filepath.Join(dir, "none.html")
 	if code, _, errs := runHistory("report", "-history", db, "-label", "branch=none", "-o", out); code != 1 || !strings.Contains(errs, "no runs with branch=none") {
 		t.Errorf("report of no runs: exit %d, %q", code, errs)
@@ -366,7 +399,7 @@ func TestHistoryPage(t *testing.T) {
 
 func buildTestPage(t *testing.T) *page {
 	t.Helper()
-	db := testHistory(t, t.TempDir())
+	db := testHistory(t)
 	s, err := history.Open(t.Context(), db)
 	if err != nil {
 		t.Fatal(err)
