@@ -56,7 +56,7 @@ fi
 # the last value).
 bench=
 benchtime=0.2s
-count=5
+count=10
 out=results/versions
 build_only=
 bench_args=(-keys_mil 0.05 -valsz 256)
@@ -87,6 +87,10 @@ done
 out=$(realpath -m -- "$out")
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
+# The suite's commit, read once: the sides are built from it, and a commit
+# made while the rounds run must not relabel them.
+suite_sha=$(git rev-parse HEAD)
+suite_date=$(git log -1 --format=%cI "$suite_sha")
 # shellcheck source=benchstat/lib/sides.sh
 source "$repo/benchstat/lib/sides.sh"
 
@@ -219,12 +223,10 @@ go tool benchstat "${stat_args[@]}" "${cols[@]}" | tee -a "$out/benchstat.txt"
 # Each version is a point of the module's release series in the history
 # store; a failure to record is reported, never the run's status.
 if [[ ${HISTORY:-on} != off ]]; then
-	sha=$(git rev-parse HEAD)
-	date=$(git log -1 --format=%cI HEAD)
 	for ((i = 0; i < n; i++)); do
 		f=$out/$(file_of "$i").txt
 		go run ./benchstat/history add "$f" -label role=versions -label series=release -label module="$module" \
-			-label version="${labels[$i]}" -label commit="$sha" -label commit-date="$date" >&2 ||
+			-label version="${labels[$i]}" -label commit="$suite_sha" -label commit-date="$suite_date" >&2 ||
 			echo "$prog: $f was not recorded in the history store" >&2
 	done
 fi

@@ -36,6 +36,11 @@ func openSteps(ctx context.Context, path string, steps []string) (*Store, error)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
+	unlock, err := lockOpen(path)
+	if err != nil {
+		return nil, fmt.Errorf("history: %s: %w", path, err)
+	}
+	defer unlock()
 	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, fmt.Errorf("history: %s: %w", path, err)
