@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/history"
@@ -117,7 +118,7 @@ func pText(p float64) string {
 	if math.IsNaN(p) {
 		return "-"
 	}
-	return fmt.Sprintf("%.3f", p)
+	return strconv.FormatFloat(p, 'g', 2, 64) // 0.0002 with 4,999 shuffles, not 0.000
 }
 
 // runLink is a run's commit (linked through -commit_url when given) or,

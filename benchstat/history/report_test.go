@@ -223,7 +223,7 @@ func TestReport(t *testing.T) {
 	} {
 		class, row := rows[i][1], html.UnescapeString(rows[i][2])
 		if class != want.class || !inOrder(row, "ReadRandom/valsz=1024/cache=warm/hit=63%/threads=", "<td>"+want.engine+"</td>",
-			"<td>"+want.unit+"</td>", want.values, want.delta, "0.001", commitLink(10), commitLink(11), `<a href="#c-readrandom-valsz-1024-cache-warm-hit-63-threads-1`) {
+			"<td>"+want.unit+"</td>", want.values, want.delta, "0.0002", commitLink(10), commitLink(11), `<a href="#c-readrandom-valsz-1024-cache-warm-hit-63-threads-1`) {
 			t.Errorf("change row %d: %s %s, want %+v", i, class, row, want)
 		}
 	}

@@ -294,7 +294,7 @@ func envText(r *history.RunMeta, engine string) string {
 
 // changeText is a change point's tooltip.
 func changeText(ch *changeRow) string {
-	return fmt.Sprintf("%s %s: %s → %s %s (%s, p=%.3f), between %s and %s",
+	return fmt.Sprintf("%s %s: %s → %s %s (%s, p=%.2g), between %s and %s",
 		ch.line.label, ch.class, summary.Number(ch.before), summary.Number(ch.after), ch.chart.unit,
 		deltaText(ch.delta), ch.p, ch.from.XLabel(), ch.to.XLabel())
 }

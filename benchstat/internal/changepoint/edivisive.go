@@ -18,7 +18,7 @@ type Config struct {
 }
 
 // Default is the configuration docs/history.md measures and justifies.
-var Default = Config{Alpha: 0.001, Permutations: 999, MinSize: 3}
+var Default = Config{Alpha: 0.001, Permutations: 4999, MinSize: 3}
 
 // Change is one change point: the series' level differs from Index on.
 type Change struct {
