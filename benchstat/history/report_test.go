@@ -336,9 +336,11 @@ func TestReleaseChangeRow(t *testing.T) {
 	db := testHistory(t)
 	out := filepath.Join(t.TempDir(), "h.html")
 	defer func(d func([]float64, []bool, uint64) []changepoint.Change) { detect = d }(detect)
-	detect = func(xs []float64, _ []bool, _ uint64) []changepoint.Change {
-		if len(xs) == 3 && xs[0] != xs[1] {
-			return []changepoint.Change{{Index: 1, P: 0.004, Before: xs[0], After: xs[1]}}
+	// A release series is tested on its values (3 a release here), a
+	// change allowed only where a release starts.
+	detect = func(xs []float64, splits []bool, _ uint64) []changepoint.Change {
+		if len(xs) == 9 && splits[3] && !splits[2] && xs[0] != xs[3] {
+			return []changepoint.Change{{Index: 3, P: 0.004, Before: xs[0], After: xs[3]}}
 		}
 		return nil
 	}

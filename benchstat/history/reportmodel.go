@@ -312,6 +312,25 @@ func detectChanges(c *chart, l *line, factors []float64) []*changeRow {
 	if factors != nil && changepoint.Drifts(c.unit) {
 		changepoint.Correct(c.unit, xs, factors)
 	}
+	// A release series has one point per release, too few to split; its
+	// rounds ran interleaved in one run of versions.sh, so each value is a
+	// measurement of its release with the machine's drift spread over all
+	// of them: the test runs on the values, a change allowed only between
+	// releases.
+	owner := make([]int, len(pts)) // the point a value of xs belongs to
+	for i := range owner {
+		owner[i] = i
+	}
+	if c.release {
+		xs, splits, owner = xs[:0], splits[:0], owner[:0]
+		for i, p := range pts {
+			for j, v := range p.Values {
+				xs = append(xs, v)
+				splits = append(splits, j == 0 && i > 0)
+				owner = append(owner, i)
+			}
+		}
+	}
 	seed := fnv.New64a()
 	fmt.Fprintf(seed, "%s\x00%s\x00%s\x00%s\x00%s", c.machine, l.series.Name, c.unit, c.module, c.suite)
 	var rows []*changeRow
@@ -319,8 +338,9 @@ func detectChanges(c *chart, l *line, factors []float64) []*changeRow {
 		if ch.Index < 1 || ch.Index >= len(xs) {
 			continue // not between two points
 		}
+		at := owner[ch.Index]
 		r := &changeRow{chart: c, line: l, before: ch.Before, after: ch.After, p: ch.P,
-			from: pts[ch.Index-1].Run, to: pts[ch.Index].Run, delta: math.NaN()}
+			from: pts[at-1].Run, to: pts[at].Run, delta: math.NaN()}
 		if ch.Before != 0 {
 			r.delta = ch.After/ch.Before - 1
 		}

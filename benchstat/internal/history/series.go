@@ -41,6 +41,7 @@ type Point struct {
 	Lo, Hi float64 // the interval: the 95% confidence interval when CI, else the values' min..max
 	CI     bool
 	Note   string // when not CI: benchmath's reason ("need >= 6 samples ...")
+	Values []float64 // the run's values, in file order
 }
 
 // History is what a report shows: the runs that matched a filter and
@@ -136,7 +137,7 @@ func compareBool(a, b bool) int {
 func Summarize(run *RunMeta, vals []float64) Point {
 	smp := benchmath.NewSample(slices.Clone(vals), &benchmath.DefaultThresholds) // NewSample sorts in place
 	sum := benchmath.AssumeNothing.Summary(smp, 0.95)
-	p := Point{Run: run, N: len(vals), Median: sum.Center, Lo: sum.Lo, Hi: sum.Hi, CI: true}
+	p := Point{Run: run, N: len(vals), Median: sum.Center, Lo: sum.Lo, Hi: sum.Hi, CI: true, Values: slices.Clone(vals)}
 	if math.IsInf(sum.Lo, 0) || math.IsInf(sum.Hi, 0) {
 		p.Lo, p.Hi, p.CI = smp.Values[0], smp.Values[len(smp.Values)-1], false
 		var why []string
