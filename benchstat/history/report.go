@@ -15,6 +15,7 @@ func report(args []string, stdout, stderr io.Writer) int {
 	var labels labelFlag
 	fs, hist := flags("report", &labels, stderr)
 	out := fs.String("o", "results/history.html", "the page to write")
+	svgDir := fs.String("svg", "", "also write each chart as DIR/<chart id>.svg (for documents)")
 	commitURL := fs.String("commit_url", "", "link commits through this URL, %s for the commit (e.g. https://github.com/kvbench/kvbench/commit/%s)")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -64,6 +65,30 @@ func report(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "history report:", err)
 		return 1
 	}
+	if *svgDir != "" {
+		if err := writeSVGs(*svgDir, m); err != nil {
+			fmt.Fprintln(stderr, "history report:", err)
+			return 1
+		}
+	}
 	fmt.Fprintf(stdout, "history: %s (%s, %d series, %d charts, %s)\n", *out, plural(len(h.Runs), "run"), len(h.Series), len(pg.Charts), plural(len(m.changes), "change point"))
 	return 0
+}
+
+// writeSVGs writes every chart of the page as a standalone SVG file named
+// by its id, the page's anchor for it.
+func writeSVGs(dir string, m *model) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, ms := range m.machines {
+		for _, f := range ms.families {
+			for _, c := range f.charts {
+				if err := os.WriteFile(filepath.Join(dir, c.id+".svg"), []byte(svgChart(c)), 0o644); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
