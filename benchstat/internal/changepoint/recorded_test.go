@@ -62,11 +62,6 @@ func seedOf(k seriesKey) uint64 {
 	return h.Sum64()
 }
 
-// timeUnits are the units whose noise is the machine's, not a count's.
-func timeUnit(unit string) bool {
-	return unit == "ns/op" || strings.HasSuffix(unit, "/s") || strings.HasSuffix(unit, "-ns") || strings.HasSuffix(unit, "-ns/op")
-}
-
 func TestRecordedAAFlagsAtDocumentedRate(t *testing.T) {
 	r := readRecorded(t)
 	series := 0
