@@ -251,6 +251,7 @@ unit:
 	GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip $(GO) test -race -count 1 ./internal/... ./benchstat/...
 	$(GO) test -count 1 -run 'TestNoiseOnlyPasses|TestSlowdownsCaughtAtTheMeasuredRate' ./benchstat/internal/gate # simulations, too slow under -race
 	$(GO) test -count 1 ./internal/valgrind ./internal/spin # under callgrind, which a -race binary cannot run
+	$(GO) test -count 1 ./benchstat/internal/changepoint # thousands of shuffles, single-threaded: too slow under -race
 	$(GO) test -count 1 -tags rocksdb ./internal/engine
 	$(GO) test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM' ./internal/core
 	$(GO) test -count 1 -tags lmdb_bmatsuo ./internal/engine

@@ -1,3 +1,8 @@
+//go:build !race
+
+// Thousands of shuffles per series: make unit runs these without -race
+// (the package has no goroutines for it to watch).
+
 package changepoint
 
 import (
