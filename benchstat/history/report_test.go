@@ -7,13 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/kvbench/kvbench/benchstat/internal/changepoint"
 	"github.com/kvbench/kvbench/benchstat/internal/history"
+	"github.com/kvbench/kvbench/benchstat/internal/history/historytest"
 	"github.com/kvbench/kvbench/benchstat/internal/pagecheck"
 )
 
@@ -23,28 +23,7 @@ const benchFile = "../internal/summary/testdata/bench.txt"
 
 const commitURL = "https://github.com/kvbench/kvbench/commit/%s"
 
-// scale multiplies, on the lines of raw that start with prefix, each
-// value in unit by factor.
-func scale(raw, prefix, unit string, factor float64) string {
-	lines := strings.SplitAfter(raw, "\n")
-	for i, l := range lines {
-		if !strings.HasPrefix(l, prefix) {
-			continue
-		}
-		f := strings.Fields(l)
-		for j := 3; j < len(f); j++ {
-			if f[j] == unit {
-				v, err := strconv.ParseFloat(f[j-1], 64)
-				if err != nil {
-					panic(err)
-				}
-				f[j-1] = strconv.FormatFloat(v*factor, 'f', -1, 64)
-			}
-		}
-		lines[i] = strings.Join(f, "\t") + "\n"
-	}
-	return strings.Join(lines, "")
-}
+var scale = historytest.Scale
 
 // commitOf is the full commit hash of the i-th commit of testHistory.
 func commitOf(i int) string { return fmt.Sprintf("%02d%038x", i, i) }

@@ -177,7 +177,7 @@ func buildModel(h *history.History) *model {
 				m.changes = append(m.changes, c.changes...)
 			}
 			slices.SortStableFunc(f.charts, func(a, b *chart) int {
-				return cmp.Or(compareBool(!a.primary, !b.primary), compareBool(a.release, b.release),
+				return cmp.Or(history.CompareBool(!a.primary, !b.primary), history.CompareBool(a.release, b.release),
 					cmp.Compare(a.module, b.module), cmp.Compare(a.suite, b.suite), cmp.Compare(unitRank(a.unit), unitRank(b.unit)),
 					cmp.Compare(a.unit, b.unit), cmp.Compare(a.procs, b.procs))
 			})
@@ -185,16 +185,6 @@ func buildModel(h *history.History) *model {
 	}
 	sortChanges(m.changes)
 	return m
-}
-
-func compareBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
 
 // unitRank puts the headline units first, in their order.

@@ -40,7 +40,7 @@ type Point struct {
 	Median float64
 	Lo, Hi float64 // the interval: the 95% confidence interval when CI, else the values' min..max
 	CI     bool
-	Note   string // when not CI: benchmath's reason ("need >= 6 samples ...")
+	Note   string    // when not CI: benchmath's reason ("need >= 6 samples ...")
 	Values []float64 // the run's values, in file order
 }
 
@@ -116,12 +116,13 @@ func (s *Store) Load(ctx context.Context, filter []Label) (*History, error) {
 	}
 	slices.SortFunc(h.Series, func(a, b *Series) int {
 		return cmp.Or(cmp.Compare(a.Machine, b.Machine), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Unit, b.Unit),
-			compareBool(a.Release, b.Release), cmp.Compare(a.Module, b.Module), cmp.Compare(a.Suite, b.Suite))
+			CompareBool(a.Release, b.Release), cmp.Compare(a.Module, b.Module), cmp.Compare(a.Suite, b.Suite))
 	})
 	return h, nil
 }
 
-func compareBool(a, b bool) int {
+// CompareBool orders false before true, for sorting.
+func CompareBool(a, b bool) int {
 	switch {
 	case a == b:
 		return 0

@@ -3,9 +3,9 @@ package history
 import (
 	"context"
 	"fmt"
+	"github.com/kvbench/kvbench/benchstat/internal/history/historytest"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,28 +17,7 @@ const benchFile = "../summary/testdata/bench.txt"
 
 const boltRead = "BenchmarkReadRandomBolt/valsz=1024/cache=warm/hit=63%/threads=1-2"
 
-// edit rewrites the lines of raw that start with prefix: each value in
-// unit is multiplied by factor. Every other byte stays as it is.
-func edit(raw, prefix, unit string, factor float64) string {
-	lines := strings.SplitAfter(raw, "\n")
-	for i, l := range lines {
-		if !strings.HasPrefix(l, prefix) {
-			continue
-		}
-		f := strings.Fields(l)
-		for j := 3; j < len(f); j++ {
-			if f[j] == unit {
-				v, err := strconv.ParseFloat(f[j-1], 64)
-				if err != nil {
-					panic(err)
-				}
-				f[j-1] = strconv.FormatFloat(v*factor, 'f', -1, 64)
-			}
-		}
-		lines[i] = strings.Join(f, "\t") + "\n"
-	}
-	return strings.Join(lines, "")
-}
+var edit = historytest.Scale
 
 // pairs counts the distinct benchmark name and unit pairs of raw, apart
 // from benchfmt: each benchmark line is name, iterations, value-unit pairs.
