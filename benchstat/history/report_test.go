@@ -491,3 +491,51 @@ func TestChangeClasses(t *testing.T) {
 		t.Errorf("order %q, want %q", order, want)
 	}
 }
+
+// A change that slows every engine at once (the harness, the machine)
+// leaves each engine's series with the run drift; the run drift's own
+// chart keeps it, as a regression between the right commits.
+func TestSharedSlowdownShowsAsRunDrift(t *testing.T) {
+	b, err := os.ReadFile(benchFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	// 7 commits before and 7 after: 3,432 ways to split 14 points, enough
+	// for p <= 0.001 (4 and 4 give 70, never enough).
+	for i := 1; i <= 14; i++ {
+		text := string(b)
+		if i >= 8 {
+			// Every engine's benchmark 10 % slower: times up, rates down.
+			for _, fam := range []string{"BenchmarkPopulate", "BenchmarkReadRandom", "BenchmarkScan", "BenchmarkOpen"} {
+				for _, u := range []string{"ns/op", "cpu-ns/op", "p50-ns", "p99-ns", "p999-ns"} {
+					text = scale(text, fam, u, 1.1)
+				}
+				for _, u := range []string{"ops/s", "MB/s", "keys/s", "first-keys/s", "last-keys/s"} {
+					text = scale(text, fam, u, 1/1.1)
+				}
+			}
+		}
+		file := filepath.Join(dir, fmt.Sprintf("c%d.txt", i))
+		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errs := runHistory("add", file, "-history", db, "-label", "commit="+commitOf(i),
+			"-label", fmt.Sprintf("commit-date=2026-11-%02dT09:30:00+01:00", i)); code != 0 {
+			t.Fatal(errs)
+		}
+	}
+	out := filepath.Join(dir, "h.html")
+	if code, _, errs := runHistory("report", "-history", db, "-o", out); code != 0 {
+		t.Fatal(errs)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := regexp.MustCompile(`(?s)<tr class="(regression|improvement|change)">.*?</tr>`).FindAllString(string(page), -1)
+	if len(rows) != 1 || !inOrder(rows[0], driftFamily, "ns/op drift", "10.0%", commitOf(7)[:7], commitOf(8)[:7]) {
+		t.Fatalf("change rows %q: want only the run drift's +10%% between commits 7 and 8", rows)
+	}
+}

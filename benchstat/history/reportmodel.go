@@ -126,6 +126,7 @@ func buildModel(h *history.History) *model {
 	}
 	m := &model{series: len(h.Series)}
 	drift := runDrift(order)
+	order = append(order, driftCharts(order, drift)...)
 	machines := map[string]*machineSection{}
 	families := map[[2]string]*family{}
 	for _, c := range order {
@@ -187,6 +188,40 @@ func buildModel(h *history.History) *model {
 	return m
 }
 
+// driftFamily is the family of the charts of each machine's run drift.
+const driftFamily = "Run drift (every engine)"
+
+// driftCharts are the run drift every engine shared, per axis over
+// commits, as a series of its own: the report takes each engine's drift
+// out of its series, so a change that slows every engine at once (the
+// harness, the machine, the kernel) shows here and nowhere else.
+func driftCharts(order []*chart, drift map[axisKey]drift) []*chart {
+	var out []*chart
+	seen := map[axisKey]bool{}
+	for _, c := range order {
+		k := c.axisKey
+		if seen[k] || k.release {
+			continue
+		}
+		seen[k] = true
+		d := drift[k]
+		s := &history.Series{SeriesKey: history.SeriesKey{Machine: k.machine, Name: "run drift", Unit: "ns/op drift"}}
+		for i, r := range d.runs {
+			if d.n[i] >= changepoint.MinOthers {
+				f := d.shared[i]
+				s.Points = append(s.Points, history.Point{Run: r, N: d.n[i], Median: f, Lo: f, Hi: f})
+			}
+		}
+		if len(s.Points) < 2 {
+			continue
+		}
+		dc := &chart{chartKey: chartKey{machine: k.machine, family: driftFamily, unit: s.Unit, axisKey: k}, better: -1}
+		dc.lines = []*line{{label: "every engine", series: s}}
+		out = append(out, dc)
+	}
+	return out
+}
+
 // unitRank puts the headline units first, in their order.
 func unitRank(u string) int {
 	if i := slices.Index(primaryUnits, u); i >= 0 {
@@ -231,6 +266,9 @@ func xAxis(ls []*line) []*history.RunMeta {
 type drift struct {
 	factors map[string][]float64
 	at      map[int64]int
+	runs    []*history.RunMeta // the axis's runs, in x order
+	shared  []float64          // every engine's drift together (changepoint.Shared)
+	n       []int              // ns/op series behind each run's estimate
 }
 
 // of is the factors at each point of l, or nil when its engine has none.
@@ -281,6 +319,16 @@ func runDrift(charts []*chart) map[axisKey]drift {
 			samples = append(samples, changepoint.Sample{Engine: l.engine, Points: pts})
 		}
 		d.factors = changepoint.Drift(samples, len(runs))
+		d.shared = changepoint.Shared(samples, len(runs))
+		d.runs = runs
+		d.n = make([]int, len(runs))
+		for _, smp := range samples {
+			for i, x := range smp.Points {
+				if !math.IsNaN(x) {
+					d.n[i]++
+				}
+			}
+		}
 		out[k] = d
 	}
 	return out

@@ -2,7 +2,6 @@ package changepoint
 
 import (
 	"math"
-	"slices"
 	"strings"
 )
 
@@ -32,11 +31,31 @@ const MinOthers = 4
 // (a geometric middle). Divide a time (ns/op) by it, multiply a rate
 // (keys/s) by it.
 func Drift(samples []Sample, runs int) map[string][]float64 {
-	type logs struct {
-		engine string
-		v      []float64
+	ls := logRatios(samples, runs)
+	out := map[string][]float64{}
+	for _, s := range samples {
+		if _, done := out[s.Engine]; !done {
+			out[s.Engine] = factors(ls, runs, func(e string) bool { return e != s.Engine })
+		}
 	}
-	var ls []logs
+	return out
+}
+
+// Shared is the drift every engine's samples share, run by run: the same
+// middle over all of them. The report takes each engine's drift out of
+// its series, so a change that slows every engine at once (the harness,
+// the machine) leaves them all; it stays here, a series of its own.
+func Shared(samples []Sample, runs int) []float64 {
+	return factors(logRatios(samples, runs), runs, func(string) bool { return true })
+}
+
+type logRatio struct {
+	engine string
+	v      []float64 // log(point / series median), NaN where missing
+}
+
+func logRatios(samples []Sample, runs int) []logRatio {
+	var ls []logRatio
 	for _, s := range samples {
 		var present []float64
 		for _, x := range s.Points {
@@ -55,30 +74,29 @@ func Drift(samples []Sample, runs int) map[string][]float64 {
 				v[i] = math.Log(s.Points[i] / m)
 			}
 		}
-		ls = append(ls, logs{s.Engine, v})
+		ls = append(ls, logRatio{s.Engine, v})
 	}
-	out := map[string][]float64{}
+	return ls
+}
+
+// factors is, per run, exp of the median log ratio of the samples whose
+// engine use accepts; 1 with fewer than MinOthers of them.
+func factors(ls []logRatio, runs int, use func(engine string) bool) []float64 {
+	f := make([]float64, runs)
 	vals := make([]float64, 0, len(ls))
-	for _, s := range samples {
-		if _, done := out[s.Engine]; done {
-			continue
-		}
-		f := make([]float64, runs)
-		for i := range f {
-			vals = vals[:0]
-			for _, l := range ls {
-				if l.engine != s.Engine && !math.IsNaN(l.v[i]) {
-					vals = append(vals, l.v[i])
-				}
-			}
-			f[i] = 1
-			if len(vals) >= MinOthers {
-				f[i] = math.Exp(median(slices.Clone(vals)))
+	for i := range f {
+		vals = vals[:0]
+		for _, l := range ls {
+			if use(l.engine) && !math.IsNaN(l.v[i]) {
+				vals = append(vals, l.v[i])
 			}
 		}
-		out[s.Engine] = f
+		f[i] = 1
+		if len(vals) >= MinOthers {
+			f[i] = math.Exp(median(vals))
+		}
 	}
-	return out
+	return f
 }
 
 // Correct divides a time series' points by its engine's drift factors, or

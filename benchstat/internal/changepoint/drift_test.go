@@ -48,3 +48,40 @@ func TestDriftNeedsOtherEngines(t *testing.T) {
 		}
 	}
 }
+
+func TestSharedKeepsWhatEveryEngineShares(t *testing.T) {
+	// Every engine 10 % slower from run 3 on: a harness change. Each
+	// engine's own drift takes it out; Shared keeps it.
+	var samples []Sample
+	for _, e := range []string{"A", "B", "C", "D", "E"} {
+		samples = append(samples, Sample{e, []float64{100, 100, 100, 110, 110, 110}})
+	}
+	shared := Shared(samples, 6)
+	own := Drift(samples, 6)["A"]
+	for i := range 6 {
+		if math.Abs(shared[i]-own[i]) > 1e-12 {
+			t.Errorf("run %d: shared %.4f, A's %.4f: with every engine alike they agree", i, shared[i], own[i])
+		}
+	}
+	if r := shared[4] / shared[1]; math.Abs(r-1.1) > 1e-9 {
+		t.Errorf("shared drift moves by %.4f from run 1 to 4, want 1.1", r)
+	}
+}
+
+func TestEqualValuesAfterCorrectionAreNoChange(t *testing.T) {
+	// 100 divided by drift factors that are equal but for their last bits.
+	xs := make([]float64, 20)
+	for i := range xs {
+		f := math.Exp(math.Log(1.1) * float64(i%2))
+		if i%2 == 1 {
+			f = math.Exp(math.Log(1.1)) / 1.1 * 1.0
+		}
+		xs[i] = 100 * f / f
+		if i >= 10 {
+			xs[i] = 100 * (1 + 1e-15)
+		}
+	}
+	if got := Detect(xs, Default, 1); len(got) != 0 {
+		t.Errorf("values equal to 15 digits: %+v", got)
+	}
+}

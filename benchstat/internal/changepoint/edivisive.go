@@ -39,6 +39,7 @@ func Detect(xs []float64, cfg Config, seed uint64) []Change {
 // the engine's version or the machine's environment changed; the
 // permutation test asks the same of its shuffles.
 func DetectAt(xs []float64, splits []bool, cfg Config, seed uint64) []Change {
+	xs = rounded(xs)
 	if cfg.MinSize < 1 {
 		cfg.MinSize = 1
 	}
@@ -156,6 +157,22 @@ func bestSplit(xs []float64, splits []bool, minSize int) (tau int, q float64) {
 		}
 	}
 	return tau, q
+}
+
+// rounded is xs to 12 significant digits: a series that is constant but
+// for the last bits of a division (a drift factor taken out of equal
+// values) must look constant, not perfectly split.
+func rounded(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+			out[i] = x
+			continue
+		}
+		scale := math.Pow(10, 12-math.Ceil(math.Log10(math.Abs(x))))
+		out[i] = math.Round(x*scale) / scale
+	}
+	return out
 }
 
 // sub is splits' window [lo, hi), nil for nil.
