@@ -19,7 +19,7 @@ BLOCKS   ?= 4KiB,32KiB
 comma    := ,
 
 
-.PHONY: valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot history-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003 seed004
+.PHONY: bench-sim bench-sim-run valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot history-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003 seed004
 
 all: test
 
@@ -86,6 +86,28 @@ bench-run: bench-bin
 	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 MEM_WORKLOADS=readrandom COUNT=$(MEM_COUNT) MEM_BENCHTIME=$(BENCHTIME) MEM_BLOCKS=$(BLOCKS)
 	$(call record,$(RESULTS)/bench.txt,bench)
 	@$(MAKE) --no-print-directory summary report
+
+# bench-sim: the instruction counts of make bench's warm point reads and
+# scans on one thread (benchstat/sim under Valgrind's callgrind: instr/op
+# and est-cycles/op of each timed loop), for a history that sees small
+# changes: make bench's times resolve steps of 10-20 % on a shared VM,
+# the counts about 1 % (docs/history.md, "Change points"). Each count is a
+# process of its own. Results in $(RESULTS)/bench-sim.txt, recorded as
+# role=bench-sim. Needs valgrind (valgrind-deps installs it).
+SIM_COUNT     ?= 3
+SIM_BENCHTIME ?= 2000x,Scan=50x
+SIM_FLAGS      = -threads 1 -cache warm -keys_mil 0.01 -valsz 256 $(if $(DIR),-dir $(DIR))
+bench-sim: deps valgrind-deps
+	@command -v valgrind >/dev/null || { echo "bench-sim: needs valgrind (make valgrind-deps, as root or with sudo)" >&2; exit 2; }
+	@mkdir -p $(RESULTS)
+	$(MAKE) --no-print-directory bench-sim-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
+
+bench-sim-run: bench-bin
+	$(GO) build -o $(RESULTS)/sim ./benchstat/sim
+	@stores='$(STORES)'; set -ex; \
+	$(RESULTS)/sim -benchtime '$(SIM_BENCHTIME)' $(BENCH_BIN) -test.run '^$$' -test.bench "^Benchmark(ReadRandom|Scan)($$stores)\$$" \
+	  -test.count $(SIM_COUNT) -test.cpu 1 $(SIM_FLAGS) >$(RESULTS)/bench-sim.txt
+	$(call record,$(RESULTS)/bench-sim.txt,bench-sim)
 
 # record: keep a results file in the history store (docs/history.md) with
 # the commit, its date, the branch, whether the tree was dirty and when
