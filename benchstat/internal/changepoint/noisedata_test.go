@@ -21,15 +21,24 @@ import (
 //
 //	go test ./benchstat/internal/changepoint -run TestWriteRecorded -record_from PATH -record_note "..."
 //
+// (testdata/make-bench-sim.tsv.gz likewise, with -record_to, from make
+// bench-sim's runs)
+//
 // and holds one line per series and run: name, unit, run (from 0, in the
 // store's order), the run's values joined by commas; '#' lines say how it
 // was measured.
 var (
-	recordFrom = flag.String("record_from", "", "history store to write testdata/make-bench.tsv.gz from")
+	recordFrom = flag.String("record_from", "", "history store to write -record_to from")
+	recordTo   = flag.String("record_to", recordedFile, "the recorded history to write")
 	recordNote = flag.String("record_note", "", "how the recorded runs were measured, for the file's header")
 )
 
-const recordedFile = "testdata/make-bench.tsv.gz"
+// The recorded histories: make bench's times, and make bench-sim's
+// instruction counts.
+const (
+	recordedFile    = "testdata/make-bench.tsv.gz"
+	recordedSimFile = "testdata/make-bench-sim.tsv.gz"
+)
 
 type seriesKey struct{ name, unit string }
 
@@ -42,7 +51,7 @@ type recorded struct {
 
 func TestWriteRecorded(t *testing.T) {
 	if *recordFrom == "" {
-		t.Skip("-record_from names the history store to write " + recordedFile + " from")
+		t.Skip("-record_from names the history store to write -record_to from")
 	}
 	ctx := context.Background()
 	s, err := history.Open(ctx, *recordFrom)
@@ -57,7 +66,7 @@ func TestWriteRecorded(t *testing.T) {
 	if err := os.MkdirAll("testdata", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	out, err := os.Create(recordedFile)
+	out, err := os.Create(*recordTo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,9 +111,11 @@ func TestWriteRecorded(t *testing.T) {
 	}
 }
 
-func readRecorded(t *testing.T) *recorded {
+func readRecorded(t *testing.T) *recorded { return readRecordedFile(t, recordedFile) }
+
+func readRecordedFile(t *testing.T, file string) *recorded {
 	t.Helper()
-	f, err := os.Open(recordedFile)
+	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,17 +135,17 @@ func readRecorded(t *testing.T) *recorded {
 		}
 		parts := strings.Split(line, "\t")
 		if len(parts) != 4 {
-			t.Fatalf("%s: bad line %q", recordedFile, line)
+			t.Fatalf("%s: bad line %q", file, line)
 		}
 		run, err := strconv.Atoi(parts[2])
 		if err != nil {
-			t.Fatalf("%s: bad run in %q", recordedFile, line)
+			t.Fatalf("%s: bad run in %q", file, line)
 		}
 		var vs []float64
 		for _, s := range strings.Split(parts[3], ",") {
 			v, err := strconv.ParseFloat(s, 64)
 			if err != nil {
-				t.Fatalf("%s: bad value in %q", recordedFile, line)
+				t.Fatalf("%s: bad value in %q", file, line)
 			}
 			vs = append(vs, v)
 		}
