@@ -285,9 +285,10 @@ func (d drift) of(l *line) []float64 {
 }
 
 // runDrift estimates, per axis, how much each run was faster or slower
-// in every engine at once, from every engine's ns/op series on it
-// (changepoint.Drift): the report takes it out before looking for
-// change points, so that a slow run of the machine is not a change.
+// in every engine at once: for each engine from the other engines' ns/op
+// series on it (changepoint.Drift), which the report takes out before
+// looking for change points, so that a slow run of the machine is not a
+// change; and over all of them (changepoint.Shared), its own chart.
 func runDrift(charts []*chart) map[axisKey]drift {
 	lines := map[axisKey][]*line{}
 	var keys []axisKey
