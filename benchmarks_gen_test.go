@@ -14,6 +14,11 @@ func BenchmarkBloomBadger(b *testing.B)       { core.Run(b, core.Current(), "Blo
 func BenchmarkBloomPebble(b *testing.B)       { core.Run(b, core.Current(), "Bloom", "pebble") }
 func BenchmarkBloomRocksDB(b *testing.B)      { core.Run(b, core.Current(), "Bloom", "rocksdb") }
 func BenchmarkBoltBatch(b *testing.B)         { core.Run(b, core.Current(), "Batch", "bolt") }
+func BenchmarkDeleteBadger(b *testing.B)      { core.Run(b, core.Current(), "Delete", "badger") }
+func BenchmarkDeleteBolt(b *testing.B)        { core.Run(b, core.Current(), "Delete", "bolt") }
+func BenchmarkDeleteLmdb(b *testing.B)        { core.Run(b, core.Current(), "Delete", "lmdb") }
+func BenchmarkDeletePebble(b *testing.B)      { core.Run(b, core.Current(), "Delete", "pebble") }
+func BenchmarkDeleteRocksDB(b *testing.B)     { core.Run(b, core.Current(), "Delete", "rocksdb") }
 func BenchmarkDisk(b *testing.B)              { core.Run(b, core.Current(), "Disk", "") }
 func BenchmarkEmbedBuild(b *testing.B)        { core.Run(b, core.Current(), "EmbedBuild", "") }
 func BenchmarkEmbedColdStart(b *testing.B)    { core.Run(b, core.Current(), "EmbedColdStart", "") }
@@ -49,6 +54,11 @@ func BenchmarkOpenBolt(b *testing.B)          { core.Run(b, core.Current(), "Ope
 func BenchmarkOpenLmdb(b *testing.B)          { core.Run(b, core.Current(), "Open", "lmdb") }
 func BenchmarkOpenPebble(b *testing.B)        { core.Run(b, core.Current(), "Open", "pebble") }
 func BenchmarkOpenRocksDB(b *testing.B)       { core.Run(b, core.Current(), "Open", "rocksdb") }
+func BenchmarkOverwriteBadger(b *testing.B)   { core.Run(b, core.Current(), "Overwrite", "badger") }
+func BenchmarkOverwriteBolt(b *testing.B)     { core.Run(b, core.Current(), "Overwrite", "bolt") }
+func BenchmarkOverwriteLmdb(b *testing.B)     { core.Run(b, core.Current(), "Overwrite", "lmdb") }
+func BenchmarkOverwritePebble(b *testing.B)   { core.Run(b, core.Current(), "Overwrite", "pebble") }
+func BenchmarkOverwriteRocksDB(b *testing.B)  { core.Run(b, core.Current(), "Overwrite", "rocksdb") }
 func BenchmarkPopulateBadger(b *testing.B)    { core.Run(b, core.Current(), "Populate", "badger") }
 func BenchmarkPopulateBolt(b *testing.B)      { core.Run(b, core.Current(), "Populate", "bolt") }
 func BenchmarkPopulateLmdb(b *testing.B)      { core.Run(b, core.Current(), "Populate", "lmdb") }
@@ -71,3 +81,8 @@ func BenchmarkScanLmdb(b *testing.B)          { core.Run(b, core.Current(), "Sca
 func BenchmarkScanMemory(b *testing.B)        { core.Run(b, core.Current(), "Scan", "memory") }
 func BenchmarkScanPebble(b *testing.B)        { core.Run(b, core.Current(), "Scan", "pebble") }
 func BenchmarkScanRocksDB(b *testing.B)       { core.Run(b, core.Current(), "Scan", "rocksdb") }
+func BenchmarkYCSBBadger(b *testing.B)        { core.Run(b, core.Current(), "YCSB", "badger") }
+func BenchmarkYCSBBolt(b *testing.B)          { core.Run(b, core.Current(), "YCSB", "bolt") }
+func BenchmarkYCSBLmdb(b *testing.B)          { core.Run(b, core.Current(), "YCSB", "lmdb") }
+func BenchmarkYCSBPebble(b *testing.B)        { core.Run(b, core.Current(), "YCSB", "pebble") }
+func BenchmarkYCSBRocksDB(b *testing.B)       { core.Run(b, core.Current(), "YCSB", "rocksdb") }

@@ -20,6 +20,8 @@ func TestWorkloadFlagsThatShapeFixturesNameThem(t *testing.T) {
 	// Another valid value for the flags whose next value is not one more
 	// (or, for a bool, the other), and the flags left out, with why.
 	other := map[string]string{"rate": "20000", "bloom_fpr": "0.02", "hit_rate": "0.5", "latency_dir": t.TempDir()}
+	other["overwrite_passes"] = "2"
+	other["dist"], other["zipf_theta"], other["zipf_items"], other["ycsb"], other["mix"] = "zipf,latest", "0.8", "1000", "A,C", "read=50,delete=50"
 	leftOut := map[string]string{"embed_readahead": "false would advise this test binary's own pages; it changes how pages are read, not what a fixture holds"}
 	names := func(c core.Config) string {
 		e, err := core.NewEnv(c, io.Discard, io.Discard)

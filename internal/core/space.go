@@ -222,3 +222,11 @@ func (b guardedBatch) Commit() error {
 	}
 	return b.Batch.Commit()
 }
+
+// Delete removes key as engine.Delete does, once the guard allows writes.
+func (d guardedDB) Delete(key []byte) error {
+	if err := d.g.Err(); err != nil {
+		return err
+	}
+	return engine.Delete(d.DB, key)
+}

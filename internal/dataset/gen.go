@@ -89,7 +89,10 @@ func (g *Gen) MissKey(dst []byte, i uint64) []byte {
 
 // Index maps a key back to its index. ok is false for keys the generator
 // never makes as hits (miss keys, foreign keys, indexes >= Keys).
-func (g *Gen) Index(key []byte) (i uint64, ok bool) {
+func (g *Gen) Index(key []byte) (i uint64, ok bool) { return g.indexBelow(key, g.Keys) }
+
+// indexBelow is Index for the indexes below limit.
+func (g *Gen) indexBelow(key []byte, limit uint64) (i uint64, ok bool) {
 	if len(key) != KeySize {
 		return 0, false
 	}
@@ -107,7 +110,7 @@ func (g *Gen) Index(key []byte) (i uint64, ok bool) {
 		x = x<<4 | uint64(d)
 	}
 	pre := unmix64(x) ^ g.keyMask
-	if pre&1 != 0 || pre/2 >= g.Keys {
+	if pre&1 != 0 || pre/2 >= limit {
 		return 0, false
 	}
 	return pre / 2, true

@@ -63,9 +63,11 @@ func railEnv(t *testing.T, seed uint64) (*core.Env, engine.DB) {
 func TestCallsReadTheirOwnKeys(t *testing.T) {
 	coretest.SetBenchtime(t, "50x")
 	bodies := map[string]func(b *testing.B, e *core.Env, db engine.DB){
-		"ReadRandom": func(b *testing.B, e *core.Env, db engine.DB) { readRandom(b, e, db, 1, 0.5) },
-		"Scan":       func(b *testing.B, e *core.Env, db engine.DB) { scan(b, e, db, 1) },
-		"Load":       func(b *testing.B, e *core.Env, db engine.DB) { runLoad(b, e, db, "get-hit", 2000, nil) },
+		"ReadRandom": func(b *testing.B, e *core.Env, db engine.DB) {
+			readRandom(b, e, db, readRandomRun{threads: 1, hitRate: 0.5})
+		},
+		"Scan": func(b *testing.B, e *core.Env, db engine.DB) { scan(b, e, db, 1) },
+		"Load": func(b *testing.B, e *core.Env, db engine.DB) { runLoad(b, e, db, "get-hit", 2000, nil, nil) },
 	}
 	for name, body := range bodies {
 		coretest.CheckCalls(t, name, func(seed uint64) [][]string {

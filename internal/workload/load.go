@@ -2,9 +2,9 @@ package workload
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +13,7 @@ import (
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/keydist"
 	"github.com/kvbench/kvbench/internal/load"
 	"github.com/kvbench/kvbench/internal/measure"
 )
@@ -29,22 +30,29 @@ func init() {
 		Scratch:  loadScratch,
 		Units:    append([]core.Unit{core.Higher("write-ops/s"), core.Lower("write-p99-ns")}, loadUnits...),
 		Gate:     fixedRateGate,
-		Options:  loadFlags,
+		Options:  append(append([]core.Option(nil), loadFlags...), distOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			f := e.KVFor(info)
 			h := e.Open(b, f)
+			list, named := dists(&e.Cfg, "uniform")
 			for _, op := range loadOps {
-				for _, rate := range rateFlag.Get(&e.Cfg) {
-					n := fmt.Sprintf("op=%s/rate=%d", op, rate)
-					if op == "readwhilewriting" && info.Reference {
-						b.Run(core.BlockLeaf(n, info, f.Options), func(b *testing.B) {
-							b.Skip("the calibration rail copies its whole map on a write while readers hold it")
-						})
-						continue
+				for _, d := range list {
+					p, err := keyDist(&e.Cfg, d, e.Keys)
+					if err != nil {
+						b.Fatal(err)
 					}
-					write := op != "get-hit" && op != "get-miss"
-					var up upserts // across every time testing runs the sub-benchmark
-					loadLeaf(e, b, h, n, write, func(b *testing.B, db engine.DB) { runLoad(b, e, db, op, rate, &up) })
+					for _, rate := range rateFlag.Get(&e.Cfg) {
+						n := "op=" + op + "/" + distName(d, named) + "rate=" + strconv.Itoa(rate)
+						if op == "readwhilewriting" && info.Reference {
+							b.Run(core.BlockLeaf(n, info, f.Options), func(b *testing.B) {
+								b.Skip("the calibration rail copies its whole map on a write while readers hold it")
+							})
+							continue
+						}
+						write := op != "get-hit" && op != "get-miss"
+						var up upserts // across every time testing runs the sub-benchmark
+						loadLeaf(e, b, h, n, write, func(b *testing.B, db engine.DB) { runLoad(b, e, db, op, rate, p, &up) })
+					}
 				}
 			}
 		},
@@ -79,10 +87,13 @@ func loadScratch(e *core.Env, info engine.Info) int64 {
 }
 
 // runLoad is the body of every BenchmarkLoad<Engine>/op=.../rate=N.
-func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, up *upserts) {
+func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist *keydist.Params, up *upserts) {
 	c := loadOf(&e.Cfg)
 	rs := e.CallStreams(b)
 	ws := newLoadWorkers(e, db, rs, c.LoadWorkers, 2000)
+	for _, w := range ws {
+		w.drawFrom(dist)
+	}
 	defer closeLoadWorkers(ws)
 	var res *load.Result
 	b.ResetTimer()
@@ -102,6 +113,7 @@ func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, up *u
 		})
 	case "readwhilewriting":
 		wr := newLoadWorkers(e, db, rs, 1, 3000)[0]
+		wr.drawFrom(dist)
 		var writes *load.Result
 		res = windows(b, func() (*load.Result, error) {
 			done := make(chan error, 1)
@@ -156,85 +168,19 @@ func loadLeaf(e *core.Env, b *testing.B, h *core.Handle, name string, write bool
 		return
 	}
 	info := h.Fixture().Engine
-	dst := e.ScratchDir(info.Name)
-	defer func() {
-		if err := e.Root.RemoveAll(dst); err != nil {
-			b.Error(err)
-		}
-	}()
-	// Every leaf that writes starts from the same state, whatever ran
-	// before it: the copy and anything else dirty on its filesystem
-	// written back (otherwise the kernel writes it back during the first
-	// trials, and a write waiting behind that is charged to the engine),
-	// and the memory earlier engines left to the Go collector and the C
-	// allocators released (otherwise a large heap's collection runs during
-	// them).
-	if err := copyTree(h.Dir(), dst); err != nil {
-		b.Fatalf("copy fixture: %v", err)
-	}
-	if err := syncFS(dst); err != nil {
-		b.Fatalf("sync the fixture's copy: %v", err)
-	}
-	engine.ReleaseMemory()
 	o := h.Options(nil)
-	o.Dir, o.ReadOnly = dst, false
 	name = core.BlockLeaf(name, info, o)
-	g, err := e.GuardSpace(b.Name()+"/"+name, info, o)
+	w, err := openWorkCopy(e, h, b.Name()+"/"+name, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer g.Stop()
-	inner, err := engine.Open(info.Name, o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	db := g.Wrap(inner)
 	defer func() {
-		if err := db.Close(); err != nil {
+		if err := w.Close(); err != nil {
 			b.Error(err)
 		}
 	}()
-	e.ShowFixtureSettings(info, db.Settings(), h.Fixture()) // a copy of the fixture
-	b.Run(name, func(b *testing.B) { body(b, db) })
-}
-
-// copyTree copies the regular files and directories under src to dst,
-// leaving out the fixture's .ready manifest: the copy is not a fixture.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case !d.Type().IsRegular() || rel == dataset.ReadyName:
-			return nil
-		}
-		return copyFile(p, to)
-	})
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil { // copy_file_range on Linux
-		out.Close()
-		return err
-	}
-	return out.Close()
+	e.ShowFixtureSettings(info, w.DB.Settings(), h.Fixture()) // a copy of the fixture
+	b.Run(name, func(b *testing.B) { body(b, w.DB) })
 }
 
 // readerRenew is how many gets a worker serves from one engine Reader
@@ -248,10 +194,27 @@ const readerRenew = 1024
 type keySource struct {
 	g   *dataset.Gen
 	rng dataset.Rand
+	smp *keydist.Sampler // nil: uniform
 	chk *dataset.Checker
 	kb  [dataset.KeySize]byte
 	val []byte
 	idx uint64 // the key being read
+}
+
+// drawFrom makes the source draw its keys from dist (nil: uniform).
+func (k *keySource) drawFrom(dist *keydist.Params) {
+	k.smp = nil
+	if dist != nil && dist.Kind != keydist.Uniform {
+		k.smp = dist.NewSampler()
+	}
+}
+
+// next is the index of the next existing key it reads or rewrites.
+func (k *keySource) next() uint64 {
+	if k.smp != nil {
+		return k.smp.Next(&k.rng, k.g.Keys)
+	}
+	return k.rng.Below(k.g.Keys)
 }
 
 // newKeySource is a goroutine's share of the round's streams rs.
@@ -305,7 +268,7 @@ func (w *loadWorker) get(hit bool) error {
 	}
 	w.reads++
 	g := w.g
-	w.idx = w.rng.Below(g.Keys)
+	w.idx = w.next()
 	var key []byte
 	if hit {
 		key = g.Key(w.kb[:], w.idx)
@@ -338,7 +301,7 @@ func (w *loadWorker) put(idx uint64) error {
 // overwrite rewrites a random existing key. The value is the one the key
 // already has, so concurrent readers can verify every read; the engine
 // still writes it in full.
-func (w *loadWorker) overwrite() error { return w.put(w.rng.Below(w.g.Keys)) }
+func (w *loadWorker) overwrite() error { return w.put(w.next()) }
 
 // upserts numbers the new keys one sub-benchmark writes on its database:
 // Keys, Keys+1, ..., one per completed operation, over every window and

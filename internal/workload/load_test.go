@@ -29,7 +29,7 @@ func TestLatencySpectrumFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := loadedRail(t, e)
-	r := testing.Benchmark(func(b *testing.B) { runLoad(b, e, db, "get-hit", 2000, &upserts{}) })
+	r := testing.Benchmark(func(b *testing.B) { runLoad(b, e, db, "get-hit", 2000, nil, &upserts{}) })
 	if r.N != 1 || r.Extra["achieved-ops/s"] < 1000 || r.Extra["p9999-ns"] <= 0 {
 		t.Fatalf("N=%d, metrics %v", r.N, r.Extra)
 	}

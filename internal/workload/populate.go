@@ -111,20 +111,47 @@ const memSamplePeriod = 20 * time.Millisecond
 
 // populateOnce writes every key of the data set into a fresh database in
 // dir, timed and counted over one interval that ends at the same point for
-// every engine: Open; the writes, in batches through the engine's native
-// batch path; Flush, which waits for flushes and compactions to settle
-// (one rule for every engine); Close, which writes what an engine still
-// holds in memory (Badger's active memtable); and an fsync of every file
-// left, so data an engine did not sync (per-commit sync off) is on the
-// device too. start and stop, when set, are called at the interval's ends.
+// every engine (measureWrite): Open; the writes, in batches through the
+// engine's native batch path; Flush, Close and an fsync of every file
+// left. start and stop, when set, are called at the interval's ends.
+func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label string, start, stop func()) (populateStats, error) {
+	writers := writersFlag.Get(&e.Cfg)
+	g, err := e.GuardSpace(label, info, opts)
+	if err != nil {
+		return populateStats{}, err
+	}
+	defer g.Stop()
+	open := func() (engine.DB, error) {
+		inner, err := engine.OpenInfo(info, opts)
+		if err != nil {
+			return nil, err
+		}
+		return g.Wrap(inner), nil
+	}
+	write := func(db engine.DB) (core.WriteTimes, error) {
+		return e.WriteAllTimed(db, core.GenSource{G: e.Gen}, e.Cfg.Batch, writers, label)
+	}
+	return measureWrite(info, opts.Dir, start, stop, open, write)
+}
+
+// measureWrite times and counts one write into the database in dir over
+// one interval that ends at the same point for every engine and every
+// writing benchmark: open, which opens the database (populate: a fresh
+// one, inside the interval) or returns one opened before the interval
+// (overwrite); write; Flush, which waits for flushes and compactions to
+// settle (one rule for every engine); Close, which writes what an engine
+// still holds in memory (Badger's active memtable); and an fsync of every
+// file left, so data an engine did not sync (per-commit sync off) is on
+// the device too. start and stop, when set, are called at the interval's
+// ends. measureWrite closes the database open returned.
 //
 // Before the interval, memory is released (engine.ReleaseMemory) and its
 // baseline read, so memory earlier work left to the allocators is not
-// charged to this engine.
-func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label string, start, stop func()) (populateStats, error) {
+// charged to this engine; the process's and the device's write counters
+// are read right before it and right after it.
+func measureWrite(info engine.Info, dir string, start, stop func(), open func() (engine.DB, error), write func(engine.DB) (core.WriteTimes, error)) (populateStats, error) {
 	var st populateStats
-	writers := writersFlag.Get(&e.Cfg)
-	dev, hasDev, err := measure.DeviceOf(opts.Dir)
+	dev, hasDev, err := measure.DeviceOf(dir)
 	if err != nil {
 		return st, err
 	}
@@ -148,22 +175,16 @@ func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label stri
 	if err != nil {
 		return st, err
 	}
-	g, err := e.GuardSpace(label, info, opts)
-	if err != nil {
-		return st, err
-	}
-	defer g.Stop()
 	if start != nil {
 		start()
 	}
 	t0 := time.Now()
-	inner, err := engine.OpenInfo(info, opts)
+	db, err := open()
 	if err != nil {
 		return st, err
 	}
-	db := g.Wrap(inner)
 	defer db.Close()
-	if st.times, err = e.WriteAllTimed(db, core.GenSource{G: e.Gen}, e.Cfg.Batch, writers, label); err != nil {
+	if st.times, err = write(db); err != nil {
 		return st, err
 	}
 	if err := db.Flush(); err != nil {
@@ -172,7 +193,7 @@ func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label stri
 	if err := db.Close(); err != nil {
 		return st, fmt.Errorf("close: %w", err)
 	}
-	if err := engine.SyncTree(opts.Dir); err != nil {
+	if err := engine.SyncTree(dir); err != nil {
 		return st, fmt.Errorf("sync: %w", err)
 	}
 	st.elapsed = time.Since(t0)
@@ -196,7 +217,7 @@ func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label stri
 		}
 		st.dev, st.hasDev = dev1.Sub(dev0).WrittenBytes, true
 	}
-	st.space, err = engine.SpaceOf(info, opts.Dir)
+	st.space, err = engine.SpaceOf(info, dir)
 	return st, err
 }
 
@@ -206,10 +227,8 @@ func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label stri
 // afterwards. Every figure is a mean over the ops except the memory
 // growths, which are the largest.
 func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) {
-	logical := e.Gen.LogicalBytes()
-	b.SetBytes(logical)
-	var sum populateStats
-	var first, last float64
+	b.SetBytes(e.Gen.LogicalBytes())
+	var tally writeTally
 	b.StopTimer()
 	// Counted under callgrind from each op's start to its stop only.
 	sim := core.StartSim(b)
@@ -225,39 +244,65 @@ func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) 
 			e.Root.RemoveAll(dir)
 			b.Fatal(err)
 		}
-		sum.elapsed += st.elapsed
-		sum.written += st.written
-		sum.dev += st.dev
-		sum.hasDev = st.hasDev
-		sum.space.Data += st.space.Data
-		sum.space.Logs += st.space.Logs
-		sum.mem.Peak = max(sum.mem.Peak, st.mem.Peak)
-		sum.mem.Anon = max(sum.mem.Anon, st.mem.Anon)
-		sum.mem.File = max(sum.mem.File, st.mem.File)
-		first += st.times.FirstRate
-		last += st.times.LastRate
+		tally.add(st)
 		if err := e.Root.RemoveAll(dir); err != nil {
 			b.Fatal(err)
 		}
 	}
 	sim.Stop()
-	ops := float64(b.N)
+	tally.report(b, e.Keys, e.Gen.LogicalBytes(), true)
+}
+
+// writeTally adds up the ops of a writing benchmark, each a write of keys
+// entries of logical bytes in all counted by measureWrite.
+type writeTally struct {
+	sum         populateStats
+	first, last float64 // sums of the ops' write-loop rates
+	ops         int
+}
+
+func (t *writeTally) add(st populateStats) {
+	t.ops++
+	t.sum.elapsed += st.elapsed
+	t.sum.written += st.written
+	t.sum.dev += st.dev
+	t.sum.hasDev = st.hasDev
+	t.sum.space.Data += st.space.Data
+	t.sum.space.Logs += st.space.Logs
+	t.sum.mem.Peak = max(t.sum.mem.Peak, st.mem.Peak)
+	t.sum.mem.Anon = max(t.sum.mem.Anon, st.mem.Anon)
+	t.sum.mem.File = max(t.sum.mem.File, st.mem.File)
+	t.first += st.times.FirstRate
+	t.last += st.times.LastRate
+}
+
+// report reports the tally of ops that each wrote keys entries of logical
+// bytes in all: every figure a mean over the ops, except the memory
+// growths (reported when memory is set), which are the largest.
+func (t *writeTally) report(b *testing.B, keys uint64, logical int64, memory bool) {
+	if t.ops == 0 {
+		return
+	}
+	ops := float64(t.ops)
+	sum := t.sum
 	perLogical := func(v int64) float64 { return float64(v) / (float64(logical) * ops) }
-	b.ReportMetric(float64(e.Keys)*ops/sum.elapsed.Seconds(), "keys/s")
+	b.ReportMetric(float64(keys)*ops/sum.elapsed.Seconds(), "keys/s")
 	b.ReportMetric(perLogical(sum.written), "write-amp")
 	if sum.hasDev {
 		b.ReportMetric(perLogical(sum.dev), "dev-write-amp")
 	}
 	b.ReportMetric(perLogical(sum.space.Data), "space-amp")
 	b.ReportMetric(float64(sum.space.Logs)/ops/(1<<20), "log-MB")
-	b.ReportMetric(float64(sum.mem.Peak)/(1<<20), "rss-growth-MB")
-	b.ReportMetric(float64(sum.mem.Anon)/(1<<20), "anon-growth-MB")
-	b.ReportMetric(float64(sum.mem.File)/(1<<20), "file-growth-MB")
+	if memory {
+		b.ReportMetric(float64(sum.mem.Peak)/(1<<20), "rss-growth-MB")
+		b.ReportMetric(float64(sum.mem.Anon)/(1<<20), "anon-growth-MB")
+		b.ReportMetric(float64(sum.mem.File)/(1<<20), "file-growth-MB")
+	}
 	// The write loop's rate over its first and its last tenth of keys
 	// (means over the ops): seed 001 saw LMDB's fall from 1M keys/min to
 	// 200k as the data outgrew memory.
-	if first > 0 && last > 0 {
-		b.ReportMetric(first/ops, "first-keys/s")
-		b.ReportMetric(last/ops, "last-keys/s")
+	if t.first > 0 && t.last > 0 {
+		b.ReportMetric(t.first/ops, "first-keys/s")
+		b.ReportMetric(t.last/ops, "last-keys/s")
 	}
 }

@@ -3,12 +3,16 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/keydist"
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
@@ -24,23 +28,32 @@ func init() {
 		Engines:  core.Everything,
 		Fixtures: kvFixture,
 		Step:     "read",
-		Units: append(append([]core.Unit{core.Info("hit%"), core.Higher("ops/s"), core.Lower("cpu-ns/op"),
+		Units: append(append([]core.Unit{core.Info("hit%"), core.Higher("mem-hit%"), core.Higher("ops/s"), core.Lower("cpu-ns/op"),
 			core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...), core.LatencyUnits...),
 		Gate:    []string{"ns/op", "cpu-ns/op", "p50-ns", "B/op", "allocs/op", "read-B/op"},
-		Options: []core.Option{hitRateFlag},
+		Options: append([]core.Option{hitRateFlag}, distOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
+			list, named := dists(&e.Cfg, "uniform")
 			for _, cache := range h.Caches() {
-				for _, hit := range hitRateFlag.Get(&e.Cfg) {
-					for _, threads := range e.Cfg.Threads {
-						n := e.Shape() + "/" + core.SubName("cache", cache, "hit", core.TrimFloat(hit*100)+"%", "threads", threads)
-						h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) {
-							if cache == core.Cold {
-								readRandomCold(b, e, h, threads, hit)
-							} else {
-								readRandom(b, e, db, threads, hit)
-							}
-						})
+				for _, d := range list {
+					p, err := keyDist(&e.Cfg, d, e.Keys)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, hit := range hitRateFlag.Get(&e.Cfg) {
+						for _, threads := range e.Cfg.Threads {
+							n := e.Shape() + "/" + core.SubName("cache", cache) + "/" + distName(d, named) +
+								core.SubName("hit", core.TrimFloat(hit*100)+"%", "threads", threads)
+							rr := readRandomRun{threads: threads, hitRate: hit, dist: p, countIO: cache == core.Cold || e.Budget() != nil}
+							h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) {
+								if cache == core.Cold {
+									readRandomCold(b, e, h, rr)
+								} else {
+									readRandom(b, e, db, rr)
+								}
+							})
+						}
 					}
 				}
 			}
@@ -70,6 +83,18 @@ var hitRateFlag = &core.Flag[core.FloatList]{Name: "hit_rate", Default: core.Flo
 		return errors.Join(errs...)
 	}}
 
+// readRandomRun is one leaf's dimensions.
+type readRandomRun struct {
+	threads int
+	hitRate float64
+	dist    *keydist.Params // nil or uniform: every key alike
+	// countIO reports mem-hit%, the share of sampled reads that read
+	// nothing from the device: cold and in a memory budget, where reads
+	// take microseconds and the two getrusage calls of a sample do not
+	// weigh (warm, they would).
+	countIO bool
+}
+
 // readStream is one reader goroutine's reads: its own random keys,
 // checker, latency samples and tally, kept across the rounds of a cold
 // leaf. Padded so streams never share a cache line.
@@ -77,6 +102,7 @@ type readStream struct {
 	_          [64]byte
 	g          *dataset.Gen
 	hitRate    float64
+	smp        *keydist.Sampler // nil: uniform
 	rng        dataset.Rand
 	chk        *dataset.Checker
 	lat        *measure.Recorder
@@ -87,17 +113,37 @@ type readStream struct {
 	ops, found int64
 	bytes      int64
 	err        error
-	_          [64]byte
+	// countIO: each sampled read also counts whether it went to the
+	// device (memHits of ioSampled did not); its goroutine is locked to
+	// its thread, whose counters these are.
+	countIO            bool
+	ioSampled, memHits int64
+	ru                 unix.Rusage
+	_                  [64]byte
+}
+
+// threadIO is the calling thread's reads from the device so far: blocks
+// read (read_bytes/512, whatever the engine read them with) and major
+// faults (a mapped page fetched).
+func (s *readStream) threadIO() int64 {
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &s.ru); err != nil {
+		return -1
+	}
+	return s.ru.Inblock + s.ru.Majflt
 }
 
 // newReadStreams makes one stream per reader goroutine, each recording
 // latencies into lats[t], from the round's streams rs.
-func newReadStreams(e *core.Env, rs core.Streams, lats []*measure.Recorder, hitRate float64) []*readStream {
+func newReadStreams(e *core.Env, rs core.Streams, lats []*measure.Recorder, rr readRandomRun) []*readStream {
 	out := make([]*readStream, len(lats))
 	for t := range out {
-		s := &readStream{g: e.Gen, hitRate: hitRate, rng: rs.Rand(uint64(t) + 1000),
+		s := &readStream{g: e.Gen, hitRate: rr.hitRate, rng: rs.Rand(uint64(t) + 1000),
 			chk: e.Gen.NewChecker(e.FullCheck), lat: lats[t]}
+		if rr.dist != nil && rr.dist.Kind != keydist.Uniform {
+			s.smp = rr.dist.NewSampler()
+		}
 		s.phase = core.SamplePhase(&s.rng)
+		s.countIO = rr.countIO
 		s.check = s.checkValue
 		out[t] = s
 	}
@@ -113,11 +159,19 @@ func (s *readStream) checkValue(v []byte) error {
 // Its ops count on from the stream's earlier reads, which with the
 // stream's phase choose the sampled ones.
 func (s *readStream) read(rd engine.Reader, n int) {
+	if s.countIO {
+		runtime.LockOSThread() // threadIO's counters are this thread's
+		defer runtime.UnlockOSThread()
+	}
 	g := s.g
 	op, phase := s.ops, s.phase
 	defer func() { s.ops = op }()
 	for end := op + int64(n); op < end; op++ {
-		s.idx = s.rng.Below(g.Keys)
+		if s.smp != nil {
+			s.idx = s.smp.Next(&s.rng, g.Keys)
+		} else {
+			s.idx = s.rng.Below(g.Keys)
+		}
 		hit := s.rng.Float64() < s.hitRate
 		var key []byte
 		if hit {
@@ -127,12 +181,22 @@ func (s *readStream) read(rd engine.Reader, n int) {
 		}
 		sampled := (op+phase)&core.LatencySampleMask == 0
 		var t0 time.Time
+		var io0 int64
 		if sampled {
+			if s.countIO {
+				io0 = s.threadIO()
+			}
 			t0 = time.Now()
 		}
 		found, err := rd.Get(key, s.check)
 		if sampled {
 			s.lat.Record(time.Since(t0))
+			if s.countIO {
+				s.ioSampled++
+				if s.threadIO() == io0 {
+					s.memHits++
+				}
+			}
 		}
 		if err != nil {
 			s.err = err
@@ -158,11 +222,12 @@ func newRecorders(threads int) []*measure.Recorder {
 }
 
 // readRandom times b.N reads of an open db, warm.
-func readRandom(b *testing.B, e *core.Env, db engine.DB, threads int, hitRate float64) {
+func readRandom(b *testing.B, e *core.Env, db engine.DB, rr readRandomRun) {
+	threads := rr.threads
 	readers, lats := core.NewReaders(b, db, threads)
-	streams := newReadStreams(e, e.CallStreams(b), lats, hitRate)
+	streams := newReadStreams(e, e.CallStreams(b), lats, rr)
 	core.SimWarmUp(b, core.SimWarmReads, func(n int) {
-		warm := newReadStreams(e, e.CallStreams(b), newRecorders(threads), hitRate)
+		warm := newReadStreams(e, e.CallStreams(b), newRecorders(threads), rr)
 		core.RunThreads(threads, n, func(t, n int) { warm[t].read(readers[t], n) })
 		for _, s := range warm {
 			if s.err != nil {
@@ -187,10 +252,10 @@ func readRandom(b *testing.B, e *core.Env, db engine.DB, threads int, hitRate fl
 // readRandomCold times b.N cold rounds of -cold_ops reads each, split
 // across threads; each round's readers are opened on its fresh db and
 // closed after it, untimed.
-func readRandomCold(b *testing.B, e *core.Env, h *core.Handle, threads int, hitRate float64) {
+func readRandomCold(b *testing.B, e *core.Env, h *core.Handle, rr readRandomRun) {
 	perRound := e.Cfg.ColdRoundOps()
-	streams := newReadStreams(e, e.CallStreams(b), newRecorders(threads), hitRate)
-	timed := h.ColdReaders(b, threads, perRound, func(t, n int, rd engine.Reader) { streams[t].read(rd, n) })
+	streams := newReadStreams(e, e.CallStreams(b), newRecorders(rr.threads), rr)
+	timed := h.ColdReaders(b, rr.threads, perRound, func(t, n int, rd engine.Reader) { streams[t].read(rd, n) })
 	ops := int64(b.N) * int64(perRound)
 	timed.ReportPerOp(b, ops)
 	reportReads(b, streams, ops, timed.Elapsed, timed.Disk, timed.CPU)
@@ -199,7 +264,7 @@ func readRandomCold(b *testing.B, e *core.Env, h *core.Handle, threads int, hitR
 // reportReads checks the streams' tallies (ops reads in all) and reports
 // their figures over the timed elapsed, disk bytes and CPU time.
 func reportReads(b *testing.B, streams []*readStream, ops int64, elapsed time.Duration, disk core.DiskCounters, cpu time.Duration) {
-	var done, found, bytes int64
+	var done, found, bytes, sampled, memHits int64
 	lats := make([]*measure.Recorder, len(streams))
 	for i, s := range streams {
 		if s.err != nil {
@@ -208,6 +273,8 @@ func reportReads(b *testing.B, streams []*readStream, ops int64, elapsed time.Du
 		done += s.ops
 		found += s.found
 		bytes += s.bytes
+		sampled += s.ioSampled
+		memHits += s.memHits
 		lats[i] = s.lat
 	}
 	if done != ops {
@@ -217,6 +284,9 @@ func reportReads(b *testing.B, streams []*readStream, ops int64, elapsed time.Du
 	b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
 	disk.Report(b, ops)
+	if sampled > 0 {
+		b.ReportMetric(100*float64(memHits)/float64(sampled), "mem-hit%")
+	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(ops), "cpu-ns/op") // robust to other processes' load
 	measure.Merge(lats...).Report(b.ReportMetric)                        // p50-ns, p99-ns, p999-ns of the sampled reads
 }

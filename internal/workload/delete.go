@@ -1,0 +1,813 @@
+package workload
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// Delete: what deleted keys cost the reads that come after them, in the
+// two patterns LSM maintainers benchmark. Every leaf runs on a private
+// writable copy of the engine's fixture in scratch, made anew, with its
+// deletes, each time testing calls the leaf (untimed), so every call of
+// every leaf starts from the same state.
+//
+// What each engine does with a deleted key:
+//   - Badger writes a delete marker, an entry of its own in the LSM
+//     (memtable, then tables), that hides older versions until a
+//     compaction into the lowest level holding the key drops both; a value
+//     in the value log stays there until value-log GC. It has no range
+//     delete (DropPrefix stops writes and rewrites every level), and
+//     Flush cannot write out its active memtable, where recent deletes
+//     stay until it fills or the database closes.
+//   - Pebble and RocksDB write a point tombstone per key, or one range
+//     tombstone for DeleteRange; a read that meets one still steps over
+//     it (a range tombstone is skipped as a whole), until a compaction
+//     that reaches the bottom level drops it with the keys it covers.
+//   - bbolt and LMDB remove the key from its B+tree leaf page when the
+//     write commits; pages left empty go to the free list for reuse (the
+//     file does not shrink), so nothing is left for a read to step over.
+//
+// queue: a queue over the key space, as Pebble's queue benchmark (cmd/pebble
+// queue) and RocksDB's advice for queue services describe it. Its items
+// live in a key space of their own after every key of the data set
+// (queueKey); it starts with queueLen items, written and flushed untimed.
+// One op deletes the head item, inserts a new tail item (two writes, as
+// a consumer and a producer make them), then reads the head: a reader
+// and an iterator opened at the queue's start (bounded above), the first
+// item's key and value read and verified to be the current head's, both
+// closed. That read is timed on its own (seek-p50-ns, seek-p99-ns), and
+// its mean is reported at points of the deleted count, the entries
+// deleted in front of the head (seek-ns@1k-del...: the tenth of the ops
+// leading up to that count, reported once b.N reaches it): an LSM's
+// tombstones pile up there until compactions drop them.
+//
+// swath: delete the keys in [swathStart, swathEnd), half of the data set
+// (keys are uniformly spread hex strings), then time a seek to the
+// swath's start and the read of the next swathScanLen live keys (each
+// verified; the first must be the first key after the swath), in each
+// state=: fresh, a database holding only the surviving keys, built in
+// scratch through the engine's batch path and flushed; deleted, right
+// after the deletes; flushed, after the engine's Flush (memtables written
+// out, compactions settled); compacted, after the database is closed and
+// reopened (which writes out what Badger holds in its active memtable)
+// and the engine's manual compaction of the swath (engine.Compacter:
+// Pebble's Compact and RocksDB's CompactRange over the swath, Badger's
+// Flatten of every level). Engines without one skip compacted: a B+tree
+// frees the pages of deleted keys when the delete commits, so its
+// compacted state is its flushed state. method=point deletes key by key,
+// in batches of -batch (keys found by scanning the swath); method=range
+// writes one range delete (engine.RangeDeleter: Pebble, RocksDB), and
+// engines without one have no method=range leaves. One op is one scan
+// (ns/op its mean time, keys/s, scan-p50-ns); every leaf but fresh runs a
+// scan of the fresh database before each of its own, so both see the same
+// machine, and reports slowdown-x, its mean scan time over the fresh
+// database's in that same call.
+func init() {
+	core.Register(&core.Workload{
+		Name:     "Delete",
+		Engines:  core.Stores,
+		Fixtures: kvFixture,
+		Scratch:  deleteScratch,
+		Units:    deleteUnits(),
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
+			h := e.Open(b, e.KVFor(info))
+			h.Close(b) // only its copies are read
+			runQueue(b, e, h)
+			runSwath(b, e, h)
+		},
+	})
+}
+
+// deleteUnits are what the queue and the swath report.
+func deleteUnits() []core.Unit {
+	u := []core.Unit{core.Lower("seek-p50-ns"), core.Lower("seek-p99-ns")}
+	for _, m := range queueMarks {
+		u = append(u, core.Lower(m.unit))
+	}
+	return append(u, core.Higher("keys/s"), core.Lower("scan-p50-ns"), core.Lower("slowdown-x"))
+}
+
+// queueScratchOps bounds the queue writes deleteScratch counts: b.N
+// beyond it at the default -benchtime means under 4 µs an op.
+const queueScratchOps = 250_000
+
+// deleteScratch is one copy of the fixture at a time (counted like a
+// fixture, three times the logical bytes) and either what the queue
+// writes on it or the swath's fresh database of half the data set.
+func deleteScratch(e *core.Env, _ engine.Info) int64 {
+	logical := e.Gen.LogicalBytes()
+	queue := int64(queueScratchOps) * int64(queueKeySize+e.Cfg.ValSize)
+	return 3*logical + max(3*logical/2, queue)
+}
+
+// deleteCopy is a private writable copy of the engine's fixture in
+// scratch (or, for the swath's fresh database, an empty database there),
+// open under a space guard, as loadLeaf's copy is; it keeps the adapter
+// itself for the optional interfaces the guard's wrapper hides
+// (engine.Deleter, BatchDeleter, RangeDeleter, Compacter), and can be
+// closed and reopened.
+type deleteCopy struct {
+	e     *core.Env
+	info  engine.Info
+	o     engine.Options
+	label string
+	g     *core.SpaceGuard
+	inner engine.DB // the adapter
+	db    engine.DB // inner, its commits asking the guard first
+}
+
+// newDeleteDB opens a database in a new scratch directory with h's
+// fixture's options: a copy of the fixture when copy is set, else empty.
+// The copy and anything else dirty on its filesystem is written back
+// first, and memory earlier work left released, as loadLeaf does.
+func newDeleteDB(e *core.Env, h *core.Handle, label string, copy bool) (*deleteCopy, error) {
+	info := h.Fixture().Engine
+	o := h.Options(nil)
+	o.Dir, o.ReadOnly = e.ScratchDir(info.Name), false
+	c := &deleteCopy{e: e, info: info, o: o, label: label}
+	if copy {
+		if err := copyTree(h.Dir(), o.Dir); err != nil {
+			c.remove()
+			return nil, fmt.Errorf("copy fixture: %w", err)
+		}
+		if err := syncFS(o.Dir); err != nil {
+			c.remove()
+			return nil, fmt.Errorf("sync the fixture's copy: %w", err)
+		}
+	}
+	engine.ReleaseMemory()
+	if err := c.open(); err != nil {
+		c.remove()
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *deleteCopy) open() error {
+	g, err := c.e.GuardSpace(c.label, c.info, c.o)
+	if err != nil {
+		return err
+	}
+	inner, err := engine.OpenInfo(c.info, c.o)
+	if err != nil {
+		g.Stop()
+		return err
+	}
+	c.g, c.inner, c.db = g, inner, g.Wrap(inner)
+	return nil
+}
+
+// shut closes the database, keeping its files.
+func (c *deleteCopy) shut() error {
+	if c.inner == nil {
+		return nil
+	}
+	err := c.inner.Close()
+	c.g.Stop()
+	c.g, c.inner, c.db = nil, nil, nil
+	return err
+}
+
+// reopen closes the database and opens it again.
+func (c *deleteCopy) reopen() error {
+	if err := c.shut(); err != nil {
+		return err
+	}
+	return c.open()
+}
+
+// close closes the database and removes its directory.
+func (c *deleteCopy) close() error {
+	err := c.shut()
+	if rerr := c.remove(); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+func (c *deleteCopy) remove() error { return c.e.Root.RemoveAll(c.o.Dir) }
+
+// The queue.
+
+// queueLen is the number of items the queue holds.
+const queueLen = 1000
+
+// queueKeySize is the length of a queue key: 'q' and 16 hex digits.
+const queueKeySize = 1 + dataset.KeySize
+
+// queueStart and queueEnd bound the queue's key space: every key that
+// starts with 'q', above every key of the data set (lowercase hex).
+var queueStart, queueEnd = []byte("q"), []byte("r")
+
+const lowerHex = "0123456789abcdef"
+
+// queueKey writes the key of queue item seq into dst (queueKeySize
+// bytes): 'q' and seq in 16 hex digits, so items sort by seq.
+func queueKey(dst []byte, seq uint64) []byte {
+	dst = dst[:queueKeySize]
+	dst[0] = 'q'
+	for p := queueKeySize - 1; p > 0; p-- {
+		dst[p] = lowerHex[seq&15]
+		seq >>= 4
+	}
+	return dst
+}
+
+// queueMarks are the deleted counts the queue reports its read latency
+// at: the mean over the tenth of the ops that brought the count up to
+// each, reported once b.N reaches it.
+var queueMarks = [...]struct {
+	deleted int
+	unit    string
+}{
+	{100, "seek-ns@100-del"},
+	{1_000, "seek-ns@1k-del"},
+	{10_000, "seek-ns@10k-del"},
+	{100_000, "seek-ns@100k-del"},
+}
+
+// queue is the queue on one database: items head to tail-1 are in it,
+// item seq holding value seq of the data set's generator.
+type queue struct {
+	g          *dataset.Gen
+	c          *deleteCopy
+	del        engine.Deleter
+	chk        *dataset.Checker
+	head, tail uint64
+	kb, hb     [queueKeySize]byte
+	vb         []byte
+}
+
+// newQueue writes items 0 to n-1 in batches of batch and flushes them.
+func newQueue(e *core.Env, c *deleteCopy, n, batch int) (*queue, error) {
+	del, ok := c.inner.(engine.Deleter)
+	if !ok {
+		return nil, fmt.Errorf("engine %s: no engine.Deleter", c.info.Name)
+	}
+	q := &queue{g: e.Gen, c: c, del: del, chk: e.Gen.NewChecker(e.FullCheck), vb: make([]byte, e.Gen.ValueSize)}
+	for q.tail < uint64(n) {
+		bt := c.db.NewBatch()
+		for end := min(uint64(n), q.tail+uint64(batch)); q.tail < end; q.tail++ {
+			if err := bt.Set(queueKey(q.kb[:], q.tail), q.g.Value(q.vb, q.tail)); err != nil {
+				return nil, err
+			}
+		}
+		if err := bt.Commit(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.db.Flush(); err != nil {
+		return nil, fmt.Errorf("flush the queue: %w", err)
+	}
+	return q, nil
+}
+
+// advance deletes the head item and inserts a new tail item, each in a
+// write of its own, once the space guard allows writes (through the
+// adapter itself: the guard's wrapper would allocate a batch of its own).
+func (q *queue) advance() error {
+	if err := q.c.g.Err(); err != nil {
+		return err
+	}
+	if err := q.del.Delete(queueKey(q.kb[:], q.head)); err != nil {
+		return err
+	}
+	q.head++
+	bt := q.c.inner.NewBatch()
+	if err := bt.Set(queueKey(q.kb[:], q.tail), q.g.Value(q.vb, q.tail)); err != nil {
+		return err
+	}
+	if err := bt.Commit(); err != nil {
+		return err
+	}
+	q.tail++
+	return nil
+}
+
+// readHead opens a reader and an iterator at the queue's start, checks
+// that the first item is the head with its value, and closes both.
+func (q *queue) readHead() error {
+	rd, err := q.c.inner.NewReader()
+	if err != nil {
+		return err
+	}
+	it, err := rd.NewIter(engine.IterOptions{Start: queueStart, End: queueEnd})
+	if err != nil {
+		rd.Close()
+		return err
+	}
+	err = q.checkHead(it)
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := rd.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (q *queue) checkHead(it engine.Iterator) error {
+	if !it.Valid() {
+		if err := it.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("queue empty, want item %d at its head", q.head)
+	}
+	want := queueKey(q.hb[:], q.head)
+	if k := it.Key(); string(k) != string(want) {
+		return fmt.Errorf("queue head is %q, want %q", k, want)
+	}
+	v, err := it.Value()
+	if err != nil {
+		return err
+	}
+	return q.chk.Check(q.head, v)
+}
+
+// verify reads the whole queue: exactly items head to tail-1, in order,
+// each with its value.
+func (q *queue) verify() error {
+	rd, err := q.c.db.NewReader()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	it, err := rd.NewIter(engine.IterOptions{Start: queueStart, End: queueEnd})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	seq := q.head
+	for ; it.Valid(); it.Next() {
+		if want := queueKey(q.hb[:], seq); string(it.Key()) != string(want) {
+			return fmt.Errorf("queue item %d: key %q, want %q", seq-q.head, it.Key(), want)
+		}
+		v, err := it.Value()
+		if err != nil {
+			return err
+		}
+		if err := q.chk.Check(seq, v); err != nil {
+			return err
+		}
+		seq++
+	}
+	if err := it.Err(); err != nil {
+		return err
+	}
+	if seq != q.tail {
+		return fmt.Errorf("queue holds items %d to %d, want %d to %d", q.head, seq-1, q.head, q.tail-1)
+	}
+	return nil
+}
+
+// runQueue runs the queue leaf.
+func runQueue(b *testing.B, e *core.Env, h *core.Handle) {
+	info := h.Fixture().Engine
+	o := h.Options(nil)
+	o.ReadOnly = false
+	name := core.BlockLeaf(e.Shape()+"/queue/"+core.SubName("len", queueLen), info, o)
+	e.WatchLeaf(b.Name() + "/" + name)
+	s, err := e.ScratchSettings(info, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.ShowFixtureSettings(info, s, h.Fixture()) // a copy of the fixture
+	b.Run(name, func(b *testing.B) { queueBody(b, e, h) })
+}
+
+// queueBody is the queue leaf: b.N ops on a new copy of the fixture.
+func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
+	b.StopTimer()
+	c, err := newDeleteDB(e, h, b.Name(), true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := c.close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	q, err := newQueue(e, c, queueLen, e.Cfg.Batch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lat := measure.NewRecorder()
+	var sums, counts [len(queueMarks)]int64
+	b.ResetTimer()
+	b.StartTimer()
+	for n := 0; n < b.N; n++ {
+		if err := q.advance(); err != nil {
+			b.Fatalf("op %d: %v", n, err)
+		}
+		t0 := time.Now()
+		err := q.readHead()
+		d := time.Since(t0)
+		if err != nil {
+			b.Fatalf("op %d: %v", n, err)
+		}
+		lat.Record(d)
+		deleted := n + 1
+		for i := range queueMarks {
+			if m := queueMarks[i].deleted; deleted > m-m/10 && deleted <= m {
+				sums[i] += int64(d)
+				counts[i]++
+			}
+		}
+	}
+	b.StopTimer()
+	if err := q.verify(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(lat.Percentile(50)), "seek-p50-ns")
+	b.ReportMetric(float64(lat.Percentile(99)), "seek-p99-ns")
+	for i, m := range queueMarks {
+		if b.N >= m.deleted && counts[i] > 0 {
+			b.ReportMetric(float64(sums[i])/float64(counts[i]), m.unit)
+		}
+	}
+}
+
+// The swath.
+
+// The swath: every key from swathStart (below every key of the data set)
+// up to swathEnd, half the key space; swathScanLen keys are read after a
+// seek to its start.
+var swathStart, swathEnd = []byte("0000000000000000"), []byte("8000000000000000")
+
+const swathScanLen = 100
+
+// The swath's states and methods, in the order they run.
+var (
+	swathStates  = []string{"fresh", "deleted", "flushed", "compacted"}
+	swathMethods = []string{"point", "range"}
+)
+
+// swathPlan is the data set split at the swath: the indexes of the keys
+// that survive it (in index order), the first of them in key order, and
+// how many keys it deletes.
+type swathPlan struct {
+	g       *dataset.Gen
+	live    []uint64
+	first   []byte
+	deleted uint64
+	scanLen int
+}
+
+func newSwathPlan(g *dataset.Gen) *swathPlan {
+	p := &swathPlan{g: g}
+	kb := make([]byte, dataset.KeySize)
+	for i := uint64(0); i < g.Keys; i++ {
+		k := g.Key(kb, i)
+		if string(k) < string(swathEnd) {
+			p.deleted++
+			continue
+		}
+		p.live = append(p.live, i)
+		if p.first == nil || string(k) < string(p.first) {
+			p.first = append(p.first[:0], k...)
+		}
+	}
+	p.scanLen = min(swathScanLen, len(p.live))
+	return p
+}
+
+// Len, ValueSize, LogicalBytes, Entry and NewChecker make the surviving
+// keys a core.Source: the fresh database's contents.
+func (p *swathPlan) Len() uint64    { return uint64(len(p.live)) }
+func (p *swathPlan) ValueSize() int { return p.g.ValueSize }
+func (p *swathPlan) LogicalBytes() int64 {
+	return int64(len(p.live)) * int64(dataset.KeySize+p.g.ValueSize)
+}
+func (p *swathPlan) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
+	return p.g.Key(kb, p.live[i]), p.g.Value(vb, p.live[i])
+}
+func (p *swathPlan) NewChecker(full bool) core.Checker {
+	return core.GenSource{G: p.g}.NewChecker(full)
+}
+
+// deletePoints deletes every key in the swath in batches of batch,
+// finding them by scanning the database, and checks it found exactly the
+// keys the plan says it holds.
+func (p *swathPlan) deletePoints(c *deleteCopy, batch int) error {
+	bd, ok := c.inner.(engine.BatchDeleter)
+	if !ok {
+		return fmt.Errorf("engine %s: no engine.BatchDeleter", c.info.Name)
+	}
+	buf := make([]byte, batch*dataset.KeySize)
+	keys := make([][]byte, 0, batch)
+	from := append([]byte(nil), swathStart...)
+	var n uint64
+	for {
+		keys = keys[:0]
+		rd, err := c.db.NewReader()
+		if err != nil {
+			return err
+		}
+		it, err := rd.NewIter(engine.IterOptions{Start: from, End: swathEnd, KeysOnly: true})
+		if err != nil {
+			rd.Close()
+			return err
+		}
+		for ; it.Valid() && len(keys) < batch; it.Next() {
+			k := it.Key()
+			if len(k) != dataset.KeySize {
+				err = fmt.Errorf("key %q in the swath is not a key of the data set", k)
+				break
+			}
+			dst := buf[len(keys)*dataset.KeySize:][:dataset.KeySize:dataset.KeySize]
+			copy(dst, k)
+			keys = append(keys, dst)
+		}
+		if err == nil {
+			err = it.Err()
+		}
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+		if cerr := rd.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		if len(keys) == 0 {
+			break
+		}
+		if err := c.g.Err(); err != nil {
+			return err
+		}
+		if err := bd.DeleteBatch(keys); err != nil {
+			return err
+		}
+		n += uint64(len(keys))
+		from = append(append(from[:0], keys[len(keys)-1]...), 0) // the next key after the last
+	}
+	if n != p.deleted {
+		return fmt.Errorf("deleted %d keys found in the swath, the data set has %d there", n, p.deleted)
+	}
+	return nil
+}
+
+// deleteRange deletes the swath with one range delete.
+func deleteRange(c *deleteCopy) error {
+	rd, ok := c.inner.(engine.RangeDeleter)
+	if !ok {
+		return fmt.Errorf("engine %s: no engine.RangeDeleter", c.info.Name)
+	}
+	if err := c.g.Err(); err != nil {
+		return err
+	}
+	return rd.DeleteRange(swathStart, swathEnd)
+}
+
+// reach puts the database whose swath was just deleted in state.
+func reach(c *deleteCopy, state string) error {
+	switch state {
+	case "deleted":
+		return nil
+	case "flushed":
+		return c.db.Flush()
+	case "compacted":
+		if err := c.db.Flush(); err != nil {
+			return err
+		}
+		if err := c.reopen(); err != nil {
+			return err
+		}
+		cp, ok := c.inner.(engine.Compacter)
+		if !ok {
+			return fmt.Errorf("engine %s: no engine.Compacter", c.info.Name)
+		}
+		if err := c.g.Err(); err != nil {
+			return err
+		}
+		if err := cp.Compact(swathStart, swathEnd); err != nil {
+			return fmt.Errorf("compact: %w", err)
+		}
+		return c.db.Flush()
+	}
+	return fmt.Errorf("unknown state %q", state)
+}
+
+// scan seeks to the swath's start and reads the next scanLen keys: the
+// first must be the first key after the swath, the keys must ascend, and
+// each value must be its key's.
+func (p *swathPlan) scan(rd engine.Reader, chk core.Checker) error {
+	it, err := rd.NewIter(engine.IterOptions{Start: swathStart})
+	if err != nil {
+		return err
+	}
+	var prev [dataset.KeySize]byte
+	n := 0
+	for ; it.Valid() && n < p.scanLen; it.Next() {
+		k := it.Key()
+		switch {
+		case n == 0 && string(k) != string(p.first):
+			err = fmt.Errorf("seek to the swath's start landed on %q, want %q, the first key after it", k, p.first)
+		case n > 0 && string(k) <= string(prev[:]):
+			err = core.ErrOrder(append([]byte(nil), prev[:]...), k)
+		}
+		if err != nil {
+			break
+		}
+		copy(prev[:], k)
+		var v []byte
+		if v, err = it.Value(); err != nil {
+			break
+		}
+		if err = chk.CheckKV(k, v); err != nil {
+			break
+		}
+		n++
+	}
+	if err == nil {
+		err = it.Err()
+	}
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n != p.scanLen {
+		err = fmt.Errorf("read %d keys after the swath, want %d", n, p.scanLen)
+	}
+	return err
+}
+
+// timeScans does n scans through one reader of db, each timed, and
+// returns their total time.
+func (p *swathPlan) timeScans(db engine.DB, n int, chk core.Checker) (time.Duration, error) {
+	rd, err := db.NewReader()
+	if err != nil {
+		return 0, err
+	}
+	defer rd.Close()
+	var total time.Duration
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		err := p.scan(rd, chk)
+		total += time.Since(t0)
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// swathLeaf is one leaf of the swath: its name without the block size,
+// and why it is skipped ("" when it runs).
+type swathLeaf struct {
+	method, state, skip string
+}
+
+// swathLeaves are the swath's leaves on an engine with (or without) a
+// range delete and a manual compaction.
+func swathLeaves(title string, ranges, compacts bool) []swathLeaf {
+	var out []swathLeaf
+	for _, m := range swathMethods {
+		if m == "range" && !ranges {
+			continue
+		}
+		for _, s := range swathStates {
+			l := swathLeaf{method: m, state: s}
+			if s == "compacted" && !compacts {
+				l.skip = title + " has no manual compaction (engine.Compacter): it frees the pages of deleted keys when the delete commits, so its compacted state is its flushed state"
+			}
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// runSwath builds the fresh database of the surviving keys and runs
+// every leaf of the swath against it.
+func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
+	info := h.Fixture().Engine
+	p := newSwathPlan(e.Gen)
+	if p.deleted == 0 || len(p.live) == 0 {
+		b.Run(e.Shape()+"/swath", func(b *testing.B) {
+			b.Skipf("the swath holds %d of the %d keys: it must hold some and leave some", p.deleted, e.Keys)
+		})
+		return
+	}
+	fresh, err := newDeleteDB(e, h, b.Name()+"/swath fresh", false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := fresh.close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	if err := e.WriteAll(fresh.db, p, e.Cfg.Batch, 1, info.Name+" swath fresh"); err != nil {
+		b.Fatal(err)
+	}
+	if err := fresh.db.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	_, ranges := fresh.inner.(engine.RangeDeleter)
+	_, compacts := fresh.inner.(engine.Compacter)
+	settings := fresh.db.Settings() // the copies are opened with the same options
+	for _, l := range swathLeaves(info.Title, ranges, compacts) {
+		name := core.BlockLeaf(e.Shape()+"/swath/"+core.SubName("method", l.method, "state", l.state), info, fresh.o)
+		if l.skip != "" {
+			b.Run(name, func(b *testing.B) { b.Skip(l.skip) })
+			continue
+		}
+		e.WatchLeaf(b.Name() + "/" + name)
+		if l.state == "fresh" {
+			e.ShowSettings(info, settings)
+		} else {
+			e.ShowFixtureSettings(info, settings, h.Fixture()) // a copy of the fixture
+		}
+		b.Run(name, func(b *testing.B) { swathBody(b, e, h, p, fresh, l.method, l.state) })
+	}
+}
+
+// swathBody is one leaf of the swath: b.N scans of the fresh database in
+// state fresh; in any other, b.N scans of a new copy of the fixture whose
+// swath was deleted by method and brought to state, each right after a
+// scan of the fresh database (the base of slowdown-x), so both see the
+// same machine. ns/op is the mean time of the leaf's own scans.
+func swathBody(b *testing.B, e *core.Env, h *core.Handle, p *swathPlan, fresh *deleteCopy, method, state string) {
+	b.StopTimer()
+	chk := p.NewChecker(e.FullCheck)
+	db := fresh.db
+	if state != "fresh" {
+		c, err := newDeleteDB(e, h, b.Name(), true)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() {
+			if err := c.close(); err != nil {
+				b.Error(err)
+			}
+		}()
+		if method == "range" {
+			err = deleteRange(c)
+		} else {
+			err = p.deletePoints(c, e.Cfg.Batch)
+		}
+		if err != nil {
+			b.Fatalf("delete the swath: %v", err)
+		}
+		if err := reach(c, state); err != nil {
+			b.Fatalf("%s: %v", state, err)
+		}
+		if err := syncFS(c.o.Dir); err != nil {
+			b.Fatal(err)
+		}
+		db = c.db
+	}
+	// One scan of each first, untimed: the checks of the state, and the
+	// blocks both read in the engines' caches.
+	if _, err := p.timeScans(fresh.db, 1, chk); err != nil {
+		b.Fatalf("fresh: %v", err)
+	}
+	if _, err := p.timeScans(db, 1, chk); err != nil {
+		b.Fatalf("%s: %v", state, err)
+	}
+	frd, err := fresh.db.NewReader()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer frd.Close()
+	rd, err := db.NewReader()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rd.Close()
+	lat := measure.NewRecorder()
+	var base, total time.Duration
+	b.ResetTimer()
+	b.StartTimer()
+	for n := 0; n < b.N; n++ {
+		if state != "fresh" {
+			t0 := time.Now()
+			err := p.scan(frd, chk)
+			base += time.Since(t0)
+			if err != nil {
+				b.Fatalf("fresh: %v", err)
+			}
+		}
+		t0 := time.Now()
+		err := p.scan(rd, chk)
+		d := time.Since(t0)
+		if err != nil {
+			b.Fatalf("%s: %v", state, err)
+		}
+		total += d
+		lat.Record(d)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/op")
+	b.ReportMetric(float64(p.scanLen)*float64(b.N)/total.Seconds(), "keys/s")
+	b.ReportMetric(float64(lat.Percentile(50)), "scan-p50-ns")
+	if state != "fresh" && base > 0 {
+		b.ReportMetric(float64(total)/float64(base), "slowdown-x")
+	}
+}

@@ -1,0 +1,113 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/keydist"
+)
+
+// The key distributions of the timed reads and writes (docs/workloads.md,
+// "Key distributions"): -dist names the ones a family runs, a dimension of
+// its own (dist=zipf); -zipf_theta and -zipf_items shape zipf and latest.
+// Without -dist each family runs its default, and ReadRandom and Load keep
+// the names they had (uniform, no dist= level).
+
+var distFlag = &core.Flag[core.WordList]{Name: "dist",
+	Usage: "comma-separated key distributions of ReadRandom, Load and YCSB, one sub-benchmark each: uniform, zipf (YCSB's scrambled Zipfian), latest (YCSB's skewed latest); unset, ReadRandom and Load read uniformly (no dist= in their names) and each YCSB workload uses its own",
+	Check: func(l core.WordList, _ *core.Config) error {
+		var errs []error
+		seen := map[string]bool{}
+		for _, d := range l {
+			if _, err := keydist.ParseKind(d); err != nil {
+				errs = append(errs, core.FlagError("dist", d, "must be one of uniform, zipf, latest"))
+			} else if seen[d] {
+				errs = append(errs, core.FlagError("dist", d, "is listed twice"))
+			}
+			seen[d] = true
+		}
+		return errors.Join(errs...)
+	},
+	Echo: func(l core.WordList, _ *core.Env, line func(string, any)) {
+		if len(l) == 0 {
+			line("dist", "each family's default (ReadRandom, Load: uniform; YCSB: the workload's own)")
+			return
+		}
+		line("dist", l.String())
+	}}
+
+var zipfThetaFlag = &core.Flag[float64]{Name: "zipf_theta", Default: keydist.YCSBTheta,
+	Usage: "the Zipfian constant of -dist zipf and latest (YCSB's 0.99)",
+	Check: func(t float64, c *core.Config) error {
+		_, err := keydist.New(keydist.Zipf, t, 0, max(c.Keys(), 1))
+		return err
+	}}
+
+var zipfItemsFlag = &core.Flag[uint64]{Name: "zipf_items",
+	Usage: "the items -dist zipf draws its ranks over: 0 is YCSB's 10^10, hashed onto the keys (the hottest key gets ~3.8 % of draws at theta 0.99); n is a Zipfian over n ranks, as pebble bench ycsb draws (5.5-7.8 % at 10^5-10^7 keys)",
+	Check: func(n uint64, c *core.Config) error {
+		if n == 1 {
+			return errors.New("must be 0 or at least 2")
+		}
+		return nil
+	},
+	Echo: func(n uint64, _ *core.Env, line func(string, any)) {
+		if n == 0 {
+			line("zipf-items", "0 (YCSB's scrambled Zipfian over 10^10 ranks, FNV-1a hashed mod the keys)")
+			return
+		}
+		line("zipf-items", n)
+	}}
+
+// distOptions are the flags of every family with a dist dimension.
+var distOptions = []core.Option{distFlag, zipfThetaFlag, zipfItemsFlag}
+
+// dists is what a family runs: -dist, or def when it is not given; named
+// says whether the leaves' names carry dist=.
+func dists(c *core.Config, def ...string) (list []string, named bool) {
+	if l := distFlag.Get(c); len(l) > 0 {
+		return l, true
+	}
+	return def, false
+}
+
+// distName is the dist= level of a leaf's name ("" when not named).
+func distName(d string, named bool) string {
+	if !named {
+		return ""
+	}
+	return "dist=" + d + "/"
+}
+
+var distCache struct {
+	sync.Mutex
+	m map[string]*keydist.Params
+}
+
+// keyDist is the distribution d over n keys at the run's -zipf_theta and
+// -zipf_items: built once per run (latest's zeta over n, an exact sum up
+// to millions of keys), shared by every goroutine that draws from it.
+func keyDist(c *core.Config, d string, n uint64) (*keydist.Params, error) {
+	kind, err := keydist.ParseKind(d)
+	if err != nil {
+		return nil, err
+	}
+	theta, items := zipfThetaFlag.Get(c), zipfItemsFlag.Get(c)
+	key := fmt.Sprint(d, theta, items, n)
+	distCache.Lock()
+	defer distCache.Unlock()
+	if p := distCache.m[key]; p != nil {
+		return p, nil
+	}
+	p, err := keydist.New(kind, theta, items, n)
+	if err != nil {
+		return nil, err
+	}
+	if distCache.m == nil {
+		distCache.m = map[string]*keydist.Params{}
+	}
+	distCache.m[key] = p
+	return p, nil
+}
