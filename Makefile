@@ -44,17 +44,26 @@ deps:
 valgrind-deps:
 	@$(call apt_install,command -v valgrind,valgrind,for the tests that count instructions. Continuing without it.,0)
 
-# bench: the main job, sized to answer five questions in a few minutes
+# bench: the main job, sized to answer six questions in a few minutes
 # (README.md, "What make bench measures"): write throughput and
-# amplification (populate, sync off); warm point reads at 1 and 16
-# threads; point reads in a memory budget beside the disk's own 4 KiB
-# random-read rate; range scans (seek and read 100); open time (cold).
+# amplification (populate, sync off, and the steady state of an
+# overwrite); warm point reads at 1 and 16 threads; point reads in a
+# memory budget, uniform and Zipfian, beside the disk's own 4 KiB
+# random-read rate; mixed reads and writes under skew (YCSB A and C);
+# range scans (seek and read 100); open time (cold).
 # The point-read, budget and scan rows run the LSMs at each of BLOCKS.
 # One test binary runs every step; raw results go to $(RESULTS)/bench.txt,
 # then the summary ($(RESULTS)/summary.txt) and the report page
 # ($(RESULTS)/report.html). bench-full runs every benchmark of both steps.
 COUNT     ?= 3
 BENCHTIME ?= 0.3s
+# The mixed-workload row: YCSB A (50 % updates) and C (reads) over YCSB's
+# Zipfian keys, a fixed count of operations so each round is one fresh
+# copy of the fixture; the LSMs at their default 4 KiB blocks. The
+# overwrite row: the steady-state pass (docs/workloads.md, "Steady state").
+YCSB_BENCHTIME ?= 20000x
+YCSB_BLOCK     ?= 4KiB
+OVERWRITE_PASS ?= 2
 OPEN_BENCHTIME ?= 10x
 MEM_COUNT ?= 1
 BENCH_BIN  = $(RESULTS)/kvbench.test
@@ -82,8 +91,12 @@ bench-run: bench-bin
 	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkOpen($$stores)\$$" \
 	  -test.benchtime $(OPEN_BENCHTIME) -cache cold; \
 	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench '^BenchmarkDisk$$/op=randread-4k' \
-	  -test.benchtime $(BENCHTIME) -threads 1
-	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 MEM_WORKLOADS=readrandom COUNT=$(MEM_COUNT) MEM_BENCHTIME=$(BENCHTIME) MEM_BLOCKS=$(BLOCKS)
+	  -test.benchtime $(BENCHTIME) -threads 1; \
+	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkYCSB($$stores)\$$" \
+	  -test.benchtime $(YCSB_BENCHTIME) -ycsb A,C -dist zipf -threads $(THREADS) -block_size $(YCSB_BLOCK); \
+	$(PROGRESS) -a -o $(RESULTS)/bench.txt -- $(RUN_BENCH) -test.bench "^BenchmarkOverwrite($$stores)\$$" \
+	  -test.benchtime 1x -overwrite_passes $(OVERWRITE_PASS) -block_size $(YCSB_BLOCK)
+	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 MEM_WORKLOADS=readrandom COUNT=$(MEM_COUNT) MEM_BENCHTIME=$(BENCHTIME) MEM_BLOCKS=$(BLOCKS) MEM_DIST=uniform,zipf
 	$(call record,$(RESULTS)/bench.txt,bench)
 	@$(MAKE) --no-print-directory summary report
 
@@ -213,7 +226,9 @@ MEM_LIMIT ?= 26MiB
 MEM_BENCHTIME ?= 1s
 MEM_TIMEOUT ?= 180
 MEM_WORKLOADS ?= readrandom populate
-MEM_FLAGS = -mem_limit $(MEM_LIMIT) -readahead off -threads 1 -hit_rate 1 -cache warm
+# MEM_DIST: the reads' key distributions (-dist); empty is uniform.
+MEM_DIST ?=
+MEM_FLAGS = -mem_limit $(MEM_LIMIT) -readahead off -threads 1 -hit_rate 1 -cache warm $(if $(MEM_DIST),-dist $(MEM_DIST))
 # MEM_BLOCKS: the LSMs' block sizes (-block_size), each in processes of its
 # own like every round; empty runs the suite's default size.
 MEM_BLOCKS ?=

@@ -41,11 +41,12 @@ import (
 // a consumer and a producer make them), then reads the head: a reader
 // and an iterator opened at the queue's start (bounded above), the first
 // item's key and value read and verified to be the current head's, both
-// closed. That read is timed on its own (seek-p50-ns, seek-p99-ns), and
-// its mean is reported at points of the deleted count, the entries
-// deleted in front of the head (seek-ns@1k-del...: the tenth of the ops
-// leading up to that count, reported once b.N reaches it): an LSM's
-// tombstones pile up there until compactions drop them.
+// closed. ns/op is the whole op; the read is also timed on its own
+// (seek-p50-ns, seek-p99-ns over the run), and its mean is reported at
+// points of the deleted count, the entries deleted in front of the head
+// (seek-ns@1k-del...: the mean over the tenth of the ops leading up to
+// that count, reported once b.N reaches it): an LSM's tombstones pile up
+// there until compactions drop them.
 //
 // swath: delete the keys in [swathStart, swathEnd), half of the data set
 // (keys are uniformly spread hex strings), then time a seek to the

@@ -12,11 +12,11 @@ import (
 // The key distributions of the timed reads and writes (docs/workloads.md,
 // "Key distributions"): -dist names the ones a family runs, a dimension of
 // its own (dist=zipf); -zipf_theta and -zipf_items shape zipf and latest.
-// Without -dist each family runs its default, and ReadRandom and Load keep
-// the names they had (uniform, no dist= level).
+// Without -dist each family runs its default; ReadRandom and Load name
+// every distribution but uniform (distLevel), YCSB every one.
 
 var distFlag = &core.Flag[core.WordList]{Name: "dist",
-	Usage: "comma-separated key distributions of ReadRandom, Load and YCSB, one sub-benchmark each: uniform, zipf (YCSB's scrambled Zipfian), latest (YCSB's skewed latest); unset, ReadRandom and Load read uniformly (no dist= in their names) and each YCSB workload uses its own",
+	Usage: "comma-separated key distributions of ReadRandom, Load and YCSB, one sub-benchmark each: uniform, zipf (YCSB's scrambled Zipfian), latest (YCSB's skewed latest); unset, ReadRandom and Load read uniformly and each YCSB workload uses its own (ReadRandom and Load name every one but uniform in their leaves, dist=zipf)",
 	Check: func(l core.WordList, _ *core.Config) error {
 		var errs []error
 		seen := map[string]bool{}
@@ -64,18 +64,20 @@ var zipfItemsFlag = &core.Flag[uint64]{Name: "zipf_items",
 // distOptions are the flags of every family with a dist dimension.
 var distOptions = []core.Option{distFlag, zipfThetaFlag, zipfItemsFlag}
 
-// dists is what a family runs: -dist, or def when it is not given; named
-// says whether the leaves' names carry dist=.
-func dists(c *core.Config, def ...string) (list []string, named bool) {
+// dists is what a family runs: -dist, or def when it is not given.
+func dists(c *core.Config, def ...string) []string {
 	if l := distFlag.Get(c); len(l) > 0 {
-		return l, true
+		return l
 	}
-	return def, false
+	return def
 }
 
-// distName is the dist= level of a leaf's name ("" when not named).
-func distName(d string, named bool) string {
-	if !named {
+// distLevel is the dist= level of a ReadRandom or Load leaf's name: none
+// for uniform, the families' only distribution before -dist, so a name
+// recorded then means the same now and history goes on; dist=<d>/ for the
+// others.
+func distLevel(d string) string {
+	if d == "uniform" {
 		return ""
 	}
 	return "dist=" + d + "/"

@@ -34,7 +34,7 @@ func init() {
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			f := e.KVFor(info)
 			h := e.Open(b, f)
-			list, named := dists(&e.Cfg, "uniform")
+			list := dists(&e.Cfg, "uniform")
 			for _, op := range loadOps {
 				for _, d := range list {
 					p, err := keyDist(&e.Cfg, d, e.Keys)
@@ -42,7 +42,7 @@ func init() {
 						b.Fatal(err)
 					}
 					for _, rate := range rateFlag.Get(&e.Cfg) {
-						n := "op=" + op + "/" + distName(d, named) + "rate=" + strconv.Itoa(rate)
+						n := "op=" + op + "/" + distLevel(d) + "rate=" + strconv.Itoa(rate)
 						if op == "readwhilewriting" && info.Reference {
 							b.Run(core.BlockLeaf(n, info, f.Options), func(b *testing.B) {
 								b.Skip("the calibration rail copies its whole map on a write while readers hold it")

@@ -34,7 +34,7 @@ func init() {
 		Options: append([]core.Option{hitRateFlag}, distOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
-			list, named := dists(&e.Cfg, "uniform")
+			list := dists(&e.Cfg, "uniform")
 			for _, cache := range h.Caches() {
 				for _, d := range list {
 					p, err := keyDist(&e.Cfg, d, e.Keys)
@@ -43,7 +43,7 @@ func init() {
 					}
 					for _, hit := range hitRateFlag.Get(&e.Cfg) {
 						for _, threads := range e.Cfg.Threads {
-							n := e.Shape() + "/" + core.SubName("cache", cache) + "/" + distName(d, named) +
+							n := e.Shape() + "/" + core.SubName("cache", cache) + "/" + distLevel(d) +
 								core.SubName("hit", core.TrimFloat(hit*100)+"%", "threads", threads)
 							rr := readRandomRun{threads: threads, hitRate: hit, dist: p, countIO: cache == core.Cold || e.Budget() != nil}
 							h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) {

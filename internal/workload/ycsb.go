@@ -37,7 +37,7 @@ func init() {
 				if spec.Uniform {
 					def = append(def, "uniform")
 				}
-				list, _ := dists(&e.Cfg, def...)
+				list := dists(&e.Cfg, def...)
 				for _, d := range list {
 					for _, threads := range e.Cfg.Threads {
 						n := e.Shape() + "/" + core.SubName("workload", spec.Name, "dist", d, "threads", threads)

@@ -7,9 +7,13 @@ package summary
 // row: the variant the run's own setting names is shown, and said.
 var Questions = []Section{
 	{
-		Title: "Writes: populate a fresh database, batches of the run's -batch",
-		Blocks: []Block{{Op: "Populate", Where: []string{"!mem"}, Dims: []string{"block", "sync"}, Span: lsmBlock,
-			Units: []string{"keys/s", "write-amp", "dev-write-amp", "space-amp"}}},
+		Title: "Writes: populate a fresh database, then overwrite it all (steady state), batches of the run's -batch",
+		Blocks: []Block{
+			{Op: "Populate", Where: []string{"!mem"}, Dims: []string{"block", "sync"}, Span: lsmBlock,
+				Units: []string{"keys/s", "write-amp", "dev-write-amp", "space-amp"}},
+			{Op: "Overwrite", Label: "overwrite", Where: []string{"!mem"}, Dims: []string{"block", "pass"}, Span: lsmBlock,
+				Units: []string{"keys/s", "write-amp", "dev-write-amp", "space-amp"}},
+		},
 	},
 	{
 		Title: "Warm point reads (page cache and engine caches loaded)",
@@ -18,9 +22,14 @@ var Questions = []Section{
 	},
 	{
 		Title: "Point reads in a memory budget, beside the disk's own 4 KiB random reads",
-		Blocks: []Block{{Op: "ReadRandom", Where: []string{"mem"}, Dims: []string{"mem", "block", "cache", "hit", "threads"}, Span: lsmBlock,
-			Units: []string{"ops/s", "p50-ns", "p99-ns", "read-B/op"}}},
+		Blocks: []Block{{Op: "ReadRandom", Where: []string{"mem"}, Dims: []string{"mem", "block", "cache", "dist", "hit", "threads"}, Span: lsmBlock,
+			Units: []string{"ops/s", "p50-ns", "p99-ns", "read-B/op", "mem-hit%"}}},
 		Reference: &Reference{Column: "Disk", Op: "Disk", Where: []string{"op=randread-4k"}, Match: "threads"},
+	},
+	{
+		Title: "Mixed reads and writes under skew: YCSB workloads, closed loop, every operation timed",
+		Blocks: []Block{{Op: "YCSB", Where: []string{"!mem"}, Dims: []string{"workload", "dist", "threads", "block"}, Span: lsmBlock,
+			Units: []string{"ops/s", "read-p50-ns", "read-p99-ns", "update-p50-ns", "update-p99-ns", "write-amp"}}},
 	},
 	{
 		Title: "Range scans: seek to a random key, read the next -scan_len",
