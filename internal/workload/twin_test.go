@@ -85,7 +85,8 @@ func TestTwinRunsWhereBoltRuns(t *testing.T) {
 	dir := t.TempDir()
 	args := []string{"-test.run=^$", "-test.bench=BenchmarkTargets/^(" + strings.Join(pats, "|") + ")$", "-test.benchtime=1x", "-dir", dir}
 	for _, kv := range [][2]string{{"keys_mil", "0.002"}, {"valsz", "256"}, {"threads", "1"}, {"prefetch_traces", "2"},
-		{"load_time", "50ms"}, {"knee_time", "20ms"}, {"knee_steps", "1"}, {"rate", "2000"}, {"write_rate", "200"}, {"sst_tables", "2"}} {
+		{"load_time", "50ms"}, {"knee_time", "20ms"}, {"knee_steps", "1"}, {"rate", "2000"}, {"write_rate", "200"}, {"sst_tables", "2"},
+		{"ycsb", "A,E"}, {"overwrite_passes", "1"}} {
 		if flag.Lookup(kv[0]) != nil {
 			args = append(args, "-"+kv[0], kv[1])
 		}

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -70,12 +71,13 @@ func loadedDB(t testing.TB, e *core.Env, name string) (engine.DB, string) {
 // verified inside, and each operation type's share of the ops is the
 // mix's.
 func TestYCSBMixes(t *testing.T) {
-	coretest.SetBenchtime(t, "3000x")
+	const ops = 1000
+	coretest.SetBenchtime(t, fmt.Sprintf("%dx", ops))
 	all, _ := parseMix("read=40,update=20,insert=10,delete=10,scan=10,rmw=10")
 	specs := append(append([]ycsbSpec(nil), ycsbSpecs...), ycsbSpec{Name: "custom", Mix: all, Dist: "zipf"})
-	for _, name := range []string{"bolt", "pebble"} {
+	for name, threadCounts := range map[string][]int{"bolt": {1, 3}, "pebble": {3}} {
 		for _, spec := range specs {
-			for _, threads := range []int{1, 3} {
+			for _, threads := range threadCounts {
 				e, info, _, _ := ycsbEnv(t, name)
 				var failed string
 				r := testing.Benchmark(func(b *testing.B) {
@@ -89,14 +91,16 @@ func TestYCSBMixes(t *testing.T) {
 					db, dir := loadedDB(t, e, name)
 					runYCSB(b, e, info, db, dir, spec, spec.Dist, threads)
 				})
-				if r.N != 3000 || failed != "" {
+				if r.N != ops || failed != "" {
 					t.Fatalf("%s %s threads=%d: N=%d %s", name, spec.Name, threads, r.N, failed)
 				}
 				for op, share := range spec.Mix {
 					got := r.Extra[opNames[op]+"-ops/s"] / r.Extra["ops/s"] * 100
-					// 3,000 draws: the binomial's standard deviation
-					// is under 1 point; 5 points is far outside it.
-					if math.Abs(got-share) > 5 {
+					// Five standard deviations of the binomial: a false
+					// alarm in 1.7 million, while a mix drawn wrong is
+					// off by its share.
+					sigma := 100 * math.Sqrt(share/100*(1-share/100)/ops)
+					if math.Abs(got-share) > 5*sigma+0.5 {
 						t.Errorf("%s %s threads=%d: %s is %.1f %% of ops, want %.0f", name, spec.Name, threads, opNames[op], got, share)
 					}
 					if share > 0 && r.Extra[opNames[op]+"-p99-ns"] <= 0 {
