@@ -154,6 +154,16 @@ func matches(ps []part, where []string) bool {
 	return true
 }
 
+// withDefaults adds the parts defaults gives and ps leaves out.
+func withDefaults(ps []part, defaults map[string]string) []part {
+	for k, v := range defaults {
+		if _, ok := value(ps, k); !ok {
+			ps = append(ps, part{k, v})
+		}
+	}
+	return ps
+}
+
 // candidate is one sub-benchmark an engine ran for a row.
 type candidate struct {
 	config string
@@ -169,7 +179,11 @@ func buildTable(r *Results, q Section, placed map[string]bool) Table {
 		if common != "" && !slices.Contains(commons, common) {
 			commons = append(commons, common)
 		}
-		t.Notes = append(t.Notes, notes...)
+		for _, n := range notes {
+			if !slices.Contains(t.Notes, n) {
+				t.Notes = append(t.Notes, n)
+			}
+		}
 	}
 	t.Common = strings.Join(commons, "; ")
 	if q.Reference != nil {
@@ -197,7 +211,7 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 	}
 	var configs []named
 	for _, config := range append(slices.Clone(r.Configs[b.Op]), r.killConfigs(b.Op)...) {
-		if ps := parts(config); matches(ps, b.Where) {
+		if ps := withDefaults(parts(config), b.Defaults); matches(ps, b.Where) {
 			configs = append(configs, named{config, ps})
 			for _, d := range b.Dims {
 				if v, ok := value(ps, d); ok && !slices.Contains(dimVals[d], v) {
