@@ -7,7 +7,7 @@ package summary
 // row: the variant the run's own setting names is shown, and said.
 var Questions = []Section{
 	{
-		Title: "Writes: populate a fresh database, then overwrite it all (steady state), batches of the run's -batch",
+		Title: "Writes: populate a fresh database; overwrite every key of it (the steady state; make bench: 4 MiB memtables), batches of the run's -batch",
 		Blocks: []Block{
 			{Op: "Populate", Where: []string{"!mem"}, Dims: []string{"block", "sync"}, Span: lsmBlock,
 				Units: []string{"keys/s", "write-amp", "dev-write-amp", "space-amp"}},
