@@ -5,11 +5,8 @@ package engine
 import "github.com/linxGnu/grocksdb"
 
 func (r *rocksDB) DeleteBatch(keys [][]byte) error {
-	if r.closed.Load() {
-		return errRocksDBClosed
-	}
-	if r.readOnly {
-		return errRocksDBReadOnly
+	if err := r.writable(); err != nil {
+		return err
 	}
 	wb := grocksdb.NewWriteBatch()
 	defer wb.Destroy()
@@ -22,11 +19,8 @@ func (r *rocksDB) DeleteBatch(keys [][]byte) error {
 // DeleteRange writes one range tombstone over [start, end), in a write
 // batch (grocksdb offers DB.DeleteRange only per column family).
 func (r *rocksDB) DeleteRange(start, end []byte) error {
-	if r.closed.Load() {
-		return errRocksDBClosed
-	}
-	if r.readOnly {
-		return errRocksDBReadOnly
+	if err := r.writable(); err != nil {
+		return err
 	}
 	wb := grocksdb.NewWriteBatch()
 	defer wb.Destroy()
@@ -41,12 +35,20 @@ func (r *rocksDB) DeleteRange(start, end []byte) error {
 // a compaction filter asks: bottommost_level_compaction
 // kIfHaveCompactionFilter). It returns when the compaction is done.
 func (r *rocksDB) Compact(start, end []byte) error {
+	if err := r.writable(); err != nil {
+		return err
+	}
+	r.db.CompactRange(grocksdb.Range{Start: start, Limit: end})
+	return nil
+}
+
+// writable is why r cannot take a write now, or nil.
+func (r *rocksDB) writable() error {
 	if r.closed.Load() {
 		return errRocksDBClosed
 	}
 	if r.readOnly {
 		return errRocksDBReadOnly
 	}
-	r.db.CompactRange(grocksdb.Range{Start: start, Limit: end})
 	return nil
 }
