@@ -67,12 +67,19 @@ func RunThreads(threads, n int, fn func(t, ops int)) {
 // that each key (and value, when values is set) is the data set's. It
 // returns the keys and bytes (key plus value) it read.
 func ScanAll(db engine.DB, values bool, chk Checker) (keys uint64, bytes int64, err error) {
+	return ScanAllWith(db, engine.IterOptions{KeysOnly: !values}, chk)
+}
+
+// ScanAllWith is ScanAll with the iterator's options o (values unless
+// o.KeysOnly; o's bounds are the caller's).
+func ScanAllWith(db engine.DB, o engine.IterOptions, chk Checker) (keys uint64, bytes int64, err error) {
+	values := !o.KeysOnly
 	rd, err := db.NewReader()
 	if err != nil {
 		return 0, 0, err
 	}
 	defer rd.Close()
-	it, err := rd.NewIter(engine.IterOptions{KeysOnly: !values})
+	it, err := rd.NewIter(o)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -25,6 +25,7 @@ func init() {
 		Step:     "read",
 		Units:    append([]core.Unit{core.Higher("keys/s"), core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...),
 		Gate:     []string{"ns/op", "read-B/op", "allocs/op"},
+		Options:  []core.Option{scanPrefetchFlag},
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
@@ -42,6 +43,12 @@ func init() {
 			}
 		},
 	})
+}
+
+// iterOpts is a full scan's iterator: values or keys only, values read
+// ahead only under -scan_prefetch.
+func iterOpts(e *core.Env, values bool) engine.IterOptions {
+	return engine.IterOptions{KeysOnly: !values, NoPrefetch: !scanPrefetchFlag.Get(&e.Cfg)}
 }
 
 // iterate times b.N full scans. In the cold state every scan is a round
@@ -70,7 +77,7 @@ func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache stri
 	var disk core.DiskCounters
 	if cache == core.Cold {
 		timed := h.ColdRounds(b, tweak, func(db engine.DB) (func(), func()) {
-			return func() { n, _, err = core.ScanAll(db, values, chk) }, check
+			return func() { n, _, err = core.ScanAllWith(db, iterOpts(e, values), chk) }, check
 		})
 		disk = timed.Disk
 	} else {
@@ -78,7 +85,7 @@ func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache stri
 		sim := core.StartSim(b)
 		for i := 0; i < b.N; i++ {
 			d0 := core.SampleDisk()
-			n, _, err = core.ScanAll(db, values, chk)
+			n, _, err = core.ScanAllWith(db, iterOpts(e, values), chk)
 			disk = disk.Add(core.SampleDisk().Sub(d0))
 			check()
 		}
@@ -102,7 +109,7 @@ func init() {
 		Units: append(append([]core.Unit{core.Info("keys/op"), core.Higher("keys/s"),
 			core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...), core.LatencyUnits...),
 		Gate:    []string{"ns/op", "p50-ns", "B/op", "allocs/op", "read-B/op"},
-		Options: []core.Option{scanLenFlag},
+		Options: []core.Option{scanLenFlag, scanPrefetchFlag},
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
@@ -121,6 +128,25 @@ func init() {
 	})
 }
 
+// scanPrefetchFlag is -scan_prefetch: whether an engine may fetch values
+// ahead of a scan's cursor. Off, the rule for every engine: a scan reads
+// a value when it asks for it, which is all that Pebble, RocksDB, bbolt
+// and LMDB can do (the value sits in the block or page the key came
+// from). Badger alone fetches ahead (PrefetchValues), a goroutine per
+// item, which pays off when values live in its value log
+// (-badger_vthreshold below -valsz) and costs several times the scan
+// when they are inline, as at its default threshold (docs/engines.md,
+// "Scans and Badger's value prefetch"). Seed 000's Prefetch sweeps it.
+var scanPrefetchFlag = &core.Flag[bool]{Name: "scan_prefetch",
+	Usage: "let engines fetch values ahead of a scan's cursor (Badger's PrefetchValues, the only engine that has it) in Scan, Iterate and YCSB's scans; off, every engine reads a value when the scan asks for it",
+	Echo: func(on bool, _ *core.Env, line func(string, any)) {
+		if on {
+			line("scan-prefetch", "true (Badger fetches values ahead of Scan's, Iterate's and YCSB's iterators: PrefetchValues, 100 items)")
+			return
+		}
+		line("scan-prefetch", "false (every engine reads a value when the scan asks for it: Badger's PrefetchValues off in Scan, Iterate and YCSB)")
+	}}
+
 // scanLenFlag is -scan_len: the entries each seek reads.
 var scanLenFlag = &core.Flag[int]{Name: "scan_len", Default: 100,
 	Usage: "entries read after each seek in BenchmarkScan",
@@ -136,6 +162,7 @@ type scanStream struct {
 	rng                 dataset.Rand
 	chk                 *dataset.Checker
 	lat                 *measure.Recorder
+	prefetch            bool // -scan_prefetch
 	kb                  [dataset.KeySize]byte
 	ops, entries, bytes int64
 	err                 error
@@ -148,7 +175,7 @@ func newScanStreams(e *core.Env, rs core.Streams, lats []*measure.Recorder) []*s
 	out := make([]*scanStream, len(lats))
 	for t := range out {
 		out[t] = &scanStream{g: e.Gen, scanLen: scanLenFlag.Get(&e.Cfg), rng: rs.Rand(uint64(t) + 2000),
-			chk: e.Gen.NewChecker(e.FullCheck), lat: lats[t]}
+			chk: e.Gen.NewChecker(e.FullCheck), lat: lats[t], prefetch: scanPrefetchFlag.Get(&e.Cfg)}
 	}
 	return out
 }
@@ -159,7 +186,7 @@ func (s *scanStream) scan(rd engine.Reader, n int) {
 	for i := 0; i < n; i++ {
 		seek := s.g.Key(s.kb[:], s.rng.Below(s.g.Keys))
 		t0 := time.Now() // a scan is long next to a timestamp: time every one
-		entries, bytes, err := scanFrom(rd, seek, s.scanLen, s.chk)
+		entries, bytes, err := scanFrom(rd, engine.IterOptions{Start: seek, NoPrefetch: !s.prefetch}, s.scanLen, s.chk)
 		s.lat.Record(time.Since(t0))
 		if err != nil {
 			s.err = err
@@ -234,10 +261,11 @@ func reportScans(b *testing.B, streams []*scanStream, ops int64, elapsed time.Du
 	measure.Merge(lats...).Report(b.ReportMetric)
 }
 
-// scanFrom reads up to n entries from seek, which must exist; their keys
-// must ascend.
-func scanFrom(rd engine.Reader, seek []byte, n int, chk *dataset.Checker) (entries, bytes int64, err error) {
-	it, err := rd.NewIter(engine.IterOptions{Start: seek})
+// scanFrom reads up to n entries from o.Start, which must exist; their
+// keys must ascend.
+func scanFrom(rd engine.Reader, o engine.IterOptions, n int, chk *dataset.Checker) (entries, bytes int64, err error) {
+	seek := o.Start
+	it, err := rd.NewIter(o)
 	if err != nil {
 		return 0, 0, err
 	}

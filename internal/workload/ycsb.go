@@ -29,7 +29,7 @@ func init() {
 		Scratch:  ycsbScratch,
 		Units:    ycsbUnits(),
 		Gate:     []string{"ns/op", "cpu-ns/op", "write-amp"},
-		Options:  append([]core.Option{ycsbFlag, mixFlag, rwwRateFlag}, distOptions...),
+		Options:  append([]core.Option{ycsbFlag, mixFlag, rwwRateFlag, scanPrefetchFlag}, distOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, spec := range ycsbSelected(&e.Cfg) {

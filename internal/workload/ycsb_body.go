@@ -28,7 +28,7 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 		b.Fatal(err)
 	}
 	sh := &ycsbShared{g: e.Gen, keys: e.Keys, lanes: make([]ycsbLane, stripes), stripes: uint64(stripes), dist: p,
-		deletes: spec.Mix[opDelete] > 0}
+		deletes: spec.Mix[opDelete] > 0, prefetch: scanPrefetchFlag.Get(&e.Cfg)}
 	var acc float64
 	for op, share := range spec.Mix {
 		acc += share / 100

@@ -30,16 +30,17 @@ type ycsbLane struct {
 
 // ycsbShared is the round's state every goroutine reads.
 type ycsbShared struct {
-	g       *dataset.Gen
-	keys    uint64 // the fixture's
-	lanes   []ycsbLane
-	stripes uint64 // goroutines that insert, delete or update
-	dist    *keydist.Params
-	cum     [numOps]float64 // the mix's cumulative shares, from 0 to 1
-	deletes bool
-	_       [64]byte
-	commits atomic.Uint64 // writes committed: a reader older than the last is stale
-	_       [56]byte
+	g        *dataset.Gen
+	keys     uint64 // the fixture's
+	lanes    []ycsbLane
+	stripes  uint64 // goroutines that insert, delete or update
+	dist     *keydist.Params
+	cum      [numOps]float64 // the mix's cumulative shares, from 0 to 1
+	deletes  bool
+	prefetch bool // -scan_prefetch
+	_        [64]byte
+	commits  atomic.Uint64 // writes committed: a reader older than the last is stale
+	_        [56]byte
 }
 
 // live is the range of indexes every goroutine may draw: [lo, hi).
@@ -317,7 +318,7 @@ func (w *ycsbWorker) scan(i uint64, n int) error {
 	if err != nil {
 		return err
 	}
-	it, err := rd.NewIter(engine.IterOptions{Start: w.sh.g.Key(w.kb[:], i)})
+	it, err := rd.NewIter(engine.IterOptions{Start: w.sh.g.Key(w.kb[:], i), NoPrefetch: !w.sh.prefetch})
 	if err != nil {
 		return err
 	}
