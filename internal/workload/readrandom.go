@@ -28,7 +28,7 @@ func init() {
 		Engines:  core.Everything,
 		Fixtures: kvFixture,
 		Step:     "read",
-		Units: append(append([]core.Unit{core.Info("hit%"), core.Higher("mem-hit%"), core.Higher("ops/s"), core.Lower("cpu-ns/op"),
+		Units: append(append([]core.Unit{core.Info("hit%"), core.Higher("mem-hit%"), core.Lower("sched-p99-ns"), core.Higher("ops/s"), core.Lower("cpu-ns/op"),
 			core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...), core.LatencyUnits...),
 		Gate:    []string{"ns/op", "cpu-ns/op", "p50-ns", "B/op", "allocs/op", "read-B/op"},
 		Options: append([]core.Option{hitRateFlag}, distOptions...),
@@ -237,6 +237,7 @@ func readRandom(b *testing.B, e *core.Env, db engine.DB, rr readRandomRun) {
 	})
 	d0 := core.SampleDisk()
 	cpu0 := measure.CPUTime()
+	sched0 := core.SampleSched()
 	b.ReportAllocs()
 	b.ResetTimer()
 	sim := core.StartSim(b)
@@ -246,6 +247,7 @@ func readRandom(b *testing.B, e *core.Env, db engine.DB, rr readRandomRun) {
 	sim.Stop()
 	b.StopTimer()
 	cpu := measure.CPUTime() - cpu0
+	core.ReportSched(b, threads, sched0)
 	reportReads(b, streams, int64(b.N), elapsed, core.SampleDisk().Sub(d0), cpu)
 }
 

@@ -106,7 +106,7 @@ func init() {
 		Engines:  core.Everything,
 		Fixtures: kvFixture,
 		Step:     "read",
-		Units: append(append([]core.Unit{core.Info("keys/op"), core.Higher("keys/s"),
+		Units: append(append([]core.Unit{core.Info("keys/op"), core.Higher("keys/s"), core.Lower("sched-p99-ns"),
 			core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...), core.LatencyUnits...),
 		Gate:    []string{"ns/op", "p50-ns", "B/op", "allocs/op", "read-B/op"},
 		Options: []core.Option{scanLenFlag, scanPrefetchFlag},
@@ -215,6 +215,7 @@ func scan(b *testing.B, e *core.Env, db engine.DB, threads int) {
 		}
 	})
 	d0 := core.SampleDisk()
+	sched0 := core.SampleSched()
 	b.ReportAllocs()
 	b.ResetTimer()
 	sim := core.StartSim(b)
@@ -223,6 +224,7 @@ func scan(b *testing.B, e *core.Env, db engine.DB, threads int) {
 	elapsed := time.Since(start)
 	sim.Stop()
 	b.StopTimer()
+	core.ReportSched(b, threads, sched0)
 	reportScans(b, streams, int64(b.N), elapsed, core.SampleDisk().Sub(d0))
 }
 

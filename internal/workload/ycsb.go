@@ -127,7 +127,7 @@ func ycsbScratch(e *core.Env, _ engine.Info) int64 {
 // ycsbUnits: every figure per operation type, and the window's.
 func ycsbUnits() []core.Unit {
 	u := []core.Unit{core.Higher("ops/s"), core.Lower("cpu-ns/op"), core.Lower("write-amp"), core.Lower("dev-write-amp"),
-		core.Lower("space-amp"), core.Higher("write-ops/s"), core.Lower("write-p99-ns"), core.Lower("scan-keys/op")}
+		core.Lower("space-amp"), core.Higher("write-ops/s"), core.Lower("write-p99-ns"), core.Lower("scan-keys/op"), core.Lower("sched-p99-ns")}
 	for _, op := range opNames {
 		u = append(u, core.Higher(op+"-ops/s"), core.Lower(op+"-p50-ns"), core.Lower(op+"-p99-ns"), core.Lower(op+"-p999-ns"))
 	}
