@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
@@ -154,6 +155,37 @@ func matches(ps []part, where []string) bool {
 	return true
 }
 
+// oversubscribed notes the thread counts of t's rows above the run's
+// CPUs: there the Go scheduler's queue, not only the engine, shapes the
+// tail (docs/methodology.md, "The scheduler's wait").
+func oversubscribed(r *Results, t Table) []string {
+	cpus, err := strconv.Atoi(r.Run["cpus"])
+	if err != nil || cpus < 1 {
+		return nil
+	}
+	var over []int
+	for _, row := range t.Rows {
+		for _, p := range parts(strings.ReplaceAll(row.Label, " ", "/")) {
+			if n, err := strconv.Atoi(p.v); err == nil && p.k == "threads" && n > cpus && !slices.Contains(over, n) {
+				over = append(over, n)
+			}
+		}
+	}
+	if t.Common != "" {
+		for _, p := range parts(strings.ReplaceAll(t.Common, " ", "/")) {
+			if n, err := strconv.Atoi(p.v); err == nil && p.k == "threads" && n > cpus && !slices.Contains(over, n) {
+				over = append(over, n)
+			}
+		}
+	}
+	var notes []string
+	for _, n := range over {
+		notes = append(notes, fmt.Sprintf("threads=%d: %s the run's %d CPUs, oversubscribed: the scheduler's queue, not only the engine, makes its tail (sched-p99-ns)",
+			n, strconv.FormatFloat(float64(n)/float64(cpus), 'g', 3, 64)+"×", cpus))
+	}
+	return notes
+}
+
 // withDefaults adds the parts defaults gives and ps leaves out.
 func withDefaults(ps []part, defaults map[string]string) []part {
 	for k, v := range defaults {
@@ -186,6 +218,7 @@ func buildTable(r *Results, q Section, placed map[string]bool) Table {
 		}
 	}
 	t.Common = strings.Join(commons, "; ")
+	t.Notes = append(t.Notes, oversubscribed(r, t)...)
 	if q.Reference != nil {
 		addReference(r, &t, q)
 	}
