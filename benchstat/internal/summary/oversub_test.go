@@ -14,7 +14,6 @@ func TestOversubscribedRowsAreNoted(t *testing.T) {
 	if len(notes) != 1 || !strings.HasPrefix(notes[0], "threads=16: 8× the run's 2 CPUs") {
 		t.Fatalf("notes %q", notes)
 	}
-	tb.Common = "threads=4"
 	if notes := oversubscribed(r, Table{Common: "threads=4"}); len(notes) != 1 || !strings.HasPrefix(notes[0], "threads=4: 2×") {
 		t.Fatalf("a thread count said once: %q", notes)
 	}
