@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -141,15 +142,20 @@ func (w *ycsbWorker) run(n int) {
 		case opRead:
 			err = w.read(w.draw())
 		case opUpdate:
-			err = w.update(w.drawWritable())
+			var i uint64
+			if i, err = w.drawWritable(); err == nil {
+				err = w.update(i)
+			}
 		case opInsert:
 			err = w.insert()
 		case opScan:
 			err = w.scan(w.draw(), 1+int(w.rng.Below(ycsbMaxScan)))
 		case opRMW:
-			i := w.drawWritable()
-			if err = w.read(i); err == nil {
-				err = w.update(i)
+			var i uint64
+			if i, err = w.drawWritable(); err == nil {
+				if err = w.read(i); err == nil {
+					err = w.update(i)
+				}
 			}
 		case opDelete:
 			err = w.delete()
@@ -167,13 +173,15 @@ func (w *ycsbWorker) run(n int) {
 func (w *ycsbWorker) draw() uint64 { return w.lo + w.smp.Next(&w.rng, w.hi-w.lo) }
 
 // drawWritable draws a key no delete has started on, so an update never
-// brings a deleted key back.
-func (w *ycsbWorker) drawWritable() uint64 {
-	for {
+// brings a deleted key back; a mix that deleted nearly every key it draws
+// from ends with an error rather than a search without end.
+func (w *ycsbWorker) drawWritable() (uint64, error) {
+	for range 1 << 16 {
 		if i := w.draw(); !w.sh.mayBeDeleted(i) {
-			return i
+			return i, nil
 		}
 	}
+	return 0, errors.New("65536 draws in a row found only deleted keys: lower delete= in -mix or the operation count")
 }
 
 // reader is a reader that sees every write committed before the
