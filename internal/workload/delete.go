@@ -721,6 +721,12 @@ func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 			b.Fatalf("compact the fresh database: %v", err)
 		}
 	}
+	// Reopened, as every copy of the fixture is opened from its files:
+	// Pebble scans the tables it wrote in this process 3-4 times slower
+	// than the same tables reopened (42 against 11 µs for this scan).
+	if err := fresh.reopen(); err != nil {
+		b.Fatalf("reopen the fresh database: %v", err)
+	}
 	settings := fresh.db.Settings() // the copies are opened with the same options
 	for _, l := range swathLeaves(info.Title, ranges, compacts) {
 		name := core.BlockLeaf(e.Shape()+"/swath/"+core.SubName("method", l.method, "state", l.state), info, fresh.o)
