@@ -114,10 +114,10 @@ func copyModule(t *testing.T, dir, old, new string) string {
 		return err
 	})
 	if old != "" {
-		f := filepath.Join(dir, "cursor.go")
+		f := filepath.Join(dir, "bucket.go")
 		b, err := os.ReadFile(f)
 		if err != nil || !strings.Contains(string(b), old) {
-			t.Fatalf("cursor.go of %s lacks %q (%v)", src, old, err)
+			t.Fatalf("bucket.go of %s lacks %q (%v)", src, old, err)
 		}
 		if err := os.WriteFile(f, []byte(strings.Replace(string(b), old, new, 1)), 0o644); err != nil {
 			t.Fatal(err)
@@ -156,18 +156,17 @@ func compareModule(t *testing.T, base, head, data, out string, more ...string) (
 
 // TestModuleCompare gates a change to an engine, not to the suite: bbolt
 // v1.5.0 against a local copy that looks every key up twice fails (the
-// extra lookup is in Cursor.Seek, which the adapter's Get calls: it
-// reuses one cursor per reader rather than Bucket.Get's new one);
-// against an unmodified copy it passes. Each side reads a fixture its own
+// extra lookup is in Bucket.Get, the call the adapter's Get makes, as
+// bbolt's users do); against an unmodified copy it passes. Each side reads a fixture its own
 // bbolt wrote.
 func TestModuleCompare(t *testing.T) {
 	if os.Getenv("KVBENCH_E2E") == "" {
 		t.Skip("set KVBENCH_E2E=1 (make gate-e2e): builds the suite with three copies of bbolt and benchmarks them")
 	}
 	tmp := t.TempDir()
-	const seek = "k, v, flags := c.seek(seek)"
+	const seek = "k, v, flags := b.Cursor().seek(key)"
 	same := copyModule(t, filepath.Join(tmp, "bbolt-same"), "", "")
-	slow := copyModule(t, filepath.Join(tmp, "bbolt-slow"), seek, "c.seek(seek) // one extra lookup per read\n\t"+seek)
+	slow := copyModule(t, filepath.Join(tmp, "bbolt-slow"), seek, "b.Cursor().seek(key) // one extra lookup per read\n\t"+seek)
 	data := filepath.Join(tmp, "data")
 	os.Mkdir(data, 0o755)
 
@@ -197,9 +196,9 @@ func TestModuleCompareSim(t *testing.T) {
 		t.Skip("valgrind is not installed (make valgrind-deps installs it)")
 	}
 	tmp := t.TempDir()
-	const seek = "k, v, flags := c.seek(seek)"
+	const seek = "k, v, flags := b.Cursor().seek(key)"
 	same := copyModule(t, filepath.Join(tmp, "bbolt-same"), "", "")
-	slow := copyModule(t, filepath.Join(tmp, "bbolt-slow"), seek, "c.seek(seek) // one extra lookup per read\n\t"+seek)
+	slow := copyModule(t, filepath.Join(tmp, "bbolt-slow"), seek, "b.Cursor().seek(key) // one extra lookup per read\n\t"+seek)
 	data := filepath.Join(tmp, "data")
 	os.Mkdir(data, 0o755)
 	sim := []string{"-mode", "sim"} // at compareBolt's -benchtime 20000x

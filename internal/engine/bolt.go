@@ -65,6 +65,8 @@ func init() {
 				Usage: "bbolt freelist type: map or array"},
 			{Name: "bolt_write", Default: "update", Choices: []string{"update", "batch"},
 				Usage: "how bbolt commits a batch: update (DB.Update) or batch (DB.Batch)"},
+			{Name: "bolt_get", Default: "bucket", Choices: []string{"bucket", "cursor"},
+				Usage: "how a bbolt point read finds its key: bucket (Bucket.Get, the call bbolt's users make, a cursor of its own per read) or cursor (one Cursor per reader, reused: Seek and compare)"},
 			{Name: "bolt_freelist_sync", Default: "false", Choices: []string{"false", "true"}, Bool: true, Shapes: true,
 				Usage: "write bbolt's freelist into the file at every commit (NoFreelistSync=false, bbolt's default); off, as etcd runs it, a writable open rebuilds it by scanning the file"},
 		},
@@ -84,6 +86,7 @@ type boltDB struct {
 	dir       string
 	readOnly  bool
 	writeMode string
+	getMode   string // bolt_get
 	freelist  string
 	readahead string
 	mmapSize  int
@@ -137,6 +140,7 @@ func openBolt(o Options) (DB, error) {
 		readahead: o.Readahead,
 		readOnly:  o.ReadOnly,
 		writeMode: o.Params["bolt_write"],
+		getMode:   o.Params["bolt_get"],
 		freelist:  o.Params["bolt_freelist"],
 		mmapSize:  boltInitialMmap(o.ExpectedBytes),
 	}
@@ -192,6 +196,7 @@ func (d *boltDB) Settings() []Setting {
 		{"fill_percent", strconv.FormatFloat(bolt.DefaultFillPercent, 'g', -1, 64) + " (bbolt default: a split leaves pages half full; keys arrive in random order)"},
 		{"checksums", "none (engine has none)"},
 		{"write_mode", d.writeMode},
+		{"get", boltGetNote(d.getMode)},
 	}
 	if d.writeMode == "batch" {
 		s = append(s,
@@ -224,7 +229,7 @@ func (d *boltDB) NewReader() (Reader, error) {
 		return nil, fmt.Errorf("engine bolt: begin read: %w", err)
 	}
 	r := &boltReader{d: d, tx: tx, b: tx.Bucket(boltBucket)}
-	if r.b != nil {
+	if r.b != nil && d.getMode == "cursor" {
 		r.cur = r.b.Cursor()
 	}
 	d.readers.Add(1)
@@ -261,13 +266,21 @@ type boltReader struct {
 	d      *boltDB
 	tx     *bolt.Tx
 	b      *bolt.Bucket // nil when a read-only database has no bucket yet
-	cur    *bolt.Cursor // reused by Get
+	cur    *bolt.Cursor // reused by Get under bolt_get=cursor
 	closed bool
 }
 
 func (r *boltReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if r.cur == nil {
+	if r.b == nil {
 		return false, nil
+	}
+	if r.cur == nil { // bolt_get=bucket
+		// The bucket holds no nested buckets, so a nil value is a miss.
+		v := r.b.Get(key)
+		if v == nil {
+			return false, nil
+		}
+		return true, fn(v)
 	}
 	k, v := r.cur.Seek(key)
 	// Seek lands on the first key >= key; the bucket holds no nested buckets,
@@ -416,4 +429,12 @@ func (a *batchArena) entry(i int) (k, v []byte) {
 func (a *batchArena) reset() {
 	a.data = a.data[:0]
 	a.ends = a.ends[:0]
+}
+
+// boltGetNote says how a point read finds its key under bolt_get.
+func boltGetNote(mode string) string {
+	if mode == "cursor" {
+		return "cursor (one Cursor per reader, reused: Seek and compare; -bolt_get)"
+	}
+	return "bucket (Bucket.Get, the call bbolt's users make; -bolt_get)"
 }
