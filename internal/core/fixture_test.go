@@ -172,6 +172,7 @@ func TestEveryOptionThatShapesFilesKeysTheFixture(t *testing.T) {
 	}
 	notShapingParams := map[string]string{
 		"bolt_write": "DB.Batch with one writer commits each batch as DB.Update does",
+		"bolt_get":   "how a point read finds its key; reads write nothing",
 		"lmdb_write": "one transaction per batch either way",
 	}
 	e, err := NewEnv(Default(), io.Discard, io.Discard)
