@@ -125,51 +125,69 @@ func TestDeleteRangeRemovesExactlyTheRange(t *testing.T) {
 // TestCompactRangeKeepsEveryKey: a manual compaction of a range that holds
 // deleted and live keys keeps every live key and its value.
 func TestCompactRangeKeepsEveryKey(t *testing.T) {
-	for _, info := range engine.All() {
-		t.Run(info.Name, func(t *testing.T) {
-			if info.Missing != "" {
-				t.Skip(info.Missing)
+	onEachEngine(t, func(t *testing.T, info engine.Info, db engine.DB) {
+		c, ok := db.(engine.Compacter)
+		if !ok {
+			t.Skipf("%s has no manual compaction", info.Name)
+		}
+		writeRangeKeys(t, db)
+		if err := engine.Delete(db, []byte("k15")); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Compact([]byte(rangeStart), []byte(rangeEnd)); err != nil {
+			t.Fatal(err)
+		}
+		r, err := db.NewReader()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		var want []string
+		for _, k := range rangeKeys {
+			if k != "k15" {
+				want = append(want, k+"="+k)
 			}
-			db, err := engine.Open(info.Name, testOptions(t.TempDir()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			c, ok := db.(engine.Compacter)
-			if !ok {
-				t.Skipf("%s has no manual compaction", info.Name)
-			}
-			writeRangeKeys(t, db)
-			if err := engine.Delete(db, []byte("k15")); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Compact([]byte(rangeStart), []byte(rangeEnd)); err != nil {
-				t.Fatal(err)
-			}
-			r, err := db.NewReader()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			var want []string
-			for _, k := range rangeKeys {
-				if k != "k15" {
-					want = append(want, k+"="+k)
-				}
-			}
-			if got := scan(t, r, engine.IterOptions{}); !slices.Equal(got, want) {
-				t.Errorf("after compaction: %v, want %v", got, want)
-			}
-		})
-	}
+		}
+		if got := scan(t, r, engine.IterOptions{}); !slices.Equal(got, want) {
+			t.Errorf("after compaction: %v, want %v", got, want)
+		}
+	})
 }
 
 // TestDeleteBatchRangeOfKeys: every adapter deletes a batch of keys in one
 // write, exactly those keys, missing ones included without complaint.
 func TestDeleteBatchRangeOfKeys(t *testing.T) {
+	onEachEngine(t, func(t *testing.T, info engine.Info, db engine.DB) {
+		bd, ok := db.(engine.BatchDeleter)
+		if !ok {
+			t.Fatalf("%s does not implement engine.BatchDeleter", info.Name)
+		}
+		writeRangeKeys(t, db)
+		var keys [][]byte
+		for _, k := range rangeKeys {
+			if k >= rangeStart && k < rangeEnd {
+				keys = append(keys, []byte(k))
+			}
+		}
+		keys = append(keys, []byte("k17-never-written"))
+		if err := bd.DeleteBatch(keys); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := keysOf(t, db), outside(rangeStart, rangeEnd); !slices.Equal(got, want) {
+			t.Errorf("keys %v, want %v", got, want)
+		}
+		if err := bd.DeleteBatch(nil); err != nil {
+			t.Errorf("an empty batch: %v", err)
+		}
+	})
+}
+
+// onEachEngine runs fn on every compiled-in engine, each on a new
+// database of its own.
+func onEachEngine(t *testing.T, fn func(t *testing.T, info engine.Info, db engine.DB)) {
 	for _, info := range engine.All() {
 		t.Run(info.Name, func(t *testing.T) {
 			if info.Missing != "" {
@@ -180,27 +198,7 @@ func TestDeleteBatchRangeOfKeys(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			bd, ok := db.(engine.BatchDeleter)
-			if !ok {
-				t.Fatalf("%s does not implement engine.BatchDeleter", info.Name)
-			}
-			writeRangeKeys(t, db)
-			var keys [][]byte
-			for _, k := range rangeKeys {
-				if k >= rangeStart && k < rangeEnd {
-					keys = append(keys, []byte(k))
-				}
-			}
-			keys = append(keys, []byte("k17-never-written"))
-			if err := bd.DeleteBatch(keys); err != nil {
-				t.Fatal(err)
-			}
-			if got, want := keysOf(t, db), outside(rangeStart, rangeEnd); !slices.Equal(got, want) {
-				t.Errorf("keys %v, want %v", got, want)
-			}
-			if err := bd.DeleteBatch(nil); err != nil {
-				t.Errorf("an empty batch: %v", err)
-			}
+			fn(t, info, db)
 		})
 	}
 }
