@@ -25,7 +25,7 @@ BLOCKS   ?= 4KiB,32KiB
 comma    := ,
 
 
-.PHONY: bench-sim bench-sim-run valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot history-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003 seed004
+.PHONY: audit bench-sim bench-sim-run valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot history-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003 seed004
 
 all: test
 
@@ -113,6 +113,18 @@ bench-run: bench-bin
 	@$(MAKE) --no-print-directory bench-mem MEM_BUILT=1 MEM_WORKLOADS=readrandom COUNT=$(MEM_COUNT) MEM_BENCHTIME=$(BENCHTIME) MEM_BLOCKS=$(BLOCKS) MEM_DIST=uniform,zipf
 	$(call record,$(RESULTS)/bench.txt,bench)
 	@$(MAKE) --no-print-directory summary report
+
+# audit: which engine settings decide a rank. make bench's rows (warm
+# reads and scans, YCSB A and C, populate, overwrite, open) for every
+# engine at the suite's settings and with each engine setting of
+# benchstat/audit/settings.go flipped, one process each, AUDIT_ROUNDS
+# interleaved rounds; the table goes into docs/engines.md ("Rank-sensitivity
+# audit"), the raw results to $(RESULTS)/audit. About 20 minutes here.
+AUDIT_ROUNDS ?= 3
+audit: deps
+	@mkdir -p $(RESULTS)
+	$(MAKE) --no-print-directory bench-bin TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
+	$(GO) run ./benchstat/audit -bin $(BENCH_BIN) -rounds $(AUDIT_ROUNDS) $(BENCH_FLAGS) -o $(RESULTS)/audit -doc docs/engines.md
 
 # bench-sim: the instruction counts of make bench's warm point reads and
 # scans on one thread (benchstat/sim under Valgrind's callgrind: instr/op

@@ -71,6 +71,8 @@ func init() {
 		Params: []Param{
 			{Name: "badger_vthreshold", Default: "", Shapes: true, Check: checkBadgerThreshold,
 				Usage: "values of at least this many bytes go to Badger's value log (default: Badger v4's 1 MiB, lowered to 15% of the memtable when that is smaller, as Badger requires)"},
+			{Name: "badger_compactors", Default: "", Check: checkIntParam(2, 64),
+				Usage: "Badger's NumCompactors, the compactions it runs at once (default: Badger's 4; at least 2, Badger's minimum short of none)"},
 		},
 		Layout:       lsmLayout,
 		TableFilters: true,
@@ -194,6 +196,9 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 		// The one filling and the one the flusher took are beside the
 		// queue; an empty queue (0) can leave a writer waiting for good.
 		bo.NumMemtables = max(1, n-2)
+	}
+	if v := o.Params["badger_compactors"]; v != "" {
+		bo.NumCompactors, _ = strconv.Atoi(v) // Check accepted it
 	}
 	if n := o.MaxCompactions; n > 0 && n < bo.NumCompactors {
 		bo.NumCompactors = max(2, n)

@@ -38,6 +38,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -67,6 +68,8 @@ func init() {
 				Usage: "how bbolt commits a batch: update (DB.Update) or batch (DB.Batch)"},
 			{Name: "bolt_get", Default: "bucket", Choices: []string{"bucket", "cursor"},
 				Usage: "how a bbolt point read finds its key: bucket (Bucket.Get, the call bbolt's users make, a cursor of its own per read) or cursor (one Cursor per reader, reused: Seek and compare)"},
+			{Name: "bolt_mmap_populate", Default: "false", Choices: []string{"false", "true"}, Bool: true,
+				Usage: "map bbolt's file MAP_POPULATE (Options.MmapFlags): the kernel reads the whole file in at open instead of on first touch"},
 			{Name: "bolt_freelist_sync", Default: "false", Choices: []string{"false", "true"}, Bool: true, Shapes: true,
 				Usage: "write bbolt's freelist into the file at every commit (NoFreelistSync=false, bbolt's default); off, as etcd runs it, a writable open rebuilds it by scanning the file"},
 		},
@@ -161,6 +164,7 @@ func openBolt(o Options) (DB, error) {
 		FreelistType:    fl,
 		ReadOnly:        o.ReadOnly,
 		InitialMmapSize: d.mmapSize,
+		MmapFlags:       boltMmapFlags(o.Params["bolt_mmap_populate"]),
 	})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
@@ -197,6 +201,7 @@ func (d *boltDB) Settings() []Setting {
 		{"checksums", "none (engine has none)"},
 		{"write_mode", d.writeMode},
 		{"get", boltGetNote(d.getMode)},
+		{"mmap_flags", boltMmapNote(d.db.MmapFlags)},
 	}
 	if d.writeMode == "batch" {
 		s = append(s,
@@ -437,4 +442,19 @@ func boltGetNote(mode string) string {
 		return "cursor (one Cursor per reader, reused: Seek and compare; -bolt_get)"
 	}
 	return "bucket (Bucket.Get, the call bbolt's users make; -bolt_get)"
+}
+
+// boltMmapFlags is bbolt's Options.MmapFlags for -bolt_mmap_populate.
+func boltMmapFlags(populate string) int {
+	if populate == "true" {
+		return syscall.MAP_POPULATE
+	}
+	return 0
+}
+
+func boltMmapNote(flags int) string {
+	if flags&syscall.MAP_POPULATE != 0 {
+		return "MAP_POPULATE (-bolt_mmap_populate: the file is read in at open)"
+	}
+	return "none (bbolt's default: pages are read on first touch)"
 }

@@ -58,6 +58,10 @@ func init() {
 		Params: []Param{
 			{Name: "lmdb_write", Default: "update", Choices: []string{"update", "txn"},
 				Usage: "how LMDB commits a batch: update (Env.Update) or txn (locked thread, BeginTxn/Commit)"},
+			{Name: "lmdb_writemap", Default: "false", Choices: []string{"false", "true"}, Bool: true,
+				Usage: "open LMDB's env MDB_WRITEMAP: writes go through a writable map instead of write(2)"},
+			{Name: "lmdb_nometasync", Default: "false", Choices: []string{"false", "true"}, Bool: true,
+				Usage: "with -sync, open LMDB's env MDB_NOMETASYNC: a commit syncs its data pages but not the meta page (without -sync, MDB_NOSYNC already skips both)"},
 		},
 		Dims: []Dim{
 			// Seed 001 found OS readahead on the map decides a cold scan
@@ -173,6 +177,12 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	if !o.Sync {
 		flags |= lmdbNoSync | lmdbNoMetaSync
 	}
+	if o.Params["lmdb_nometasync"] == "true" {
+		flags |= lmdbNoMetaSync
+	}
+	if o.Params["lmdb_writemap"] == "true" {
+		flags |= lmdbWriteMap
+	}
 	if o.ReadOnly {
 		flags |= lmdbReadonly
 	}
@@ -211,8 +221,8 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 		{"readahead", lmdbReadaheadSetting(readahead)},
 		{"sync", strconv.FormatBool(o.Sync)},
 		{"nosync", strconv.FormatBool(!o.Sync)},
-		{"nometasync", strconv.FormatBool(!o.Sync)},
-		{"writemap", "false"},
+		{"nometasync", strconv.FormatBool(flags&lmdbNoMetaSync != 0)},
+		{"writemap", strconv.FormatBool(flags&lmdbWriteMap != 0)},
 		{"notls", "true (forced by the binding)"},
 		{"write_mode", writeMode},
 		{"max_readers", strconv.Itoa(maxReaders)},

@@ -21,6 +21,7 @@ const (
 	lmdbReadonly    = lmdb.Readonly
 	lmdbNoSync      = lmdb.NoSync
 	lmdbNoMetaSync  = lmdb.NoMetaSync
+	lmdbWriteMap    = lmdb.WriteMap
 	lmdbNoReadahead = lmdb.NoReadahead
 	lmdbFirst       = lmdb.First
 	lmdbNext        = lmdb.Next

@@ -69,6 +69,10 @@ func init() {
 		Params: []Param{
 			{Name: "pebble_index_block", Default: "256KiB", Shapes: true, Check: checkPebbleIndexBlock,
 				Usage: "target size of Pebble's index blocks (1KiB to 1GiB); a table whose index outgrows one block gets a two-level index (default: CockroachDB's 256KiB; Pebble's own is its block size)"},
+			{Name: "pebble_compactions", Default: "", Check: checkIntParam(1, 64),
+				Usage: "the most compactions Pebble runs at once, the upper end of its CompactionConcurrencyRange (default: Pebble's 1)"},
+			{Name: "pebble_read_sampling", Default: "true", Choices: []string{"true", "false"}, Bool: true,
+				Usage: "Pebble's read sampling, which schedules read-triggered compactions of tables iterators seek through often (false: ReadSamplingMultiplier -1)"},
 		},
 		Layout:       lsmLayout,
 		TableFilters: true,
@@ -206,6 +210,13 @@ func openPebble(o Options) (DB, error) {
 		po.Local.ReadaheadConfig = rc
 		readahead = ReadaheadOff + " (tables FADV_RANDOM; a sequential iterator reads ahead with readahead(2) up to 256KiB and never hands over to the OS: speculative readahead SysReadahead; compactions FADV_SEQUENTIAL, the default)"
 	}
+	if v := o.Params["pebble_compactions"]; v != "" {
+		n, _ := strconv.Atoi(v) // Check accepted it
+		po.CompactionConcurrencyRange = func() (int, int) { return 1, n }
+	}
+	if o.Params["pebble_read_sampling"] == "false" {
+		po.Experimental.ReadSamplingMultiplier = -1
+	}
 	po.EnsureDefaults() // Open does the same; done here so Settings can show the defaults
 
 	db, err := pebble.Open(o.Dir, po)
@@ -244,7 +255,8 @@ func openPebble(o Options) (DB, error) {
 		{"l0_compaction_threshold", strconv.Itoa(po.L0CompactionThreshold)},
 		{"l0_stop_writes_threshold", strconv.Itoa(po.L0StopWritesThreshold)},
 		{"lbase_max_bytes", lsmMiB(po.LBaseMaxBytes)},
-		{"compaction_concurrency", strconv.Itoa(lo) + "-" + strconv.Itoa(hi) + " (default)" + compactionNote(o)},
+		{"compaction_concurrency", strconv.Itoa(lo) + "-" + strconv.Itoa(hi) + pebbleCompactionsNote(o) + compactionNote(o)},
+		{"read_sampling_multiplier", strconv.FormatInt(po.Experimental.ReadSamplingMultiplier, 10) + " (-1: off, -pebble_read_sampling)"},
 		{"max_open_files", strconv.Itoa(po.MaxOpenFiles)},
 		{"bytes_per_sync", strconv.Itoa(po.BytesPerSync)},
 		{"wal_bytes_per_sync", strconv.Itoa(po.WALBytesPerSync) + " (default)"},
@@ -481,4 +493,12 @@ func lsmPrefixEnd(prefix []byte) []byte {
 		}
 	}
 	return nil
+}
+
+// pebbleCompactionsNote says where the compaction concurrency came from.
+func pebbleCompactionsNote(o Options) string {
+	if o.Params["pebble_compactions"] != "" {
+		return " (-pebble_compactions)"
+	}
+	return " (default)"
 }

@@ -251,6 +251,13 @@ func openRocksDB(o Options) (DB, error) {
 	} else {
 		r.bbto.SetNoBlockCache(true)
 	}
+	indexS := "false (default: index and filters live outside the block cache)"
+	if o.Params["rocksdb_cache_index"] == "true" {
+		r.bbto.SetCacheIndexAndFilterBlocks(true)
+		indexS = "true (-rocksdb_cache_index)"
+	}
+	pin := o.Params["rocksdb_pin_l0"] == "true"
+	r.bbto.SetPinL0FilterAndIndexBlocksInCache(pin)
 	bloomS := "off"
 	if o.BloomFPR > 0 {
 		bits := BloomBitsForFPR(o.BloomFPR)
@@ -312,7 +319,8 @@ func openRocksDB(o Options) (DB, error) {
 		{"index", "one index block per table, binary search (index_type kBinarySearch, RocksDB's default; not partitioned)"},
 		{"verify_checksums", rocksdbChecksums(r.verify)},
 		{"paranoid_checks", strconv.FormatBool(r.opts.ParanoidChecks()) + " (default: stop on corruption background work finds)"},
-		{"cache_index_and_filter_blocks", "false (default: index and filters live outside the block cache)"},
+		{"cache_index_and_filter_blocks", indexS},
+		{"pin_l0_filter_and_index_blocks_in_cache", strconv.FormatBool(pin)},
 		{"max_background_jobs", strconv.Itoa(r.opts.GetMaxBackgroundJobs()) + " (default)"},
 		{"disable_auto_compactions", strconv.FormatBool(o.DisableCompactions)},
 		{"level0_file_num_compaction_trigger", strconv.Itoa(r.opts.GetLevel0FileNumCompactionTrigger())},

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"runtime"
@@ -106,4 +107,18 @@ func lsmBlockSize(o Options, engineDefault int) string {
 // boundDim: an LSM iterator takes a real upper bound (a B-tree cursor
 // stops at the first key past a prefix either way). The workload bounds
 // each iterator to its prefix when the value is "prefix".
+// checkIntParam accepts an empty value (the engine's default) or an
+// integer from lo to hi.
+func checkIntParam(lo, hi int) func(string) error {
+	return func(v string) error {
+		if v == "" {
+			return nil
+		}
+		if n, err := strconv.Atoi(v); err != nil || n < lo || n > hi {
+			return fmt.Errorf("must be empty (the engine's default) or an integer from %d to %d", lo, hi)
+		}
+		return nil
+	}
+}
+
 var boundDim = Dim{Name: "bound", Values: []string{"none", "prefix"}, For: []string{"Prefetch"}}

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
+)
+
+const baseline = "baseline"
+
+// decides is the change past which a setting that changes a rank decides it.
+const decides = 1.5
+
+// moved is the smallest change counted as a row the setting moves (beside
+// lying outside the baseline's range over the rounds).
+const moved = 0.10
+
+// A side is one file: an engine at the baseline or with one setting.
+type side struct {
+	engine, setting, flags string
+	rows                   map[string][]float64 // row key -> ns/op per round
+}
+
+type results struct {
+	meta  map[string]string
+	base  map[string]*side // by engine
+	flips []*side
+}
+
+var gomaxprocs = regexp.MustCompile(`-[0-9]+$`)
+
+// rowKey is a result's row among the engines: its name without the
+// engine, the block size (B-trees have none) and GOMAXPROCS.
+func rowKey(name, engine string) (string, bool) {
+	name = gomaxprocs.ReplaceAllString(strings.TrimPrefix(name, "Benchmark"), "")
+	parts := strings.Split(name, "/")
+	base, ok := strings.CutSuffix(parts[0], engine)
+	if !ok {
+		return "", false
+	}
+	out := []string{base}
+	for _, p := range parts[1:] {
+		if !strings.HasPrefix(p, "block=") {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "/"), true
+}
+
+// shortRow names a row in the table: the workload and what tells its
+// leaves apart.
+func shortRow(key string) string {
+	parts := strings.Split(key, "/")
+	out := parts[0]
+	for _, p := range parts[1:] {
+		k, v, _ := strings.Cut(p, "=")
+		switch k {
+		case "workload":
+			out += " " + v
+		case "threads":
+			out += " t=" + v
+		case "sync":
+			if v == "true" {
+				out += " sync"
+			}
+		}
+	}
+	return out
+}
+
+func load(dir string) (*results, error) {
+	res := &results{meta: map[string]string{}, base: map[string]*side{}}
+	if b, err := os.ReadFile(filepath.Join(dir, "meta.txt")); err == nil {
+		sc := bufio.NewScanner(strings.NewReader(string(b)))
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), " "); ok {
+				res.meta[k] = v
+			}
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if filepath.Base(f) == "meta.txt" {
+			continue
+		}
+		s, err := readSide(f)
+		if err != nil {
+			return nil, err
+		}
+		if s.setting == baseline {
+			res.base[s.engine] = s
+		} else {
+			res.flips = append(res.flips, s)
+		}
+	}
+	if len(res.base) == 0 {
+		return nil, fmt.Errorf("%s: no baseline results", dir)
+	}
+	sort.Slice(res.flips, func(i, j int) bool {
+		a, b := res.flips[i], res.flips[j]
+		return a.engine < b.engine || a.engine == b.engine && a.setting < b.setting
+	})
+	return res, nil
+}
+
+func readSide(path string) (*side, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s := &side{rows: map[string][]float64{}}
+	r := benchfmt.NewReader(f, path)
+	for r.Scan() {
+		res, ok := r.Result().(*benchfmt.Result)
+		if !ok {
+			continue
+		}
+		if s.engine == "" {
+			s.engine, s.setting, s.flags = res.GetConfig("audit-engine"), res.GetConfig("audit-setting"), res.GetConfig("audit-flags")
+		}
+		key, ok := rowKey(string(res.Name), s.engine)
+		if !ok {
+			return nil, fmt.Errorf("%s: %s is not an engine %q result", path, res.Name, s.engine)
+		}
+		if v, ok := res.Value("sec/op"); ok {
+			s.rows[key] = append(s.rows[key], v)
+		}
+	}
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	if s.engine == "" {
+		return nil, fmt.Errorf("%s: no results with an audit-engine line", path)
+	}
+	return s, nil
+}
+
+func median(v []float64) float64 {
+	return benchmath.AssumeNothing.Summary(benchmath.NewSample(v, &benchmath.DefaultThresholds), 0.95).Center
+}
+
+// rank is the 1-based position of engine on row when its median is m and
+// every other engine keeps its baseline median: lower time ranks first.
+func (res *results) rank(row, engine string, m float64) (int, int) {
+	r, n := 1, 1
+	for e, s := range res.base {
+		if e == engine {
+			continue
+		}
+		v, ok := s.rows[row]
+		if !ok {
+			continue
+		}
+		n++
+		if median(v) < m {
+			r++
+		}
+	}
+	return r, n
+}
+
+// A finding is one setting's effect.
+type finding struct {
+	side            *side
+	rows, movedRows int
+	medianChange    float64
+	largest         string
+	largestChange   float64
+	rankChanges     []string
+	decidesRank     bool
+	missingBaseline []string
+}
+
+func (res *results) findings() []finding {
+	var out []finding
+	for _, s := range res.flips {
+		f := finding{side: s}
+		base := res.base[s.engine]
+		var changes []float64
+		keys := make([]string, 0, len(s.rows))
+		for k := range s.rows {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			var bv []float64
+			if base != nil {
+				bv = base.rows[k]
+			}
+			if len(bv) == 0 {
+				f.missingBaseline = append(f.missingBaseline, shortRow(k))
+				continue
+			}
+			b, m := median(bv), median(s.rows[k])
+			ratio := m / b
+			c := ratio - 1
+			changes = append(changes, c)
+			f.rows++
+			if math.Abs(c) >= moved && (m < slices.Min(bv) || m > slices.Max(bv)) {
+				f.movedRows++
+			}
+			if math.Abs(c) > math.Abs(f.largestChange) {
+				f.largestChange, f.largest = c, shortRow(k)
+			}
+			rb, n := res.rank(k, s.engine, b)
+			rf, _ := res.rank(k, s.engine, m)
+			if rb != rf {
+				f.rankChanges = append(f.rankChanges, fmt.Sprintf("%s %d→%d of %d", shortRow(k), rb, rf, n))
+				if ratio > decides || ratio < 1/decides {
+					f.decidesRank = true
+				}
+			}
+		}
+		if len(changes) > 0 {
+			f.medianChange = median(changes)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func pct(c float64) string { return fmt.Sprintf("%+.0f %%", 100*c) }
+
+func (res *results) markdown() string {
+	var b strings.Builder
+	m := res.meta
+	fmt.Fprintf(&b, "Measured %s, %s CPUs, %s interleaved rounds (%s), load %s at the start, %s at the end; change = median time per op with the setting over the baseline's, per row; rank = the engine's place among the engines on that row (1 is fastest).\n\n",
+		orDash(m["date"]), orDash(m["cpus"]), orDash(m["rounds"]), orDash(m["duration"]), orDash(m["load-start"]), orDash(m["load-end"]))
+	b.WriteString("| engine | setting (flags) | rows moved ≥10 % | median change | largest change | rank changes | decides a rank |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, f := range res.findings() {
+		s := f.side
+		ranks := "none"
+		if len(f.rankChanges) > 0 {
+			ranks = strings.Join(f.rankChanges, "; ")
+		}
+		dec := "no"
+		if f.decidesRank {
+			dec = "**yes**"
+		}
+		largest := "—"
+		if f.largest != "" {
+			largest = f.largest + " " + pct(f.largestChange)
+		}
+		fmt.Fprintf(&b, "| %s | %s (`%s`) | %d of %d | %s | %s | %s | %s |\n",
+			s.engine, s.setting, s.flags, f.movedRows, f.rows, pct(f.medianChange), largest, ranks, dec)
+		if len(f.missingBaseline) > 0 {
+			fmt.Fprintf(os.Stderr, "audit: %s %s: no baseline for %s\n", s.engine, s.setting, strings.Join(f.missingBaseline, ", "))
+		}
+	}
+	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+const (
+	docBegin = "<!-- audit:begin -->"
+	docEnd   = "<!-- audit:end -->"
+)
+
+// rewriteDoc replaces the text between the audit markers of path.
+func rewriteDoc(path, table string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	i, j := strings.Index(s, docBegin), strings.Index(s, docEnd)
+	if i < 0 || j < i {
+		return errors.New(path + ": no " + docBegin + " ... " + docEnd + " lines")
+	}
+	s = s[:i+len(docBegin)] + "\n" + table + s[j:]
+	return os.WriteFile(path, []byte(s), 0o644)
+}

@@ -1,0 +1,254 @@
+// Command audit measures which engine settings decide a rank: make bench's
+// rows are run for each engine at the suite's settings (the baseline) and
+// again with one setting of that engine flipped (settings.go), one process
+// per engine, setting and row group, the rounds interleaved. It then
+// states, per setting, the rows it moves, the median change and whether
+// the engine's rank among the engines changes on any row; a setting that
+// moves a row by more than 1.5x and changes a rank there decides a rank
+// (docs/engines.md, "Rank-sensitivity audit").
+//
+//	go run ./benchstat/audit -bin results/kvbench.test [-rounds 3] [-dir D] [-o results/audit]
+//	    [-doc docs/engines.md] [-only Badger,Pebble]
+//	go run ./benchstat/audit -analyze results/audit [-doc docs/engines.md]
+//
+// The raw results go to -o, one benchfmt file per baseline and setting
+// (base-<engine>.txt, <engine>-<n>.txt), so -analyze can redo the table
+// without running anything. -doc rewrites the table between the
+// <!-- audit:begin --> and <!-- audit:end --> lines of that file.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	bin := flag.String("bin", "", "the suite's test binary (make bench-bin builds results/kvbench.test)")
+	rounds := flag.Int("rounds", 3, "interleaved rounds; each row's figure is the median over them")
+	dir := flag.String("dir", "", "the suite's -dir (fixtures)")
+	out := flag.String("o", "results/audit", "directory for the raw results")
+	analyze := flag.String("analyze", "", "only build the table from the raw results in this directory")
+	doc := flag.String("doc", "", "Markdown file whose audit table (between <!-- audit:begin --> and <!-- audit:end -->) is rewritten")
+	only := flag.String("only", "", "comma-separated engine titles to audit (default: every engine in the binary)")
+	keys := flag.String("keys_mil", "0.1", "the suite's -keys_mil (make bench's)")
+	valsz := flag.String("valsz", "1024", "the suite's -valsz (make bench's)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fail(fmt.Errorf("unexpected argument %q", flag.Arg(0)))
+	}
+
+	rawDir := *analyze
+	if rawDir == "" {
+		if *bin == "" {
+			fail(errors.New("-bin is required (or -analyze DIR)"))
+		}
+		if *rounds < 1 {
+			fail(errors.New("-rounds must be at least 1"))
+		}
+		engines, err := listEngines(*bin)
+		if err != nil {
+			fail(err)
+		}
+		if *only != "" {
+			engines, err = pick(engines, strings.Split(*only, ","))
+			if err != nil {
+				fail(err)
+			}
+		}
+		r := runner{bin: *bin, out: *out, rounds: *rounds,
+			common: []string{"-test.run", "^$", "-test.count", "1", "-keys_mil", *keys, "-valsz", *valsz}}
+		if *dir != "" {
+			r.common = append(r.common, "-dir", *dir)
+		}
+		if err := r.run(engines); err != nil {
+			fail(err)
+		}
+		rawDir = *out
+	}
+	res, err := load(rawDir)
+	if err != nil {
+		fail(err)
+	}
+	table := res.markdown()
+	fmt.Print(table)
+	if *doc != "" {
+		if err := rewriteDoc(*doc, table); err != nil {
+			fail(err)
+		}
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "audit:", err)
+	os.Exit(2)
+}
+
+// listEngines asks the binary which stores it has (RocksDB only with its
+// build tag), by their Open benchmarks.
+func listEngines(bin string) ([]string, error) {
+	out, err := exec.Command(bin, "-test.list", "^BenchmarkOpen").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s -test.list: %w", bin, err)
+	}
+	var titles []string
+	for _, l := range strings.Fields(string(out)) {
+		if t := strings.TrimPrefix(l, "BenchmarkOpen"); t != l && t != "Memory" {
+			titles = append(titles, t)
+		}
+	}
+	if len(titles) == 0 {
+		return nil, fmt.Errorf("%s lists no BenchmarkOpen<Engine>", bin)
+	}
+	return titles, nil
+}
+
+func pick(have, want []string) ([]string, error) {
+	for _, w := range want {
+		if !slices.Contains(have, w) {
+			return nil, fmt.Errorf("-only %s: the binary has %s", w, strings.Join(have, ", "))
+		}
+	}
+	return want, nil
+}
+
+type runner struct {
+	bin, out string
+	rounds   int
+	common   []string
+}
+
+// A job is one process: an engine's row group, at the baseline or with a
+// setting flipped; file is its raw results file.
+type job struct {
+	file  string
+	title string
+	g     group
+	flip  []string
+}
+
+func (r runner) jobs(engines []string) []job {
+	gs := groups(threadList())
+	used := map[string]bool{}
+	for _, s := range settings {
+		for _, g := range s.groups {
+			used[g] = true
+		}
+	}
+	names := make([]string, 0, len(used))
+	for g := range used {
+		names = append(names, g)
+	}
+	slices.Sort(names)
+	var js []job
+	for _, e := range engines {
+		for _, g := range names {
+			js = append(js, job{file: "base-" + e + ".txt", title: e, g: gs[g]})
+		}
+		for i, s := range settings {
+			if s.engine != e {
+				continue
+			}
+			for _, g := range s.groups {
+				js = append(js, job{file: settingFile(i), title: e, g: gs[g], flip: s.flip})
+			}
+		}
+	}
+	return js
+}
+
+func settingFile(i int) string { return "setting-" + strconv.Itoa(i) + ".txt" }
+
+// threadList is make bench's THREADS: 1 and the CPU count.
+func threadList() string {
+	if n := runtime.NumCPU(); n > 1 {
+		return "1," + strconv.Itoa(n)
+	}
+	return "1"
+}
+
+func (r runner) run(engines []string) error {
+	if err := os.MkdirAll(r.out, 0o755); err != nil {
+		return err
+	}
+	js := r.jobs(engines)
+	files := map[string]bool{}
+	for _, j := range js {
+		files[j.file] = true
+	}
+	for f := range files {
+		if err := os.Remove(filepath.Join(r.out, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	for _, j := range js {
+		if err := writeHeader(filepath.Join(r.out, j.file), j); err != nil {
+			return err
+		}
+	}
+	start, startLoad := time.Now(), loadavg()
+	fmt.Fprintf(os.Stderr, "audit: %d processes x %d rounds, load %s\n", len(js), r.rounds, startLoad)
+	for round := 1; round <= r.rounds; round++ {
+		for k, j := range js {
+			args := append(slices.Clone(r.common), "-test.bench", fmt.Sprintf(j.g.bench, j.title))
+			args = append(append(args, j.g.args...), j.flip...)
+			fmt.Fprintf(os.Stderr, "audit: round %d/%d, %d/%d: %s %s %s\n", round, r.rounds, k+1, len(js), j.title, j.g.name, strings.Join(j.flip, " "))
+			var stdout bytes.Buffer
+			cmd := exec.Command(r.bin, args...)
+			cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("%s %s: %w\n%s", r.bin, strings.Join(args, " "), err, stdout.String())
+			}
+			f, err := os.OpenFile(filepath.Join(r.out, j.file), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return err
+			}
+			_, err = f.Write(stdout.Bytes())
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	meta := fmt.Sprintf("date %s\nduration %s\nload-start %s\nload-end %s\ncpus %d\nrounds %d\n",
+		start.UTC().Format("2006-01-02 15:04 MST"), time.Since(start).Round(time.Second), startLoad, loadavg(), runtime.NumCPU(), r.rounds)
+	return os.WriteFile(filepath.Join(r.out, "meta.txt"), []byte(meta), 0o644)
+}
+
+// writeHeader starts a setting's file with configuration lines naming
+// the setting, so the table never depends on the order of settings.go.
+func writeHeader(path string, j job) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if j.flip == nil {
+		return os.WriteFile(path, []byte("audit-engine: "+j.title+"\naudit-setting: "+baseline+"\n\n"), 0o644)
+	}
+	for _, s := range settings {
+		if s.engine == j.title && slices.Equal(s.flip, j.flip) {
+			h := fmt.Sprintf("audit-engine: %s\naudit-setting: %s\naudit-flags: %s\n\n", s.engine, s.name, strings.Join(s.flip, " "))
+			return os.WriteFile(path, []byte(h), 0o644)
+		}
+	}
+	return fmt.Errorf("no setting %s %v", j.title, j.flip)
+}
+
+// loadavg is /proc/loadavg's 1-minute figure.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Fields(string(b))[0]
+}
