@@ -42,10 +42,12 @@ func main() {
 	start := flag.Int64("start", 0, "wall clock in Unix ns just before the parent started this process; 0 is now")
 	readahead := flag.Bool("readahead", true, "leave OS readahead on for the cdb's pages (false: madvise MADV_RANDOM first)")
 	none := flag.Bool("none", false, "read nothing: the cost of the process alone")
+	settle := flag.Duration("settle", 0, "sleep this long before the window")
 	flag.Parse()
 	if *start == 0 {
 		*start = time.Now().UnixNano()
 	}
+	time.Sleep(*settle)
 	if err := run(*record, *start, *readahead, *none); err != nil {
 		fmt.Fprintf(os.Stderr, "embedchild: %v\n", err)
 		os.Exit(1)
