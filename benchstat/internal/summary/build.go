@@ -49,6 +49,8 @@ type Cell struct {
 	// Note is shown instead of a figure: how a benchmark with no result
 	// ended in its memory budget (KillText). Stat is zero then.
 	Note string
+	// Sched: the leaf's scheduler p99 is close to this p99 (SchedMark).
+	Sched bool
 }
 
 // Row is one unit at one combination of a block's dimensions.
@@ -219,6 +221,9 @@ func buildTable(r *Results, q Section, placed map[string]bool) Table {
 	}
 	t.Common = strings.Join(commons, "; ")
 	t.Notes = append(t.Notes, oversubscribed(r, t)...)
+	if hasSchedMark(t) {
+		t.Notes = append(t.Notes, SchedNote)
+	}
 	if q.Reference != nil {
 		addReference(r, &t, q)
 	}
@@ -351,7 +356,8 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 				}
 				switch vals := r.Values[k]; {
 				case len(vals) > 0:
-					row.Cells[e] = Cell{Src: k, Stat: Of(vals)}
+					st := Of(vals)
+					row.Cells[e] = Cell{Src: k, Stat: st, Sched: schedBound(r, k, st)}
 					if len(ks) > 0 {
 						if n := e + ": " + KillText(ks) + " (its other rounds shown)"; !slices.Contains(notes, n) {
 							notes = append(notes, n)

@@ -55,7 +55,8 @@ func Number(v float64) string {
 }
 
 // CellText is a cell as printed: the median in the row's display unit and
-// the spread in whole percent ("12.1k ±4%"), or its note (a kill).
+// the spread in whole percent ("12.1k ±4%"), then SchedMark where the
+// scheduler's wait makes the tail, or its note (a kill).
 func CellText(c Cell) string {
 	if c.Note != "" {
 		return c.Note
@@ -63,6 +64,9 @@ func CellText(c Cell) string {
 	s := Number(c.Stat.Center * DisplayOf(c.Src.Unit).Scale)
 	if sp := c.Stat.Spread(); sp >= 0 {
 		s += fmt.Sprintf(" ±%.0f%%", sp)
+	}
+	if c.Sched {
+		s += SchedMark
 	}
 	return s
 }

@@ -65,7 +65,7 @@ var cellRE = regexp.MustCompile(`^(-?[0-9.]+(?:e[-+][0-9]+)?)([kMG]?)(?: ±([0-9
 // parseCell reads a printed cell back into its value and spread (-1: none).
 func parseCell(t *testing.T, s string) (float64, float64) {
 	t.Helper()
-	m := cellRE.FindStringSubmatch(s)
+	m := cellRE.FindStringSubmatch(strings.TrimSuffix(s, SchedMark))
 	if m == nil {
 		t.Fatalf("cell %q is not a number with an optional spread", s)
 	}
