@@ -27,11 +27,15 @@ func init() {
 		Options:  loadFlags,
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
-			for _, op := range []string{"get", "upsert"} {
-				var up upserts // across every time testing runs the sub-benchmark
-				n := fmt.Sprintf("op=%s/slo=%v", op, sloFlag.Get(&e.Cfg))
-				loadLeaf(e, b, h, n, op == "upsert", func(b *testing.B, db engine.DB) { runKnee(b, e, db, op, &up) })
-			}
+			slo := sloFlag.Get(&e.Cfg)
+			// Gets leave the fixture as they found it: every search reads
+			// the one warm handle.
+			h.Run(b, fmt.Sprintf("op=get/slo=%v", slo), core.Warm, nil, func(b *testing.B, db engine.DB) {
+				runKnee(b, e, "get", func(*testing.B) engine.DB { return db })
+			})
+			freshLeaf(e, b, h, fmt.Sprintf("op=upsert/slo=%v", slo), func(b *testing.B, fresh func(*testing.B) engine.DB) {
+				runKnee(b, e, "upsert", fresh)
+			})
 		},
 	})
 }
@@ -228,28 +232,23 @@ func (s kneeSpread) pct() (pct float64, ok bool) {
 }
 
 // runKnee is the body of BenchmarkKnee<Engine>/op=get|upsert: one knee
-// search per b.N iteration. It reports the median of the searches' knees
-// and of their p99s and, over more than one search, the lowest and
-// highest knee and their spread. A trial is one fixed-rate window of
-// trialTime with load's default drain.
-func runKnee(b *testing.B, e *core.Env, db engine.DB, op string, up *upserts) {
+// search per b.N iteration, each on the database dbFor gives it (untimed:
+// upserts get a fresh copy of the fixture each) with workers of its own.
+// It reports the median of the searches' knees and of their p99s and,
+// over more than one search, the lowest and highest knee and their
+// spread. A trial is one fixed-rate window of trialTime with load's
+// default drain.
+func runKnee(b *testing.B, e *core.Env, op string, dbFor func(*testing.B) engine.DB) {
 	c := loadOf(&e.Cfg)
-	cy := kneeCycleOn(e, db, op)
-	ws := newLoadWorkers(e, db, e.CallStreams(b), c.LoadWorkers, 4000)
-	defer closeLoadWorkers(ws)
-	trial := func(rate int, d time.Duration) (*load.Result, error) {
-		lc := load.Config{Rate: float64(rate), Duration: d, Workers: c.LoadWorkers}
-		if op == "get" {
-			return load.Run(lc, func(w int, _ uint64) error { return ws[w].get(true) })
-		}
-		return up.run(e, lc, func(w int, idx uint64) error { return ws[w].put(idx) })
-	}
+	rs := e.CallStreams(b)
 	b.ResetTimer()
 	var knees, p99s []float64
 	for n := 0; n < b.N; n++ {
-		// b.Logf, not the progress log: its lines follow the result line,
-		// a line printed while the benchmark runs would split it.
-		knee, res, err := c.findKnee(cy, trial, b.Logf)
+		b.StopTimer()
+		db := dbFor(b)
+		b.StartTimer()
+		// Streams of their own, so each search of gets draws other keys.
+		knee, res, err := kneeSearch(e, c, db, op, rs, 4000+uint64(n*c.LoadWorkers), b.Logf)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -271,4 +270,23 @@ func runKnee(b *testing.B, e *core.Env, db engine.DB, op string, up *upserts) {
 			b.ReportMetric(pct, "knee-spread%")
 		}
 	}
+}
+
+// kneeSearch is one search of op on db by c.LoadWorkers workers drawing
+// from rs's streams from stream on; upserts write new keys from the data
+// set's end, as on a fresh copy. logf gets one line per trial (b.Logf,
+// not the progress log: its lines follow the result line, a line printed
+// while the benchmark runs would split it).
+func kneeSearch(e *core.Env, c loadSettings, db engine.DB, op string, rs core.Streams, stream uint64, logf func(string, ...any)) (int, *load.Result, error) {
+	ws := newLoadWorkers(e, db, rs, c.LoadWorkers, stream)
+	defer closeLoadWorkers(ws)
+	var up upserts
+	trial := func(rate int, d time.Duration) (*load.Result, error) {
+		lc := load.Config{Rate: float64(rate), Duration: d, Workers: c.LoadWorkers}
+		if op == "get" {
+			return load.Run(lc, func(w int, _ uint64) error { return ws[w].get(true) })
+		}
+		return up.run(e, lc, func(w int, idx uint64) error { return ws[w].put(idx) })
+	}
+	return c.findKnee(kneeCycleOn(e, db, op), trial, logf)
 }
