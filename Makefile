@@ -307,7 +307,8 @@ vet:
 
 # unit: unit and conformance tests under the race detector, and once per
 # build variant (RocksDB compiled in, its damaged fixtures too; LMDB on
-# bmatsuo/lmdb-go).
+# bmatsuo/lmdb-go); the variants also count, under callgrind, that each
+# engine's point read calls the engine's own Get (docs/gating.md).
 # GORACE: a race-built process sleeps a second at exit by default, and the
 # cold-start and twin tests start many of them.
 unit:

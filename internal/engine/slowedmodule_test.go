@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// spinSource is appended to the slowed file. A file of another module
+// cannot import the suite's packages, so the loop is written out; noinline
+// keeps it one function whose loop objdump can measure.
+const spinSource = `
+
+// kvbenchSpinSink keeps the injected loop's result live.
+var kvbenchSpinSink uint64
+
+//go:noinline
+func kvbenchSpin() {
+	x := kvbenchSpinSink
+	for i := 0; i < %d; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	kvbenchSpinSink = x
+}
+`
+
+// slowedModule returns a copy of the module modVer (path@version) found in
+// modDir, in which file (a path inside it) calls a loop of steps iterations
+// first thing in the function declared by decl; every other file is a
+// symbolic link into modDir. go build -overlay may not replace files in the
+// module cache, hence a copy. It is kept under the user's cache directory,
+// named by module, version and steps, so the build cache keeps its compiled
+// packages from one run to the next (a new directory every run would
+// recompile Pebble every time).
+func slowedModule(t *testing.T, modVer, modDir, file, decl string, steps int) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(modDir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Count(src, []byte(decl)) != 1 {
+		t.Fatalf("%s does not declare %q once: has the engine's point read moved?", filepath.Join(modDir, file), decl)
+	}
+	src = bytes.Replace(src, []byte(decl), []byte(decl+"\n\tkvbenchSpin()"), 1)
+	src = fmt.Appendf(src, spinSource, steps)
+
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = t.TempDir()
+	}
+	dir := filepath.Join(base, "kvbench", "slowed-modules", fmt.Sprintf("%s-%d", strings.ReplaceAll(modVer, "/", "_"), steps))
+	if slowedCopyDone(dir, file, src) {
+		return dir
+	}
+	// Built beside its place and renamed into it, so a concurrent run
+	// never sees half a copy.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".building-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	err = filepath.WalkDir(modDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(modDir, p)
+		to := filepath.Join(tmp, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case rel == file:
+			return os.WriteFile(to, src, 0o644)
+		default:
+			return os.Symlink(p, to)
+		}
+	})
+	if err == nil {
+		// A module from before modules (bmatsuo/lmdb-go) has no go.mod,
+		// which a replacement directory needs.
+		path, _, _ := strings.Cut(modVer, "@")
+		if _, serr := os.Stat(filepath.Join(tmp, "go.mod")); serr != nil {
+			err = os.WriteFile(filepath.Join(tmp, "go.mod"), []byte("module "+path+"\n"), 0o644)
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(dir)
+	if err := os.Rename(tmp, dir); err != nil && !slowedCopyDone(dir, file, src) {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// slowedCopyDone says whether dir holds a finished copy: its go.mod and
+// the slowed file.
+func slowedCopyDone(dir, file string, src []byte) bool {
+	old, err := os.ReadFile(filepath.Join(dir, file))
+	if err != nil || !bytes.Equal(old, src) {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(dir, "go.mod"))
+	return err == nil
+}
+
+// loopLengths reads go tool objdump's listing of the kvbenchSpin functions
+// and returns, by package, the instructions of each one's loop: from the
+// target of its shortest backward jump to the jump, inclusive.
+func loopLengths(listing []byte) map[string]int {
+	text := regexp.MustCompile(`^TEXT (.+)\.kvbenchSpin\(SB\)`)
+	lengths := map[string]int{}
+	var pkg string
+	var addrs []uint64
+	var jumps [][2]uint64 // a jump's address, its target
+	finish := func() {
+		best := 0
+		for _, j := range jumps {
+			n := 0
+			for _, a := range addrs {
+				if a >= j[1] && a <= j[0] {
+					n++
+				}
+			}
+			if n > 0 && (best == 0 || n < best) {
+				best = n
+			}
+		}
+		if pkg != "" && best > 0 {
+			lengths[pkg] = best
+		}
+		pkg, addrs, jumps = "", nil, nil
+	}
+	for _, line := range strings.Split(string(listing), "\n") {
+		if m := text.FindStringSubmatch(line); m != nil {
+			finish()
+			pkg = m[1]
+			continue
+		}
+		// "  file.go:12  0x4f2a40  488b0d...  MOVQ ..., CX"
+		f := strings.Fields(line)
+		if pkg == "" || len(f) < 4 {
+			continue
+		}
+		addr, err := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 64)
+		if err != nil {
+			continue
+		}
+		addrs = append(addrs, addr)
+		if strings.HasPrefix(f[3], "J") {
+			if to, err := strconv.ParseUint(strings.TrimPrefix(f[len(f)-1], "0x"), 16, 64); err == nil && to <= addr {
+				jumps = append(jumps, [2]uint64{addr, to})
+			}
+		}
+	}
+	finish()
+	return lengths
+}
+
+// instrPerOp reads benchstat/sim's output: instr/op by the engine part of
+// each ReadRandom leaf's name.
+func instrPerOp(out []byte) map[string]float64 {
+	line := regexp.MustCompile(`(?m)^BenchmarkReadRandom([A-Za-z]+)/\S*\s+\d+\s+([0-9.]+) instr/op`)
+	got := map[string]float64{}
+	for _, m := range line.FindAllSubmatch(out, -1) {
+		if v, err := strconv.ParseFloat(string(m[2]), 64); err == nil {
+			got[string(m[1])] = v
+		}
+	}
+	return got
+}
