@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kvbench/kvbench/internal/measure"
 )
 
 // stallOp does nothing, except that operation at sleeps for stall once and
@@ -64,18 +66,26 @@ func TestStallIsChargedToEveryDelayedOperation(t *testing.T) {
 	)
 	var (
 		slept time.Duration
-		res   *Result
 		bad   []string
 	)
 	// A shared machine can pause the process for milliseconds at the wrong
 	// moment; such a run is retried, up to three in all.
 	for attempt := 1; attempt <= 3; attempt++ {
-		var err error
-		res, err = Run(Config{Rate: rate, Duration: D, Workers: 1}, stallOp(uint64(rate/2), S, &slept))
+		res, err := Run(Config{Rate: rate, Duration: D, Workers: 1}, stallOp(uint64(rate/2), S, &slept))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bad = checkStall(t, res, rate, D, slept); len(bad) == 0 {
+		bad = checkStall(t, res, rate, D, slept)
+		// Timed from each operation's actual start, as a closed loop times
+		// it, the same run holds the stall as one slow sample.
+		bad = append(bad, oneSlowSample("uncorrected", res.Service, S, slept)...)
+		// A true closed loop over the same operations: the same.
+		cl, err := Closed(Config{Duration: D, Workers: 1}, stallOp(1000, S, &slept))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad = append(bad, oneSlowSample("closed-loop", cl.Latency, S, slept)...)
+		if len(bad) == 0 {
 			break
 		}
 		t.Logf("attempt %d: %v", attempt, bad)
@@ -83,28 +93,35 @@ func TestStallIsChargedToEveryDelayedOperation(t *testing.T) {
 	for _, msg := range bad {
 		t.Error(msg)
 	}
+}
 
-	// Timed from each operation's actual start, as a closed loop times it,
-	// the same run shows a tail of microseconds below the maximum.
-	if p99 := time.Duration(res.Service.Percentile(99.9)); p99 > S/20 {
-		t.Errorf("uncorrected p99.9 = %v; want far below the stall %v", p99, S)
+// oneSlowSample checks that a stall of S shows in r as one sample, not
+// as the spread of latencies the corrected histogram holds. It is an
+// order-of-magnitude check: a timer started at the due time puts about
+// 750 samples at S/4 or more (every operation due in the stall's first
+// three quarters); the bound of 10 fails only if the machine also paused
+// this process for S/4 (50 ms) ten times in one second.
+func oneSlowSample(what string, r *measure.Recorder, S, slept time.Duration) []string {
+	var bad []string
+	if n := countAtLeast(r, int64(S/4)); n > 10 {
+		bad = append(bad, fmt.Sprintf("%s: %d samples of %v or more; want the stall alone", what, n, S/4))
 	}
-	if m := time.Duration(res.Service.Max()); m < slept {
-		t.Errorf("uncorrected max = %v, want the stall %v", m, slept)
+	if m := time.Duration(r.Max()); m < slept {
+		bad = append(bad, fmt.Sprintf("%s max = %v, want the stall %v", what, m, slept))
 	}
-	// A true closed loop over the same operations: the stall is one sample.
-	cl, err := Closed(Config{Duration: D, Workers: 1}, stallOp(1000, S, &slept))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []float64{95, 99, 99.9} {
-		if got := time.Duration(cl.Latency.Percentile(p)); got > S/20 {
-			t.Errorf("closed-loop p%v = %v; want far below the corrected %v", p, got, slept-time.Duration((1-p/100)*float64(D)))
+	return bad
+}
+
+// countAtLeast is how many samples of r are at least v (to the
+// histogram's precision).
+func countAtLeast(r *measure.Recorder, v int64) int64 {
+	n := int64(0)
+	for _, b := range r.Histogram().Distribution() {
+		if b.To > v {
+			n += b.Count
 		}
 	}
-	if m := time.Duration(cl.Latency.Max()); m < slept {
-		t.Errorf("closed-loop max = %v, want the stall", m)
-	}
+	return n
 }
 
 func TestEveryOperationRunsOnce(t *testing.T) {
@@ -147,7 +164,6 @@ func TestOverloadShowsAsAchievedBelowTarget(t *testing.T) {
 		D     = 500 * time.Millisecond
 		drain = 250 * time.Millisecond
 	)
-	start := time.Now()
 	res, err := Run(Config{Rate: 250, Duration: D, Workers: 1, Drain: drain}, func(int, uint64) error {
 		time.Sleep(16 * time.Millisecond)
 		return nil
@@ -155,14 +171,13 @@ func TestOverloadShowsAsAchievedBelowTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Left to work off its backlog, this engine would run 2 s.
-	if el := time.Since(start); el > D+drain+500*time.Millisecond {
-		t.Errorf("run took %v for a %v window and %v drain", el, D, drain)
-	}
+	// Left to work off its backlog, this engine would run 2 s and finish
+	// all 125; the counts below show the stop without timing the run.
 	if res.Achieved() > 0.5*res.Target {
 		t.Errorf("achieved %.0f of %.0f ops/s: an overload must not pass", res.Achieved(), res.Target)
 	}
-	// At most one operation per 16 ms starts before the stop at 750 ms.
+	// At most one operation per 16 ms starts before the stop at 750 ms
+	// (a sleep is never short, so a slow machine only lowers Done).
 	if res.Scheduled != 125 || res.Done > 48 || res.Done+res.Unrun != res.Scheduled || res.Complete() {
 		t.Errorf("scheduled %d, done %d, unrun %d", res.Scheduled, res.Done, res.Unrun)
 	}
@@ -194,6 +209,8 @@ func TestErrorStopsTheRun(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
 	}
+	// An order-of-magnitude check: the error comes 10 ms in, and a run
+	// that went on would take its whole 10 s, ten times the bound.
 	if time.Since(start) > time.Second {
 		t.Fatal("the run went on after an error")
 	}
@@ -205,17 +222,55 @@ func TestErrorStopsTheRun(t *testing.T) {
 	}
 }
 
-// TestGeneratorIsPunctual: with nothing to do, operations start within a
-// fraction of a millisecond of their due time (the generator's own error,
-// which every corrected latency includes).
-func TestGeneratorIsPunctual(t *testing.T) {
-	res, err := Run(Config{Rate: 2000, Duration: 500 * time.Millisecond, Workers: 2}, func(int, uint64) error { return nil })
+// TestLagIsTheGeneratorsOwn: Lag leaves out operations held back by an
+// earlier one (here, the thousand due during a 200 ms stall), and no
+// operation ever starts before its due time.
+func TestLagIsTheGeneratorsOwn(t *testing.T) {
+	const (
+		rate = 5000.0
+		D    = 500 * time.Millisecond
+		S    = 200 * time.Millisecond
+	)
+	var slept time.Duration
+	res, err := Run(Config{Rate: rate, Duration: D, Workers: 1, Drain: 10 * time.Second}, stallOp(100, S, &slept))
 	if err != nil {
 		t.Fatal(err)
 	}
-	lag := time.Duration(res.Lag.Percentile(50))
-	t.Logf("start lag p50 %v, p99 %v", lag, time.Duration(res.Lag.Percentile(99)))
-	if lag > 200*time.Microsecond {
-		t.Errorf("median start lag %v", lag)
+	// Operations 101 on, due before the stall ends, wait for it: at
+	// least slept·rate - 1 of them, or all that are left.
+	held := min(int64(slept.Seconds()*rate)-1, res.Scheduled-101)
+	if n := res.Lag.Count(); n < 1 || n > res.Done-held {
+		t.Errorf("lag recorded for %d of %d operations; at least %d were held back by the stall", n, res.Done, held)
 	}
+	if c := res.Lag.Clamped() + res.Latency.Clamped(); c != 0 {
+		t.Errorf("%d operations started before they were due", c)
+	}
+}
+
+// TestWaitUntilIsNeverEarly: in each of its waiting regimes (none, spin,
+// nanosleep, time.Sleep) waitUntil returns at or after the due time.
+func TestWaitUntilIsNeverEarly(t *testing.T) {
+	for _, due := range []time.Duration{0, 20 * time.Microsecond, 200 * time.Microsecond, 3 * time.Millisecond} {
+		start := time.Now()
+		got := waitUntil(start, int64(due))
+		if el := time.Since(start); got < int64(due) || el < due {
+			t.Errorf("wait for %v returned at %v (%v elapsed)", due, time.Duration(got), el)
+		}
+	}
+}
+
+// BenchmarkGeneratorLag reports how late the generator starts operations
+// nothing holds back (the error every corrected latency includes): on an
+// idle machine a few µs at the median.
+func BenchmarkGeneratorLag(b *testing.B) {
+	var res *Result
+	for b.Loop() {
+		var err error
+		res, err = Run(Config{Rate: 2000, Duration: 500 * time.Millisecond, Workers: 2}, func(int, uint64) error { return nil })
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(res.Lag.Percentile(50)), "lag-p50-ns")
+	b.ReportMetric(float64(res.Lag.Percentile(99)), "lag-p99-ns")
 }

@@ -221,17 +221,29 @@ func (r *Recorder) WriteSpectrum(w io.Writer) error {
 // per-operation Record adds to a loop (plus a few ns for Record itself).
 // It takes a few milliseconds.
 func TimestampCost() time.Duration {
-	runs := make([]time.Duration, timestampRuns)
-	for i := range runs {
-		var sum time.Duration
-		start := time.Now()
-		for range timestampLoop {
-			t := time.Now()
-			sum += time.Since(t)
-		}
-		runs[i] = time.Since(start) / timestampLoop
-		runtime.KeepAlive(sum) // the compiler must not discard the timed loop
+	return medianPerIteration(timestampRuns, timestampLoop, timestampRun)
+}
+
+// timestampRun times n time.Now+time.Since pairs.
+func timestampRun(n int) time.Duration {
+	var sum time.Duration
+	start := time.Now()
+	for range n {
+		t := time.Now()
+		sum += time.Since(t)
 	}
-	slices.Sort(runs)
-	return runs[len(runs)/2]
+	el := time.Since(start)
+	runtime.KeepAlive(sum) // the compiler must not discard the timed loop
+	return el
+}
+
+// medianPerIteration calls run(n) runs times and returns the median time
+// per iteration: the median resists a run the scheduler interrupted.
+func medianPerIteration(runs, n int, run func(n int) time.Duration) time.Duration {
+	per := make([]time.Duration, runs)
+	for i := range per {
+		per[i] = run(n) / time.Duration(n)
+	}
+	slices.Sort(per)
+	return per[len(per)/2]
 }
