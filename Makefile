@@ -313,7 +313,7 @@ vet:
 # cold-start and twin tests start many of them.
 unit:
 	GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip $(GO) test -race -count 1 ./internal/... ./benchstat/...
-	$(GO) test -count 1 -run 'TestNoiseOnlyPasses|TestSlowdownsCaughtAtTheMeasuredRate' ./benchstat/internal/gate # simulations, too slow under -race
+	$(GO) test -count 1 -run 'TestNoiseOnlyPasses|TestSlowdownsAreCaught' ./benchstat/internal/gate # simulations, too slow under -race
 	$(GO) test -count 1 ./internal/valgrind ./internal/spin # under callgrind, which a -race binary cannot run
 	$(GO) test -count 1 ./benchstat/internal/changepoint # thousands of shuffles, single-threaded: too slow under -race
 	$(GO) test -count 1 -tags rocksdb ./internal/engine

@@ -169,7 +169,7 @@ func TestFasterHeadPasses(t *testing.T) {
 // default (six engines, each with three timing units that move together
 // round by round, default rounds, Holm) that fail when one engine is
 // slower by shift, with per-round noise sd on log(head/base).
-func catchRate(t *testing.T, trials int, shift, sd float64) float64 {
+func catchRate(t testing.TB, trials int, shift, sd float64) float64 {
 	if raceBuild {
 		t.Skip("simulates thousands of comparisons: run without -race")
 	}
@@ -217,23 +217,34 @@ func TestNoiseOnlyPasses(t *testing.T) {
 	}
 }
 
-// TestSlowdownsCaughtAtTheMeasuredRate: at the default rounds and the
-// measured noise, simulated slowdowns are caught about as often as the
-// measured ones were (docs/gating.md): 5% in 0 of 10 comparisons, 20% in
-// 7 of 10; the bounds are those counts' 95% intervals. On a quieter
-// machine the same gate catches 5% in most runs.
-func TestSlowdownsCaughtAtTheMeasuredRate(t *testing.T) {
-	for _, c := range []struct {
-		shift, lo, hi float64
-	}{{0.05, 0, 0.31}, {0.20, 0.35, 0.93}} {
-		r := catchRate(t, 500, c.shift, measuredSD)
-		t.Logf("%.0f%% slowdown, noise sd %.1f%%: caught in %.1f%%", c.shift*100, measuredSD*100, r*100)
-		if r < c.lo || r > c.hi {
-			t.Errorf("%.0f%% slowdown caught in %.1f%% of simulated comparisons, outside the measured %.0f%%-%.0f%%", c.shift*100, r*100, c.lo*100, c.hi*100)
-		}
+// TestSlowdownsAreCaught: at the default rounds and the measured noise,
+// a 20% slowdown is caught at least as often as the lower end of the
+// measured 7 of 10 comparisons' 95% interval (35%); at a fifth of the
+// noise a 5% one is caught in at least 80%. A gate that stopped looking,
+// or tested the wrong side, catches neither. How often small slowdowns
+// slip through at full noise is reported by BenchmarkCatchRate, not
+// pinned here.
+func TestSlowdownsAreCaught(t *testing.T) {
+	if r := catchRate(t, 500, 0.20, measuredSD); r < 0.35 {
+		t.Errorf("20%% slowdown at noise sd %.1f%% caught in %.1f%% of simulated comparisons, want at least 35%%", measuredSD*100, r*100)
 	}
 	if r := catchRate(t, 500, 0.05, measuredSD/5); r < 0.8 {
 		t.Errorf("5%% slowdown at a fifth of this machine's noise caught in %.1f%%, want at least 80%%", r*100)
+	}
+}
+
+// BenchmarkCatchRate reports the gate's power, the share of simulated
+// comparisons that fail, for 5% and 20% slowdowns at the measured noise
+// (docs/gating.md measured 0 of 10 and 7 of 10).
+func BenchmarkCatchRate(b *testing.B) {
+	for _, shift := range []float64{0.05, 0.20} {
+		b.Run(fmt.Sprintf("slowdown=%.0f%%", shift*100), func(b *testing.B) {
+			var r float64
+			for b.Loop() {
+				r = catchRate(b, 200, shift, measuredSD)
+			}
+			b.ReportMetric(100*r, "caught-%")
+		})
 	}
 }
 
