@@ -23,6 +23,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -262,6 +263,19 @@ type result struct {
 
 var failRow = regexp.MustCompile("^\\| (REGRESSION|MISSING) \\| [a-z]+ \\| `([^`]+)` \\| ([^ |]+)")
 
+// failedRows reads gate.md: "benchmark unit" of each REGRESSION or
+// MISSING row.
+func failedRows(md io.Reader) []string {
+	var out []string
+	sc := bufio.NewScanner(md)
+	for sc.Scan() {
+		if m := failRow.FindStringSubmatch(sc.Text()); m != nil {
+			out = append(out, m[2]+" "+m[3])
+		}
+	}
+	return out
+}
+
 // slowedRead reports whether a failed series is the read of an engine
 // this run slowed on purpose.
 func slowedRead(failed string, slowed []string) bool {
@@ -297,12 +311,7 @@ func compare(dir, name, base, head string, env, args []string) result {
 		fatalf("%s: %v", name, err)
 	}
 	defer md.Close()
-	sc := bufio.NewScanner(md)
-	for sc.Scan() {
-		if m := failRow.FindStringSubmatch(sc.Text()); m != nil {
-			res.failed = append(res.failed, m[2]+" "+m[3])
-		}
-	}
+	res.failed = failedRows(md)
 	fmt.Fprintf(os.Stderr, "power: %s: gate exit %d in %.0fs, load %s %v\n", name, res.exit, time.Since(start).Seconds(), res.load, res.failed)
 	return res
 }
