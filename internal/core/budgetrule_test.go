@@ -97,6 +97,11 @@ func TestBudgetRuleScalesAndYieldsToFlags(t *testing.T) {
 		if !ok || r.MemtableMB != c.memtable || r.CacheMB != c.cache || r.BuildTableBytes != c.table || r.GoLimit>>20 != c.goLimitMiB {
 			t.Errorf("%v: %+v", c.args, r)
 		}
+		// Level 1 holds what level 0 does when it compacts: its tables are
+		// memtables, whatever the cache (they differ once a flag sets one).
+		if want := int64(budgetL0Tables*c.memtable) << 20; r.BaseLevelBytes != want {
+			t.Errorf("%v: base level %d bytes, want %d (%d memtables)", c.args, r.BaseLevelBytes, want, budgetL0Tables)
+		}
 		if got := strings.Join(r.overridden, ","); got != c.overridden {
 			t.Errorf("%v: overridden %q, want %q", c.args, got, c.overridden)
 		}
