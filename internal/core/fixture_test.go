@@ -174,6 +174,15 @@ func TestEveryOptionThatShapesFilesKeysTheFixture(t *testing.T) {
 		"bolt_write": "DB.Batch with one writer commits each batch as DB.Update does",
 		"bolt_get":   "how a point read finds its key; reads write nothing",
 		"lmdb_write": "one transaction per batch either way",
+		// Read-side switches: how pages and blocks are cached or mapped.
+		"bolt_mmap_populate":  "how the file is mapped, not what is written",
+		"rocksdb_cache_index": "where index and filter blocks are cached",
+		"rocksdb_pin_l0":      "where index and filter blocks are cached",
+		// Fixtures are written without reads, and read-only opens never compact.
+		"pebble_read_sampling": "read-triggered compactions: fixtures are written without reads, read only",
+		// Durability and the write path: the same pages either way.
+		"lmdb_writemap":   "the same B-tree pages, written through a map instead of write(2)",
+		"lmdb_nometasync": "only when the meta page is synced",
 	}
 	e, err := NewEnv(Default(), io.Discard, io.Discard)
 	if err != nil {

@@ -71,7 +71,7 @@ func init() {
 		Params: []Param{
 			{Name: "badger_vthreshold", Default: "", Shapes: true, Check: checkBadgerThreshold,
 				Usage: "values of at least this many bytes go to Badger's value log (default: Badger v4's 1 MiB, lowered to 15% of the memtable when that is smaller, as Badger requires)"},
-			{Name: "badger_compactors", Default: "", Check: checkIntParam(2, 64),
+			{Name: "badger_compactors", Default: "", Shapes: true, Check: checkIntParam(2, 64),
 				Usage: "Badger's NumCompactors, the compactions it runs at once (default: Badger's 4; at least 2, Badger's minimum short of none)"},
 		},
 		Layout:       lsmLayout,

@@ -69,7 +69,7 @@ func init() {
 		Params: []Param{
 			{Name: "pebble_index_block", Default: "256KiB", Shapes: true, Check: checkPebbleIndexBlock,
 				Usage: "target size of Pebble's index blocks (1KiB to 1GiB); a table whose index outgrows one block gets a two-level index (default: CockroachDB's 256KiB; Pebble's own is its block size)"},
-			{Name: "pebble_compactions", Default: "", Check: checkIntParam(1, 64),
+			{Name: "pebble_compactions", Default: "", Shapes: true, Check: checkIntParam(1, 64),
 				Usage: "the most compactions Pebble runs at once, the upper end of its CompactionConcurrencyRange (default: Pebble's 1)"},
 			{Name: "pebble_read_sampling", Default: "true", Choices: []string{"true", "false"}, Bool: true,
 				Usage: "Pebble's read sampling, which schedules read-triggered compactions of tables iterators seek through often (false: ReadSamplingMultiplier -1)"},
