@@ -25,7 +25,7 @@ BLOCKS   ?= 4KiB,32KiB
 comma    := ,
 
 
-.PHONY: audit bench-sim bench-sim-run valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot history-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003 seed004
+.PHONY: audit unit-race unit-side bench-sim bench-sim-run valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot history-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003 seed004
 
 all: test
 
@@ -34,15 +34,20 @@ all: test
 # needs no password; failing both it says how (and WHY) and exits with CODE.
 apt_install = if $(1) >/dev/null 2>&1; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO=sudo; else \
-	  echo "kvbench: $(2) is missing; install it with 'sudo apt-get install $(2)' $(3)" >&2; exit $(4); fi; \
+	  [ -n "$(5)" ] || echo "kvbench: $(2) is missing; install it with 'sudo apt-get install $(2)' $(3)" >&2; exit $(4); fi; \
 	echo "kvbench: installing $(2)" >&2; \
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null
 
 # deps installs Debian's RocksDB library when missing; without root or
-# sudo the suite runs without RocksDB.
+# sudo the suite runs without RocksDB (make test says so once, itself:
+# DEPS_QUIET).
 deps:
-	@$(call apt_install,dpkg -s librocksdb-dev,librocksdb-dev,to include RocksDB. Continuing without it.,0)
+	@$(call apt_install,dpkg -s librocksdb-dev,librocksdb-dev,to include RocksDB. Continuing without it.,0,$(DEPS_QUIET))
+
+# ROCKSDB: whether TAGS compiles RocksDB in; the test steps skip the
+# RocksDB variants without it.
+ROCKSDB = $(filter rocksdb,$(TAGS))
 
 # valgrind-deps installs Debian's valgrind (the gate's instruction counts,
 # internal/valgrind's test); without root or sudo the tests that need it
@@ -299,48 +304,72 @@ vet:
 	done < <(git ls-files -z); \
 	if [ -n "$$bad" ]; then echo "vet: tracked compiled files (remove them with git rm --cached; build outputs are not part of the source):$$bad" >&2; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags rocksdb ./internal/engine
+	$(if $(ROCKSDB),$(GO) vet -tags rocksdb ./internal/engine)
 	$(GO) vet -tags lmdb_bmatsuo ./internal/engine
 	$(GO) vet -tags kvbench_slowdown ./internal/engine
 	$(GO) run $(STATICCHECK) ./...
-	$(GO) run $(STATICCHECK) -tags rocksdb ./internal/engine
+	$(if $(ROCKSDB),$(GO) run $(STATICCHECK) -tags rocksdb ./internal/engine)
 
-# unit: unit and conformance tests under the race detector, and once per
-# build variant (RocksDB compiled in, its damaged fixtures too; LMDB on
-# bmatsuo/lmdb-go); the variants also count, under callgrind, that each
+# unit: unit and conformance tests under the race detector, and what runs
+# without it: once per build variant (RocksDB compiled in, its damaged
+# fixtures too; LMDB on bmatsuo/lmdb-go) and what -race cannot run or runs
+# too slowly. Two jobs side by side: unit-race, every package under -race
+# but the longest tests of internal/workload, its longest package, which
+# would otherwise run alone at the end; unit-side, those tests (the same
+# race-built test binary), then the runs without -race. Lines of the two
+# jobs interleave. The variants also count, under callgrind, that each
 # engine's point read calls the engine's own Get (docs/gating.md).
 # GORACE: a race-built process sleeps a second at exit by default, and the
 # cold-start and twin tests start many of them.
+UNIT_FIRST = ./internal/workload/... ./benchstat/history
+UNIT_SIDE  = ^(TestCallsReadTheirOwnKeys|TestTwinRunsWhereBoltRuns|TestYCSBMixes|TestReadRandomPercentilesMatchInjectedDelays)$$
+RACE       = GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip $(GO) test -race -count 1
 unit:
-	GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip $(GO) test -race -count 1 ./internal/... ./benchstat/...
+	@$(MAKE) --no-print-directory -j2 --output-sync=line unit-race unit-side
+
+unit-race:
+	$(RACE) -skip '$(UNIT_SIDE)' $(UNIT_FIRST) ./internal/... ./benchstat/...
+
+unit-side:
+	$(RACE) -run '$(UNIT_SIDE)' ./internal/workload
 	$(GO) test -count 1 -run 'TestNoiseOnlyPasses|TestSlowdownsAreCaught' ./benchstat/internal/gate # simulations, too slow under -race
 	$(GO) test -count 1 ./internal/valgrind ./internal/spin # under callgrind, which a -race binary cannot run
 	$(GO) test -count 1 ./benchstat/internal/changepoint # thousands of shuffles, single-threaded: too slow under -race
-	$(GO) test -count 1 -tags rocksdb ./internal/engine
-	$(GO) test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM' ./internal/core
+	$(if $(ROCKSDB),$(GO) test -count 1 -tags '$(TAGS)' ./internal/engine)
+	$(if $(ROCKSDB),$(GO) test -count 1 -tags '$(TAGS)' -run 'TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM' ./internal/core)
 	$(GO) test -count 1 -tags lmdb_bmatsuo ./internal/engine
 
-# smoke: every test of the main package, then every benchmark once on a
-# tiny data set in a directory that is removed afterwards; make bench with
-# a missing DIR must stop with the suite's own error (docs/reliability.md).
+# smoke: every test of the main package, with every benchmark once on a
+# tiny data set: the flags below, in TestEveryBenchmarkWritesOnlyUnderDir's
+# child, which also checks that nothing is written outside -dir (SMOKE_V=-v
+# prints its results). That child runs outside the module, where the
+# minimal cold-start child cannot be built, so the cold start also runs
+# here. make bench with a missing DIR must stop with the suite's own error
+# (docs/reliability.md).
+SMOKE_V ?=
 smoke:
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	set -o pipefail; \
-	$(GO) test -count 1 -tags rocksdb -run . -bench . -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -dir "$$d" \
-	  $(LOAD_SMOKE) -latency_dir "$$d" .
+	$(GO) test -count 1 -tags '$(TAGS)' $(SMOKE_V) -run . -bench '^BenchmarkEmbedColdStart$$' -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -dir "$$d" \
+	  $(LOAD_SMOKE) .
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
-	if out=$$($(MAKE) --no-print-directory bench-run TAGS=rocksdb KEYS_MIL=0.002 COUNT=1 RESULTS="$$d" DIR="$$d/missing" 2>&1) || \
+	if out=$$($(MAKE) --no-print-directory bench-run TAGS='$(TAGS)' KEYS_MIL=0.002 COUNT=1 RESULTS="$$d" DIR="$$d/missing" 2>&1) || \
 	  ! grep -q -- "-dir $$d/missing: does not exist" <<<"$$out"; then \
 	  echo "make bench with a missing DIR did not stop with the suite's error:"; echo "$$out"; exit 1; fi # errors reach the user
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
-	$(MAKE) --no-print-directory bench-mem TAGS=rocksdb KEYS_MIL=0.002 VALSZ=256 MEM_LIMIT=24MiB MEM_BENCHTIME=100x COUNT=1 RESULTS="$$d/results" DIR="$$d" # the memory budget's path
+	$(MAKE) --no-print-directory bench-mem TAGS='$(TAGS)' KEYS_MIL=0.002 VALSZ=256 MEM_LIMIT=24MiB MEM_BENCHTIME=100x COUNT=1 RESULTS="$$d/results" DIR="$$d" # the memory budget's path
 	@$(MAKE) --no-print-directory gate-smoke
 
 # test: every step timed, and the times printed slowest first at the end
 # (each package's own time is on its "ok" line above).
+# Without RocksDB's headers (TAGS empty: deps could not install them, or
+# TAGS= on the command line) every step runs without it, and one line says
+# so.
 TEST_STEPS = vet unit smoke report-test
 test: export HISTORY := off
+test: DEPS_QUIET := 1
 test: deps valgrind-deps
+	@$(if $(ROCKSDB),,echo "kvbench: RocksDB skipped: $(if $(wildcard /usr/include/rocksdb/c.h),TAGS leaves it out,its headers are missing (sudo apt-get install librocksdb-dev)); every other test runs" >&2)
 	@times=; for s in $(TEST_STEPS); do \
 	  t0=$$(date +%s.%N); $(MAKE) --no-print-directory $$s || exit 1; \
 	  times="$$times$$(printf '%6.1f s  make %s' $$(awk "BEGIN { print $$(date +%s.%N) - $$t0 }") $$s)\n"; \

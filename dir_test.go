@@ -1,6 +1,7 @@
 package kvbench
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,9 @@ import (
 // cache directory pointing at empty directories too, and checks that
 // nothing outside <dir>/kvbench was created, changed or removed, even for
 // a moment (a directory's mtime moves when an entry comes or goes), but
-// the .hgrm spectra -latency_dir asks for.
+// the .hgrm spectra -latency_dir asks for. Given suite flags, this test
+// binary passes them on instead of its own tiny set: make smoke's one
+// pass of every benchmark is this test's.
 func TestEveryBenchmarkWritesOnlyUnderDir(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every benchmark in the test binary")
@@ -47,13 +50,17 @@ func TestEveryBenchmarkWritesOnlyUnderDir(t *testing.T) {
 	}
 	before := outside()
 
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.bench=.", "-test.benchtime=1x",
-		"-keys_mil", "0.001", "-valsz", "64", "-dir", dir,
-		"-threads", "1", "-hit_rate", "1", "-cold_ops", "1",
-		"-rate", "10000", "-write_rate", "1000", "-load_time", "10ms",
-		"-knee_time", "1ms", "-knee_start", "50000000", "-knee_steps", "0",
-		"-sst_tables", "2", "-bloom_fpr", "0.01",
-		"-prefetch_traces", "1", "-prefetch_valsz", "64", "-embed_records", "100", "-latency_dir", hgrm)
+	args := suiteFlagsSet()
+	if len(args) == 0 {
+		args = []string{"-keys_mil", "0.001", "-valsz", "64",
+			"-threads", "1", "-hit_rate", "1", "-cold_ops", "1",
+			"-rate", "10000", "-write_rate", "1000", "-load_time", "10ms",
+			"-knee_time", "1ms", "-knee_start", "50000000", "-knee_steps", "0",
+			"-sst_tables", "2", "-bloom_fpr", "0.01",
+			"-prefetch_traces", "1", "-prefetch_valsz", "64", "-embed_records", "100"}
+	}
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "-test.bench=.", "-test.benchtime=1x",
+		"-dir", dir, "-latency_dir", hgrm}, args...)...)
 	cmd.Dir = cwd
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+home, "XDG_CACHE_HOME="+cache)
 	b, err := cmd.CombinedOutput()
@@ -75,6 +82,9 @@ func TestEveryBenchmarkWritesOnlyUnderDir(t *testing.T) {
 			t.Errorf("created outside %s: %s", filepath.Join(dir, "kvbench"), p)
 		}
 	}
+	if testing.Verbose() {
+		t.Logf("every benchmark once:\n%s", out)
+	}
 	if spectra, _ := filepath.Glob(filepath.Join(hgrm, "*.hgrm")); len(spectra) == 0 {
 		t.Error("-latency_dir holds no spectrum")
 	}
@@ -87,4 +97,18 @@ func TestEveryBenchmarkWritesOnlyUnderDir(t *testing.T) {
 			t.Errorf("%s reported no result", target.Name())
 		}
 	}
+}
+
+// suiteFlagsSet is the suite's flags given to this test binary (not go
+// test's, not -dir or -latency_dir), as arguments for a child.
+func suiteFlagsSet() []string {
+	var args []string
+	flag.Visit(func(f *flag.Flag) {
+		switch {
+		case strings.HasPrefix(f.Name, "test."), f.Name == "dir", f.Name == "latency_dir":
+		default:
+			args = append(args, "-"+f.Name+"="+f.Value.String())
+		}
+	})
+	return args
 }
