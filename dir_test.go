@@ -24,6 +24,7 @@ func TestEveryBenchmarkWritesOnlyUnderDir(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every benchmark in the test binary")
 	}
+	t.Parallel() // its child waits on timers and the disk: beside TestDiskFillsDuringWrites
 	base := t.TempDir()
 	cwd, tmp, home, cache := filepath.Join(base, "cwd"), filepath.Join(base, "tmp"), filepath.Join(base, "home"), filepath.Join(base, "cache")
 	dir, hgrm := filepath.Join(base, "dir"), filepath.Join(base, "hgrm")

@@ -207,6 +207,7 @@ func TestDiskFillsDuringWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds fixtures in child processes")
 	}
+	t.Parallel() // beside TestEveryBenchmarkWritesOnlyUnderDir
 	// 100k keys take the fastest engine about half a second to write:
 	// several of the guard's reads after the filler.
 	const keysMil, memtable = "0.1", "2"
