@@ -50,6 +50,7 @@ const (
 type SimWindow struct {
 	reason            []byte
 	gcPercent, memLim int64
+	memProfileRate    int
 }
 
 // simHeadroom is how much a window may allocate before the collector,
@@ -68,7 +69,13 @@ func StartSim(b *testing.B) SimWindow {
 	// Every window starts from a settled process: no GC cycle half done,
 	// no backlog of an engine's background goroutines (Badger's cache
 	// policy drains a buffer of reads) left by the set-up or a warm-up.
-	runtime.GC()
+	// FreeOSMemory collects and then returns every free page to the OS, so
+	// the window's new spans all come from pages the runtime need not zero;
+	// after a bare runtime.GC, how many free pages the background scavenger
+	// had returned by then decided how much the window spent zeroing
+	// reused ones (runtime.memclrNoHeapPointers: 122 or 323 instructions
+	// per Badger read).
+	debug.FreeOSMemory()
 	time.Sleep(simSettle)
 	// No collection inside the window: whether a cycle starts in 2,000
 	// reads depends on where the heap stood, not on the code under test (a
@@ -78,6 +85,11 @@ func StartSim(b *testing.B) SimWindow {
 	runtime.ReadMemStats(&ms)
 	w := SimWindow{reason: r, gcPercent: int64(debug.SetGCPercent(-1))}
 	w.memLim = debug.SetMemoryLimit(int64(ms.HeapAlloc) + simHeadroom)
+	// No allocation sampling inside the window: the runtime records a
+	// stack for one allocation in about every 512 KiB, at random points,
+	// and each record unwinds the stack (0 to 200,000 instructions in a
+	// window of Badger's 2,000 reads, 37 million).
+	w.memProfileRate, runtime.MemProfileRate = runtime.MemProfileRate, 0
 	valgrind.StartInstrumentation()
 	valgrind.ZeroStats()
 	return w
@@ -100,11 +112,43 @@ func (w SimWindow) Resume() {
 	}
 }
 
+// simYieldEvery is how many ops SimRun does between yields. Badger's
+// block cache hands each read's cache updates to two goroutines
+// (ristretto's set buffer, and batches of 64 recorded reads on a channel
+// of 3 that drops what does not fit); a yield at least every 64 reads
+// lets both keep up, so none of that work is dropped or put off.
+const simYieldEvery = 64
+
+// SimRun runs n ops of a loop through fn: a window's timed loop or a
+// SimWarmUp pass. Under Valgrind it calls fn with at most simYieldEvery
+// ops at a time and yields the processor after each call, the last one
+// included, so an engine's background goroutines do the work the ops hand
+// them at the same points in every run, inside the window that caused it.
+// Without the yields, under GOMAXPROCS=1 they ran only when Go's monitor
+// thread preempted the loop, and that thread, asleep since the settle left
+// the processor idle, woke in some runs and not in others: Badger's reads
+// counted about 18.3k or 14.2k instructions each (docs/gating.md,
+// "Simulation mode"). A yield with nothing else to run costs a few hundred
+// instructions, a few per op. Outside Valgrind, fn(n).
+func SimRun(n int, fn func(n int)) {
+	if !underValgrind {
+		fn(n)
+		return
+	}
+	for n > 0 {
+		k := min(n, simYieldEvery)
+		fn(k)
+		n -= k
+		runtime.Gosched()
+	}
+}
+
 // Stop dumps the window's counters.
 func (w SimWindow) Stop() {
 	if w.reason != nil {
 		valgrind.DumpStatsAt(w.reason)
 		valgrind.StopInstrumentation()
+		runtime.MemProfileRate = w.memProfileRate
 		debug.SetGCPercent(int(w.gcPercent))
 		debug.SetMemoryLimit(w.memLim)
 	}

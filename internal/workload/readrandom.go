@@ -228,7 +228,9 @@ func readRandom(b *testing.B, e *core.Env, db engine.DB, rr readRandomRun) {
 	streams := newReadStreams(e, e.CallStreams(b), lats, rr)
 	core.SimWarmUp(b, core.SimWarmReads, func(n int) {
 		warm := newReadStreams(e, e.CallStreams(b), newRecorders(threads), rr)
-		core.RunThreads(threads, n, func(t, n int) { warm[t].read(readers[t], n) })
+		core.RunThreads(threads, n, func(t, n int) {
+			core.SimRun(n, func(n int) { warm[t].read(readers[t], n) })
+		})
 		for _, s := range warm {
 			if s.err != nil {
 				b.Fatalf("warm-up read: %v", s.err)
@@ -242,7 +244,9 @@ func readRandom(b *testing.B, e *core.Env, db engine.DB, rr readRandomRun) {
 	b.ResetTimer()
 	sim := core.StartSim(b)
 	start := time.Now()
-	core.RunThreads(threads, b.N, func(t, n int) { streams[t].read(readers[t], n) })
+	core.RunThreads(threads, b.N, func(t, n int) {
+		core.SimRun(n, func(n int) { streams[t].read(readers[t], n) })
+	})
 	elapsed := time.Since(start)
 	sim.Stop()
 	b.StopTimer()
