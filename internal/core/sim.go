@@ -112,31 +112,35 @@ func (w SimWindow) Resume() {
 	}
 }
 
-// simYieldEvery is how many ops SimRun does between yields. Badger's
-// block cache hands each read's cache updates to two goroutines
-// (ristretto's set buffer, and batches of 64 recorded reads on a channel
-// of 3 that drops what does not fit); a yield at least every 64 reads
-// lets both keep up, so none of that work is dropped or put off.
-const simYieldEvery = 64
+// How many ops SimRun does between yields. Badger's block cache hands
+// each read's cache updates to two goroutines (ristretto's set buffer,
+// and batches of 64 recorded reads on a channel of 3 that drops what does
+// not fit); a yield at least every 64 point reads lets both keep up, so
+// none of that work is dropped or put off. A scan reads several blocks,
+// so scans yield after each one (a yield is a few hundred instructions, a
+// scan 77,000 or more).
+const (
+	SimYieldReads = 64
+	SimYieldScans = 1
+)
 
 // SimRun runs n ops of a loop through fn: a window's timed loop or a
-// SimWarmUp pass. Under Valgrind it calls fn with at most simYieldEvery
-// ops at a time and yields the processor after each call, the last one
-// included, so an engine's background goroutines do the work the ops hand
-// them at the same points in every run, inside the window that caused it.
-// Without the yields, under GOMAXPROCS=1 they ran only when Go's monitor
-// thread preempted the loop, and that thread, asleep since the settle left
-// the processor idle, woke in some runs and not in others: Badger's reads
+// SimWarmUp pass. Under Valgrind it calls fn with at most every ops at a
+// time and yields the processor after each call, the last one included,
+// so an engine's background goroutines do the work the ops hand them at
+// the same points in every run, inside the window that caused it. Without
+// the yields, under GOMAXPROCS=1 they ran only when Go's monitor thread
+// preempted the loop, and that thread, asleep since the settle left the
+// processor idle, woke in some runs and not in others: Badger's reads
 // counted about 18.3k or 14.2k instructions each (docs/gating.md,
-// "Simulation mode"). A yield with nothing else to run costs a few hundred
-// instructions, a few per op. Outside Valgrind, fn(n).
-func SimRun(n int, fn func(n int)) {
+// "Simulation mode"). Outside Valgrind, fn(n).
+func SimRun(n, every int, fn func(n int)) {
 	if !underValgrind {
 		fn(n)
 		return
 	}
 	for n > 0 {
-		k := min(n, simYieldEvery)
+		k := min(n, every)
 		fn(k)
 		n -= k
 		runtime.Gosched()

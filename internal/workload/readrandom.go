@@ -229,7 +229,7 @@ func readRandom(b *testing.B, e *core.Env, db engine.DB, rr readRandomRun) {
 	core.SimWarmUp(b, core.SimWarmReads, func(n int) {
 		warm := newReadStreams(e, e.CallStreams(b), newRecorders(threads), rr)
 		core.RunThreads(threads, n, func(t, n int) {
-			core.SimRun(n, func(n int) { warm[t].read(readers[t], n) })
+			core.SimRun(n, core.SimYieldReads, func(n int) { warm[t].read(readers[t], n) })
 		})
 		for _, s := range warm {
 			if s.err != nil {
@@ -245,7 +245,7 @@ func readRandom(b *testing.B, e *core.Env, db engine.DB, rr readRandomRun) {
 	sim := core.StartSim(b)
 	start := time.Now()
 	core.RunThreads(threads, b.N, func(t, n int) {
-		core.SimRun(n, func(n int) { streams[t].read(readers[t], n) })
+		core.SimRun(n, core.SimYieldReads, func(n int) { streams[t].read(readers[t], n) })
 	})
 	elapsed := time.Since(start)
 	sim.Stop()

@@ -207,7 +207,9 @@ func scan(b *testing.B, e *core.Env, db engine.DB, threads int) {
 	streams := newScanStreams(e, e.CallStreams(b), lats)
 	core.SimWarmUp(b, core.SimWarmScans, func(n int) {
 		warm := newScanStreams(e, e.CallStreams(b), newRecorders(threads))
-		core.RunThreads(threads, n, func(t, n int) { warm[t].scan(readers[t], n) })
+		core.RunThreads(threads, n, func(t, n int) {
+			core.SimRun(n, core.SimYieldScans, func(n int) { warm[t].scan(readers[t], n) })
+		})
 		for _, s := range warm {
 			if s.err != nil {
 				b.Fatalf("warm-up scan: %v", s.err)
@@ -220,7 +222,9 @@ func scan(b *testing.B, e *core.Env, db engine.DB, threads int) {
 	b.ResetTimer()
 	sim := core.StartSim(b)
 	start := time.Now()
-	core.RunThreads(threads, b.N, func(t, n int) { streams[t].scan(readers[t], n) })
+	core.RunThreads(threads, b.N, func(t, n int) {
+		core.SimRun(n, core.SimYieldScans, func(n int) { streams[t].scan(readers[t], n) })
+	})
 	elapsed := time.Since(start)
 	sim.Stop()
 	b.StopTimer()
