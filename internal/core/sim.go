@@ -130,10 +130,9 @@ const (
 // so an engine's background goroutines do the work the ops hand them at
 // the same points in every run, inside the window that caused it. Without
 // the yields, under GOMAXPROCS=1 they ran only when Go's monitor thread
-// preempted the loop, and that thread, asleep since the settle left the
-// processor idle, woke in some runs and not in others: Badger's reads
-// counted about 18.3k or 14.2k instructions each (docs/gating.md,
-// "Simulation mode"). Outside Valgrind, fn(n).
+// preempted the loop, and that thread ran through some windows and not at
+// all in others: Badger's reads counted about 18.3k or 14.2k instructions
+// each (docs/gating.md, "Simulation mode"). Outside Valgrind, fn(n).
 func SimRun(n, every int, fn func(n int)) {
 	if !underValgrind {
 		fn(n)
