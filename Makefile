@@ -56,7 +56,7 @@ valgrind-deps:
 	@$(call apt_install,command -v valgrind,valgrind,for the tests that count instructions. Continuing without it.,0)
 
 # bench: the main job, sized to answer six questions in a few minutes
-# (README.md, "What make bench measures"): write throughput and
+# (docs/benchmarks.md, "What make bench measures"): write throughput and
 # amplification (populate, sync off, and the steady state of an
 # overwrite); warm point reads at 1 and 16 threads; point reads in a
 # memory budget, uniform and Zipfian, beside the disk's own 4 KiB
@@ -493,7 +493,7 @@ gate-smoke:
 # does a local copy of bbolt with an extra lookup per Get against v1.5.0
 # (compare.sh -module), and an unmodified copy passes; make versions on two
 # bbolt releases writes both files and records both. Then the gate's
-# error rates on this machine (benchstat/power, about an hour): GATE_AA
+# error rates on this machine (benchstat/power, 36 min in all: docs/targets.md): GATE_AA
 # A/A comparisons and GATE_RUNS per injected slowdown, at compare.sh's
 # defaults on the default data set; the table and chart of docs/gating.md
 # are written to $(RESULTS)/power and docs/img/gate-power.svg.
@@ -509,7 +509,7 @@ gate-e2e: deps
 # -mode sim, docs/gating.md "Simulation mode"): GATE_AA A/A comparisons of
 # every engine's warm ReadRandom and Scan, and GATE_RUNS comparisons with
 # every engine's reads 1% more instructions, then the spread, threshold
-# and injected-slowdown tables, into $(RESULTS)/power-sim (about 80 min).
+# and injected-slowdown tables, into $(RESULTS)/power-sim (90 min: docs/targets.md).
 SIM_ENGINES = (Badger|Bolt|Lmdb|Pebble|RocksDB)$$
 gate-sim-power: deps valgrind-deps
 	$(GO) run ./benchstat/power -mode sim -aa $(GATE_AA) -slowdowns 1:$(GATE_RUNS) -slowed_bench 'BenchmarkReadRandom$(SIM_ENGINES)' \

@@ -29,12 +29,12 @@ func init() {
 func usage() {
 	for _, a := range os.Args[1:] {
 		if a == "-h" || a == "-help" || a == "--help" || a == "-test.h" {
-			fmt.Fprintf(flag.CommandLine.Output(), "Flags of %s (README.md#flags explains them):\n", filepath.Base(os.Args[0]))
+			fmt.Fprintf(flag.CommandLine.Output(), "Flags of %s (docs/flags.md explains them):\n", filepath.Base(os.Args[0]))
 			flag.PrintDefaults()
 			return
 		}
 	}
-	fmt.Fprintln(flag.CommandLine.Output(), "Every flag and what it accepts: README.md#flags, or -help.")
+	fmt.Fprintln(flag.CommandLine.Output(), "Every flag and what it accepts: docs/flags.md, or -help.")
 }
 
 func TestBadFlagsFailBeforeAnyWork(t *testing.T) {
@@ -104,7 +104,7 @@ func TestBadFlagsFailBeforeAnyWork(t *testing.T) {
 	// and point to the flag table instead of listing every flag.
 	for _, args := range [][]string{{"-threads", "0"}, {"-mem_limit", "64MB"}, {"-block_size", "32KB"}} {
 		if out, code := runSelf(t, append([]string{bench, "-dir", dir}, args...)...); code == 0 || !strings.Contains(out, args[0]) ||
-			!strings.Contains(out, "README.md#flags") || strings.Count(out, "\n") > 3 {
+			!strings.Contains(out, "docs/flags.md") || strings.Count(out, "\n") > 3 {
 			t.Errorf("%v: exit %d %q", args, code, out)
 		}
 	}

@@ -224,7 +224,7 @@ func lockFile(path, what string, logf func(string, ...any)) (func(), error) {
 		if h == "" {
 			h = "another process"
 		}
-		logf("waiting for %s: %s is using it (one run at a time reads or builds a fixture; README.md#two-runs-at-once)", what, h)
+		logf("waiting for %s: %s is using it (one run at a time reads or builds a fixture; docs/fixtures.md#two-runs-at-once)", what, h)
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 			f.Close()
 			return nil, err
