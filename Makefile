@@ -124,7 +124,7 @@ bench-run: bench-bin
 # engine at the suite's settings and with each engine setting of
 # benchstat/audit/settings.go flipped, one process each, AUDIT_ROUNDS
 # interleaved rounds; the table goes into docs/engines.md ("Rank-sensitivity
-# audit"), the raw results to $(RESULTS)/audit. About 20 minutes here.
+# audit"), the raw results to $(RESULTS)/audit. Time: docs/targets.md.
 AUDIT_ROUNDS ?= 3
 audit: deps
 	@mkdir -p $(RESULTS)
