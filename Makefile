@@ -315,29 +315,34 @@ vet:
 # fixtures too; LMDB on bmatsuo/lmdb-go) and what -race cannot run or runs
 # too slowly. Two jobs side by side: unit-race, every package under -race
 # but the longest tests of internal/workload, its longest package, which
-# would otherwise run alone at the end; unit-side, those tests (the same
-# race-built test binary), then the runs without -race. Lines of the two
+# would otherwise run alone at the end, then the change points and the
+# bmatsuo build; unit-side, those tests (the same race-built test binary),
+# then the other runs without -race. Lines of the two
 # jobs interleave. The variants also count, under callgrind, that each
 # engine's point read calls the engine's own Get (docs/gating.md).
 # GORACE: a race-built process sleeps a second at exit by default, and the
 # cold-start and twin tests start many of them.
 UNIT_FIRST = ./internal/workload/... ./benchstat/history
 UNIT_SIDE  = ^(TestCallsReadTheirOwnKeys|TestTwinRunsWhereBoltRuns|TestYCSBMixes|TestReadRandomPercentilesMatchInjectedDelays)$$
+# The history report's change-point tests: thousands of shuffles in one
+# goroutine (the report starts none), ten times slower under -race.
+UNIT_PLAIN = ^(TestReport|TestSharedSlowdownShowsAsRunDrift)$$
 RACE       = GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip $(GO) test -race -count 1
 unit:
 	@$(MAKE) --no-print-directory -j2 --output-sync=line unit-race unit-side
 
 unit-race:
-	$(RACE) -skip '$(UNIT_SIDE)' $(UNIT_FIRST) ./internal/... ./benchstat/...
+	$(RACE) -skip '$(UNIT_SIDE)|$(UNIT_PLAIN)' $(UNIT_FIRST) ./internal/... ./benchstat/...
+	$(GO) test -count 1 ./benchstat/internal/changepoint # thousands of shuffles, single-threaded: too slow under -race
+	$(GO) test -count 1 -tags lmdb_bmatsuo ./internal/engine
 
 unit-side:
 	$(RACE) -run '$(UNIT_SIDE)' ./internal/workload
+	$(GO) test -count 1 -run '$(UNIT_PLAIN)' ./benchstat/history
 	$(GO) test -count 1 -run 'TestNoiseOnlyPasses|TestSlowdownsAreCaught' ./benchstat/internal/gate # simulations, too slow under -race
 	$(GO) test -count 1 ./internal/valgrind ./internal/spin # under callgrind, which a -race binary cannot run
-	$(GO) test -count 1 ./benchstat/internal/changepoint # thousands of shuffles, single-threaded: too slow under -race
 	$(if $(ROCKSDB),$(GO) test -count 1 -tags '$(TAGS)' ./internal/engine)
 	$(if $(ROCKSDB),$(GO) test -count 1 -tags '$(TAGS)' -run 'TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM' ./internal/core)
-	$(GO) test -count 1 -tags lmdb_bmatsuo ./internal/engine
 
 # smoke: every test of the main package, with every benchmark once on a
 # tiny data set: the flags below, in TestEveryBenchmarkWritesOnlyUnderDir's
