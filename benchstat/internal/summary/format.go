@@ -87,9 +87,10 @@ func (s *Summary) Write(w io.Writer) error {
 	if r.Skipped > 0 {
 		fmt.Fprintf(&b, "%d unreadable line(s) skipped\n", r.Skipped)
 	}
+	said := map[string]bool{} // a note is printed under the first table it applies to
 	for _, t := range s.Tables {
 		b.WriteString("\n")
-		writeTable(&b, t)
+		writeTable(&b, t, said)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -108,7 +109,7 @@ func runLine(r *Results, name string, keys ...string) string {
 	return name + ": " + strings.Join(parts, " ")
 }
 
-func writeTable(b *strings.Builder, t Table) {
+func writeTable(b *strings.Builder, t Table, said map[string]bool) {
 	title := "== " + t.Title
 	if n := Rounds(t); n != "" {
 		title += " (" + n + ")"
@@ -153,7 +154,10 @@ func writeTable(b *strings.Builder, t Table) {
 		fmt.Fprintln(b, strings.TrimRight(l.String(), " "))
 	}
 	for _, n := range t.Notes {
-		fmt.Fprintln(b, "   "+n)
+		if !said[n] {
+			said[n] = true
+			fmt.Fprintln(b, "   "+n)
+		}
 	}
 }
 
