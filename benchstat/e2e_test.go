@@ -185,9 +185,10 @@ func TestModuleCompare(t *testing.T) {
 	}
 }
 
-// TestModuleCompareSim is TestModuleCompare in simulation mode: the extra
-// lookup shows in instr/op, counted under callgrind, and the unmodified
-// copy passes at sim mode's own threshold.
+// TestModuleCompareSim is TestModuleCompare in simulation mode, at 1 %:
+// a loop of about 1 % of a read in Bucket.Get shows in instr/op, counted
+// under callgrind, and the unmodified copy passes at sim mode's own
+// threshold.
 func TestModuleCompareSim(t *testing.T) {
 	if os.Getenv("KVBENCH_E2E") == "" {
 		t.Skip("set KVBENCH_E2E=1 (make gate-e2e): builds the suite with three copies of bbolt and counts them under Valgrind")
@@ -198,14 +199,27 @@ func TestModuleCompareSim(t *testing.T) {
 	tmp := t.TempDir()
 	const seek = "k, v, flags := b.Cursor().seek(key)"
 	same := copyModule(t, filepath.Join(tmp, "bbolt-same"), "", "")
-	slow := copyModule(t, filepath.Join(tmp, "bbolt-slow"), seek, "b.Cursor().seek(key) // one extra lookup per read\n\t"+seek)
+	// About 1 % of a read (3,315 instr/op through Bucket.Get): 4 steps of
+	// a loop at the top of Bucket.Get, the call bbolt's users make,
+	// measured +39 instr/op (+1.2 %); the gate's sim threshold is 0.5 %.
+	slow := copyModule(t, filepath.Join(tmp, "bbolt-slow"), seek,
+		"for i := 0; i < 4; i++ {\n\t\tkvbenchSink = kvbenchSink*6364136223846793005 + 1442695040888963407\n\t}\n\t"+seek)
+	f, err := os.OpenFile(filepath.Join(slow, "bucket.go"), os.O_APPEND|os.O_WRONLY, 0)
+	if err == nil {
+		_, err = f.WriteString("\nvar kvbenchSink uint64\n")
+		f.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	data := filepath.Join(tmp, "data")
 	os.Mkdir(data, 0o755)
 	sim := []string{"-mode", "sim"} // at compareBolt's -benchtime 20000x
 	code, md := compareModule(t, "v1.5.0", slow, data, filepath.Join(tmp, "slow"), sim...)
 	if code != 1 || !strings.Contains(md, "| REGRESSION | sim | `ReadRandomBolt/") || !strings.Contains(md, "instr/op") {
-		t.Errorf("an extra lookup per read: exit %d, want 1 with a ReadRandomBolt instr/op regression", code)
+		t.Errorf("Bucket.Get 1%% slower: exit %d, want 1 with a ReadRandomBolt instr/op regression:\n%s", code, md)
 	}
+	t.Logf("Bucket.Get 1%% slower:\n%s", grepLine(md, "| REGRESSION"))
 	if code, _ := compareModule(t, "v1.5.0", same, data, filepath.Join(tmp, "same"), sim...); code != 0 {
 		t.Errorf("an unmodified copy of bbolt: exit %d, want 0", code)
 	}
