@@ -3,7 +3,7 @@ package core
 import "github.com/kvbench/kvbench/internal/engine"
 
 // Variant is one combination of the values of an engine's dimensions for
-// a workload (engine.Info.DimsFor): its sub-benchmark name parts
+// a workload (engine.Info.DimsWith): its sub-benchmark name parts
 // ("mode=txn", "" when the engine has none) and what it sets.
 type Variant struct {
 	Name string
@@ -13,12 +13,13 @@ type Variant struct {
 	Iter func(*engine.IterOptions)
 }
 
-// Variants is every combination of the engine's dimensions for workload,
-// the first dimension outermost, each value in its declared order. An
-// engine without any has one Variant: the run's options as they are.
-func Variants(info engine.Info, workload string) []Variant {
+// Variants is every combination of the engine's dimensions that are one
+// of caps, the first dimension outermost, each value in its declared
+// order. An engine without any has one Variant: the run's options as they
+// are.
+func Variants(info engine.Info, caps ...engine.Capability) []Variant {
 	out := []Variant{{}}
-	for _, d := range info.DimsFor(workload) {
+	for _, d := range info.DimsWith(caps...) {
 		var next []Variant
 		for _, prev := range out {
 			for _, v := range d.Values {

@@ -82,7 +82,7 @@ func init() {
 		LogFile: func(n string) bool { return strings.HasSuffix(n, ".mem") },
 		Dims: []Dim{
 			// Seed 000: Badger alone fetches values ahead of its iterator.
-			{Name: "prefetch", Values: []string{"true", "false"}, For: []string{"Prefetch"},
+			{Name: "prefetch", Values: []string{"true", "false"}, Is: ValuePrefetch,
 				Apply: func(v string, _ *Options, it *IterOptions) { it.NoPrefetch = v == "false" }},
 			boundDim,
 		},

@@ -78,7 +78,7 @@ func init() {
 			// DB.Update (one transaction per batch) against DB.Batch
 			// (concurrent callers coalesced into one transaction), the
 			// switch badger-bench made for bbolt.
-			{Name: "mode", Values: []string{"update", "batch"}, For: []string{"Batch"},
+			{Name: "mode", Values: []string{"update", "batch"}, Is: CommitMode,
 				Apply: func(v string, o *Options, _ *IterOptions) { *o = o.WithParam("bolt_write", v) }},
 		},
 	})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -296,25 +297,40 @@ func (p Param) Validate(v string) error {
 	return fmt.Errorf("must be one of %s", strings.Join(p.Choices, ", "))
 }
 
-// Dim is one option a workload sweeps as a sub-benchmark dimension on
-// this engine: name=value for each value, applied to the open options
-// and, for iterator options, to each iterator.
+// Dim is one option of this engine that a workload may sweep as a
+// sub-benchmark dimension: name=value for each value, applied to the open
+// options and, for iterator options, to each iterator. The engine says
+// what the option is (Is); a workload asks for the capabilities it
+// sweeps, never the other way round.
 type Dim struct {
-	Name   string   // sub-benchmark key: "readahead", "mode", "prefetch", "bound"
-	Values []string // in the order they run
-	For    []string // the workloads that sweep it, by name ("Iterate", "Prefetch", "Batch")
+	Name   string     // sub-benchmark key: "readahead", "mode", "prefetch", "bound"
+	Values []string   // in the order they run
+	Is     Capability // what the option is
 	Apply  func(v string, o *Options, it *IterOptions)
 }
 
-// DimsFor lists the engine's dimensions that workload sweeps.
-func (i Info) DimsFor(workload string) []Dim {
+// Capability is a kind of engine option a workload can sweep.
+type Capability string
+
+// The capabilities engines declare.
+const (
+	ValuePrefetch     Capability = "value-prefetch"     // an iterator fetches values ahead of the caller
+	MapReadahead      Capability = "map-readahead"      // OS readahead on the engine's memory map, on or off
+	IteratorReadahead Capability = "iterator-readahead" // the engine's own readahead for an iterator
+	IteratorBound     Capability = "iterator-bound"     // an iterator bounded by the engine, or stopped by the caller
+	CommitMode        Capability = "commit-mode"        // the engine's ways to commit a batch
+)
+
+// Capabilities lists them all.
+var Capabilities = []Capability{ValuePrefetch, MapReadahead, IteratorReadahead, IteratorBound, CommitMode}
+
+// DimsWith lists the engine's dimensions that are one of caps, in the
+// engine's order.
+func (i Info) DimsWith(caps ...Capability) []Dim {
 	var out []Dim
 	for _, d := range i.Dims {
-		for _, w := range d.For {
-			if w == workload {
-				out = append(out, d)
-				break
-			}
+		if slices.Contains(caps, d.Is) {
+			out = append(out, d)
 		}
 	}
 	return out

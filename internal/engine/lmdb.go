@@ -67,7 +67,7 @@ func init() {
 			// Seed 001 found OS readahead on the map decides a cold scan
 			// by an order of magnitude: on is Options.Readahead "os"
 			// (LMDB's default), off is "off" (MDB_NORDAHEAD).
-			{Name: "readahead", Values: []string{"on", "off"}, For: []string{"Iterate", "Prefetch"},
+			{Name: "readahead", Values: []string{"on", "off"}, Is: MapReadahead,
 				Apply: func(v string, o *Options, _ *IterOptions) {
 					o.Readahead = ReadaheadOff
 					if v == "on" {
@@ -76,7 +76,7 @@ func init() {
 				}},
 			// Seed 001's batch experiment: Env.Update ("SimpleBatched")
 			// against a hand-driven write transaction ("TxnBatched").
-			{Name: "mode", Values: []string{"update", "txn"}, For: []string{"Batch"},
+			{Name: "mode", Values: []string{"update", "txn"}, Is: CommitMode,
 				Apply: func(v string, o *Options, _ *IterOptions) { *o = o.WithParam("lmdb_write", v) }},
 		},
 	})

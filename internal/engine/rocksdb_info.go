@@ -34,7 +34,7 @@ func init() {
 			// RocksDB's implicit iterator readahead (8 KiB growing to
 			// 256 KiB after two sequential reads of a file) against an
 			// explicit 256 KiB from the first read.
-			{Name: "readahead", Values: []string{"auto", "256KiB"}, For: []string{"Prefetch"},
+			{Name: "readahead", Values: []string{"auto", "256KiB"}, Is: IteratorReadahead,
 				Apply: func(v string, _ *Options, it *IterOptions) {
 					if v == "256KiB" {
 						it.ReadaheadBytes = rocksdbReadahead

@@ -121,4 +121,4 @@ func checkIntParam(lo, hi int) func(string) error {
 	}
 }
 
-var boundDim = Dim{Name: "bound", Values: []string{"none", "prefix"}, For: []string{"Prefetch"}}
+var boundDim = Dim{Name: "bound", Values: []string{"none", "prefix"}, Is: IteratorBound}

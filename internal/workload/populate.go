@@ -62,13 +62,13 @@ func init() {
 	core.Register(&core.Workload{
 		Name:        "Batch",
 		EngineFirst: true,
-		Engines:     func(i engine.Info) bool { return !i.Reference && len(i.DimsFor("Batch")) > 0 },
+		Engines:     func(i engine.Info) bool { return !i.Reference && len(i.DimsWith(engine.CommitMode)) > 0 },
 		Scratch:     populateScratch,
 		Units:       populateUnits,
 		Gate:        populateGate,
 		Options:     []core.Option{writersFlag},
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
-			for _, v := range core.Variants(info, "Batch") {
+			for _, v := range core.Variants(info, engine.CommitMode) {
 				n := v.Name + "/" + core.SubName("writers", writersFlag.Get(&e.Cfg), "valsz", e.Cfg.ValSize, "batch", e.Cfg.Batch, "sync", e.Cfg.Sync)
 				runPopulate(b, e, info, n, v.Tweak)
 			}

@@ -124,7 +124,7 @@ func TestBatchVariants(t *testing.T) {
 	w := registered(t, "Batch")
 	n := 0
 	for _, info := range engine.All() {
-		dims := info.DimsFor("Batch")
+		dims := info.DimsWith(engine.CommitMode)
 		if w.Engines(info) != (len(dims) > 0 && !info.Reference) {
 			t.Errorf("Batch on %s: %v, with %d Batch dimensions", info.Name, w.Engines(info), len(dims))
 		}
@@ -136,7 +136,7 @@ func TestBatchVariants(t *testing.T) {
 		for _, d := range dims {
 			want *= len(d.Values)
 		}
-		vs := core.Variants(info, "Batch")
+		vs := core.Variants(info, engine.CommitMode)
 		seen := map[string]bool{}
 		for _, v := range vs {
 			seen[v.Name] = true

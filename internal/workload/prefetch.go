@@ -21,7 +21,7 @@ import (
 // for every engine's prefix scan.
 //
 // The dimensions besides hit and cache are the engine's own
-// (engine.Info.DimsFor("Prefetch")): Badger alone prefetches values; only
+// (engine.Info.DimsWith(prefetchCaps...)): Badger alone prefetches values; only
 // the LSMs take a real iterator bound (a B-tree cursor stops at the first
 // key past the prefix either way); readahead is an option of LMDB's map
 // and RocksDB's iterators.
@@ -65,7 +65,7 @@ func prefetchAxes(info engine.Info) []prefetchAxis {
 		// cold first, as the seed ran it.
 		{name: "cache", values: []string{core.Cold, core.Warm}},
 	}
-	for _, d := range info.DimsFor("Prefetch") {
+	for _, d := range info.DimsWith(prefetchCaps...) {
 		axes = append(axes, prefetchAxis{name: d.Name, values: d.Values, dim: &d})
 	}
 	// An engine dimension not in prefetchOrder goes right before cache.
@@ -404,3 +404,7 @@ func traceIndex(t *dataset.Traces, k []byte) (uint64, error) {
 	}
 	return 0, fmt.Errorf("key %q is not in the trace data set", k)
 }
+
+// prefetchCaps: seed 000's prefix lookups sweep every way an engine can
+// read ahead of an iterator, and how the iterator is bounded.
+var prefetchCaps = []engine.Capability{engine.ValuePrefetch, engine.MapReadahead, engine.IteratorReadahead, engine.IteratorBound}

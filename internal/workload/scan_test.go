@@ -154,10 +154,10 @@ func TestScanReadsScanLenEntries(t *testing.T) {
 // TestIterateVariants checks the sub-benchmark levels Iterate adds for an
 // engine's dimensions: LMDB's readahead on and off, nothing for bbolt.
 func TestIterateVariants(t *testing.T) {
-	if v := core.Variants(coretest.Engine(t, "bolt"), "Iterate"); len(v) != 1 || v[0].Name != "" || v[0].Tweak != nil {
+	if v := core.Variants(coretest.Engine(t, "bolt"), iterateCaps...); len(v) != 1 || v[0].Name != "" || v[0].Tweak != nil {
 		t.Errorf("bolt: %d variants, first %q; want one, unnamed and untweaked", len(v), v[0].Name)
 	}
-	v := core.Variants(coretest.Engine(t, "lmdb"), "Iterate")
+	v := core.Variants(coretest.Engine(t, "lmdb"), iterateCaps...)
 	var names, params []string
 	for _, x := range v {
 		names = append(names, "/"+x.Name)
