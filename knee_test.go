@@ -25,6 +25,7 @@ func TestKneeTwiceInOneProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the test binary")
 	}
+	t.Parallel() // its child waits on the trials' timers: beside the other child-process tests
 	const slo, start = 200 * time.Millisecond, 8000
 	out, code := runSelf(t, "-test.bench=^BenchmarkKnee", "-test.benchtime=1x", "-test.count=2",
 		"-keys_mil", "0.002", "-valsz", "64", "-knee_time", "20ms", "-knee_max_time", "20ms",
