@@ -177,3 +177,17 @@ func TestRewriteDoc(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 0.001 && b-a < 0.001 }
+
+// A rerun into a directory holding a file of the same name that no audit
+// wrote stops before running anything, and leaves the file alone.
+func TestRunKeepsForeignFiles(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"base-Bolt.txt": "my notes\n"})
+	r := runner{bin: "/nonexistent", out: dir, rounds: 1}
+	err := r.run([]string{"Bolt"})
+	if err == nil || !strings.Contains(err.Error(), "not an audit's results file") {
+		t.Fatalf("run over a foreign file: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "base-Bolt.txt")); string(b) != "my notes\n" {
+		t.Errorf("the foreign file became %q", b)
+	}
+}

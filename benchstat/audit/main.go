@@ -185,8 +185,20 @@ func (r runner) run(engines []string) error {
 	for _, j := range js {
 		files[j.file] = true
 	}
+	// A rerun replaces the files an earlier audit wrote, and nothing else.
 	for f := range files {
-		if err := os.Remove(filepath.Join(r.out, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		p := filepath.Join(r.out, f)
+		b, err := os.ReadFile(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if !bytes.HasPrefix(b, []byte("audit-engine: ")) {
+			return fmt.Errorf("%s exists and is not an audit's results file; choose another -o", p)
+		}
+		if err := os.Remove(p); err != nil {
 			return err
 		}
 	}
