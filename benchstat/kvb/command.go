@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// output runs name with args in dir and returns its standard output. A
+// failure returns the program's own message (its standard error) after
+// its name and subcommand, so a step that stops the run says what stopped
+// it.
+func output(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", fmt.Errorf("%s %s: %s", name, args[0], msg)
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+// git runs git in dir.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	return output(ctx, dir, nil, "git", args...)
+}
+
+// commitOf resolves ref to a commit of the repository at dir; "" when it
+// names none.
+func commitOf(ctx context.Context, dir, ref string) string {
+	sha, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	if err != nil {
+		return ""
+	}
+	return sha
+}

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+func init() {
+	register(command{
+		name:    "compare",
+		summary: "gate HEAD against BASE: two builds, paired rounds, the regression gate",
+		help:    printCompareHelp,
+		run:     runCompare,
+	})
+}
+
+// comparison is one compare run's state.
+type comparison struct {
+	args           *compareArgs
+	stdout, stderr io.Writer
+	repo           string // this repository's top directory
+	tmp            string // worktrees, binaries and module files, removed at the end
+	worktrees      []string
+	base, head     *side
+	simBinary      string
+	started        string // the history's date label
+	suiteCommit    string // -module: the commit this tree is at
+}
+
+func (c *comparison) logf(format string, args ...any) {
+	fmt.Fprintf(c.stderr, "kvb compare: "+format+"\n", args...)
+}
+
+func (c *comparison) sides() []*side { return []*side{c.base, c.head} }
+
+// runCompare is the compare command: exit 0 pass, 1 the gate failed, 2
+// bad usage or a step that failed (with that step's own error).
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	a, err := parseCompare(args)
+	if errors.Is(err, flag.ErrHelp) {
+		printCompareHelp(stdout)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "kvb compare:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c := &comparison{args: a, stdout: stdout, stderr: stderr, started: time.Now().UTC().Format(time.RFC3339)}
+	defer c.cleanup()
+	failed, err := c.run(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "kvb compare:", err)
+		return 2
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// run is every step in order; the first that fails stops the run with
+// its own error.
+func (c *comparison) run(ctx context.Context) (failed bool, err error) {
+	if err := c.check(ctx); err != nil {
+		return false, err
+	}
+	if err := c.buildSides(ctx); err != nil {
+		return false, err
+	}
+	if err := c.warmUp(ctx); err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(c.args.out, 0o755); err != nil {
+		return false, err
+	}
+	for _, m := range c.args.modes() {
+		if err := c.rounds(ctx, m, c.args.rounds(m), c.prefix(m)); err != nil {
+			return false, err
+		}
+	}
+	if err := c.benchstatTables(ctx); err != nil {
+		return false, err
+	}
+	verdicts, err := c.gateReport()
+	if err != nil {
+		return false, err
+	}
+	if !c.args.noHistory {
+		c.record(ctx)
+	}
+	for _, v := range verdicts {
+		failed = failed || v.Failed
+	}
+	c.logf("results, benchstat.txt, gate.md and gate.json in %s", c.args.out)
+	return failed, nil
+}
+
+// check does everything that needs no build: the repository, the
+// benchmarks, the module, valgrind, and what BASE and HEAD name, so a bad
+// ref or version stops the run before minutes of building.
+func (c *comparison) check(ctx context.Context) error {
+	a := c.args
+	var err error
+	if c.repo, err = git(ctx, ".", "rev-parse", "--show-toplevel"); err != nil {
+		return fmt.Errorf("not in the suite's repository: %w", err)
+	}
+	if a.out, err = filepath.Abs(a.out); err != nil {
+		return err
+	}
+	if a.bench == "" {
+		if a.bench, err = defaultBenchFor(a.module); err != nil {
+			return err
+		}
+	}
+	if a.module != "" {
+		if _, err := output(ctx, c.repo, goEnv, "go", "list", "-m", a.module); err != nil {
+			return fmt.Errorf("-module %s: not a module this suite builds on: %w", a.module, err)
+		}
+		c.suiteCommit = commitOf(ctx, c.repo, "HEAD")
+		if c.dirty(ctx) {
+			c.logf("both sides build this tree's suite, uncommitted changes included")
+		}
+	}
+	if a.mode != "time" {
+		if _, err := exec.LookPath("valgrind"); err != nil {
+			return fmt.Errorf("-mode %s needs valgrind (make valgrind-deps installs it)", a.mode)
+		}
+	}
+	if !hasTag(a.tags, "rocksdb") {
+		why := rocksdbHeader + " is missing (sudo apt-get install librocksdb-dev)"
+		if _, err := os.Stat(rocksdbHeader); err == nil {
+			why = "-tags leaves it out"
+		}
+		c.logf("comparing without RocksDB: %s; its benchmarks skip on both sides", why)
+	}
+	c.sayHistory()
+	if c.base, err = c.resolveSide(ctx, "base", a.base); err != nil {
+		return err
+	}
+	if c.head, err = c.resolveSide(ctx, "head", a.head); err != nil {
+		return err
+	}
+	if head := commitOf(ctx, c.repo, "HEAD"); a.module == "" && (c.base.commit == head || c.head.commit == head) && c.dirty(ctx) {
+		c.logf("only committed code is compared: this tree's uncommitted changes are not")
+	}
+	return nil
+}
+
+// buildSides builds both test binaries (one for an A/A comparison) and,
+// for counted rounds, benchstat/sim.
+func (c *comparison) buildSides(ctx context.Context) error {
+	var err error
+	if c.tmp, err = os.MkdirTemp("", "kvbench-compare."); err != nil {
+		return err
+	}
+	if err := c.build(ctx, c.base); err != nil {
+		return err
+	}
+	if c.head.same(c.base) {
+		c.logf("base and head are one build (%s): an A/A comparison, one binary on both sides", c.base.name(c.args.module))
+		c.head.binary = c.base.binary
+	} else if err := c.build(ctx, c.head); err != nil {
+		return err
+	}
+	if c.args.mode != "time" {
+		c.simBinary = filepath.Join(c.tmp, "sim")
+		if _, err := output(ctx, c.repo, goEnv, "go", "build", "-o", c.simBinary, "./benchstat/sim"); err != nil {
+			return fmt.Errorf("building benchstat/sim: %w", err)
+		}
+	}
+	return nil
+}
+
+// dirty reports whether tracked files of this tree differ from HEAD.
+func (c *comparison) dirty(ctx context.Context) bool {
+	st, err := git(ctx, c.repo, "status", "--porcelain", "--untracked-files=no")
+	return err == nil && st != ""
+}
+
+// sayHistory says up front whether the sides will be recorded, and where.
+func (c *comparison) sayHistory() {
+	if c.args.noHistory {
+		c.logf("not recording in the history store (-no-history)")
+		return
+	}
+	path, err := c.historyPath()
+	if err != nil {
+		path = fmt.Sprintf("(none: %v)", err)
+	}
+	c.logf("each side's results will be recorded in the history store %s (-no-history: not)", path)
+}
+
+// cleanup removes the worktrees and the scratch directory, also after a
+// failed step or an interrupt.
+func (c *comparison) cleanup() {
+	if c.tmp == "" {
+		return
+	}
+	for _, w := range c.worktrees {
+		exec.Command("git", "-C", c.repo, "worktree", "remove", "--force", w).Run()
+	}
+	os.RemoveAll(c.tmp)
+	exec.Command("git", "-C", c.repo, "worktree", "prune").Run()
+}

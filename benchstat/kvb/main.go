@@ -1,0 +1,89 @@
+// Command kvb is the suite's tooling in one program: each subcommand is a
+// step around the benchmarks (which stay go test -bench functions), and
+// steps pass Go values or benchfmt files to each other, never another
+// program's Markdown.
+//
+//	go run ./benchstat/kvb compare BASE HEAD [-module M] [-mode time|sim|both] [flags]
+//	go run ./benchstat/kvb help [COMMAND]
+//
+// It is kvb, not benchstat, so that installing it never shadows
+// golang.org/x/perf's benchstat in a user's PATH. A subcommand is a file
+// of its own here that adds itself to commands (docs/architecture.md).
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is one subcommand: run gets the arguments after its name and
+// returns the exit status.
+type command struct {
+	name    string
+	summary string
+	help    func(w io.Writer) // the usage and flags
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+// commands holds every subcommand by name; each file that defines one
+// registers it from init.
+var commands = map[string]command{}
+
+func register(c command) {
+	if _, dup := commands[c.name]; dup {
+		panic("kvb: command registered twice: " + c.name)
+	}
+	commands[c.name] = c
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches to a subcommand: exit 2 for a missing or unknown one.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		overview(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		return help(args[1:], stdout, stderr)
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "kvb: unknown command %q\n", args[0])
+		overview(stderr)
+		return 2
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		overview(stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "kvb help: unknown command %q\n", args[0])
+		return 2
+	}
+	c.help(stdout)
+	return 0
+}
+
+func overview(w io.Writer) {
+	fmt.Fprint(w, "usage: kvb COMMAND [arguments]\n\ncommands:\n")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprint(w, "\nkvb help COMMAND shows a command's flags.\n")
+}

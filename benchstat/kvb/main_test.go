@@ -1,0 +1,26 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestDispatch(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "compare") {
+		t.Errorf("no command: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := run([]string{"nosuch"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "nosuch"`) {
+		t.Errorf("unknown command: exit %d, %q", code, errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"help", "compare"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "-no-history") {
+		t.Errorf("help compare: exit %d, %q", code, out.String())
+	}
+	errb.Reset()
+	if code := run([]string{"compare", "main", "-bogus"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-bogus") {
+		t.Errorf("compare with an unknown flag: exit %d, %q", code, errb.String())
+	}
+}

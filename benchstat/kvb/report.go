@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/kvbench/kvbench/benchstat/internal/gate"
+)
+
+// verdict is the gate's decision on one mode's rounds.
+type verdict struct {
+	Mode   string      `json:"mode"`
+	Failed bool        `json:"failed"`
+	Rows   []gate.Row  `json:"-"`
+	Fails  []failedRow `json:"failures"`
+}
+
+// failedRow is a series that failed the gate, for programs that read
+// gate.json instead of the report.
+type failedRow struct {
+	Name    string `json:"name"`
+	Unit    string `json:"unit"`
+	Verdict string `json:"verdict"` // REGRESSION or MISSING
+}
+
+// gateFiles runs the gate on one mode's results and writes its report to
+// w, naming the sides baseName and headName. Too few rounds for the test
+// to fail anything is an error, not a pass.
+func gateFiles(o gate.Options, mode, baseFile, headFile, baseName, headName string, w io.Writer) (verdict, error) {
+	v := verdict{Mode: mode}
+	base, err := gate.ReadFiles(baseFile)
+	if err != nil {
+		return v, fmt.Errorf("gate: base: %w", err)
+	}
+	head, err := gate.ReadFiles(headFile)
+	if err != nil {
+		return v, fmt.Errorf("gate: head: %w", err)
+	}
+	for _, f := range []struct {
+		set  *gate.Set
+		file string
+	}{{base, baseFile}, {head, headFile}} {
+		if len(f.set.Values) == 0 {
+			return v, fmt.Errorf("gate: no benchmark results in %s", f.file)
+		}
+	}
+	v.Rows = gate.Compare(base, head, o)
+	if need, short := gate.TooFewRounds(v.Rows, o); len(short) > 0 {
+		holm := ""
+		if o.Holm {
+			holm = fmt.Sprintf(" after Holm over %d series", gate.Corrected(v.Rows))
+		}
+		return v, fmt.Errorf("gate: %s has %d paired rounds; the signed-rank test needs at least %d to reject anything at alpha %g%s, so this gate could not fail: run more rounds (-count %d)",
+			short[0].Key, short[0].N, need, o.Alpha, holm, need)
+	}
+	gate.Markdown(w, v.Rows, o, baseName, headName)
+	v.Failed = gate.Failed(v.Rows)
+	for _, r := range v.Rows {
+		if r.Verdict == gate.Regression || r.Verdict == gate.Missing {
+			v.Fails = append(v.Fails, failedRow{Name: r.Name, Unit: r.Unit, Verdict: r.Verdict.String()})
+		}
+	}
+	return v, nil
+}
+
+// gateReport gates every mode run, writes DIR/gate.md (the report, a
+// section per mode with -mode both) and DIR/gate.json (the verdicts), and
+// prints the report.
+func (c *comparison) gateReport() ([]verdict, error) {
+	baseName, headName := c.base.name(c.args.module), c.head.name(c.args.module)
+	var md bytes.Buffer
+	var all []verdict
+	for _, m := range c.args.modes() {
+		p := c.prefix(m)
+		if c.args.mode == "both" {
+			fmt.Fprintf(&md, "#### %s mode\n\n", m)
+		}
+		v, err := gateFiles(c.args.gate, m, filepath.Join(c.args.out, p+"base.txt"), filepath.Join(c.args.out, p+"head.txt"), baseName, headName, &md)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, v)
+	}
+	if err := os.WriteFile(filepath.Join(c.args.out, "gate.md"), md.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	j, err := json.MarshalIndent(struct {
+		Base   string    `json:"base"`
+		Head   string    `json:"head"`
+		Module string    `json:"module,omitempty"`
+		Modes  []verdict `json:"modes"`
+	}{baseName, headName, c.args.module, all}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(c.args.out, "gate.json"), append(j, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	c.stdout.Write(md.Bytes())
+	return all, nil
+}
+
+// benchstatTables prints benchstat's comparison of each mode's rounds, a
+// table per unit, and keeps it in DIR/benchstat.txt. Its columns are
+// named by the sides' specs when they differ.
+func (c *comparison) benchstatTables(ctx context.Context) error {
+	var all bytes.Buffer
+	w := io.MultiWriter(c.stdout, &all)
+	for _, m := range c.args.modes() {
+		how := fmt.Sprintf("-bench '%s' %s", c.args.bench, strings.Join(c.args.suite, " "))
+		if m == "sim" {
+			how += ", counted under callgrind at -benchtime " + c.args.simBench
+		} else {
+			how += " -benchtime " + c.args.timeBench
+		}
+		fmt.Fprintf(w, "kvb compare: base %s, head %s, %d %s rounds alternating, %s\n",
+			c.base.name(c.args.module), c.head.name(c.args.module), c.args.rounds(m), m, how)
+		bl, hl := "base", "head"
+		if c.base.spec != c.head.spec && !strings.ContainsAny(c.base.spec+c.head.spec, "=") {
+			bl, hl = c.base.spec, c.head.spec
+		}
+		p := c.prefix(m)
+		// One table per unit: the settings lines differ between engines
+		// and would split every table; free space on -dir changes every run.
+		cmd := exec.CommandContext(ctx, "go", "tool", "benchstat", "-table=", "-ignore", "dir-fs,timestamp-ns", "-alpha", fmt.Sprint(c.args.gate.Alpha),
+			bl+"="+filepath.Join(c.args.out, p+"base.txt"), hl+"="+filepath.Join(c.args.out, p+"head.txt"))
+		cmd.Dir = c.repo
+		cmd.Env = append(os.Environ(), goEnv...)
+		var errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = w, &errb
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("benchstat: %s", firstNonEmpty(strings.TrimSpace(errb.String()), err.Error()))
+		}
+		fmt.Fprintln(w)
+	}
+	return os.WriteFile(filepath.Join(c.args.out, "benchstat.txt"), all.Bytes(), 0o644)
+}
+
+// prefix is the results files' prefix of mode: with -mode both the sim
+// rounds go to sim-base.txt and sim-head.txt.
+func (c *comparison) prefix(mode string) string {
+	if c.args.mode == "both" && mode == "sim" {
+		return "sim-"
+	}
+	return ""
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}

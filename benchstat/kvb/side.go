@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/mod/modfile"
+)
+
+// sideKind is what BASE or HEAD names.
+type sideKind int
+
+const (
+	refSide     sideKind = iota // a commit of this repository
+	binarySide                  // a test binary already built
+	versionSide                 // -module: a version of the module
+	dirSide                     // -module: a directory holding a copy of the module
+)
+
+// side is one of the two test binaries compared.
+type side struct {
+	role   string // base or head
+	spec   string // as given on the command line
+	kind   sideKind
+	commit string // refSide: the commit spec resolves to
+	label  string // versionSide, dirSide: the module's version as fixtures and results name it
+	dir    string // dirSide: the copy's absolute path
+	binary string // the test binary, once built
+}
+
+// name is how the report names the side: by ref and commit, by module
+// version, or by the binary's path.
+func (s *side) name(module string) string {
+	switch s.kind {
+	case refSide:
+		short := s.commit
+		if len(short) > 7 {
+			short = short[:7]
+		}
+		if strings.HasPrefix(s.commit, s.spec) {
+			return short
+		}
+		return s.spec + " (" + short + ")"
+	case versionSide:
+		if s.spec != s.label {
+			return module + " " + s.label + " (" + s.spec + ")"
+		}
+		return module + " " + s.label
+	case dirSide:
+		return module + " " + s.label + " (" + s.spec + ")"
+	}
+	return s.spec
+}
+
+// same reports whether two sides are one build: an A/A comparison, which
+// runs one binary on both sides.
+func (s *side) same(o *side) bool {
+	if s.kind != o.kind {
+		return false
+	}
+	switch s.kind {
+	case refSide:
+		return s.commit == o.commit
+	case versionSide, dirSide:
+		return s.label == o.label
+	}
+	return s.spec == o.spec
+}
+
+// resolveSide checks what spec names before anything is built: a commit
+// or a test binary, or with a module one of its versions (asking the
+// module proxy, which resolves a query such as "latest") or a directory
+// holding a copy of it.
+func (c *comparison) resolveSide(ctx context.Context, role, spec string) (*side, error) {
+	s := &side{role: role, spec: spec}
+	if c.args.module != "" {
+		if fi, err := os.Stat(spec); err == nil && fi.IsDir() {
+			return s, c.resolveDir(s)
+		} else if strings.ContainsRune(spec, filepath.Separator) {
+			return nil, fmt.Errorf("%s %s: no such directory", role, spec)
+		}
+		v, err := output(ctx, c.repo, goEnv, "go", "list", "-m", "-f", "{{.Version}}", c.args.module+"@"+spec)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s %s: %w", role, c.args.module, spec, err)
+		}
+		s.kind, s.label = versionSide, v
+		return s, nil
+	}
+	if fi, err := os.Stat(spec); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+		s.kind, s.binary = binarySide, spec
+		return s, nil
+	}
+	s.commit = commitOf(ctx, c.repo, spec)
+	if s.commit == "" {
+		return nil, fmt.Errorf("%s %s: not a commit in %s, nor a test binary", role, spec, c.repo)
+	}
+	return s, nil
+}
+
+func (c *comparison) resolveDir(s *side) error {
+	dir, err := filepath.Abs(s.spec)
+	if err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return fmt.Errorf("%s %s: no go.mod in that directory", s.role, s.spec)
+	}
+	if got := modfile.ModulePath(raw); got != c.args.module {
+		return fmt.Errorf("%s %s: holds module %q, not %s", s.role, s.spec, got, c.args.module)
+	}
+	h, err := treeHash(dir)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", s.role, s.spec, err)
+	}
+	s.kind, s.dir, s.label = dirSide, dir, "local-"+h
+	return nil
+}
+
+// goEnv is the environment of every go command kvb runs: -modfile does
+// not work in a workspace, and the sides are this module alone.
+var goEnv = []string{"GOWORK=off"}
+
+// build makes the side's test binary in c.tmp.
+func (c *comparison) build(ctx context.Context, s *side) error {
+	switch s.kind {
+	case binarySide:
+		abs, err := filepath.Abs(s.spec)
+		s.binary = abs
+		return err
+	case refSide:
+		return c.buildRef(ctx, s)
+	}
+	return c.buildModule(ctx, s)
+}
+
+// buildRef builds a commit's test binary in a detached worktree of it.
+func (c *comparison) buildRef(ctx context.Context, s *side) error {
+	wt := filepath.Join(c.tmp, s.role)
+	if _, err := git(ctx, c.repo, "worktree", "add", "--quiet", "--detach", wt, s.commit); err != nil {
+		return fmt.Errorf("%s %s: %w", s.role, s.spec, err)
+	}
+	c.worktrees = append(c.worktrees, wt)
+	subject, _ := git(ctx, c.repo, "log", "-1", "--format=%h %s", s.commit)
+	c.logf("building %s: %s (%s)", s.role, s.spec, subject)
+	s.binary = filepath.Join(c.tmp, s.role+".test")
+	if _, err := output(ctx, wt, goEnv, "go", "test", "-c", "-tags", c.args.tags, "-o", s.binary, "."); err != nil {
+		return fmt.Errorf("building %s %s: %w", s.role, s.spec, err)
+	}
+	return nil
+}
+
+// buildModule builds this tree's suite with the module at the side's
+// version or directory. The change goes into a copy of go.mod and go.sum
+// (-modfile): the user's files are never touched. The binary names the
+// version it was built with (engine.ModuleLabel), so fixtures and
+// results carry it, and a directory's label is a hash of its sources.
+func (c *comparison) buildModule(ctx context.Context, s *side) error {
+	mod := filepath.Join(c.tmp, s.role+".mod")
+	for _, f := range [][2]string{{"go.mod", mod}, {"go.sum", strings.TrimSuffix(mod, ".mod") + ".sum"}} {
+		if err := copyFile(filepath.Join(c.repo, f[0]), f[1]); err != nil && !(f[0] == "go.sum" && os.IsNotExist(err)) {
+			return err
+		}
+	}
+	m := c.args.module
+	edit := []string{"mod", "edit", "-dropreplace=" + m, "-require=" + m + "@" + s.label, mod}
+	if s.kind == dirSide {
+		edit = []string{"mod", "edit", "-replace=" + m + "=" + s.dir, mod}
+	}
+	if _, err := output(ctx, c.repo, goEnv, "go", edit...); err != nil {
+		return fmt.Errorf("%s %s %s: %w", s.role, m, s.spec, err)
+	}
+	c.logf("building %s: this tree's suite with %s", s.role, s.name(m))
+	s.binary = filepath.Join(c.tmp, s.role+".test")
+	ldflags := "-X github.com/kvbench/kvbench/internal/engine.ModuleLabel=" + m + "=" + s.label
+	if _, err := output(ctx, c.repo, goEnv, "go", "test", "-c", "-modfile="+mod, "-mod=mod", "-tags", c.args.tags, "-ldflags", ldflags, "-o", s.binary, "."); err != nil {
+		return fmt.Errorf("building %s with %s %s: %w", s.role, m, s.spec, err)
+	}
+	if s.kind == versionSide {
+		// -mod=mod lifts the module above the version asked for when the
+		// suite's other requirements need a later one: then it is not
+		// that version that would run.
+		got, err := output(ctx, c.repo, goEnv, "go", "list", "-modfile="+mod, "-mod=mod", "-m", "-f", "{{.Version}}", m)
+		if err != nil {
+			return fmt.Errorf("%s %s %s: %w", s.role, m, s.spec, err)
+		}
+		if got != s.label {
+			return fmt.Errorf("%s %s %s: the suite's other requirements select %s instead", s.role, m, s.label, got)
+		}
+	}
+	return nil
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o644)
+}
+
+// treeHash is the first 12 hex digits of a hash of a module copy's
+// sources (Go, C and assembly files and go.mod, .git left out), as
+// benchstat/lib/sides.sh computes it: fixtures a copy writes are keyed
+// by what is in it.
+func treeHash(dir string) (string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && p == filepath.Join(dir, ".git") {
+			return filepath.SkipDir
+		}
+		n := d.Name()
+		if d.Type().IsRegular() && (strings.HasSuffix(n, ".go") || n == "go.mod" || strings.HasSuffix(n, ".c") || strings.HasSuffix(n, ".h") || strings.HasSuffix(n, ".s")) {
+			rel, _ := filepath.Rel(dir, p)
+			files = append(files, "./"+filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(files)
+	sum := sha256.New()
+	for _, f := range files {
+		h := sha256.New()
+		r, err := os.Open(filepath.Join(dir, f))
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(h, r)
+		r.Close()
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(sum, "%s  %s\n", hex.EncodeToString(h.Sum(nil)), f)
+	}
+	return hex.EncodeToString(sum.Sum(nil))[:12], nil
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// repoRoot is the top of the repository the tests run in.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skip("not in a git checkout:", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// unchanged fails the test if the user's go.mod or go.sum changed.
+func unchanged(t *testing.T, repo string) {
+	t.Helper()
+	var before [][]byte
+	for _, f := range []string{"go.mod", "go.sum"} {
+		b, _ := os.ReadFile(filepath.Join(repo, f))
+		before = append(before, b)
+	}
+	t.Cleanup(func() {
+		for i, f := range []string{"go.mod", "go.sum"} {
+			if b, _ := os.ReadFile(filepath.Join(repo, f)); !bytes.Equal(b, before[i]) {
+				t.Errorf("the repository's %s changed", f)
+			}
+		}
+	})
+}
+
+// TestBadModuleVersionStopsTheRun: a module version that does not exist
+// stops the comparison with the go command's own error, before anything
+// is built, run or written. The module proxy is off, so the version
+// cannot be found and the test needs no network.
+func TestBadModuleVersionStopsTheRun(t *testing.T) {
+	repo := repoRoot(t)
+	unchanged(t, repo)
+	t.Setenv("GOPROXY", "off")
+	out := filepath.Join(t.TempDir(), "out")
+	for _, args := range [][]string{
+		{"-module", "go.etcd.io/bbolt", "v1.99.99", "v1.5.0", "-no-history", "-o", out},
+		{"-module", "go.etcd.io/bbolt", "v1.5.0", "-no-history", "v1.99.99", "-o", out},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := runCompare(args, &stdout, &stderr)
+		if code != 2 || !strings.Contains(stderr.String(), "go: go.etcd.io/bbolt@v1.99.99: ") {
+			t.Errorf("%q: exit %d, want 2 with go's error about v1.99.99:\n%s", args, code, stderr.String())
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%q: the run wrote %s", args, out)
+		}
+	}
+}
+
+// TestBadModuleVersionStopsTheBuild: a side built at a version that does
+// not exist fails with the go command's error, and the version goes into
+// a copy of go.mod, never the repository's.
+func TestBadModuleVersionStopsTheBuild(t *testing.T) {
+	repo := repoRoot(t)
+	unchanged(t, repo)
+	t.Setenv("GOPROXY", "off")
+	c := &comparison{args: &compareArgs{module: "go.etcd.io/bbolt"}, stderr: &bytes.Buffer{}, repo: repo, tmp: t.TempDir()}
+	s := &side{role: "base", kind: versionSide, spec: "v1.99.99", label: "v1.99.99"}
+	err := c.buildModule(context.Background(), s)
+	if err == nil || !strings.Contains(err.Error(), "building base with go.etcd.io/bbolt v1.99.99: go test: ") || !strings.Contains(err.Error(), "module lookup disabled by GOPROXY=off") {
+		t.Fatalf("build at v1.99.99: %v", err)
+	}
+	mod, _ := os.ReadFile(filepath.Join(c.tmp, "base.mod"))
+	if !strings.Contains(string(mod), "go.etcd.io/bbolt v1.99.99") {
+		t.Errorf("the copy of go.mod does not require v1.99.99:\n%s", mod)
+	}
+}
+
+// TestTreeHashMatchesSides: a module copy's label is the one
+// benchstat/lib/sides.sh gives it, so both key its fixtures alike.
+func TestTreeHashMatchesSides(t *testing.T) {
+	if _, err := exec.LookPath("sha256sum"); err != nil {
+		t.Skip("no sha256sum")
+	}
+	dir := t.TempDir()
+	for name, body := range map[string]string{"go.mod": "module example.com/m\n", "a.go": "package m\n", "sub/b.c": "int x;\n", "README": "not hashed\n", ".git/x.go": "left out\n"} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+	}
+	sh := `cd "$1" && find . -type f \( -name '*.go' -o -name go.mod -o -name '*.[chs]' \) -not -path './.git/*' -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12`
+	want, err := exec.Command("bash", "-c", sh, "bash", dir).Output()
+	if err != nil {
+		t.Skip("no bash:", err)
+	}
+	got, err := treeHash(dir)
+	if err != nil || got != strings.TrimSpace(string(want)) {
+		t.Errorf("treeHash = %q, %v; sides.sh gives %q", got, err, want)
+	}
+}
+
+// TestUnknownRefStopsTheRun: a ref that names no commit stops the run
+// before anything is built, naming the ref.
+func TestUnknownRefStopsTheRun(t *testing.T) {
+	repoRoot(t)
+	out := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	code := runCompare([]string{"HEAD", "no-such-ref-anywhere", "-no-history", "-o", out}, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stderr.String(), "head no-such-ref-anywhere: not a commit in ") {
+		t.Errorf("exit %d, want 2 naming the ref:\n%s", code, stderr.String())
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the run wrote %s", out)
+	}
+}

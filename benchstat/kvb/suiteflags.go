@@ -1,0 +1,59 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/kvbench/kvbench/internal/core"
+	// The workload packages register their own flags from init; the
+	// suite's flags are the core's, the engines' and theirs.
+	_ "github.com/kvbench/kvbench/internal/workload"
+	_ "github.com/kvbench/kvbench/internal/workload/embedded"
+)
+
+// forward is a flag kvb does not read but hands to both test binaries,
+// as -name=value, in the order given (the binary keeps the last value,
+// so a user's flag overrides a default given before it).
+type forward struct {
+	as     string // the name the test binary knows it by
+	isBool bool
+	to     *[]string
+}
+
+func (f forward) String() string   { return "" }
+func (f forward) IsBoolFlag() bool { return f.isBool }
+func (f forward) Set(v string) error {
+	*f.to = append(*f.to, "-"+f.as+"="+v)
+	return nil
+}
+
+// goTestFlags are go test's flags a comparison passes on, by their usual
+// names (go test -cpu is the binary's -test.cpu); -bench, -count and
+// -benchtime are compare's own.
+var goTestFlags = []struct {
+	name   string
+	isBool bool
+}{{"cpu", false}, {"timeout", false}, {"benchmem", true}, {"short", true}, {"v", true}}
+
+// defineSuiteFlags adds every flag of the suite's test binary to fs as a
+// flag forwarded into to: the names come from the suite's own registry
+// (core.Config.Bind), so a new flag needs no change here. A suite flag
+// with the name of one of fs's own is a bug, caught by the tests.
+func defineSuiteFlags(fs *flag.FlagSet, to *[]string) {
+	suite := flag.NewFlagSet("suite", flag.ContinueOnError)
+	c := core.Default()
+	c.Bind(suite)
+	suite.VisitAll(func(f *flag.Flag) {
+		b, ok := f.Value.(interface{ IsBoolFlag() bool })
+		define(fs, f.Name, forward{as: f.Name, isBool: ok && b.IsBoolFlag(), to: to}, f.Usage)
+	})
+	for _, g := range goTestFlags {
+		define(fs, g.name, forward{as: "test." + g.name, isBool: g.isBool, to: to}, "go test's -"+g.name+", to both binaries")
+	}
+}
+
+func define(fs *flag.FlagSet, name string, v flag.Value, usage string) {
+	if fs.Lookup(name) != nil {
+		panic("kvb: flag -" + name + " is both the suite's and " + fs.Name() + "'s own")
+	}
+	fs.Var(v, name, usage)
+}
