@@ -18,7 +18,6 @@ import (
 type verdict struct {
 	Mode   string      `json:"mode"`
 	Failed bool        `json:"failed"`
-	Rows   []gate.Row  `json:"-"`
 	Fails  []failedRow `json:"failures"`
 }
 
@@ -51,18 +50,18 @@ func gateFiles(o gate.Options, mode, baseFile, headFile, baseName, headName stri
 			return v, fmt.Errorf("gate: no benchmark results in %s", f.file)
 		}
 	}
-	v.Rows = gate.Compare(base, head, o)
-	if need, short := gate.TooFewRounds(v.Rows, o); len(short) > 0 {
+	rows := gate.Compare(base, head, o)
+	if need, short := gate.TooFewRounds(rows, o); len(short) > 0 {
 		holm := ""
 		if o.Holm {
-			holm = fmt.Sprintf(" after Holm over %d series", gate.Corrected(v.Rows))
+			holm = fmt.Sprintf(" after Holm over %d series", gate.Corrected(rows))
 		}
 		return v, fmt.Errorf("gate: %s has %d paired rounds; the signed-rank test needs at least %d to reject anything at alpha %g%s, so this gate could not fail: run more rounds (-count %d)",
 			short[0].Key, short[0].N, need, o.Alpha, holm, need)
 	}
-	gate.Markdown(w, v.Rows, o, baseName, headName)
-	v.Failed = gate.Failed(v.Rows)
-	for _, r := range v.Rows {
+	gate.Markdown(w, rows, o, baseName, headName)
+	v.Failed = gate.Failed(rows)
+	for _, r := range rows {
 		if r.Verdict == gate.Regression || r.Verdict == gate.Missing {
 			v.Fails = append(v.Fails, failedRow{Name: r.Name, Unit: r.Unit, Verdict: r.Verdict.String()})
 		}

@@ -101,3 +101,38 @@ func TestReportNamesSides(t *testing.T) {
 		t.Errorf("gate.json:\n%s", raw)
 	}
 }
+
+// TestBothModesAndTooFewRounds: -mode both gives the report a section
+// per mode, from base.txt/head.txt and sim-base.txt/sim-head.txt; rounds
+// too few for the gate to fail anything stop the run with the gate's
+// error instead of a pass.
+func TestBothModesAndTooFewRounds(t *testing.T) {
+	out := t.TempDir()
+	a, err := parseCompare([]string{"main", "HEAD", "-mode", "both", "-o", out, "-count", "6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := []float64{100, 102, 98, 101, 99, 100}
+	for _, f := range []string{"base.txt", "head.txt", "sim-base.txt", "sim-head.txt"} {
+		writeRounds(t, filepath.Join(out, f), same)
+	}
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	c := &comparison{args: a, stdout: &bytes.Buffer{},
+		base: &side{role: "base", kind: refSide, spec: "main", commit: sha},
+		head: &side{role: "head", kind: refSide, spec: "HEAD", commit: sha}}
+	vs, err := c.gateReport()
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "gate.md"))
+	if len(vs) != 2 || vs[0].Failed || vs[1].Failed || !strings.Contains(string(md), "#### time mode") || !strings.Contains(string(md), "#### sim mode") ||
+		strings.Count(string(md), "Base `main (0123456)`, head `HEAD (0123456)`") != 2 {
+		t.Errorf("verdicts %+v, gate.md:\n%s", vs, md)
+	}
+	for _, f := range []string{"base.txt", "head.txt"} {
+		writeRounds(t, filepath.Join(out, f), same[:3])
+	}
+	if _, err := c.gateReport(); err == nil || !strings.Contains(err.Error(), "has 3 paired rounds; the signed-rank test needs at least 5") {
+		t.Errorf("3 rounds: %v", err)
+	}
+}
