@@ -59,6 +59,10 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	c := &comparison{args: a, stdout: stdout, stderr: stderr, started: time.Now().UTC().Format(time.RFC3339)}
 	defer c.cleanup()
 	failed, err := c.run(ctx)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "kvb compare: interrupted:", err)
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "kvb compare:", err)
 		return 2
