@@ -14,26 +14,11 @@ import (
 	"github.com/kvbench/kvbench/benchstat/internal/gate"
 )
 
-// verdict is the gate's decision on one mode's rounds.
-type verdict struct {
-	Mode   string      `json:"mode"`
-	Failed bool        `json:"failed"`
-	Fails  []failedRow `json:"failures"`
-}
-
-// failedRow is a series that failed the gate, for programs that read
-// gate.json instead of the report.
-type failedRow struct {
-	Name    string `json:"name"`
-	Unit    string `json:"unit"`
-	Verdict string `json:"verdict"` // REGRESSION or MISSING
-}
-
 // gateFiles runs the gate on one mode's results and writes its report to
 // w, naming the sides baseName and headName. Too few rounds for the test
 // to fail anything is an error, not a pass.
-func gateFiles(o gate.Options, mode, baseFile, headFile, baseName, headName string, w io.Writer) (verdict, error) {
-	v := verdict{Mode: mode}
+func gateFiles(o gate.Options, mode, baseFile, headFile, baseName, headName string, w io.Writer) (gate.ModeVerdict, error) {
+	v := gate.ModeVerdict{Mode: mode}
 	base, err := gate.ReadFiles(baseFile)
 	if err != nil {
 		return v, fmt.Errorf("gate: base: %w", err)
@@ -60,22 +45,17 @@ func gateFiles(o gate.Options, mode, baseFile, headFile, baseName, headName stri
 			short[0].Key, short[0].N, need, o.Alpha, holm, need)
 	}
 	gate.Markdown(w, rows, o, baseName, headName)
-	v.Failed = gate.Failed(rows)
-	for _, r := range rows {
-		if r.Verdict == gate.Regression || r.Verdict == gate.Missing {
-			v.Fails = append(v.Fails, failedRow{Name: r.Name, Unit: r.Unit, Verdict: r.Verdict.String()})
-		}
-	}
+	v.Failed, v.Failures = gate.Failed(rows), gate.Failures(rows)
 	return v, nil
 }
 
 // gateReport gates every mode run, writes DIR/gate.md (the report, a
 // section per mode with -mode both) and DIR/gate.json (the verdicts), and
 // prints the report.
-func (c *comparison) gateReport() ([]verdict, error) {
+func (c *comparison) gateReport() ([]gate.ModeVerdict, error) {
 	baseName, headName := c.base.name(c.args.module), c.head.name(c.args.module)
 	var md bytes.Buffer
-	var all []verdict
+	var all []gate.ModeVerdict
 	for _, m := range c.args.modes() {
 		p := c.prefix(m)
 		if c.args.mode == "both" {
@@ -90,12 +70,7 @@ func (c *comparison) gateReport() ([]verdict, error) {
 	if err := os.WriteFile(filepath.Join(c.args.out, "gate.md"), md.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
-	j, err := json.MarshalIndent(struct {
-		Base   string    `json:"base"`
-		Head   string    `json:"head"`
-		Module string    `json:"module,omitempty"`
-		Modes  []verdict `json:"modes"`
-	}{baseName, headName, c.args.module, all}, "", "  ")
+	j, err := json.MarshalIndent(gate.Report{Base: baseName, Head: headName, Module: c.args.module, Modes: all}, "", "  ")
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/benchstat/internal/gate"
 )
 
 func TestSideNames(t *testing.T) {
@@ -84,20 +86,13 @@ func TestReportNamesSides(t *testing.T) {
 	if stdout.String() != string(md) {
 		t.Errorf("printed report differs from gate.md")
 	}
-	var j struct {
-		Base, Head string
-		Modes      []struct {
-			Mode     string
-			Failed   bool
-			Failures []failedRow
-		}
-	}
+	var j gate.Report
 	raw, _ := os.ReadFile(filepath.Join(out, "gate.json"))
 	if err := json.Unmarshal(raw, &j); err != nil {
 		t.Fatal(err)
 	}
 	if j.Base != "go.etcd.io/bbolt v1.4.3" || len(j.Modes) != 1 || !j.Modes[0].Failed ||
-		len(j.Modes[0].Failures) != 1 || j.Modes[0].Failures[0] != (failedRow{"ReadRandomBolt/valsz=256-2", "ns/op", "REGRESSION"}) {
+		len(j.Modes[0].Failures) != 1 || j.Modes[0].Failures[0] != (gate.Failure{Name: "ReadRandomBolt/valsz=256-2", Unit: "ns/op", Verdict: "REGRESSION"}) {
 		t.Errorf("gate.json:\n%s", raw)
 	}
 }

@@ -2,16 +2,16 @@
 // an A/A comparison (the same binary on both sides) fails it, and how
 // often a known slowdown of one engine's reads is caught. It builds the
 // suite twice, once with the kvbench_slowdown tag (a calibrated busy loop
-// per read, internal/engine/zz_slowdown.go, on compare.sh's head side
-// only, so that binary runs on both sides), then runs benchstat/compare.sh
-// on prebuilt binaries at its defaults, rounds of every kind interleaved
+// per read, internal/engine/zz_slowdown.go, on the compared head side
+// only, so that binary runs on both sides), then runs kvb compare
+// (benchstat/kvb) on prebuilt binaries at its defaults, rounds of every kind interleaved
 // so that the machine's drift over the hour hits every kind alike.
 //
-//	go run ./benchstat/power [-mode time|sim] [-aa 20] [-runs 10] [-slowdowns 2,5,10] [-slowed_bench REGEX] [-o results/power] [-- compare.sh flags]
+//	go run ./benchstat/power [-mode time|sim] [-aa 20] [-runs 10] [-slowdowns 2,5,10] [-slowed_bench REGEX] [-o results/power] [-- kvb compare flags]
 //
 // In time mode each slowed run slows one engine, the next engine each run:
 // per read, by the given share of that engine's cpu-ns/op in the first A/A
-// run (a calibrated busy loop). In sim mode (compare.sh -mode sim) each
+// run (a calibrated busy loop). In sim mode (kvb compare -mode sim) each
 // slowed run slows every engine at once, each by the given share of its
 // own instr/op, with a countdown of exactly that many instructions; every
 // engine's series is gated on its own, so each run is one trial per
@@ -20,7 +20,7 @@
 package main
 
 import (
-	"bufio"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -45,10 +45,10 @@ func main() {
 	out := flag.String("o", "results/power", "output directory")
 	tags := flag.String("tags", defaultTags(), "build tags of both binaries")
 	resampleOnly := flag.Bool("resample_only", false, "only resample the A/A rounds already in -o (rounds.md)")
-	mode := flag.String("mode", "time", "time: slow by cpu-ns/op; sim: compare.sh -mode sim, slow by instr/op")
+	mode := flag.String("mode", "time", "time: slow by cpu-ns/op; sim: kvb compare -mode sim, slow by instr/op")
 	simTablesOnly := flag.Bool("sim_tables_only", false, "only write spread.md and thresholds.md from the sim-mode comparisons already in -o")
 	simThresholds := flag.String("sim_thresholds", "0.25,0.5,1,2", "comma-separated sim thresholds, in percent, that thresholds.md tries")
-	slowedBench := flag.String("slowed_bench", "", "the -bench of the slowed comparisons (default: compare.sh's, as in the A/A ones)")
+	slowedBench := flag.String("slowed_bench", "", "the -bench of the slowed comparisons (default: kvb compare's, as in the A/A ones)")
 	flag.Parse()
 	if *mode != "time" && *mode != "sim" {
 		fatalf("-mode %s: must be time or sim", *mode)
@@ -104,6 +104,10 @@ func main() {
 		return
 	}
 	base, slow := filepath.Join(dir, "base.test"), filepath.Join(dir, "slow.test")
+	kvbBin = filepath.Join(dir, "kvb")
+	if out, err := exec.Command("go", "build", "-o", kvbBin, "./benchstat/kvb").CombinedOutput(); err != nil {
+		fatalf("build kvb: %v\n%s", err, out)
+	}
 	build(base, *tags)
 	build(slow, strings.TrimSpace(*tags+" kvbench_slowdown"))
 
@@ -254,6 +258,10 @@ func writeTable(path string, tally map[float64]*count, perEngine map[float64]map
 	fmt.Print(b.String())
 }
 
+// kvbBin is the suite's tooling (benchstat/kvb), whose compare runs every
+// comparison.
+var kvbBin string
+
 type result struct {
 	dir    string
 	exit   int
@@ -261,19 +269,20 @@ type result struct {
 	load   string
 }
 
-var failRow = regexp.MustCompile("^\\| (REGRESSION|MISSING) \\| [a-z]+ \\| `([^`]+)` \\| ([^ |]+)")
-
-// failedRows reads gate.md: "benchmark unit" of each REGRESSION or
-// MISSING row.
-func failedRows(md io.Reader) []string {
+// failedRows reads gate.json (gate.Report): "benchmark unit" of each
+// series that failed the gate in any mode.
+func failedRows(r io.Reader) ([]string, error) {
+	var rep gate.Report
+	if err := json.NewDecoder(r).Decode(&rep); err != nil {
+		return nil, fmt.Errorf("gate.json: %w", err)
+	}
 	var out []string
-	sc := bufio.NewScanner(md)
-	for sc.Scan() {
-		if m := failRow.FindStringSubmatch(sc.Text()); m != nil {
-			out = append(out, m[2]+" "+m[3])
+	for _, m := range rep.Modes {
+		for _, f := range m.Failures {
+			out = append(out, f.Name+" "+f.Unit)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // slowedRead reports whether a failed series is the read of an engine
@@ -287,10 +296,10 @@ func slowedRead(failed string, slowed []string) bool {
 	return false
 }
 
-// compare runs compare.sh on two prebuilt binaries.
+// compare runs kvb compare on two prebuilt binaries.
 func compare(dir, name, base, head string, env, args []string) result {
 	res := result{dir: filepath.Join(dir, name), load: load1()}
-	cmd := exec.Command("benchstat/compare.sh", append([]string{base, head, "-o", res.dir}, args...)...)
+	cmd := exec.Command(kvbBin, append([]string{"compare", base, head, "-o", res.dir, "-no-history"}, args...)...)
 	// Dozens of comparisons of one binary: kept out of the history store.
 	cmd.Env = append(append(os.Environ(), "HISTORY=off"), env...)
 	log, _ := os.Create(filepath.Join(dir, name+".log"))
@@ -304,14 +313,16 @@ func compare(dir, name, base, head string, env, args []string) result {
 		fatalf("%s: %v", name, err)
 	}
 	if res.exit != 0 && res.exit != 1 {
-		fatalf("%s: compare.sh exit %d; see %s.log", name, res.exit, filepath.Join(dir, name))
+		fatalf("%s: kvb compare exit %d; see %s.log", name, res.exit, filepath.Join(dir, name))
 	}
-	md, err := os.Open(filepath.Join(res.dir, "gate.md"))
+	j, err := os.Open(filepath.Join(res.dir, "gate.json"))
 	if err != nil {
 		fatalf("%s: %v", name, err)
 	}
-	defer md.Close()
-	res.failed = failedRows(md)
+	defer j.Close()
+	if res.failed, err = failedRows(j); err != nil {
+		fatalf("%s: %v", name, err)
+	}
 	fmt.Fprintf(os.Stderr, "power: %s: gate exit %d in %.0fs, load %s %v\n", name, res.exit, time.Since(start).Seconds(), res.load, res.failed)
 	return res
 }

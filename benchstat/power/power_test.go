@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -43,7 +44,7 @@ func fixture(t *testing.T) string {
 
 var opts = gate.Options{Alpha: 0.05, Threshold: gate.DefaultThreshold, Holm: true}
 
-// TestFailedRowsAreTheGatesFailures: what power reads back from gate.md
+// TestFailedRowsAreTheGatesFailures: what power reads back from gate.json
 // is exactly the series the gate failed, no more and no fewer.
 func TestFailedRowsAreTheGatesFailures(t *testing.T) {
 	dir := fixture(t)
@@ -62,13 +63,22 @@ func TestFailedRowsAreTheGatesFailures(t *testing.T) {
 			want = append(want, r.Name+" "+r.Unit)
 		}
 	}
-	var md bytes.Buffer
-	gate.Markdown(&md, rows, opts, "base", "head")
-	got := failedRows(&md)
+	var js bytes.Buffer
+	rep := gate.Report{Base: "base", Head: "head", Modes: []gate.ModeVerdict{{Mode: "time", Failed: gate.Failed(rows), Failures: gate.Failures(rows)}}}
+	if err := json.NewEncoder(&js).Encode(rep); err != nil {
+		t.Fatal(err)
+	}
+	got, err := failedRows(bytes.NewReader(js.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
 	slices.Sort(got)
 	slices.Sort(want)
 	if len(want) == 0 || !slices.Equal(got, want) {
-		t.Fatalf("read %q from gate.md, the gate failed %q:\n%s", got, want, md.String())
+		t.Fatalf("read %q from gate.json, the gate failed %q:\n%s", got, want, js.String())
+	}
+	if _, err := failedRows(strings.NewReader("| REGRESSION | time | `x` | ns/op |")); err == nil {
+		t.Error("a Markdown table read as gate.json")
 	}
 	for _, f := range got {
 		if !slowedRead(f, []string{"Bolt"}) {

@@ -1,0 +1,35 @@
+package gate
+
+// Report is gate.json: the sides compared and each mode's verdict, for
+// programs that act on the gate's decision (gate.md is for people).
+type Report struct {
+	Base   string        `json:"base"`
+	Head   string        `json:"head"`
+	Module string        `json:"module,omitempty"`
+	Modes  []ModeVerdict `json:"modes"`
+}
+
+// ModeVerdict is the gate's decision on one mode's rounds.
+type ModeVerdict struct {
+	Mode     string    `json:"mode"`
+	Failed   bool      `json:"failed"`
+	Failures []Failure `json:"failures"`
+}
+
+// Failure is a series that failed the gate.
+type Failure struct {
+	Name    string `json:"name"`
+	Unit    string `json:"unit"`
+	Verdict string `json:"verdict"` // REGRESSION or MISSING
+}
+
+// Failures lists the rows that failed the gate, in the rows' order.
+func Failures(rows []Row) []Failure {
+	var out []Failure
+	for _, r := range rows {
+		if r.Verdict == Regression || r.Verdict == Missing {
+			out = append(out, Failure{Name: r.Name, Unit: r.Unit, Verdict: r.Verdict.String()})
+		}
+	}
+	return out
+}
