@@ -25,7 +25,7 @@ BLOCKS   ?= 4KiB,32KiB
 comma    := ,
 
 
-.PHONY: audit unit-race unit-side bench-sim bench-sim-run valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot history-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003 seed004
+.PHONY: audit smoke-tests smoke-paths unit-race unit-side bench-sim bench-sim-run valgrind-deps memfloor memfloor-run all bench bench-run bench-bin bench-full bench-full-run summary report report-deps report-test report-screenshot history-screenshot bench-mem test deps vet unit smoke prefetch prefetch-run embed-data embed-clean seed003 seed004
 
 all: test
 
@@ -352,11 +352,19 @@ unit-side:
 # here. make bench with a missing DIR must stop with the suite's own error
 # (docs/reliability.md).
 SMOKE_V ?=
+# Two jobs side by side: the main package's tests (child processes that
+# wait on timers and the disk) and the rest (make bench's error path, the
+# memory budget's path, the gate's A/A comparisons).
 smoke:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target smoke-tests smoke-paths
+
+smoke-tests:
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	set -o pipefail; \
 	$(GO) test -count 1 -tags '$(TAGS)' $(SMOKE_V) -run . -bench '^BenchmarkEmbedColdStart$$' -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4 -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -dir "$$d" \
 	  $(LOAD_SMOKE) .
+
+smoke-paths:
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	if out=$$($(MAKE) --no-print-directory bench-run TAGS='$(TAGS)' KEYS_MIL=0.002 COUNT=1 RESULTS="$$d" DIR="$$d/missing" 2>&1) || \
 	  ! grep -q -- "-dir $$d/missing: does not exist" <<<"$$out"; then \
