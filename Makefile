@@ -481,19 +481,21 @@ ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.7
 
 # gate-smoke: both workflows pass actionlint; too few rounds is refused
 # before any build; an A/A comparison of this tree's test binary with
-# itself (the fewest rounds the gate accepts under Holm, tiny data) passes,
-# in time mode and, where Valgrind is installed, in sim mode.
-# It checks the plumbing: -threshold 25 keeps a loaded CI machine's noise
-# on tiny runs from failing it (the gate's own error rates, and compare.sh
-# building git refs and engine modules, are gate-e2e's).
+# itself (the fewest rounds the gate accepts under Holm, tiny data) gives a
+# verdict in time mode (not asserted: make smoke runs it beside the main
+# package's tests, and times on a shared machine are no pass/fail test)
+# and, where Valgrind is installed, passes in sim mode (instruction counts).
+# It checks the plumbing (the gate's own error rates, and compare.sh
+# building git refs and engine modules, are gate-e2e's and power's).
 gate-smoke:
 	$(GO) run $(ACTIONLINT) .github/workflows/bench.yml .github/workflows/engine-gate.yml
 	@benchstat/compare.sh HEAD HEAD -count 3 >/dev/null 2>&1; test $$? = 2 || { echo "gate-smoke: compare.sh -count 3 was not refused" >&2; exit 1; }
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
 	$(GO) test -c -tags '$(TAGS)' -o "$$d/kvbench.test" . && \
 	benchstat/compare.sh "$$d/kvbench.test" "$$d/kvbench.test" -count 8 -threshold 25 -bench 'BenchmarkReadRandom(Bolt|Memory)' -benchtime 1000x \
-	  -keys_mil 0.002 -valsz 256 -dir "$$d" -o "$$d/out" >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
-	head -1 "$$d/out/gate.md"; \
+	  -keys_mil 0.002 -valsz 256 -dir "$$d" -o "$$d/out" >"$$d/log" 2>&1; rc=$$?; \
+	[ $$rc -le 1 ] && grep -q '^### kvbench gate: \(pass\|FAIL\)' "$$d/out/gate.md" || { cat "$$d/log"; exit 1; }; \
+	echo "time mode (a verdict, not asserted: times on a shared machine): $$(head -1 "$$d/out/gate.md")"; \
 	if ! command -v valgrind >/dev/null; then echo "gate-smoke: sim mode skipped: valgrind is not installed (make valgrind-deps)"; exit 0; fi; \
 	benchstat/compare.sh "$$d/kvbench.test" "$$d/kvbench.test" -mode sim -count 6 -bench 'BenchmarkReadRandomBolt' -sim_benchtime 1000x \
 	  -keys_mil 0.002 -valsz 256 -dir "$$d" -o "$$d/sim" >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
