@@ -485,19 +485,20 @@ ACTIONLINT ?= github.com/rhysd/actionlint/cmd/actionlint@v1.7.7
 # verdict in time mode (not asserted: make smoke runs it beside the main
 # package's tests, and times on a shared machine are no pass/fail test)
 # and, where Valgrind is installed, passes in sim mode (instruction counts).
-# It checks the plumbing (the gate's own error rates, and compare.sh
+# It checks kvb compare's plumbing (the gate's own error rates, and
 # building git refs and engine modules, are gate-e2e's and power's).
 gate-smoke:
 	$(GO) run $(ACTIONLINT) .github/workflows/bench.yml .github/workflows/engine-gate.yml
-	@benchstat/compare.sh HEAD HEAD -count 3 >/dev/null 2>&1; test $$? = 2 || { echo "gate-smoke: compare.sh -count 3 was not refused" >&2; exit 1; }
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
+	$(GO) build -o "$$d/kvb" ./benchstat/kvb || exit 1; \
+	"$$d/kvb" compare HEAD HEAD -count 3 >/dev/null 2>&1; test $$? = 2 || { echo "gate-smoke: kvb compare -count 3 was not refused" >&2; exit 1; }; \
 	$(GO) test -c -tags '$(TAGS)' -o "$$d/kvbench.test" . && \
-	benchstat/compare.sh "$$d/kvbench.test" "$$d/kvbench.test" -count 8 -threshold 25 -bench 'BenchmarkReadRandom(Bolt|Memory)' -benchtime 1000x \
+	"$$d/kvb" compare "$$d/kvbench.test" "$$d/kvbench.test" -no-history -count 8 -threshold 25 -bench 'BenchmarkReadRandom(Bolt|Memory)' -benchtime 1000x \
 	  -keys_mil 0.002 -valsz 256 -dir "$$d" -o "$$d/out" >"$$d/log" 2>&1; rc=$$?; \
 	[ $$rc -le 1 ] && grep -q '^### kvbench gate: \(pass\|FAIL\)' "$$d/out/gate.md" || { cat "$$d/log"; exit 1; }; \
 	echo "time mode (a verdict, not asserted: times on a shared machine): $$(head -1 "$$d/out/gate.md")"; \
 	if ! command -v valgrind >/dev/null; then echo "gate-smoke: sim mode skipped: valgrind is not installed (make valgrind-deps)"; exit 0; fi; \
-	benchstat/compare.sh "$$d/kvbench.test" "$$d/kvbench.test" -mode sim -count 6 -bench 'BenchmarkReadRandomBolt' -sim_benchtime 1000x \
+	"$$d/kvb" compare "$$d/kvbench.test" "$$d/kvbench.test" -no-history -mode sim -count 6 -bench 'BenchmarkReadRandomBolt' -sim_benchtime 1000x \
 	  -keys_mil 0.002 -valsz 256 -dir "$$d" -o "$$d/sim" >"$$d/log" 2>&1 || { cat "$$d/log"; exit 1; }; \
 	grep -q '| sim | `ReadRandomBolt/.*| instr/op |' "$$d/sim/gate.md" && grep -q '| sim | `ReadRandomBolt/.*| est-cycles/op |' "$$d/sim/gate.md" || \
 	  { echo "gate-smoke: sim mode gated no instr/op or est-cycles/op:"; cat "$$d/sim/gate.md"; exit 1; }; \

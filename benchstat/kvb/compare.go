@@ -195,7 +195,7 @@ func (c *comparison) dirty(ctx context.Context) bool {
 // sayHistory says up front whether the sides will be recorded, and where.
 func (c *comparison) sayHistory() {
 	if c.args.noHistory {
-		c.logf("not recording in the history store (-no-history)")
+		c.logf("not recording in the history store (-no-history or HISTORY=off)")
 		return
 	}
 	path, err := c.historyPath()

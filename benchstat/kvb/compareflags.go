@@ -85,7 +85,7 @@ func compareFlags(a *compareArgs) (*flag.FlagSet, *rawFlags) {
 	fs.StringVar(&a.bench, "bench", "", "benchmarks to run (default "+defaultBench+", or with -module its engine's)")
 	fs.IntVar(&a.count, "count", 0, fmt.Sprintf("paired rounds (default %d timed, %d counted)", defaultTimeRounds, defaultSimRounds))
 	fs.StringVar(&a.out, "o", defaultOut, "directory of the results and the gate's report")
-	fs.BoolVar(&a.noHistory, "no-history", false, "do not record the sides' results in the history store")
+	fs.BoolVar(&a.noHistory, "no-history", false, "do not record the sides' results in the history store (so does HISTORY=off in the environment)")
 	fs.StringVar(&a.history, "history", "", "the history store (default $XDG_DATA_HOME/kvbench/history.db, or ~/.local/share/kvbench/history.db)")
 	fs.StringVar(&a.tags, "tags", defaultTags(), "build tags of both binaries: rocksdb when its headers are installed, unless $TAGS is set")
 	fs.StringVar(&r.benchtime, "benchtime", "", "run length of a timed round (default "+defaultTimeBenchtime+"); with -mode sim, the iterations counted")
@@ -178,6 +178,11 @@ func parseCompare(args []string) (*compareArgs, error) {
 		if n := a.rounds(m); n < need {
 			return nil, fmt.Errorf("-count %d: the gate's signed-rank test needs at least %d paired %s rounds to reject anything at alpha %g", n, need, m, a.gate.Alpha)
 		}
+	}
+	// HISTORY=off is the suite's switch for every target that records
+	// (make test exports it).
+	if os.Getenv("HISTORY") == "off" {
+		a.noHistory = true
 	}
 	return a, nil
 }

@@ -56,6 +56,7 @@ func TestSuiteFlagsForwarded(t *testing.T) {
 }
 
 func TestCompareDefaults(t *testing.T) {
+	t.Setenv("HISTORY", "")
 	a, err := parseCompare([]string{"main", "HEAD"})
 	if err != nil {
 		t.Fatal(err)
@@ -118,5 +119,18 @@ func TestDefaultsAreCompareShs(t *testing.T) {
 		if !strings.Contains(sh, want) {
 			t.Errorf("compare.sh has no %q", want)
 		}
+	}
+}
+
+// HISTORY=off, the suite's switch for every target that records, stops
+// kvb compare's recording as -no-history does.
+func TestHistoryOffInTheEnvironment(t *testing.T) {
+	t.Setenv("HISTORY", "off")
+	a, err := parseCompare([]string{"main", "HEAD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.noHistory {
+		t.Error("HISTORY=off: kvb compare would record")
 	}
 }
