@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"io"
 	"os"
 	"strconv"
@@ -53,7 +54,7 @@ func existing(ctx context.Context, flagPath string) (*history.Store, error) {
 func add(args []string, stdout, stderr io.Writer) int {
 	var labels labelFlag
 	fs, hist := flags("add", &labels, stderr)
-	files, err := parseInterspersed(fs, args)
+	files, err := flagargs.Parse(fs, args)
 	if err != nil {
 		return 2
 	}
@@ -116,7 +117,7 @@ func runIDs(ids []int64) string {
 func list(args []string, stdout, stderr io.Writer) int {
 	var labels labelFlag
 	fs, hist := flags("list", &labels, stderr)
-	rest, err := parseInterspersed(fs, args)
+	rest, err := flagargs.Parse(fs, args)
 	if err != nil {
 		return 2
 	}
@@ -198,7 +199,7 @@ func dash(s string) string {
 
 func export(args []string, stdout, stderr io.Writer) int {
 	fs, hist := flags("export", nil, stderr)
-	rest, err := parseInterspersed(fs, args)
+	rest, err := flagargs.Parse(fs, args)
 	if err != nil {
 		return 2
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 
@@ -30,25 +29,4 @@ func (l *labelFlag) Set(v string) error {
 	}
 	*l = append(*l, history.Label{Key: k, Value: val})
 	return nil
-}
-
-// parseInterspersed parses args with flags before, between and after the
-// positional arguments (add FILE... -label k=v), which flag.Parse alone
-// stops at. "--" ends the flags.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,7 +18,7 @@ func report(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "results/history.html", "the page to write")
 	svgDir := fs.String("svg", "", "also write each chart as DIR/<chart id>.svg (for documents)")
 	commitURL := fs.String("commit_url", "", "link commits through this URL, %s for the commit (e.g. https://github.com/kvbench/kvbench/commit/%s)")
-	rest, err := parseInterspersed(fs, args)
+	rest, err := flagargs.Parse(fs, args)
 	if err != nil {
 		return 2
 	}

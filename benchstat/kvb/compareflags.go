@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"io"
 	"os"
 	"regexp"
@@ -122,7 +123,7 @@ func printCompareHelp(w io.Writer) {
 func parseCompare(args []string) (*compareArgs, error) {
 	a := &compareArgs{suite: append([]string(nil), defaultSuiteArgs...)}
 	fs, r := compareFlags(a)
-	pos, err := parseInterspersed(fs, args)
+	pos, err := flagargs.Parse(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, err
 	}
@@ -210,26 +211,6 @@ func set(fs *flag.FlagSet, name string) bool {
 	found := false
 	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
 	return found
-}
-
-// parseInterspersed parses flags before, between and after the
-// positional arguments, which flag.Parse alone stops at.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }
 
 // defaultTags are the Makefile's: RocksDB when its headers are there,

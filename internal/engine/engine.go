@@ -496,3 +496,23 @@ func compactionNote(o Options) string {
 	}
 	return ""
 }
+
+// ModuleEngines returns the titles (as benchmarks name them) of the stores
+// whose binding is module, and every store's module, each once, for the
+// error that names none.
+func ModuleEngines(module string) (titles, modules []string) {
+	seen := map[string]bool{}
+	for _, info := range All() {
+		if info.Reference {
+			continue
+		}
+		if info.Module == module {
+			titles = append(titles, info.Title)
+		}
+		if !seen[info.Module] {
+			seen[info.Module] = true
+			modules = append(modules, info.Module)
+		}
+	}
+	return titles, modules
+}

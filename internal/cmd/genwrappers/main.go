@@ -26,7 +26,7 @@ func main() {
 	enginesOf := flag.String("engines_of", "", "print the engines (as titled in benchmark names) whose binding is this Go module, one a line, and exit")
 	flag.Parse()
 	if *enginesOf != "" {
-		titles, modules := engineTitles(*enginesOf)
+		titles, modules := engine.ModuleEngines(*enginesOf)
 		if len(titles) == 0 {
 			fmt.Fprintf(os.Stderr, "genwrappers: no engine of this suite is built on %s; the engines' modules: %s\n", *enginesOf, strings.Join(modules, ", "))
 			os.Exit(2)
@@ -49,23 +49,4 @@ func main() {
 	if err := os.WriteFile(*out, core.Wrappers(), 0o644); err != nil {
 		log.Fatal(err)
 	}
-}
-
-// engineTitles returns the titles of the engines whose binding is module,
-// and every engine's module (each once, in order of engine name).
-func engineTitles(module string) (titles, modules []string) {
-	seen := map[string]bool{}
-	for _, info := range engine.All() {
-		if info.Reference {
-			continue
-		}
-		if info.Module == module {
-			titles = append(titles, info.Title)
-		}
-		if !seen[info.Module] {
-			seen[info.Module] = true
-			modules = append(modules, info.Module)
-		}
-	}
-	return titles, modules
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/kvbench/kvbench/internal/engine"
 	"slices"
 	"testing"
 )
@@ -15,7 +16,7 @@ func TestEngineTitles(t *testing.T) {
 		"golang.org/x/perf":                nil,
 		"(reference)":                      nil, // the Memory rail is no engine module
 	} {
-		got, modules := engineTitles(module)
+		got, modules := engine.ModuleEngines(module)
 		if !slices.Equal(got, want) {
 			t.Errorf("engines of %s: %q, want %q", module, got, want)
 		}
