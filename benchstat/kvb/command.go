@@ -14,19 +14,26 @@ import (
 // its name and subcommand, so a step that stops the run says what stopped
 // it.
 func output(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
+	out, _, err := execute(ctx, dir, env, name, args...)
+	return out, err
+}
+
+// execute is output that also returns the standard error of a run that
+// succeeded: the go command says there what it resolved on its own.
+func execute(ctx context.Context, dir string, env []string, name string, args ...string) (stdout, stderr string, err error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
+		msg := strings.TrimSpace(e.String())
 		if msg == "" {
 			msg = err.Error()
 		}
-		return "", fmt.Errorf("%s %s: %s", name, args[0], msg)
+		return "", e.String(), fmt.Errorf("%s %s: %s", name, args[0], msg)
 	}
-	return strings.TrimSpace(stdout.String()), nil
+	return strings.TrimSpace(o.String()), e.String(), nil
 }
 
 // git runs git in dir.

@@ -25,19 +25,13 @@ func init() {
 
 // comparison is one compare run's state.
 type comparison struct {
-	args           *compareArgs
-	stdout, stderr io.Writer
-	repo           string // this repository's top directory
-	tmp            string // worktrees, binaries and module files, removed at the end
-	worktrees      []string
-	base, head     *side
-	simBinary      string
-	started        string // the history's date label
-	suiteCommit    string // -module: the commit this tree is at
-}
-
-func (c *comparison) logf(format string, args ...any) {
-	fmt.Fprintf(c.stderr, "kvb compare: "+format+"\n", args...)
+	builder     // the sides' builds, its messages
+	args        *compareArgs
+	stdout      io.Writer
+	base, head  *side
+	simBinary   string
+	started     string // the history's date label
+	suiteCommit string // -module: the commit this tree is at
 }
 
 func (c *comparison) sides() []*side { return []*side{c.base, c.head} }
@@ -56,7 +50,10 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c := &comparison{args: a, stdout: stdout, stderr: stderr, started: time.Now().UTC().Format(time.RFC3339)}
+	c := &comparison{
+		builder: builder{prog: "kvb compare", stderr: stderr, module: a.module, tags: a.tags},
+		args:    a, stdout: stdout, started: time.Now().UTC().Format(time.RFC3339),
+	}
 	defer c.cleanup()
 	failed, err := c.run(ctx)
 	if err != nil && ctx.Err() != nil {
@@ -141,14 +138,10 @@ func (c *comparison) check(ctx context.Context) error {
 			return fmt.Errorf("-mode %s needs valgrind (make valgrind-deps installs it)", a.mode)
 		}
 	}
-	if !hasTag(a.tags, "rocksdb") {
-		why := rocksdbHeader + " is missing (sudo apt-get install librocksdb-dev)"
-		if _, err := os.Stat(rocksdbHeader); err == nil {
-			why = "-tags leaves it out"
-		}
+	if why := withoutRocksDB(a.tags); why != "" {
 		c.logf("comparing without RocksDB: %s; its benchmarks skip on both sides", why)
 	}
-	c.sayHistory()
+	c.sayHistory(a.noHistory, a.history, "each side's results")
 	if c.base, err = c.resolveSide(ctx, "base", a.base); err != nil {
 		return err
 	}
@@ -164,8 +157,7 @@ func (c *comparison) check(ctx context.Context) error {
 // buildSides builds both test binaries (one for an A/A comparison) and,
 // for counted rounds, benchstat/sim.
 func (c *comparison) buildSides(ctx context.Context) error {
-	var err error
-	if c.tmp, err = os.MkdirTemp("", "kvbench-compare."); err != nil {
+	if err := c.scratch(); err != nil {
 		return err
 	}
 	if err := c.build(ctx, c.base); err != nil {
@@ -184,36 +176,4 @@ func (c *comparison) buildSides(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// dirty reports whether tracked files of this tree differ from HEAD.
-func (c *comparison) dirty(ctx context.Context) bool {
-	st, err := git(ctx, c.repo, "status", "--porcelain", "--untracked-files=no")
-	return err == nil && st != ""
-}
-
-// sayHistory says up front whether the sides will be recorded, and where.
-func (c *comparison) sayHistory() {
-	if c.args.noHistory {
-		c.logf("not recording in the history store (-no-history or HISTORY=off)")
-		return
-	}
-	path, err := c.historyPath()
-	if err != nil {
-		path = fmt.Sprintf("(none: %v)", err)
-	}
-	c.logf("each side's results will be recorded in the history store %s (-no-history: not)", path)
-}
-
-// cleanup removes the worktrees and the scratch directory, also after a
-// failed step or an interrupt.
-func (c *comparison) cleanup() {
-	if c.tmp == "" {
-		return
-	}
-	for _, w := range c.worktrees {
-		exec.Command("git", "-C", c.repo, "worktree", "remove", "--force", w).Run()
-	}
-	os.RemoveAll(c.tmp)
-	exec.Command("git", "-C", c.repo, "worktree", "prune").Run()
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/kvbench/kvbench/benchstat/internal/gate"
 )
 
-// compare.sh's defaults, measured on this suite (docs/gating.md, "The
+// compare's defaults, measured on this suite (docs/gating.md, "The
 // defaults, and why"): timed rounds need 20 on a shared machine, counted
 // ones only what the signed-rank test needs.
 const (
@@ -106,16 +106,7 @@ func compareFlags(a *compareArgs) (*flag.FlagSet, *rawFlags) {
 func printCompareHelp(w io.Writer) {
 	fmt.Fprint(w, compareUsage)
 	fs, _ := compareFlags(&compareArgs{})
-	fs.SetOutput(w)
-	own := flag.NewFlagSet("compare", flag.ContinueOnError)
-	own.SetOutput(w)
-	fs.VisitAll(func(f *flag.Flag) {
-		if _, fwd := f.Value.(forward); !fwd {
-			own.Var(f.Value, f.Name, f.Usage)
-			own.Lookup(f.Name).DefValue = f.DefValue
-		}
-	})
-	own.PrintDefaults()
+	printOwnFlags(w, fs)
 }
 
 // parseCompare reads a compare command line: flags, then positional
@@ -227,6 +218,17 @@ func defaultTags() string {
 
 // rocksdbHeader is what the Makefile tests for before it builds RocksDB in.
 const rocksdbHeader = "/usr/include/rocksdb/c.h"
+
+// withoutRocksDB says why tags leave RocksDB out ("" when they do not).
+func withoutRocksDB(tags string) string {
+	if hasTag(tags, "rocksdb") {
+		return ""
+	}
+	if _, err := os.Stat(rocksdbHeader); err == nil {
+		return "-tags leaves it out"
+	}
+	return rocksdbHeader + " is missing (sudo apt-get install librocksdb-dev)"
+}
 
 func hasTag(tags, tag string) bool {
 	for _, t := range strings.FieldsFunc(tags, func(r rune) bool { return r == ',' || r == ' ' }) {

@@ -101,20 +101,32 @@ func (c *comparison) benchstatTables(ctx context.Context) error {
 			bl, hl = c.base.spec, c.head.spec
 		}
 		p := c.prefix(m)
-		// One table per unit: the settings lines differ between engines
-		// and would split every table; free space on -dir changes every run.
-		cmd := exec.CommandContext(ctx, "go", "tool", "benchstat", "-table=", "-ignore", "dir-fs,timestamp-ns", "-alpha", fmt.Sprint(c.args.gate.Alpha),
-			bl+"="+filepath.Join(c.args.out, p+"base.txt"), hl+"="+filepath.Join(c.args.out, p+"head.txt"))
-		cmd.Dir = c.repo
-		cmd.Env = append(os.Environ(), goEnv...)
-		var errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = w, &errb
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("benchstat: %s", firstNonEmpty(strings.TrimSpace(errb.String()), err.Error()))
+		cols := []string{bl + "=" + filepath.Join(c.args.out, p+"base.txt"), hl + "=" + filepath.Join(c.args.out, p+"head.txt")}
+		if err := benchstatTable(ctx, c.repo, c.args.gate.Alpha, cols, w); err != nil {
+			return err
 		}
 		fmt.Fprintln(w)
 	}
 	return os.WriteFile(filepath.Join(c.args.out, "benchstat.txt"), all.Bytes(), 0o644)
+}
+
+// benchstatTable writes benchstat's comparison of cols (NAME=FILE, the
+// first the baseline) to w, a table per unit: the settings lines differ
+// between engines and would split every table, and the free space on
+// -dir changes every run. x/perf offers the current benchstat's tables
+// only as its command (its library is the deprecated older one), so it
+// runs as go tool benchstat, the version go.mod pins.
+func benchstatTable(ctx context.Context, repo string, alpha float64, cols []string, w io.Writer) error {
+	args := append([]string{"tool", "benchstat", "-table=", "-ignore", "dir-fs,timestamp-ns", "-alpha", fmt.Sprint(alpha)}, cols...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), goEnv...)
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &errb
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("benchstat: %s", firstNonEmpty(strings.TrimSpace(errb.String()), err.Error()))
+	}
+	return nil
 }
 
 // prefix is the results files' prefix of mode: with -mode both the sim

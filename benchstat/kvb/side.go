@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -25,9 +26,9 @@ const (
 	dirSide                     // -module: a directory holding a copy of the module
 )
 
-// side is one of the two test binaries compared.
+// side is one test binary of the suite that a command runs.
 type side struct {
-	role   string // base or head
+	role   string // how messages name it: base or head, version 2
 	spec   string // as given on the command line
 	kind   sideKind
 	commit string // refSide: the commit spec resolves to
@@ -75,21 +76,64 @@ func (s *side) same(o *side) bool {
 	return s.spec == o.spec
 }
 
+// builder builds sides in tmp: a commit's test binary in a worktree of
+// it, or this tree's with an engine module at a version or a local copy.
+// kvb compare and kvb versions build theirs with it.
+type builder struct {
+	prog      string // the command, the prefix of every message: "kvb compare"
+	stderr    io.Writer
+	repo      string // this repository's top directory
+	module    string // the engine module a side replaces; "" when sides are refs
+	tags      string // the build tags of every side
+	tmp       string // worktrees, binaries and module files, removed by cleanup
+	worktrees []string
+}
+
+func (b *builder) logf(format string, args ...any) {
+	fmt.Fprintf(b.stderr, b.prog+": "+format+"\n", args...)
+}
+
+// scratch makes b.tmp, which cleanup removes.
+func (b *builder) scratch() error {
+	var err error
+	b.tmp, err = os.MkdirTemp("", "kvbench-"+strings.TrimPrefix(b.prog, "kvb ")+".")
+	return err
+}
+
+// dirty reports whether tracked files of this tree differ from HEAD.
+func (b *builder) dirty(ctx context.Context) bool {
+	st, err := git(ctx, b.repo, "status", "--porcelain", "--untracked-files=no")
+	return err == nil && st != ""
+}
+
+// cleanup removes the worktrees and the scratch directory, also after a
+// failed step or an interrupt.
+func (b *builder) cleanup() {
+	if b.tmp == "" {
+		return
+	}
+	for _, w := range b.worktrees {
+		exec.Command("git", "-C", b.repo, "worktree", "remove", "--force", w).Run()
+	}
+	os.RemoveAll(b.tmp)
+	exec.Command("git", "-C", b.repo, "worktree", "prune").Run()
+}
+
 // resolveSide checks what spec names before anything is built: a commit
 // or a test binary, or with a module one of its versions (asking the
 // module proxy, which resolves a query such as "latest") or a directory
 // holding a copy of it.
-func (c *comparison) resolveSide(ctx context.Context, role, spec string) (*side, error) {
+func (b *builder) resolveSide(ctx context.Context, role, spec string) (*side, error) {
 	s := &side{role: role, spec: spec}
-	if c.args.module != "" {
+	if b.module != "" {
 		if fi, err := os.Stat(spec); err == nil && fi.IsDir() {
-			return s, c.resolveDir(s)
+			return s, b.resolveDir(s)
 		} else if strings.ContainsRune(spec, filepath.Separator) {
 			return nil, fmt.Errorf("%s %s: no such directory", role, spec)
 		}
-		v, err := output(ctx, c.repo, goEnv, "go", "list", "-m", "-f", "{{.Version}}", c.args.module+"@"+spec)
+		v, err := output(ctx, b.repo, goEnv, "go", "list", "-m", "-f", "{{.Version}}", b.module+"@"+spec)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s %s: %w", role, c.args.module, spec, err)
+			return nil, fmt.Errorf("%s %s %s: not found on the module proxy: %w", role, b.module, spec, err)
 		}
 		s.kind, s.label = versionSide, v
 		return s, nil
@@ -98,14 +142,14 @@ func (c *comparison) resolveSide(ctx context.Context, role, spec string) (*side,
 		s.kind, s.binary = binarySide, spec
 		return s, nil
 	}
-	s.commit = commitOf(ctx, c.repo, spec)
+	s.commit = commitOf(ctx, b.repo, spec)
 	if s.commit == "" {
-		return nil, fmt.Errorf("%s %s: not a commit in %s, nor a test binary", role, spec, c.repo)
+		return nil, fmt.Errorf("%s %s: not a commit in %s, nor a test binary", role, spec, b.repo)
 	}
 	return s, nil
 }
 
-func (c *comparison) resolveDir(s *side) error {
+func (b *builder) resolveDir(s *side) error {
 	dir, err := filepath.Abs(s.spec)
 	if err != nil {
 		return err
@@ -114,8 +158,8 @@ func (c *comparison) resolveDir(s *side) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: no go.mod in that directory", s.role, s.spec)
 	}
-	if got := modfile.ModulePath(raw); got != c.args.module {
-		return fmt.Errorf("%s %s: holds module %q, not %s", s.role, s.spec, got, c.args.module)
+	if got := modfile.ModulePath(raw); got != b.module {
+		return fmt.Errorf("%s %s: holds module %q, not %s", s.role, s.spec, got, b.module)
 	}
 	h, err := treeHash(dir)
 	if err != nil {
@@ -129,30 +173,30 @@ func (c *comparison) resolveDir(s *side) error {
 // not work in a workspace, and the sides are this module alone.
 var goEnv = []string{"GOWORK=off"}
 
-// build makes the side's test binary in c.tmp.
-func (c *comparison) build(ctx context.Context, s *side) error {
+// build makes the side's test binary in b.tmp.
+func (b *builder) build(ctx context.Context, s *side) error {
 	switch s.kind {
 	case binarySide:
 		abs, err := filepath.Abs(s.spec)
 		s.binary = abs
 		return err
 	case refSide:
-		return c.buildRef(ctx, s)
+		return b.buildRef(ctx, s)
 	}
-	return c.buildModule(ctx, s)
+	return b.buildModule(ctx, s)
 }
 
 // buildRef builds a commit's test binary in a detached worktree of it.
-func (c *comparison) buildRef(ctx context.Context, s *side) error {
-	wt := filepath.Join(c.tmp, s.role)
-	if _, err := git(ctx, c.repo, "worktree", "add", "--quiet", "--detach", wt, s.commit); err != nil {
+func (b *builder) buildRef(ctx context.Context, s *side) error {
+	wt := filepath.Join(b.tmp, s.role)
+	if _, err := git(ctx, b.repo, "worktree", "add", "--quiet", "--detach", wt, s.commit); err != nil {
 		return fmt.Errorf("%s %s: %w", s.role, s.spec, err)
 	}
-	c.worktrees = append(c.worktrees, wt)
-	subject, _ := git(ctx, c.repo, "log", "-1", "--format=%h %s", s.commit)
-	c.logf("building %s: %s (%s)", s.role, s.spec, subject)
-	s.binary = filepath.Join(c.tmp, s.role+".test")
-	if _, err := output(ctx, wt, goEnv, "go", "test", "-c", "-tags", c.args.tags, "-o", s.binary, "."); err != nil {
+	b.worktrees = append(b.worktrees, wt)
+	subject, _ := git(ctx, b.repo, "log", "-1", "--format=%h %s", s.commit)
+	b.logf("building %s: %s (%s)", s.role, s.spec, subject)
+	s.binary = filepath.Join(b.tmp, s.role+".test")
+	if _, err := output(ctx, wt, goEnv, "go", "test", "-c", "-tags", b.tags, "-o", s.binary, "."); err != nil {
 		return fmt.Errorf("building %s %s: %w", s.role, s.spec, err)
 	}
 	return nil
@@ -163,37 +207,45 @@ func (c *comparison) buildRef(ctx context.Context, s *side) error {
 // (-modfile): the user's files are never touched. The binary names the
 // version it was built with (engine.ModuleLabel), so fixtures and
 // results carry it, and a directory's label is a hash of its sources.
-func (c *comparison) buildModule(ctx context.Context, s *side) error {
-	mod := filepath.Join(c.tmp, s.role+".mod")
+// A side that does not build, or that go would build at another version
+// than the one asked for, is a *buildError.
+func (b *builder) buildModule(ctx context.Context, s *side) error {
+	mod := filepath.Join(b.tmp, s.role+".mod")
 	for _, f := range [][2]string{{"go.mod", mod}, {"go.sum", strings.TrimSuffix(mod, ".mod") + ".sum"}} {
-		if err := copyFile(filepath.Join(c.repo, f[0]), f[1]); err != nil && !(f[0] == "go.sum" && os.IsNotExist(err)) {
+		if err := copyFile(filepath.Join(b.repo, f[0]), f[1]); err != nil && !(f[0] == "go.sum" && os.IsNotExist(err)) {
 			return err
 		}
 	}
-	m := c.args.module
+	m := b.module
 	edit := []string{"mod", "edit", "-dropreplace=" + m, "-require=" + m + "@" + s.label, mod}
 	if s.kind == dirSide {
 		edit = []string{"mod", "edit", "-replace=" + m + "=" + s.dir, mod}
 	}
-	if _, err := output(ctx, c.repo, goEnv, "go", edit...); err != nil {
+	if _, err := output(ctx, b.repo, goEnv, "go", edit...); err != nil {
 		return fmt.Errorf("%s %s %s: %w", s.role, m, s.spec, err)
 	}
-	c.logf("building %s: this tree's suite with %s", s.role, s.name(m))
-	s.binary = filepath.Join(c.tmp, s.role+".test")
+	b.logf("building %s: this tree's suite with %s", s.role, s.name(m))
+	s.binary = filepath.Join(b.tmp, s.role+".test")
 	ldflags := "-X github.com/kvbench/kvbench/internal/engine.ModuleLabel=" + m + "=" + s.label
-	if _, err := output(ctx, c.repo, goEnv, "go", "test", "-c", "-modfile="+mod, "-mod=mod", "-tags", c.args.tags, "-ldflags", ldflags, "-o", s.binary, "."); err != nil {
-		return fmt.Errorf("building %s with %s %s: %w", s.role, m, s.spec, err)
+	_, log, err := execute(ctx, b.repo, goEnv, "go", "test", "-c", "-modfile="+mod, "-mod=mod", "-tags", b.tags, "-ldflags", ldflags, "-o", s.binary, ".")
+	if err != nil {
+		return &buildError{what: fmt.Sprintf("building %s with %s %s", s.role, m, s.spec), reason: firstError(log), err: err}
 	}
 	if s.kind == versionSide {
 		// -mod=mod lifts the module above the version asked for when the
-		// suite's other requirements need a later one: then it is not
-		// that version that would run.
-		got, err := output(ctx, c.repo, goEnv, "go", "list", "-modfile="+mod, "-mod=mod", "-m", "-f", "{{.Version}}", m)
+		// suite imports a package of it that version lacks, or another
+		// requirement needs a later one: then it is not that version that
+		// would run.
+		got, err := output(ctx, b.repo, goEnv, "go", "list", "-modfile="+mod, "-mod=mod", "-m", "-f", "{{.Version}}", m)
 		if err != nil {
 			return fmt.Errorf("%s %s %s: %w", s.role, m, s.spec, err)
 		}
 		if got != s.label {
-			return fmt.Errorf("%s %s %s: the suite's other requirements select %s instead", s.role, m, s.label, got)
+			reason := "the suite's other requirements select " + got + " instead"
+			if pkg := foundPackage(log, m); pkg != "" {
+				reason = "it has no package " + pkg + ", which the suite imports (go would build " + got + " instead)"
+			}
+			return &buildError{what: fmt.Sprintf("%s %s %s", s.role, m, s.label), reason: reason}
 		}
 	}
 	return nil
@@ -208,9 +260,10 @@ func copyFile(from, to string) error {
 }
 
 // treeHash is the first 12 hex digits of a hash of a module copy's
-// sources (Go, C and assembly files and go.mod, .git left out), as
-// benchstat/lib/sides.sh computes it: fixtures a copy writes are keyed
-// by what is in it.
+// sources (Go, C and assembly files and go.mod, .git left out): the
+// sha256sum of their sha256sum lines sorted by path, as the suite has
+// always labelled a copy. Fixtures a copy writes are keyed by what is in
+// it.
 func treeHash(dir string) (string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

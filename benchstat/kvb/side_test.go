@@ -68,7 +68,7 @@ func TestBadModuleVersionStopsTheBuild(t *testing.T) {
 	repo := repoRoot(t)
 	unchanged(t, repo)
 	t.Setenv("GOPROXY", "off")
-	c := &comparison{args: &compareArgs{module: "go.etcd.io/bbolt"}, stderr: &bytes.Buffer{}, repo: repo, tmp: t.TempDir()}
+	c := &builder{prog: "kvb compare", module: "go.etcd.io/bbolt", stderr: &bytes.Buffer{}, repo: repo, tmp: t.TempDir()}
 	s := &side{role: "base", kind: versionSide, spec: "v1.99.99", label: "v1.99.99"}
 	err := c.buildModule(context.Background(), s)
 	if err == nil || !strings.Contains(err.Error(), "building base with go.etcd.io/bbolt v1.99.99: go test: ") || !strings.Contains(err.Error(), "module lookup disabled by GOPROXY=off") {
@@ -80,9 +80,10 @@ func TestBadModuleVersionStopsTheBuild(t *testing.T) {
 	}
 }
 
-// TestTreeHashMatchesSides: a module copy's label is the one
-// benchstat/lib/sides.sh gives it, so both key its fixtures alike.
-func TestTreeHashMatchesSides(t *testing.T) {
+// TestTreeHashMatchesSha256sum: a module copy's label is the hash
+// sha256sum gives its sorted files' sums, the label results recorded
+// before kvb carry, so both key its fixtures alike.
+func TestTreeHashMatchesSha256sum(t *testing.T) {
 	if _, err := exec.LookPath("sha256sum"); err != nil {
 		t.Skip("no sha256sum")
 	}
@@ -98,7 +99,7 @@ func TestTreeHashMatchesSides(t *testing.T) {
 	}
 	got, err := treeHash(dir)
 	if err != nil || got != strings.TrimSpace(string(want)) {
-		t.Errorf("treeHash = %q, %v; sides.sh gives %q", got, err, want)
+		t.Errorf("treeHash = %q, %v; sha256sum gives %q", got, err, want)
 	}
 }
 

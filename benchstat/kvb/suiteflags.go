@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"io"
 
 	"github.com/kvbench/kvbench/internal/core"
 	// The workload packages register their own flags from init; the
@@ -49,6 +50,20 @@ func defineSuiteFlags(fs *flag.FlagSet, to *[]string) {
 	for _, g := range goTestFlags {
 		define(fs, g.name, forward{as: "test." + g.name, isBool: g.isBool, to: to}, "go test's -"+g.name+", to both binaries")
 	}
+}
+
+// printOwnFlags writes the flags of fs that a command reads itself, not
+// those it forwards to the test binaries.
+func printOwnFlags(w io.Writer, fs *flag.FlagSet) {
+	own := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	own.SetOutput(w)
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, fwd := f.Value.(forward); !fwd {
+			own.Var(f.Value, f.Name, f.Usage)
+			own.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	own.PrintDefaults()
 }
 
 func define(fs *flag.FlagSet, name string, v flag.Value, usage string) {
