@@ -531,21 +531,21 @@ gate-sim-power: deps valgrind-deps
 	$(GO) run ./benchstat/power -mode sim -aa $(GATE_AA) -slowdowns 1:$(GATE_RUNS) -slowed_bench 'BenchmarkReadRandom$(SIM_ENGINES)' \
 	  -o $(RESULTS)/power-sim -- -bench 'BenchmarkReadRandom$(SIM_ENGINES)|BenchmarkScan$(SIM_ENGINES)' $(if $(DIR),-dir $(DIR))
 
-# versions: the release matrix (docs/history.md, "Release matrix"): the
-# suite at HEAD against each of VERSIONS of the engine module MODULE,
-# built as compare.sh -module builds a side; a version the suite does not
+# versions: the release matrix (docs/history.md, "Release matrix"): this
+# tree's suite against each of VERSIONS of the engine module MODULE
+# (make versions MODULE=go.etcd.io/bbolt VERSIONS="v1.4.3 v1.5.0"), built
+# as kvb compare -module builds a side; a version the suite does not
 # compile against stops it before anything runs. Warm random reads and a
 # populate of the engines MODULE backs, in interleaved rounds, into
 # $(RESULTS)/versions/<version>.txt, benchstat's table across them, and
 # each version recorded in the history store (series=release) unless
-# HISTORY=off. VERSIONS_FLAGS: more versions.sh flags (-count, -bench,
-# -benchtime, -keys_mil, -dir, -build_only, ...).
+# HISTORY=off. VERSIONS_FLAGS: more kvb versions flags (-count, -bench,
+# -benchtime, -keys_mil, -dir, -build_only, -no-history, ...).
 MODULE   ?=
 VERSIONS ?=
 VERSIONS_FLAGS ?=
 versions: deps
-	@test -n "$(MODULE)" -a -n "$(VERSIONS)" || { echo 'usage: make versions MODULE=go.etcd.io/bbolt VERSIONS="v1.4.0 v1.4.3 v1.5.0" [VERSIONS_FLAGS="-count 10"]' >&2; exit 2; }
-	benchstat/versions.sh -module $(MODULE) $(VERSIONS) -o $(RESULTS)/versions $(VERSIONS_FLAGS)
+	$(GO) run ./benchstat/kvb versions -module '$(MODULE)' $(VERSIONS) -tags '$(TAGS)' -o $(RESULTS)/versions $(VERSIONS_FLAGS)
 
 # charts: SVG charts of a results file into docs/img (make charts FILE=results/bench.txt).
 charts:

@@ -133,7 +133,7 @@ func (b *builder) resolveSide(ctx context.Context, role, spec string) (*side, er
 		}
 		v, err := output(ctx, b.repo, goEnv, "go", "list", "-m", "-f", "{{.Version}}", b.module+"@"+spec)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s %s: not found on the module proxy: %w", role, b.module, spec, err)
+			return nil, fmt.Errorf("%s %s %s: %w", role, b.module, spec, err)
 		}
 		s.kind, s.label = versionSide, v
 		return s, nil

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestEngineTitles: benchstat/versions.sh finds the benchmarks of an
-// engine module through -engines_of.
+// TestEngineTitles: the engines of a module, as -engines_of prints them
+// and kvb versions and kvb compare -module choose their benchmarks by.
 func TestEngineTitles(t *testing.T) {
 	for module, want := range map[string][]string{
 		"go.etcd.io/bbolt":                 {"Bolt"},

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// worktrees lists the repository's worktrees: a refused or failed run
+// must leave none behind.
+func worktrees(t *testing.T) string {
+	t.Helper()
+	b, err := exec.Command("git", "worktree", "list", "--porcelain").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestVersionsUsage: every mistake in a release matrix's command line is
+// refused with exit 2 and a message naming it, before anything is built
+// or written (no build, no worktree, no results directory). The module
+// proxy is off: versions are looked up in the module cache alone.
+func TestVersionsUsage(t *testing.T) {
+	repo := repoRoot(t)
+	unchanged(t, repo)
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("HISTORY", "off")
+	tmp := t.TempDir()
+	other := filepath.Join(tmp, "other")
+	os.Mkdir(other, 0o755)
+	os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/other\n\ngo 1.22\n"), 0o644)
+	out := filepath.Join(tmp, "out")
+	before := worktrees(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no module", []string{"v1.4.3", "v1.5.0"}, "-module MODULE is required"},
+		{"module without a path", []string{"-module"}, "-module needs a module path, not the flag -o"},
+		{"a flag for a module", []string{"-module", "-count", "3", "v1.4.3", "v1.5.0"}, "-module needs a module path, not the flag -count"},
+		{"module empty", []string{"-module", "", "v1.4.3", "v1.5.0"}, "-module needs a module path"},
+		{"one version", []string{"-module", "go.etcd.io/bbolt", "v1.5.0", "-count", "2"}, "-module go.etcd.io/bbolt needs two versions or more to compare, got 1 (v1.5.0)"},
+		{"bad count", []string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0", "-count", "0"}, "-count 0: must be a whole number"},
+		{"bad benchtime", []string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0", "-benchtime", "0x"}, "-benchtime 0x: a duration"},
+		{"bad bench", []string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0", "-bench", "Read(/x"}, "-bench Read(/x: error parsing regexp"},
+		{"unknown flag", []string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0", "-nosuch"}, "flag provided but not defined: -nosuch"},
+		{"module twice", []string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0", "-module", "x"}, "given twice (go.etcd.io/bbolt, then x)"},
+		{"unknown module", []string{"-module", "example.com/no/such/engine", "v1.0.0", "v1.1.0"}, "-module example.com/no/such/engine: not a module this suite builds on"},
+		{"module of no engine", []string{"-module", "golang.org/x/sys", "v0.48.0", "v0.47.0"}, "-module golang.org/x/sys: no engine of this suite is built on it"},
+		{"version not on the proxy", []string{"-module", "go.etcd.io/bbolt", "v1.5.0", "v9.9.99"}, "version 2 go.etcd.io/bbolt v9.9.99: go list: go: go.etcd.io/bbolt@v9.9.99: "},
+		{"no such directory", []string{"-module", "go.etcd.io/bbolt", "v1.5.0", filepath.Join(tmp, "nosuch")}, filepath.Join(tmp, "nosuch") + ": no such directory"},
+		{"directory of another module", []string{"-module", "go.etcd.io/bbolt", "v1.5.0", other}, other + `: holds module "example.com/other", not go.etcd.io/bbolt`},
+		{"the same version twice", []string{"-module", "go.etcd.io/bbolt", "v1.5.0", "v1.5.0"}, "v1.5.0: go.etcd.io/bbolt v1.5.0 is listed twice"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runVersions(append(c.args, "-o", out), &stdout, &stderr)
+			log := stderr.String()
+			if code != 2 || !strings.Contains(log, "kvb versions: ") || !strings.Contains(log, c.want) {
+				t.Errorf("exit %d, want 2 with %q:\n%s", code, c.want, log)
+			}
+			if strings.Contains(log, "building") {
+				t.Errorf("refused after a build started:\n%s", log)
+			}
+		})
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused run made its results directory %s (%v)", out, err)
+	}
+	if after := worktrees(t); after != before {
+		t.Errorf("a refused run left a worktree:\n%s", after)
+	}
+}
+
+// TestVersionsFlagsAnywhere: flags mean the same before, between and
+// after the versions; the suite's go to every run after the defaults.
+func TestVersionsFlagsAnywhere(t *testing.T) {
+	t.Setenv("HISTORY", "")
+	want := append(slices.Clone(defaultVersionsSuiteArgs), "-keys_mil=0.005", "-test.cpu=2")
+	for _, args := range [][]string{
+		{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0", "-count", "3", "-keys_mil", "0.005", "-cpu", "2", "-no-history"},
+		{"-count=3", "v1.4.3", "-module", "go.etcd.io/bbolt", "-keys_mil=0.005", "v1.5.0", "-cpu", "2", "-no-history"},
+		{"v1.4.3", "v1.5.0", "--module", "go.etcd.io/bbolt", "--count", "3", "-keys_mil", "0.005", "-cpu=2", "-no-history"},
+	} {
+		a, err := parseVersions(args)
+		if err != nil {
+			t.Errorf("%q: %v", args, err)
+			continue
+		}
+		if a.module != "go.etcd.io/bbolt" || !slices.Equal(a.specs, []string{"v1.4.3", "v1.5.0"}) || a.count != 3 || !a.noHistory || !reflect.DeepEqual(a.suite, want) {
+			t.Errorf("%q parsed as %+v", args, a)
+		}
+	}
+	a, err := parseVersions([]string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.count != 10 || a.benchtime != "0.2s" || a.out != "results/versions" || a.noHistory || a.buildOnly {
+		t.Errorf("defaults: %+v", a)
+	}
+	t.Setenv("HISTORY", "off")
+	if a, _ := parseVersions([]string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0"}); !a.noHistory {
+		t.Error("HISTORY=off: kvb versions would record")
+	}
+}
+
+// TestVersionsWorkload: by default the module's own engines' warm reads
+// and a populate; -bench replaces both.
+func TestVersionsWorkload(t *testing.T) {
+	steps, _, err := workload(&versionsArgs{module: "go.etcd.io/bbolt", benchtime: "0.2s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []step{
+		{"^BenchmarkReadRandom(Bolt)$", "0.2s", warmOneThread},
+		{"^BenchmarkPopulate(Bolt)$/valsz/batch/sync=false", "1x", nil},
+	}
+	if !reflect.DeepEqual(steps, want) {
+		t.Errorf("bbolt's workload: %+v, want %+v", steps, want)
+	}
+	steps, _, _ = workload(&versionsArgs{module: "go.etcd.io/bbolt", bench: "BenchmarkScanBolt", benchtime: "100x"})
+	if !reflect.DeepEqual(steps, []step{{"BenchmarkScanBolt", "100x", warmOneThread}}) {
+		t.Errorf("-bench: %+v", steps)
+	}
+}
+
+// TestRotation: each round starts one side later, so every side runs in
+// every position; two sides alternate, as compare's paired rounds do.
+func TestRotation(t *testing.T) {
+	var got [][]int
+	for r := range 4 {
+		got = append(got, rotation(r, 3))
+	}
+	if want := [][]int{{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 1, 2}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("three sides: %v, want %v", got, want)
+	}
+	if a, b := rotation(0, 2), rotation(1, 2); !slices.Equal(a, []int{0, 1}) || !slices.Equal(b, []int{1, 0}) {
+		t.Errorf("two sides: %v then %v, want base first, then head", a, b)
+	}
+}
+
+// TestFirstError: a version that does not build is named with the
+// compiler's first error, not the go command's progress.
+func TestFirstError(t *testing.T) {
+	for _, c := range []struct{ log, want string }{
+		{"go: downloading go.etcd.io/bbolt v1.3.11\n# go.etcd.io/bbolt\n../bbolt/bucket.go:12:2: undefined: x\n../bbolt/db.go:3:1: y\n", "../bbolt/bucket.go:12:2: undefined: x"},
+		{"go: finding module for package go.etcd.io/bbolt/errors\ngo: go.etcd.io/bbolt@v1.3.11: missing go.sum entry\n", "go: go.etcd.io/bbolt@v1.3.11: missing go.sum entry"},
+		{"", "(no output)"},
+	} {
+		if got := firstError(c.log); got != c.want {
+			t.Errorf("firstError(%q) = %q, want %q", c.log, got, c.want)
+		}
+	}
+	log := "go: finding module for package go.etcd.io/bbolt/errors\ngo: found go.etcd.io/bbolt/errors in go.etcd.io/bbolt v1.5.0\n"
+	if got := foundPackage(log, "go.etcd.io/bbolt"); got != "go.etcd.io/bbolt/errors" {
+		t.Errorf("foundPackage = %q", got)
+	}
+}
+
+// brokenCopy copies the module cache's bbolt into dir, writable, with a
+// line that does not compile appended to bucket.go.
+func brokenCopy(t *testing.T, dir, line string) {
+	t.Helper()
+	src, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "go.etcd.io/bbolt").Output()
+	if err != nil {
+		t.Fatalf("go list -m go.etcd.io/bbolt: %v", err)
+	}
+	if err := os.CopyFS(dir, os.DirFS(strings.TrimSpace(string(src)))); err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o755)
+		} else if err == nil {
+			os.Chmod(p, 0o644)
+		}
+		return err
+	})
+	f, err := os.OpenFile(filepath.Join(dir, "bucket.go"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("\n" + line + "\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVersionThatDoesNotBuildStopsTheRun builds two copies of bbolt that
+// do not compile: every version is built, then the run stops with exit 2
+// naming each copy and the compiler's first error in it, before anything
+// runs or is written, and the repository's go.mod and go.sum are
+// untouched. (kvb compare's equivalents are in side_test.go.)
+func TestVersionThatDoesNotBuildStopsTheRun(t *testing.T) {
+	repo := repoRoot(t)
+	unchanged(t, repo)
+	t.Setenv("GOPROXY", "off")
+	tmp := t.TempDir()
+	a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
+	brokenCopy(t, a, "func kvbenchBrokenA() { kvbenchUndefinedA() }")
+	brokenCopy(t, b, "var kvbenchBrokenB int = \"not an int\"")
+	out := filepath.Join(tmp, "out")
+	var stdout, stderr bytes.Buffer
+	code := runVersions([]string{"-module", "go.etcd.io/bbolt", a, b, "-no-history", "-o", out}, &stdout, &stderr)
+	log := stderr.String()
+	if code != 2 {
+		t.Fatalf("exit %d, want 2:\n%s", code, log)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`kvb versions: the suite at [0-9a-f]{7}( with uncommitted changes)? does not build with go.etcd.io/bbolt local-[0-9a-f]{12}: \S*bucket.go:\d+:\d+: undefined: kvbenchUndefinedA\n`),
+		regexp.MustCompile(`kvb versions: the suite at [0-9a-f]{7}( with uncommitted changes)? does not build with go.etcd.io/bbolt local-[0-9a-f]{12}: \S*bucket.go:\d+:\d+: cannot use "not an int"`),
+	} {
+		if !want.MatchString(log) {
+			t.Errorf("no line matching %s:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "every version builds:") || strings.Contains(log, "round 1 of") {
+		t.Errorf("the run went on after a version failed to build:\n%s", log)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("the run made its results directory %s (%v)", out, err)
+	}
+}
