@@ -507,10 +507,10 @@ gate-smoke:
 # gate-e2e: a commit that makes Bolt's reads do four times the lookups
 # (built in a temporary worktree, never on a branch) fails the gate, so
 # does a local copy of bbolt with an extra lookup per Get against v1.5.0
-# (compare.sh -module), and an unmodified copy passes; make versions on two
+# (kvb compare -module), and an unmodified copy passes; make versions on two
 # bbolt releases writes both files and records both. Then the gate's
 # error rates on this machine (benchstat/power, 36 min in all: docs/targets.md): GATE_AA
-# A/A comparisons and GATE_RUNS per injected slowdown, at compare.sh's
+# A/A comparisons and GATE_RUNS per injected slowdown, at kvb compare's
 # defaults on the default data set; the table and chart of docs/gating.md
 # are written to $(RESULTS)/power and docs/img/gate-power.svg.
 GATE_AA ?= 20
@@ -521,7 +521,7 @@ gate-e2e: deps
 	$(GO) run ./benchstat/power -aa $(GATE_AA) -runs $(GATE_RUNS) -o $(RESULTS)/power -- $(if $(DIR),-dir $(DIR))
 	cp $(RESULTS)/power/power.svg docs/img/gate-power.svg
 
-# gate-sim-power: the gate's error rates in simulation mode (compare.sh
+# gate-sim-power: the gate's error rates in simulation mode (kvb compare
 # -mode sim, docs/gating.md "Simulation mode"): GATE_AA A/A comparisons of
 # every engine's warm ReadRandom and Scan, and GATE_RUNS comparisons with
 # every engine's reads 1% more instructions, then the spread, threshold

@@ -1,18 +1,30 @@
-// End-to-end checks of benchstat/compare.sh and the gate: a commit, or a
-// copy of an engine module, that makes one engine do more work per read
-// must fail the gate; the same code on both sides must pass.
-//
-//	KVBENCH_E2E=1 go test -v ./benchstat   (make gate-e2e)
 package benchstat
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/benchstat/internal/gate"
 )
+
+// End-to-end checks of kvb compare and the gate: a commit, or a copy of
+// an engine module, that makes one engine do more work per read must
+// fail the gate; the same code on both sides must pass. Each runs the
+// fewest rounds the gate accepts for the series that move, on tiny data.
+
+// timeRounds is the fewest paired timed rounds at which the gate can
+// fail a Bolt read: Holm over the five of its gated units that move
+// (ns/op, cpu-ns/op, p50-ns, B/op, allocs/op; read-B/op stays 0).
+var timeRounds = gate.MinRounds(gate.Options{Alpha: 0.05, Holm: true}, 5)
+
+// simRounds is the same for counted rounds: Holm over instr/op and
+// est-cycles/op.
+var simRounds = gate.MinRounds(gate.Options{Alpha: 0.05, Holm: true}, 2)
 
 // slower wraps the Bolt adapter so every Get looks its key up three more
 // times. It is a file of its own, so it applies to any version of the
@@ -50,9 +62,7 @@ func (r slowReader) Get(key []byte, fn func([]byte) error) (bool, error) {
 `
 
 func TestCompareCatchesSlowerEngine(t *testing.T) {
-	if os.Getenv("KVBENCH_E2E") == "" {
-		t.Skip("set KVBENCH_E2E=1 (make gate-e2e): builds two commits and benchmarks them")
-	}
+	e2e(t, "builds two commits and benchmarks them")
 	repo, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -79,10 +89,10 @@ func TestCompareCatchesSlowerEngine(t *testing.T) {
 
 	data, out := filepath.Join(tmp, "data"), filepath.Join(tmp, "out")
 	os.Mkdir(data, 0o755)
-	code, log, md := compareBolt(t, data, out, "HEAD", slow, "-count", "6")
+	code, log, md := compareBolt(t, data, out, "HEAD", slow, "-count", fmt.Sprint(timeRounds))
 	t.Logf("gate summary:\n%s", md)
 	if code != 1 {
-		t.Fatalf("compare.sh exit %d, want 1 (regression):\n%s", code, log)
+		t.Fatalf("kvb compare exit %d, want 1 (regression):\n%s", code, log)
 	}
 	for _, want := range []string{"FAIL", "| REGRESSION | time | `ReadRandomBolt/", "cpu-ns/op"} {
 		if !strings.Contains(md, want) {
@@ -126,30 +136,25 @@ func copyModule(t *testing.T, dir, old, new string) string {
 	return dir
 }
 
-// compareBolt runs compare.sh on bbolt's random reads (tiny data, fixed
+// compareBolt runs kvb compare on bbolt's random reads (tiny data, fixed
 // iterations) and returns its exit status, its output and the gate summary.
-func compareBolt(t *testing.T, data, out string, args ...string) (int, []byte, string) {
+func compareBolt(t *testing.T, data, out string, args ...string) (int, string, string) {
 	t.Helper()
-	args = append(args, "-bench", "BenchmarkReadRandomBolt", "-benchtime", "20000x", "-keys_mil", "0.01", "-valsz", "256", "-dir", data, "-o", out)
-	log, err := exec.Command("./compare.sh", args...).CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	args = append(append([]string{"compare"}, args...), "-bench", "BenchmarkReadRandomBolt", "-benchtime", "20000x", "-keys_mil", "0.01", "-valsz", "256", "-dir", data, "-o", out)
+	code, log := kvb(t, nil, args...)
 	md, _ := os.ReadFile(filepath.Join(out, "gate.md"))
 	return code, log, string(md)
 }
 
-// compareModule runs compare.sh -module go.etcd.io/bbolt BASE HEAD (then
-// more flags) and returns its exit status and gate summary.
+// compareModule runs kvb compare -module go.etcd.io/bbolt BASE HEAD (then
+// more flags, -count among them) and returns its exit status and gate
+// summary.
 func compareModule(t *testing.T, base, head, data, out string, more ...string) (int, string) {
 	t.Helper()
-	code, log, md := compareBolt(t, data, out, append([]string{"-module", "go.etcd.io/bbolt", base, head, "-count", "10"}, more...)...)
-	t.Logf("compare.sh -module go.etcd.io/bbolt %s %s: exit %d\n%s", filepath.Base(base), filepath.Base(head), code, md)
+	code, log, md := compareBolt(t, data, out, append([]string{"-module", "go.etcd.io/bbolt", base, head}, more...)...)
+	t.Logf("kvb compare -module go.etcd.io/bbolt %s %s: exit %d\n%s", filepath.Base(base), filepath.Base(head), code, md)
 	if code == 2 {
-		t.Fatalf("compare.sh failed:\n%s", log)
+		t.Fatalf("kvb compare failed:\n%s", log)
 	}
 	return code, md
 }
@@ -160,9 +165,7 @@ func compareModule(t *testing.T, base, head, data, out string, more ...string) (
 // bbolt's users do); against an unmodified copy it passes. Each side reads a fixture its own
 // bbolt wrote.
 func TestModuleCompare(t *testing.T) {
-	if os.Getenv("KVBENCH_E2E") == "" {
-		t.Skip("set KVBENCH_E2E=1 (make gate-e2e): builds the suite with three copies of bbolt and benchmarks them")
-	}
+	e2e(t, "builds the suite with three copies of bbolt and benchmarks them")
 	tmp := t.TempDir()
 	const seek = "k, v, flags := b.Cursor().seek(key)"
 	same := copyModule(t, filepath.Join(tmp, "bbolt-same"), "", "")
@@ -170,9 +173,13 @@ func TestModuleCompare(t *testing.T) {
 	data := filepath.Join(tmp, "data")
 	os.Mkdir(data, 0o755)
 
-	code, md := compareModule(t, "v1.5.0", slow, data, filepath.Join(tmp, "slow"))
+	count := []string{"-count", fmt.Sprint(timeRounds)}
+	code, md := compareModule(t, "v1.5.0", slow, data, filepath.Join(tmp, "slow"), count...)
 	if code != 1 || !strings.Contains(md, "| REGRESSION | time | `ReadRandomBolt/") {
 		t.Errorf("an extra lookup per read: exit %d, want 1 with a ReadRandomBolt regression", code)
+	}
+	if !strings.Contains(md, "Base `go.etcd.io/bbolt v1.5.0`, head `go.etcd.io/bbolt local-") {
+		t.Errorf("the report does not name each side by its module version")
 	}
 	head, _ := os.ReadFile(filepath.Join(tmp, "slow", "head.txt"))
 	base, _ := os.ReadFile(filepath.Join(tmp, "slow", "base.txt"))
@@ -180,7 +187,7 @@ func TestModuleCompare(t *testing.T) {
 		t.Errorf("each side must read a fixture its own bbolt wrote; fixture lines:\nbase: %s\nhead: %s",
 			grepLine(string(base), "fixture-bolt:"), grepLine(string(head), "fixture-bolt:"))
 	}
-	if code, _ := compareModule(t, "v1.5.0", same, data, filepath.Join(tmp, "same")); code != 0 {
+	if code, _ := compareModule(t, "v1.5.0", same, data, filepath.Join(tmp, "same"), count...); code != 0 {
 		t.Errorf("an unmodified copy of bbolt: exit %d, want 0", code)
 	}
 }
@@ -190,9 +197,7 @@ func TestModuleCompare(t *testing.T) {
 // under callgrind, and the unmodified copy passes at sim mode's own
 // threshold.
 func TestModuleCompareSim(t *testing.T) {
-	if os.Getenv("KVBENCH_E2E") == "" {
-		t.Skip("set KVBENCH_E2E=1 (make gate-e2e): builds the suite with three copies of bbolt and counts them under Valgrind")
-	}
+	e2e(t, "builds the suite with three copies of bbolt and counts them under Valgrind")
 	if _, err := exec.LookPath("valgrind"); err != nil {
 		t.Skip("valgrind is not installed (make valgrind-deps installs it)")
 	}
@@ -214,7 +219,7 @@ func TestModuleCompareSim(t *testing.T) {
 	}
 	data := filepath.Join(tmp, "data")
 	os.Mkdir(data, 0o755)
-	sim := []string{"-mode", "sim"} // at compareBolt's -benchtime 20000x
+	sim := []string{"-mode", "sim", "-count", fmt.Sprint(simRounds)} // at compareBolt's -benchtime 20000x
 	code, md := compareModule(t, "v1.5.0", slow, data, filepath.Join(tmp, "slow"), sim...)
 	if code != 1 || !strings.Contains(md, "| REGRESSION | sim | `ReadRandomBolt/") || !strings.Contains(md, "instr/op") {
 		t.Errorf("Bucket.Get 1%% slower: exit %d, want 1 with a ReadRandomBolt instr/op regression:\n%s", code, md)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -95,29 +93,6 @@ func TestCompareUsageErrors(t *testing.T) {
 		_, err := parseCompare(c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one containing %q", c.args, err, c.want)
-		}
-	}
-}
-
-// TestDefaultsAreCompareShs: while benchstat/compare.sh remains, both
-// compare at the same defaults.
-func TestDefaultsAreCompareShs(t *testing.T) {
-	raw, err := os.ReadFile("../compare.sh")
-	if err != nil {
-		t.Skip("no compare.sh:", err)
-	}
-	sh := string(raw)
-	for _, want := range []string{
-		fmt.Sprintf("bench='%s'", defaultBench),
-		"sim_benchtime=" + defaultSimBenchtime,
-		"time_benchtime=" + defaultTimeBenchtime,
-		"out=" + defaultOut,
-		fmt.Sprintf("time_count=${count:-%d}", defaultTimeRounds),
-		fmt.Sprintf("sim_count=${count:-%d}", defaultSimRounds),
-		"bench_args=(" + strings.NewReplacer("=", " ").Replace(strings.Join(defaultSuiteArgs, " ")) + ")",
-	} {
-		if !strings.Contains(sh, want) {
-			t.Errorf("compare.sh has no %q", want)
 		}
 	}
 }

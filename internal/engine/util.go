@@ -14,7 +14,7 @@ import (
 )
 
 // ModuleLabel names the version of one engine module built in by a
-// replace, as "path=label": benchstat/compare.sh -module sets it with
+// replace, as "path=label": kvb compare -module and kvb versions set it with
 // -ldflags -X, since a test binary does not record a replacement. A local
 // copy's label is a hash of its sources, so fixtures are keyed by what
 // wrote them.

@@ -7,7 +7,7 @@
 // ("bolt=45ns,pebble=210ns", a loop calibrated at start) or as
 // instructions ("bolt=22instr", a countdown of exactly that many, for
 // counting under callgrind, amd64 only), and applies on the head side only when
-// compare.sh or kvb compare runs the binary (KVBENCH_SIDE), so one binary on both sides
+// kvb compare runs the binary (KVBENCH_SIDE), so one binary on both sides
 // differs by the loop alone, not by its build. No Makefile target and no test build sets the
 // tag outside that measurement; the file is named to run its init after
 // every engine's registration.

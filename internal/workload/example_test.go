@@ -53,7 +53,7 @@ func init() {
 					var i uint64
 					check := func(v []byte) error { return chk.Check(i, v) }
 					b.ResetTimer()
-					sim := core.StartSim(b) // counted under callgrind in compare.sh -mode sim
+					sim := core.StartSim(b) // counted under callgrind in kvb compare -mode sim
 					for n := 0; n < b.N; n++ {
 						i = uint64(n) * stride % e.Keys
 						if found, err := rd.Get(e.Gen.Key(kb, i), check); err != nil || !found {

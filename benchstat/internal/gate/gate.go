@@ -106,7 +106,7 @@ func (r Row) Worse() float64 { return -float64(r.Better) * r.Delta }
 
 // Compare pairs every gated series of head with the same series of base,
 // round by round: the i-th result of a series in base with its i-th in
-// head, as compare.sh writes them. A series regresses when the signed-rank
+// head, as kvb compare writes them. A series regresses when the signed-rank
 // test finds the per-round changes centred on the bad side at alpha and
 // their median is worse than the threshold.
 func Compare(base, head *Set, o Options) []Row {

@@ -13,7 +13,7 @@ import (
 
 var defaults = Options{Alpha: 0.05, Threshold: DefaultThreshold, Holm: true}
 
-// defaultRounds is compare.sh's default -count.
+// defaultRounds is kvb compare's default -count.
 const defaultRounds = 20
 
 // measuredSD is the spread (1.4826 MAD) of the per-round log(head/base)
@@ -22,7 +22,7 @@ const defaultRounds = 20
 const measuredSD = 0.225
 
 // results writes a benchfmt file: the runs of each benchmark in round
-// order, as compare.sh appends them.
+// order, as kvb compare appends them.
 func results(units string, bench map[string][]string) string {
 	var b strings.Builder
 	b.WriteString("goos: linux\npkg: github.com/kvbench/kvbench\n")
@@ -165,7 +165,7 @@ func TestFasterHeadPasses(t *testing.T) {
 	}
 }
 
-// catchRate is the share of simulated comparisons shaped like compare.sh's
+// catchRate is the share of simulated comparisons shaped like kvb compare's
 // default (six engines, each with three timing units that move together
 // round by round, default rounds, Holm) that fail when one engine is
 // slower by shift, with per-round noise sd on log(head/base).
