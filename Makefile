@@ -332,7 +332,7 @@ unit:
 	@$(MAKE) --no-print-directory -j2 --output-sync=line unit-race unit-side
 
 unit-race:
-	$(RACE) -skip '$(UNIT_SIDE)|$(UNIT_PLAIN)' $(UNIT_FIRST) ./internal/... ./benchstat/...
+	$(RACE) -skip '$(UNIT_SIDE)|$(UNIT_PLAIN)|^TestE2E' $(UNIT_FIRST) ./internal/... ./benchstat/...
 
 unit-side:
 	$(RACE) -run '$(UNIT_SIDE)' ./internal/workload
@@ -517,7 +517,7 @@ GATE_AA ?= 20
 GATE_RUNS ?= 10
 gate-e2e: export HISTORY := off
 gate-e2e: deps
-	KVBENCH_E2E=1 $(GO) test -count 1 -timeout 0 -v ./benchstat
+	KVBENCH_E2E=full $(GO) test -count 1 -timeout 0 -v ./benchstat
 	$(GO) run ./benchstat/power -aa $(GATE_AA) -runs $(GATE_RUNS) -o $(RESULTS)/power -- $(if $(DIR),-dir $(DIR))
 	cp $(RESULTS)/power/power.svg docs/img/gate-power.svg
 

@@ -61,7 +61,7 @@ func (r slowReader) Get(key []byte, fn func([]byte) error) (bool, error) {
 }
 `
 
-func TestCompareCatchesSlowerEngine(t *testing.T) {
+func TestE2ECommitSlowerFailsTheGate(t *testing.T) {
 	e2e(t, "builds two commits and benchmarks them")
 	repo, err := filepath.Abs("..")
 	if err != nil {
@@ -140,7 +140,7 @@ func copyModule(t *testing.T, dir, old, new string) string {
 // iterations) and returns its exit status, its output and the gate summary.
 func compareBolt(t *testing.T, data, out string, args ...string) (int, string, string) {
 	t.Helper()
-	args = append(append([]string{"compare"}, args...), "-bench", "BenchmarkReadRandomBolt", "-benchtime", "20000x", "-keys_mil", "0.01", "-valsz", "256", "-dir", data, "-o", out)
+	args = append(append([]string{"compare"}, args...), "-bench", "BenchmarkReadRandomBolt", "-benchtime", e2eSize.benchtime, "-keys_mil", e2eSize.keysMil, "-valsz", "256", "-dir", data, "-o", out)
 	code, log := kvb(t, nil, args...)
 	md, _ := os.ReadFile(filepath.Join(out, "gate.md"))
 	return code, log, string(md)
@@ -159,12 +159,12 @@ func compareModule(t *testing.T, base, head, data, out string, more ...string) (
 	return code, md
 }
 
-// TestModuleCompare gates a change to an engine, not to the suite: bbolt
+// TestE2EModuleCopy gates a change to an engine, not to the suite: bbolt
 // v1.5.0 against a local copy that looks every key up twice fails (the
 // extra lookup is in Bucket.Get, the call the adapter's Get makes, as
 // bbolt's users do); against an unmodified copy it passes. Each side reads a fixture its own
 // bbolt wrote.
-func TestModuleCompare(t *testing.T) {
+func TestE2EModuleCopy(t *testing.T) {
 	e2e(t, "builds the suite with three copies of bbolt and benchmarks them")
 	tmp := t.TempDir()
 	const seek = "k, v, flags := b.Cursor().seek(key)"
@@ -192,11 +192,11 @@ func TestModuleCompare(t *testing.T) {
 	}
 }
 
-// TestModuleCompareSim is TestModuleCompare in simulation mode, at 1 %:
+// TestE2EModuleCopySim is TestE2EModuleCopy in simulation mode, at 1 %:
 // a loop of about 1 % of a read in Bucket.Get shows in instr/op, counted
 // under callgrind, and the unmodified copy passes at sim mode's own
 // threshold.
-func TestModuleCompareSim(t *testing.T) {
+func TestE2EModuleCopySim(t *testing.T) {
 	e2e(t, "builds the suite with three copies of bbolt and counts them under Valgrind")
 	if _, err := exec.LookPath("valgrind"); err != nil {
 		t.Skip("valgrind is not installed (make valgrind-deps installs it)")
@@ -219,7 +219,7 @@ func TestModuleCompareSim(t *testing.T) {
 	}
 	data := filepath.Join(tmp, "data")
 	os.Mkdir(data, 0o755)
-	sim := []string{"-mode", "sim", "-count", fmt.Sprint(simRounds)} // at compareBolt's -benchtime 20000x
+	sim := []string{"-mode", "sim", "-count", fmt.Sprint(simRounds)} // -benchtime (compareBolt) is what a sim round counts
 	code, md := compareModule(t, "v1.5.0", slow, data, filepath.Join(tmp, "slow"), sim...)
 	if code != 1 || !strings.Contains(md, "| REGRESSION | sim | `ReadRandomBolt/") || !strings.Contains(md, "instr/op") {
 		t.Errorf("Bucket.Get 1%% slower: exit %d, want 1 with a ReadRandomBolt instr/op regression:\n%s", code, md)

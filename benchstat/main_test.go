@@ -1,54 +1,75 @@
 // End-to-end tests of kvb, the suite's tooling, driven as a user runs it:
 // the kvb binary is built once and run from the repository. They build
-// the suite several times and run benchmarks briefly, so they run only
-// with KVBENCH_E2E=1 (make gate-e2e).
+// the suite several times and run benchmarks briefly: make test runs them
+// at the smallest size whose verdicts still hold, make gate-e2e at the
+// size docs/gating.md reports (KVBENCH_E2E=full); -short skips them.
 //
-//	KVBENCH_E2E=1 go test -v ./benchstat
+//	go test -v ./benchstat                     (make test's size)
+//	KVBENCH_E2E=full go test -v ./benchstat    (make gate-e2e)
 package benchstat
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
-// kvbBinary is the kvb built for this test process ("" without
-// KVBENCH_E2E).
+// kvbBinary is the kvb built for this test process (by e2e).
 var kvbBinary string
 
+// size is how much each end-to-end comparison reads: -benchtime (also
+// the iterations a sim round counts) and -keys_mil.
+type size struct{ benchtime, keysMil string }
+
+// e2eSize is make test's size unless KVBENCH_E2E=full asks for make
+// gate-e2e's: ten times the reads over five times the keys.
+var e2eSize = func() size {
+	if os.Getenv("KVBENCH_E2E") == "full" {
+		return size{"20000x", "0.01"}
+	}
+	return size{"2000x", "0.002"}
+}()
+
 func TestMain(m *testing.M) {
-	code, err := withKvb(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+	flag.Parse()
+	code := m.Run()
+	if kvbDir != "" {
+		os.RemoveAll(kvbDir)
 	}
 	os.Exit(code)
 }
 
-func withKvb(m *testing.M) (int, error) {
-	if os.Getenv("KVBENCH_E2E") == "" {
-		return m.Run(), nil
-	}
-	dir, err := os.MkdirTemp("", "kvbench-e2e.")
-	if err != nil {
-		return 0, err
-	}
-	defer os.RemoveAll(dir)
-	kvbBinary = filepath.Join(dir, "kvb")
-	if out, err := exec.Command("go", "build", "-o", kvbBinary, "./kvb").CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("building kvb: %v\n%s", err, out)
-	}
-	return m.Run(), nil
-}
+var (
+	kvbOnce sync.Once
+	kvbDir  string
+	kvbErr  error
+)
 
-// e2e skips t unless KVBENCH_E2E is set; why says what the test builds
-// and runs.
+// e2e skips t under -short (why says what the test builds and runs) and
+// otherwise builds kvb, once, for every test of the process.
 func e2e(t *testing.T, why string) {
 	t.Helper()
-	if kvbBinary == "" {
-		t.Skip("set KVBENCH_E2E=1 (make gate-e2e): " + why)
+	if testing.Short() {
+		t.Skip("-short: " + why)
+	}
+	if v := os.Getenv("KVBENCH_E2E"); v != "" && v != "full" {
+		t.Fatalf("KVBENCH_E2E=%s: want full (make gate-e2e's size) or unset (make test's)", v)
+	}
+	kvbOnce.Do(func() {
+		if kvbDir, kvbErr = os.MkdirTemp("", "kvbench-e2e."); kvbErr != nil {
+			return
+		}
+		kvbBinary = filepath.Join(kvbDir, "kvb")
+		if out, err := exec.Command("go", "build", "-o", kvbBinary, "./kvb").CombinedOutput(); err != nil {
+			kvbErr = fmt.Errorf("building kvb: %v\n%s", err, out)
+		}
+	})
+	if kvbErr != nil {
+		t.Fatal(kvbErr)
 	}
 }
 

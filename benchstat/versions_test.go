@@ -11,20 +11,20 @@ import (
 	"github.com/kvbench/kvbench/benchstat/internal/history"
 )
 
-// TestVersionsRecordsARelease runs kvb versions on two bbolt releases
+// TestE2EVersionsRecordsARelease runs kvb versions on two bbolt releases
 // and a tiny workload, one round each (the matrix has no gate to feed):
 // both files hold reads and populates from a fixture of their own
 // version, and the history store holds both as points of the release
 // series. Its usage errors are tested in benchstat/kvb.
-func TestVersionsRecordsARelease(t *testing.T) {
+func TestE2EVersionsRecordsARelease(t *testing.T) {
 	e2e(t, "builds the suite with two bbolt releases and benchmarks them")
 	tmp := t.TempDir()
 	data, out, xdg := filepath.Join(tmp, "data"), filepath.Join(tmp, "out"), filepath.Join(tmp, "xdg")
 	os.Mkdir(data, 0o755)
 	releases := []string{"v1.4.3", "v1.5.0"}
 	code, log := kvb(t, []string{"HISTORY=on", "XDG_DATA_HOME=" + xdg},
-		"versions", "-module", "go.etcd.io/bbolt", releases[0], releases[1], "-count", "1", "-benchtime", "2000x",
-		"-keys_mil", "0.002", "-dir", data, "-o", out)
+		"versions", "-module", "go.etcd.io/bbolt", releases[0], releases[1], "-count", "1", "-benchtime", e2eSize.benchtime,
+		"-keys_mil", e2eSize.keysMil, "-dir", data, "-o", out)
 	if code != 0 {
 		t.Fatalf("kvb versions: exit %d:\n%s", code, log)
 	}

@@ -196,7 +196,11 @@ func (b *builder) buildRef(ctx context.Context, s *side) error {
 	subject, _ := git(ctx, b.repo, "log", "-1", "--format=%h %s", s.commit)
 	b.logf("building %s: %s (%s)", s.role, s.spec, subject)
 	s.binary = filepath.Join(b.tmp, s.role+".test")
-	if _, err := output(ctx, wt, goEnv, "go", "test", "-c", "-tags", b.tags, "-o", s.binary, "."); err != nil {
+	// -trimpath keeps the worktree's path out of the build, so the
+	// packages a commit does not change come from Go's build cache
+	// instead of being compiled again for each new worktree (3 s instead
+	// of 9 s a side here); the machine code is the same.
+	if _, err := output(ctx, wt, goEnv, "go", "test", "-c", "-trimpath", "-tags", b.tags, "-o", s.binary, "."); err != nil {
 		return fmt.Errorf("building %s %s: %w", s.role, s.spec, err)
 	}
 	return nil
