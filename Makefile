@@ -202,13 +202,13 @@ bench-full-run: bench-bin
 SUMMARY_IN ?= $(RESULTS)/bench.txt
 summary:
 	@echo
-	@$(GO) run ./benchstat/engines -o $(RESULTS)/summary.txt $(SUMMARY_IN)
+	@$(GO) run ./benchstat/kvb summary -o $(RESULTS)/summary.txt $(SUMMARY_IN)
 
 # report: $(RESULTS)/report.html, one page with no outside references: the
 # summary's tables, every chart inline (SVG), the run's configuration and
 # each engine's settings.
 report:
-	@$(GO) run ./benchstat/report -o $(RESULTS)/report.html $(SUMMARY_IN)
+	@$(GO) run ./benchstat/kvb report -o $(RESULTS)/report.html $(SUMMARY_IN)
 
 # report-deps installs Debian's chromium for the report's browser test.
 report-deps:
@@ -224,7 +224,7 @@ report-test: report-deps
 # results file at a laptop's width, for the README.
 report-screenshot: report-deps
 	@d=$$(mktemp -d); trap 'rm -rf "$$d"' EXIT; \
-	$(GO) run ./benchstat/report -o "$$d/report.html" benchstat/internal/summary/testdata/bench.txt && \
+	$(GO) run ./benchstat/kvb report -o "$$d/report.html" benchstat/internal/summary/testdata/bench.txt && \
 	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$$d/profile" \
 	  --window-size=1280,2000 --screenshot=docs/img/report.png "file://$$d/report.html" 2>/dev/null
 
@@ -550,4 +550,4 @@ versions: deps
 # charts: SVG charts of a results file into docs/img (make charts FILE=results/bench.txt).
 charts:
 	@test -n "$(FILE)" || { echo "usage: make charts FILE=results.txt" >&2; exit 2; }
-	$(GO) run ./benchstat/charts -o docs/img $(FILE)
+	$(GO) run ./benchstat/kvb charts -o docs/img $(FILE)

@@ -4,11 +4,14 @@
 // program's Markdown.
 //
 //	go run ./benchstat/kvb compare BASE HEAD [-module M] [-mode time|sim|both] [flags]
+//	go run ./benchstat/kvb summary results.txt
 //	go run ./benchstat/kvb help [COMMAND]
 //
 // It is kvb, not benchstat, so that installing it never shadows
-// golang.org/x/perf's benchstat in a user's PATH. A subcommand is a file
-// of its own here that adds itself to commands (docs/architecture.md).
+// golang.org/x/perf's benchstat in a user's PATH. A subcommand is either
+// a file of its own here that registers itself from init, or a package
+// benchstat/<name> whose Command is listed in packaged
+// (docs/architecture.md).
 package main
 
 import (
@@ -16,6 +19,12 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/kvbench/kvbench/benchstat/charts"
+	"github.com/kvbench/kvbench/benchstat/gate"
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/report"
+	"github.com/kvbench/kvbench/benchstat/summary"
 )
 
 // command is one subcommand: run gets the arguments after its name and
@@ -27,9 +36,24 @@ type command struct {
 	run     func(args []string, stdout, stderr io.Writer) int
 }
 
-// commands holds every subcommand by name; each file that defines one
-// registers it from init.
+// commands holds every subcommand by name: the packaged ones, and each
+// file here that defines one and registers it from init.
 var commands = map[string]command{}
+
+// packaged are the subcommands that are packages of their own under
+// benchstat/, one directory each.
+var packaged = []cli.Command{
+	charts.Command,
+	gate.Command,
+	report.Command,
+	summary.Command,
+}
+
+func init() {
+	for _, c := range packaged {
+		register(command{name: c.Name, summary: c.Summary, help: c.Help, run: c.Run})
+	}
+}
 
 func register(c command) {
 	if _, dup := commands[c.name]; dup {

@@ -24,3 +24,21 @@ func TestDispatch(t *testing.T) {
 		t.Errorf("compare with an unknown flag: exit %d, %q", code, errb.String())
 	}
 }
+
+// TestPackagedCommands: help lists every subcommand package and shows
+// each one's usage.
+func TestPackagedCommands(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"help"}, &out, &errb); code != 0 {
+		t.Fatalf("help: exit %d, %q", code, errb.String())
+	}
+	for _, c := range packaged {
+		if !strings.Contains(out.String(), "\n  "+c.Name+" ") {
+			t.Errorf("help does not list %s:\n%s", c.Name, out.String())
+		}
+		var h bytes.Buffer
+		if code := run([]string{"help", c.Name}, &h, &errb); code != 0 || !strings.HasPrefix(h.String(), "usage: kvb "+c.Name) {
+			t.Errorf("help %s: exit %d, %q", c.Name, code, h.String())
+		}
+	}
+}

@@ -1,8 +1,12 @@
-package main
+package report
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kvbench/kvbench/benchstat/internal/pagecheck"
@@ -39,4 +43,21 @@ func TestPageRendersInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	pagecheck.Check(t, bin, page.HTML, page.Tables, page.Charts, 1280, 1024)
+}
+
+// TestCommand writes the page where -o says, flags before or after the
+// file, and refuses a second file before any work.
+func TestCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report.html")
+	var stdout, stderr bytes.Buffer
+	if code := Command.Run([]string{sample, "-o", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if b, err := os.ReadFile(out); err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("%s: %d bytes, %v", out, len(b), err)
+	}
+	stderr.Reset()
+	if code := Command.Run([]string{sample, sample}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage: kvb report") {
+		t.Errorf("two files: exit %d, %q", code, stderr.String())
+	}
 }

@@ -1,11 +1,11 @@
-package main
+package gate
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,14 +29,7 @@ func results(rng *rand.Rand, name string, n int, shift float64) (base, head stri
 
 // TestCommand runs the gate as CI does: exit 0, 1 and 2.
 func TestCommand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the command")
-	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "gate")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
 	rng := rand.New(rand.NewPCG(10, 11))
 	write := func(name, text string) string {
 		p := filepath.Join(dir, name)
@@ -60,6 +53,7 @@ func TestCommand(t *testing.T) {
 		{[]string{base, base}, 0, "kvbench gate: pass"},
 		{[]string{base, slow}, 1, "FAIL, 1 regression"},
 		{[]string{"-threshold", "30", base, slow}, 0, "kvbench gate: pass"},
+		{[]string{base, slow, "-threshold", "30"}, 0, "kvbench gate: pass"},
 		{[]string{three, three}, 2, "needs at least 5"},
 		{[]string{"-holm", base, gone}, 1, "MISSING"},
 		{[]string{"-allow_removed", base, gone}, 0, "removal allowed"},
@@ -69,14 +63,12 @@ func TestCommand(t *testing.T) {
 		{[]string{"-units", "^ops/s$", base, slow}, 0, "kvbench gate: pass"},
 		{[]string{base, empty}, 2, "no benchmark results in " + empty},
 		{[]string{base, filepath.Join(dir, "nope.txt")}, 2, "nope.txt"},
+		{[]string{"-h"}, 0, "usage: kvb gate"},
 	} {
-		out, err := exec.Command(bin, c.args...).CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		if code != c.code || !strings.Contains(string(out), c.want) {
-			t.Errorf("gate %v: exit %d, want %d with %q:\n%s", c.args, code, c.code, c.want, out)
+		var out bytes.Buffer
+		code := Command.Run(c.args, &out, &out)
+		if code != c.code || !strings.Contains(out.String(), c.want) {
+			t.Errorf("gate %v: exit %d, want %d with %q:\n%s", c.args, code, c.code, c.want, out.String())
 		}
 	}
 }

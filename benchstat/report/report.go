@@ -1,16 +1,17 @@
-// Command report writes one results file as a self-contained HTML page:
-// the summary's tables (benchstat/internal/summary), every chart of
-// benchstat/internal/charts inlined as SVG, the run's configuration and
-// machine lines and each engine's settings line. It needs no network to
-// be read.
+// Package report is kvb report: one results file as a self-contained
+// HTML page: the summary's tables (benchstat/internal/summary), every
+// chart of benchstat/internal/charts inlined as SVG, the run's
+// configuration and machine lines and each engine's settings line. It
+// needs no network to be read.
 //
-//	go run ./benchstat/report [-o results/report.html] results/bench.txt
-package main
+//	go run ./benchstat/kvb report [-o results/report.html] results/bench.txt
+package report
 
 import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,28 +19,56 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/charts"
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/internal/summary"
 )
 
-func main() {
-	out := flag.String("o", "results/report.html", "the page to write")
-	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: report [-o report.html] results.txt")
-		flag.PrintDefaults()
+// Command is kvb report.
+var Command = cli.Command{
+	Name:    "report",
+	Summary: "one results file as a self-contained HTML page: the summary's tables and every chart",
+	Help:    help,
+	Run:     run,
+}
+
+const usage = `usage: kvb report [-o report.html] results.txt
+
+Writes the results file as one HTML page with no outside references: the
+summary's tables, every chart inline (SVG), the run's configuration and
+each engine's settings.
+
+`
+
+// flags is report's flag set and its -o.
+func flags() (*flag.FlagSet, *string) {
+	fs := cli.NewFlagSet("report")
+	return fs, fs.String("o", "results/report.html", "the page to write")
+}
+
+func help(w io.Writer) {
+	fs, _ := flags()
+	cli.PrintHelp(w, usage, fs)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs, out := flags()
+	pos, status, ok := cli.Parse(fs, args, help, stdout, stderr)
+	if !ok {
+		return status
 	}
-	flag.Parse()
-	if flag.NArg() != 1 {
-		flag.Usage()
-		os.Exit(2)
+	if len(pos) != 1 {
+		return cli.Usage(stderr, "report", help, "give one results file, not %d", len(pos))
 	}
-	page, err := Build(flag.Arg(0))
+	page, err := Build(pos[0])
+	if err == nil {
+		err = os.WriteFile(*out, page.HTML, 0o644)
+	}
 	if err != nil {
-		fatal(err)
+		fmt.Fprintln(stderr, "kvb report:", err)
+		return 1
 	}
-	if err := os.WriteFile(*out, page.HTML, 0o644); err != nil {
-		fatal(err)
-	}
-	fmt.Fprintf(os.Stderr, "report: %s (%d tables, %d charts)\n", *out, len(page.Tables), len(page.Charts))
+	fmt.Fprintf(stderr, "kvb report: %s (%d tables, %d charts)\n", *out, len(page.Tables), len(page.Charts))
+	return 0
 }
 
 // Page is a rendered report and what it must show: the data-table and
@@ -135,9 +164,4 @@ var svgProlog = regexp.MustCompile(`(?s)^.*?(<svg\b)`)
 // declaration and a comment), which HTML does not take.
 func inlineSVG(b []byte) []byte {
 	return bytes.TrimSpace(svgProlog.ReplaceAll(b, []byte("$1")))
-}
-
-func fatal(err error) {
-	fmt.Fprintln(os.Stderr, "report:", err)
-	os.Exit(1)
 }

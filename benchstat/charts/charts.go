@@ -1,0 +1,126 @@
+// Package charts is kvb charts: SVG charts from kvbench results. For
+// each operation, every engine's throughput per sub-benchmark as bars with
+// confidence whiskers, and every engine's latency percentiles per
+// sub-benchmark; the memory-budget row's ops/s on an axis of their own,
+// beside the disk's one-thread 4 KiB random reads. The drawing is
+// benchstat/internal/charts.
+//
+//	go run ./benchstat/kvb charts [-o docs/img] [-format svg|png] results.txt...
+package charts
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/kvbench/kvbench/benchstat/internal/charts"
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/summary"
+)
+
+// Command is kvb charts.
+var Command = cli.Command{
+	Name:    "charts",
+	Summary: "SVG (or PNG) charts of results files: throughput, latency percentiles, the memory budget",
+	Help:    help,
+	Run:     run,
+}
+
+const usage = `usage: kvb charts [-o dir] [-format svg|png] results.txt...
+
+Draws every chart of the results files, taken together, into a directory
+and prints each file's path.
+
+`
+
+type options struct {
+	out, format string
+}
+
+func flags() (*flag.FlagSet, *options) {
+	o := &options{}
+	fs := cli.NewFlagSet("charts")
+	fs.StringVar(&o.out, "o", "docs/img", "directory the SVG files are written to")
+	fs.StringVar(&o.format, "format", "svg", "image format: svg or png")
+	return fs, o
+}
+
+func help(w io.Writer) {
+	fs, _ := flags()
+	cli.PrintHelp(w, usage, fs)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs, o := flags()
+	files, status, ok := cli.Parse(fs, args, help, stdout, stderr)
+	if !ok {
+		return status
+	}
+	if len(files) == 0 {
+		return cli.Usage(stderr, "charts", help, "no results files given")
+	}
+	if o.format != "svg" && o.format != "png" {
+		return cli.Usage(stderr, "charts", help, "-format %s: must be svg or png", o.format)
+	}
+	// The drawing package reads its format from a variable of its own,
+	// put back after the run.
+	defer func(was string) { charts.Format = was }(charts.Format)
+	charts.Format = o.format
+	if err := draw(files, o.out, stdout); err != nil {
+		fmt.Fprintln(stderr, "kvb charts:", err)
+		return 1
+	}
+	return 0
+}
+
+// draw draws the charts of every file together into dir and prints each
+// chart's path.
+func draw(files []string, dir string, stdout io.Writer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	all := charts.New()
+	var raw [][]byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		raw = append(raw, b)
+		r, err := charts.ReadResults(bytes.NewReader(b), f)
+		if err != nil {
+			return err
+		}
+		all.Merge(r)
+	}
+	if all.Empty() {
+		return fmt.Errorf("%v: no per-engine benchmark results", files)
+	}
+	drawn, err := charts.DrawAll(all, dir)
+	if err == nil {
+		var f string
+		if f, err = budgetChart(raw, dir); f != "" {
+			drawn = append(drawn, f)
+		}
+	}
+	for _, f := range drawn {
+		fmt.Fprintln(stdout, f)
+	}
+	return err
+}
+
+// budgetChart draws the memory-budget row of the summary of every file
+// together, as one results file; "" when they have none.
+func budgetChart(raw [][]byte, dir string) (string, error) {
+	res, err := summary.Read(bytes.NewReader(bytes.Join(raw, []byte("\n"))), "results")
+	if err != nil {
+		return "", err
+	}
+	b, ok := charts.BudgetOf(summary.Build(res))
+	if !ok {
+		return "", nil
+	}
+	return charts.BudgetChart(b, dir)
+}

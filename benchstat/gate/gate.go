@@ -1,0 +1,126 @@
+// Package gate is kvb gate: it fails when head results are worse than
+// base results. It pairs the rounds of the two files (the i-th result of a
+// series in base with its i-th in head, as kvb compare writes them) and
+// tests the per-round changes: a series regresses when a one-sided
+// Wilcoxon signed-rank test finds them centred on the bad side (alpha,
+// default 0.05, Holm-corrected over the series) and their median is worse
+// than a threshold (default 3%). Each benchmark family is gated on the
+// units that carry its result, named by the "gate" line the suite prints;
+// a gated series missing from head fails. Units declared exact (benchfmt
+// "Unit x assume=exact") fail on any worsening. It prints a markdown
+// summary on stdout. The test is benchstat/internal/gate, which kvb
+// compare calls in process.
+//
+//	go run ./benchstat/kvb gate [-alpha 0.05] [-threshold 3] [-holm=false] [-units regexp] [-allow_removed] base.txt head.txt
+//
+// Several files may be given per side as base1.txt,base2.txt. Exit status:
+// 0 pass, 1 regression or missing series, 2 bad usage, unreadable input,
+// or too few rounds for the test to reject at alpha.
+package gate
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/gate"
+)
+
+// Command is kvb gate.
+var Command = cli.Command{
+	Name:    "gate",
+	Summary: "the regression gate on results you already have: head against base, rounds paired",
+	Help:    help,
+	Run:     run,
+}
+
+const usage = `usage: kvb gate [flags] base.txt[,more.txt] head.txt[,more.txt]
+
+Pairs the rounds of the two sides (the i-th result of a series in base
+with its i-th in head) and fails a series whose per-round changes a
+one-sided signed-rank test finds worse, by more than the threshold
+(docs/gating.md). Prints a Markdown report. Exit status: 0 pass, 1
+regression or a gated series missing from head, 2 bad usage, unreadable
+input, or too few rounds for the test to reject anything.
+
+`
+
+// options are gate's flags as given.
+type options struct {
+	alpha, threshold, simThreshold float64
+	holm, allowRemoved             bool
+	units                          string
+}
+
+func flags() (*flag.FlagSet, *options) {
+	o := &options{}
+	fs := cli.NewFlagSet("gate")
+	fs.Float64Var(&o.alpha, "alpha", 0.05, "significance level of the one-sided signed-rank test on the per-round changes")
+	fs.Float64Var(&o.threshold, "threshold", 100*gate.DefaultThreshold, "percent: a series fails only when the median per-round change is worse than this")
+	fs.Float64Var(&o.simThreshold, "sim_threshold", 100*gate.DefaultSimThreshold, "percent: the same for results counted under callgrind (a \"mode: sim\" line, kvb sim)")
+	fs.BoolVar(&o.holm, "holm", true, "Holm-Bonferroni correction across the tested series, so that alpha bounds the chance of any false alarm in the comparison (-holm=false: alpha per series)")
+	fs.StringVar(&o.units, "units", "", "regular expression: gate exactly the units it matches, e.g. '^(ns/op|cpu-ns/op)$' (default: each family's own units)")
+	fs.BoolVar(&o.allowRemoved, "allow_removed", false, "a gated series in base but not in head passes (default: it fails)")
+	return fs, o
+}
+
+func help(w io.Writer) {
+	fs, _ := flags()
+	cli.PrintHelp(w, usage, fs)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs, f := flags()
+	pos, status, ok := cli.Parse(fs, args, help, stdout, stderr)
+	if !ok {
+		return status
+	}
+	if len(pos) != 2 {
+		return cli.Usage(stderr, "gate", help, "give the base and the head results, not %d arguments", len(pos))
+	}
+	o := gate.Options{Alpha: f.alpha, Threshold: f.threshold / 100, SimThreshold: f.simThreshold / 100, Holm: f.holm, AllowRemoved: f.allowRemoved}
+	if err := o.Validate(); err != nil {
+		return cli.Usage(stderr, "gate", help, "%v", err)
+	}
+	if f.units != "" {
+		re, err := regexp.Compile(f.units)
+		if err != nil {
+			return cli.Usage(stderr, "gate", help, "-units %s: %v", f.units, err)
+		}
+		o.Units = re
+	}
+	base, err := gate.ReadFiles(strings.Split(pos[0], ",")...)
+	if err != nil {
+		fmt.Fprintln(stderr, "kvb gate: base:", err)
+		return 2
+	}
+	head, err := gate.ReadFiles(strings.Split(pos[1], ",")...)
+	if err != nil {
+		fmt.Fprintln(stderr, "kvb gate: head:", err)
+		return 2
+	}
+	for i, s := range []*gate.Set{base, head} {
+		if len(s.Values) == 0 {
+			fmt.Fprintf(stderr, "kvb gate: no benchmark results in %s\n", pos[i])
+			return 2
+		}
+	}
+	rows := gate.Compare(base, head, o)
+	if need, short := gate.TooFewRounds(rows, o); len(short) > 0 {
+		holm := ""
+		if o.Holm {
+			holm = fmt.Sprintf(" after Holm over %d series", gate.Corrected(rows))
+		}
+		fmt.Fprintf(stderr, "kvb gate: %s has %d paired rounds; the signed-rank test needs at least %d to reject anything at alpha %g%s, so this gate could not fail: run more rounds (kvb compare -count %d)\n",
+			short[0].Key, short[0].N, need, o.Alpha, holm, need)
+		return 2
+	}
+	gate.Markdown(stdout, rows, o, pos[0], pos[1])
+	if gate.Failed(rows) {
+		return 1
+	}
+	return 0
+}

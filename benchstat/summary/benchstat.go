@@ -1,0 +1,69 @@
+package summary
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"golang.org/x/perf/benchfmt"
+)
+
+// benchstat runs benchstat on file with engines as columns.
+func benchstat(file string, flags []string, stdout, stderr io.Writer) error {
+	in, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.MkdirTemp("", "kvbench-engines")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	outPath := filepath.Join(tmp, filepath.Base(file))
+	out, err := os.Create(outPath)
+	if err != nil {
+		return err
+	}
+	n, err := Rewrite(in, file, out)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: no per-engine benchmark results", file)
+	}
+	// Engines differ in their settings lines, so tables are split by unit
+	// only (-table=), not by configuration, and free space on -dir changes
+	// from run to run; later flags override these.
+	args := append([]string{"tool", "benchstat", "-col", "/engine", "-table=", "-ignore", "dir-fs"}, flags...)
+	cmd := exec.Command("go", append(args, outPath)...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	return cmd.Run()
+}
+
+// Rewrite copies results from r to w with engine names moved into an
+// engine= key, and returns how many results it renamed.
+func Rewrite(r io.Reader, name string, w io.Writer) (int, error) {
+	rd := benchfmt.NewReader(r, name)
+	wr := benchfmt.NewWriter(w)
+	renamed := 0
+	for rd.Scan() {
+		rec := rd.Result()
+		if res, ok := rec.(*benchfmt.Result); ok {
+			if nn, ok := engname.EngineName(res.Name); ok {
+				res.Name = nn
+				renamed++
+			}
+		}
+		if err := wr.Write(rec); err != nil {
+			return renamed, err
+		}
+	}
+	return renamed, rd.Err()
+}

@@ -1,0 +1,109 @@
+// Package summary is kvb summary: one results file with engines side by
+// side. By default it answers the questions make bench asks, one short
+// table per question (package benchstat/internal/summary), and with -o
+// writes the same text to a file. With -benchstat it renames per-engine
+// benchmarks (ReadRandomBadger/valsz=1024) to an engine key
+// (ReadRandom/engine=Badger/valsz=1024) with benchfmt and hands the file to
+// benchstat for one column per engine, every unit.
+//
+//	go run ./benchstat/kvb summary [-o summary.txt] results.txt
+//	go run ./benchstat/kvb summary -benchstat results.txt [benchstat flags]
+package summary
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/summary"
+)
+
+// Command is kvb summary.
+var Command = cli.Command{
+	Name:    "summary",
+	Summary: "one results file, engines side by side: a short table per question make bench asks",
+	Help:    help,
+	Run:     run,
+}
+
+const usage = `usage: kvb summary [-o summary.txt] results.txt
+       kvb summary -benchstat results.txt [benchstat flags]
+
+Prints the summary of one results file: a short table per question make
+bench asks (docs/comparing.md). With -benchstat, benchstat's tables of
+every unit instead, one column per engine; flags after the file go to
+benchstat.
+
+`
+
+type options struct {
+	out  string
+	full bool
+}
+
+func flags() (*flag.FlagSet, *options) {
+	o := &options{}
+	fs := cli.NewFlagSet("summary")
+	fs.StringVar(&o.out, "o", "", "also write the summary, exactly as printed, to this file")
+	fs.BoolVar(&o.full, "benchstat", false, "print benchstat's tables of every unit, engines as columns, instead of the summary")
+	return fs, o
+}
+
+func help(w io.Writer) {
+	fs, _ := flags()
+	cli.PrintHelp(w, usage, fs)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs, o := flags()
+	pos, status, ok := cli.ParseLeading(fs, args, help, stdout, stderr)
+	if !ok {
+		return status
+	}
+	if len(pos) == 0 {
+		return cli.Usage(stderr, "summary", help, "no results file given")
+	}
+	if o.full {
+		if err := benchstat(pos[0], pos[1:], stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, "kvb summary:", err)
+			return 1
+		}
+		return 0
+	}
+	if len(pos) != 1 {
+		return cli.Usage(stderr, "summary", help, "one results file, not %d (benchstat's flags go with -benchstat)", len(pos))
+	}
+	if err := write(pos[0], o.out, stdout); err != nil {
+		fmt.Fprintln(stderr, "kvb summary:", err)
+		return 1
+	}
+	return 0
+}
+
+// write prints the summary of the results file and, with out, writes
+// the same text there.
+func write(file, out string, stdout io.Writer) error {
+	in, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	r, err := summary.Read(in, file)
+	in.Close()
+	if err != nil {
+		return err
+	}
+	var text bytes.Buffer
+	if err := summary.Build(r).Write(&text); err != nil {
+		return err
+	}
+	if _, err := stdout.Write(text.Bytes()); err != nil {
+		return err
+	}
+	if out != "" {
+		return os.WriteFile(out, text.Bytes(), 0o644)
+	}
+	return nil
+}
