@@ -162,7 +162,7 @@ HISTORY ?= on
 RUN_DATE := $(or $(RUN_DATE),$(shell date -u +%Y-%m-%dT%H:%M:%SZ))
 export RUN_DATE
 define record
-	@if [ "$(HISTORY)" != off ]; then $(GO) run ./benchstat/history add $(1) -label role=$(2) \
+	@if [ "$(HISTORY)" != off ]; then $(GO) run ./benchstat/kvb history add $(1) -label role=$(2) \
 	  -label commit=$$(git rev-parse HEAD 2>/dev/null || echo none) -label commit-date=$$(git show -s --format=%cI HEAD 2>/dev/null || echo none) \
 	  -label branch=$$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo none) \
 	  -label dirty=$$(test -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo false || echo true) \

@@ -79,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return status
 	}
 	if len(pos) != 2 {
-		return cli.Usage(stderr, "gate", help, "give the base and the head results, not %d arguments", len(pos))
+		return cli.Usage(stderr, "gate", help, "want the base and the head results, got %q", pos)
 	}
 	o := gate.Options{Alpha: f.alpha, Threshold: f.threshold / 100, SimThreshold: f.simThreshold / 100, Holm: f.holm, AllowRemoved: f.allowRemoved}
 	if err := o.Validate(); err != nil {

@@ -1,8 +1,8 @@
-package main
+package history
 
 import (
+	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,28 +10,15 @@ import (
 	"time"
 )
 
-const artifactScript = "../history-artifact.sh"
-
-// artifact runs benchstat/history-artifact.sh and returns its exit status
-// and stderr.
-func artifact(t *testing.T, args ...string) (int, string) {
+// runArtifact runs kvb history artifact and returns its exit status and
+// stderr.
+func runArtifact(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("no bash")
-	}
-	var errb strings.Builder
-	cmd := exec.Command("bash", append([]string{artifactScript}, args...)...)
-	cmd.Stderr = &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), errb.String()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return 0, errb.String()
+	code, _, errs := runHistory(append([]string{"artifact"}, args...)...)
+	return code, errs
 }
 
-// compareDir is a compare.sh output directory of -mode both: each side's
+// compareDir is a kvb compare output directory of -mode both: each side's
 // file is the suite's testdata file.
 func compareDir(t *testing.T) (string, []byte) {
 	t.Helper()
@@ -56,7 +43,7 @@ func compareDir(t *testing.T) (string, []byte) {
 func TestHistoryArtifactAdds(t *testing.T) {
 	cmp, raw := compareDir(t)
 	out := filepath.Join(t.TempDir(), "history")
-	code, errs := artifact(t, "-mode", "both", "-label", "machine=ci-arm64", "-label", "date=2026-01-02T03:04:05Z",
+	code, errs := runArtifact(t, "-mode", "both", "-label", "machine=ci-arm64", "-label", "date=2026-01-02T03:04:05Z",
 		"-base", "commit=aaa111", "-base", "branch=main", "-head", "commit=bbb222", "-head", "branch=feature", "-head", "ref=HEAD",
 		out, cmp)
 	if code != 0 {
@@ -115,11 +102,39 @@ func TestHistoryArtifactUsage(t *testing.T) {
 		{out, filepath.Join(cmp, "missing")},
 		{out, empty},
 	} {
-		if code, errs := artifact(t, args...); code != 2 || errs == "" {
+		if code, errs := runArtifact(t, args...); code != 2 || errs == "" {
 			t.Errorf("%q: exit %d, %q; want 2 and a message", args, code, errs)
 		}
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a usage error wrote %s: %v", out, err)
+	}
+}
+
+// A file in OUT_DIR that no artifact wrote stops it before it writes
+// anything; its own copies are replaced.
+func TestHistoryArtifactKeepsOthersFiles(t *testing.T) {
+	cmp, _ := compareDir(t)
+	out := t.TempDir()
+	if code, errs := runArtifact(t, out, cmp); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if code, errs := runArtifact(t, "-label", "machine=b", out, cmp); code != 0 {
+		t.Fatalf("again: exit %d: %s", code, errs)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "base.txt")); !strings.Contains(string(b), "\nmachine: b\n") {
+		t.Errorf("the second run did not replace its own copy:\n%.200s", b)
+	}
+	mine := filepath.Join(out, "head.txt")
+	if err := os.WriteFile(mine, []byte("my notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "base.txt"))
+	if code, errs := runArtifact(t, "-label", "machine=c", out, cmp); code != 2 || !strings.Contains(errs, mine) {
+		t.Errorf("over a file of its own: exit %d, %q; want 2 naming %s", code, errs, mine)
+	}
+	after, _ := os.ReadFile(filepath.Join(out, "base.txt"))
+	if b, _ := os.ReadFile(mine); string(b) != "my notes\n" || !bytes.Equal(before, after) {
+		t.Errorf("a refused run wrote: head.txt %q, base.txt changed %v", b, !bytes.Equal(before, after))
 	}
 }

@@ -1,10 +1,9 @@
-package main
+package history
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"io"
 	"os"
 	"strconv"
@@ -12,22 +11,28 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/internal/history"
 )
 
 // flags is one subcommand's flag set: -history always, -label where asked.
-func flags(name string, labels *labelFlag, stderr io.Writer) (*flag.FlagSet, *string) {
-	fs := flag.NewFlagSet("history "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
-	}
+func flags(name string, labels *labelFlag) (*flag.FlagSet, *string) {
+	fs := cli.NewFlagSet("history " + name)
 	path := fs.String("history", "", "the history database (default $XDG_DATA_HOME/kvbench/history.db, or ~/.local/share/kvbench/history.db)")
 	if labels != nil {
 		fs.Var(labels, "label", "key=value; repeat for more (add: attached to every file; list, report: runs carrying all of them)")
 	}
 	return fs, path
+}
+
+// helpOf is history's usage and the flags of fs, one subcommand's.
+func helpOf(fs *flag.FlagSet) func(io.Writer) {
+	return func(w io.Writer) { cli.PrintHelp(w, usage+"\n"+fs.Name()+"'s flags:\n", fs) }
+}
+
+// parse reads a subcommand's flags around its arguments.
+func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, int, bool) {
+	return cli.Parse(fs, args, helpOf(fs), stdout, stderr)
 }
 
 // dbPath is -history, or the default.
@@ -46,25 +51,24 @@ func existing(ctx context.Context, flagPath string) (*history.Store, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no history at %s (history add creates it; -history PATH for another)", path)
+		return nil, fmt.Errorf("no history at %s (kvb history add creates it; -history PATH for another)", path)
 	}
 	return history.Open(ctx, path)
 }
 
 func add(args []string, stdout, stderr io.Writer) int {
 	var labels labelFlag
-	fs, hist := flags("add", &labels, stderr)
-	files, err := flagargs.Parse(fs, args)
-	if err != nil {
-		return 2
+	fs, hist := flags("add", &labels)
+	files, status, ok := parse(fs, args, stdout, stderr)
+	if !ok {
+		return status
 	}
 	if len(files) == 0 {
-		fmt.Fprint(stderr, "history add: no files given\n", usage)
-		return 2
+		return cli.Usage(stderr, fs.Name(), helpOf(fs), "no files given")
 	}
 	path, err := dbPath(*hist)
 	if err != nil {
-		fmt.Fprintln(stderr, "history add:", err)
+		fmt.Fprintln(stderr, "kvb history add:", err)
 		return 2
 	}
 	// Every file is read and parsed before the database is touched: one
@@ -73,12 +77,12 @@ func add(args []string, stdout, stderr io.Writer) int {
 	for _, name := range files {
 		raw, err := os.ReadFile(name)
 		if err != nil {
-			fmt.Fprintln(stderr, "history add:", err)
+			fmt.Fprintln(stderr, "kvb history add:", err)
 			return 1
 		}
 		f, err := history.Parse(name, raw)
 		if err != nil {
-			fmt.Fprintf(stderr, "history add: %v; nothing added\n", err)
+			fmt.Fprintf(stderr, "kvb history add: %v; nothing added\n", err)
 			return 1
 		}
 		parsed = append(parsed, f)
@@ -116,19 +120,18 @@ func runIDs(ids []int64) string {
 
 func list(args []string, stdout, stderr io.Writer) int {
 	var labels labelFlag
-	fs, hist := flags("list", &labels, stderr)
-	rest, err := flagargs.Parse(fs, args)
-	if err != nil {
-		return 2
+	fs, hist := flags("list", &labels)
+	rest, status, ok := parse(fs, args, stdout, stderr)
+	if !ok {
+		return status
 	}
 	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "history list: unexpected argument %q (filter with -label k=v)\n%s", rest[0], usage)
-		return 2
+		return cli.Usage(stderr, fs.Name(), helpOf(fs), "unexpected argument %q (filter with -label k=v)", rest[0])
 	}
 	ctx := context.Background()
 	s, err := existing(ctx, *hist)
 	if err != nil {
-		fmt.Fprintln(stderr, "history list:", err)
+		fmt.Fprintln(stderr, "kvb history list:", err)
 		return 1
 	}
 	defer s.Close()
@@ -138,7 +141,7 @@ func list(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if len(runs) == 0 {
-		fmt.Fprintf(stderr, "history list: no runs%s in %s\n", map[bool]string{true: " with " + labels.String(), false: ""}[len(labels) > 0], s.Path())
+		fmt.Fprintf(stderr, "kvb history list: no runs%s in %s\n", map[bool]string{true: " with " + labels.String(), false: ""}[len(labels) > 0], s.Path())
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -198,24 +201,22 @@ func dash(s string) string {
 }
 
 func export(args []string, stdout, stderr io.Writer) int {
-	fs, hist := flags("export", nil, stderr)
-	rest, err := flagargs.Parse(fs, args)
-	if err != nil {
-		return 2
+	fs, hist := flags("export", nil)
+	rest, status, ok := parse(fs, args, stdout, stderr)
+	if !ok {
+		return status
 	}
 	if len(rest) != 1 {
-		fmt.Fprint(stderr, "history export: give one RUN-ID\n", usage)
-		return 2
+		return cli.Usage(stderr, fs.Name(), helpOf(fs), "give one RUN-ID")
 	}
 	id, err := strconv.ParseInt(rest[0], 10, 64)
 	if err != nil || id < 1 {
-		fmt.Fprintf(stderr, "history export: RUN-ID %q is not a run id (a number from history list)\n", rest[0])
-		return 2
+		return cli.Usage(stderr, fs.Name(), helpOf(fs), "RUN-ID %q is not a run id (a number from kvb history list)", rest[0])
 	}
 	ctx := context.Background()
 	s, err := existing(ctx, *hist)
 	if err != nil {
-		fmt.Fprintln(stderr, "history export:", err)
+		fmt.Fprintln(stderr, "kvb history export:", err)
 		return 1
 	}
 	defer s.Close()
@@ -225,7 +226,7 @@ func export(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if _, err := stdout.Write(raw); err != nil {
-		fmt.Fprintln(stderr, "history export:", err)
+		fmt.Fprintln(stderr, "kvb history export:", err)
 		return 1
 	}
 	return 0

@@ -1,39 +1,38 @@
-package main
+package history
 
 import (
 	"context"
 	"fmt"
-	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
 
 // report writes the history as one self-contained HTML page: the change
 // points first, then per machine and benchmark family a chart per unit.
 func report(args []string, stdout, stderr io.Writer) int {
 	var labels labelFlag
-	fs, hist := flags("report", &labels, stderr)
+	fs, hist := flags("report", &labels)
 	out := fs.String("o", "results/history.html", "the page to write")
 	svgDir := fs.String("svg", "", "also write each chart as DIR/<chart id>.svg (for documents)")
 	commitURL := fs.String("commit_url", "", "link commits through this URL, %s for the commit (e.g. https://github.com/kvbench/kvbench/commit/%s)")
-	rest, err := flagargs.Parse(fs, args)
-	if err != nil {
-		return 2
+	rest, status, ok := parse(fs, args, stdout, stderr)
+	if !ok {
+		return status
 	}
 	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "history report: unexpected argument %q (filter with -label k=v)\n%s", rest[0], usage)
-		return 2
+		return cli.Usage(stderr, fs.Name(), helpOf(fs), "unexpected argument %q (filter with -label k=v)", rest[0])
 	}
 	if *commitURL != "" && strings.Count(*commitURL, "%s") != 1 {
-		fmt.Fprintf(stderr, "history report: -commit_url %q needs one %%s for the commit\n", *commitURL)
-		return 2
+		return cli.Usage(stderr, fs.Name(), helpOf(fs), "-commit_url %q needs one %%s for the commit", *commitURL)
 	}
 	ctx := context.Background()
 	s, err := existing(ctx, *hist)
 	if err != nil {
-		fmt.Fprintln(stderr, "history report:", err)
+		fmt.Fprintln(stderr, "kvb history report:", err)
 		return 1
 	}
 	defer s.Close()
@@ -47,28 +46,28 @@ func report(args []string, stdout, stderr io.Writer) int {
 		if len(labels) > 0 {
 			with = " with " + labels.String()
 		}
-		fmt.Fprintf(stderr, "history report: no runs%s in %s; nothing written\n", with, s.Path())
+		fmt.Fprintf(stderr, "kvb history report: no runs%s in %s; nothing written\n", with, s.Path())
 		return 1
 	}
 	m := buildModel(h)
 	pg, err := renderPage(h, m, s.Path(), labels.String(), *commitURL)
 	if err != nil {
-		fmt.Fprintln(stderr, "history report:", err)
+		fmt.Fprintln(stderr, "kvb history report:", err)
 		return 1
 	}
 	if dir := filepath.Dir(*out); dir != "." {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			fmt.Fprintln(stderr, "history report:", err)
+			fmt.Fprintln(stderr, "kvb history report:", err)
 			return 1
 		}
 	}
 	if err := os.WriteFile(*out, pg.HTML, 0o644); err != nil {
-		fmt.Fprintln(stderr, "history report:", err)
+		fmt.Fprintln(stderr, "kvb history report:", err)
 		return 1
 	}
 	if *svgDir != "" {
 		if err := writeSVGs(*svgDir, m); err != nil {
-			fmt.Fprintln(stderr, "history report:", err)
+			fmt.Fprintln(stderr, "kvb history report:", err)
 			return 1
 		}
 	}

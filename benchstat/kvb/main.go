@@ -22,6 +22,7 @@ import (
 
 	"github.com/kvbench/kvbench/benchstat/charts"
 	"github.com/kvbench/kvbench/benchstat/gate"
+	"github.com/kvbench/kvbench/benchstat/history"
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/report"
 	"github.com/kvbench/kvbench/benchstat/summary"
@@ -45,6 +46,7 @@ var commands = map[string]command{}
 var packaged = []cli.Command{
 	charts.Command,
 	gate.Command,
+	history.Command,
 	report.Command,
 	summary.Command,
 }

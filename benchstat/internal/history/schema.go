@@ -71,7 +71,7 @@ func migrate(ctx context.Context, db *sql.DB, steps []string) error {
 		return err
 	}
 	if v > len(steps) {
-		return fmt.Errorf("%w: version %d, this program knows up to %d; use a newer benchstat/history", ErrNewerSchema, v, len(steps))
+		return fmt.Errorf("%w: version %d, this program knows up to %d; use a newer kvb", ErrNewerSchema, v, len(steps))
 	}
 	if v == len(steps) {
 		return nil

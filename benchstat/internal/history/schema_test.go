@@ -54,7 +54,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 	if !errors.Is(err, ErrNewerSchema) {
 		t.Fatalf("Open of a newer database = %v, want ErrNewerSchema", err)
 	}
-	for _, want := range []string{path, "version 2", "knows up to 1", "newer benchstat/history"} {
+	for _, want := range []string{path, "version 2", "knows up to 1", "use a newer kvb"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
