@@ -132,7 +132,7 @@ audit: deps
 	$(GO) run ./benchstat/audit -bin $(BENCH_BIN) -rounds $(AUDIT_ROUNDS) $(BENCH_FLAGS) -o $(RESULTS)/audit -doc docs/engines.md
 
 # bench-sim: the instruction counts of make bench's warm point reads and
-# scans on one thread (benchstat/sim under Valgrind's callgrind: instr/op
+# scans on one thread (kvb sim under Valgrind's callgrind: instr/op
 # and est-cycles/op of each timed loop), for a history that sees small
 # changes: make bench's times resolve steps of 10-20 % on a shared VM,
 # the counts about 1 % (docs/history.md, "Change points"). Each count is a
@@ -147,9 +147,9 @@ bench-sim: deps valgrind-deps
 	$(MAKE) --no-print-directory bench-sim-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
 
 bench-sim-run: bench-bin
-	$(GO) build -o $(RESULTS)/sim ./benchstat/sim
+	$(GO) build -o $(RESULTS)/kvb ./benchstat/kvb
 	@stores='$(STORES)'; set -ex; \
-	$(RESULTS)/sim -benchtime '$(SIM_BENCHTIME)' $(BENCH_BIN) -test.run '^$$' -test.bench "^Benchmark(ReadRandom|Scan)($$stores)\$$" \
+	$(RESULTS)/kvb sim -benchtime '$(SIM_BENCHTIME)' $(BENCH_BIN) -test.run '^$$' -test.bench "^Benchmark(ReadRandom|Scan)($$stores)\$$" \
 	  -test.count $(SIM_COUNT) -test.cpu 1 $(SIM_FLAGS) >$(RESULTS)/bench-sim.txt
 	$(call record,$(RESULTS)/bench-sim.txt,bench-sim)
 

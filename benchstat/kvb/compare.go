@@ -29,7 +29,6 @@ type comparison struct {
 	args        *compareArgs
 	stdout      io.Writer
 	base, head  *side
-	simBinary   string
 	started     string // the history's date label
 	suiteCommit string // -module: the commit this tree is at
 }
@@ -154,8 +153,7 @@ func (c *comparison) check(ctx context.Context) error {
 	return nil
 }
 
-// buildSides builds both test binaries (one for an A/A comparison) and,
-// for counted rounds, benchstat/sim.
+// buildSides builds both test binaries (one for an A/A comparison).
 func (c *comparison) buildSides(ctx context.Context) error {
 	if err := c.scratch(); err != nil {
 		return err
@@ -168,12 +166,6 @@ func (c *comparison) buildSides(ctx context.Context) error {
 		c.head.binary = c.base.binary
 	} else if err := c.build(ctx, c.head); err != nil {
 		return err
-	}
-	if c.args.mode != "time" {
-		c.simBinary = filepath.Join(c.tmp, "sim")
-		if _, err := output(ctx, c.repo, goEnv, "go", "build", "-o", c.simBinary, "./benchstat/sim"); err != nil {
-			return fmt.Errorf("building benchstat/sim: %w", err)
-		}
 	}
 	return nil
 }

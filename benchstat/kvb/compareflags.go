@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/gate"
+	"github.com/kvbench/kvbench/benchstat/sim"
 )
 
 // compare's defaults, measured on this suite (docs/gating.md, "The
@@ -20,7 +21,7 @@ const (
 	defaultTimeRounds    = 20
 	defaultSimRounds     = 9
 	defaultTimeBenchtime = "0.05s"
-	defaultSimBenchtime  = "2000x,Scan=50x,Iterate=5x,Populate=1x,Batch=1x"
+	defaultSimBenchtime  = sim.DefaultIterations
 	defaultBench         = "BenchmarkReadRandom"
 	defaultOut           = "results/compare"
 )
@@ -41,7 +42,7 @@ type compareArgs struct {
 	history    string // the store; "" is history.DefaultPath
 	tags       string
 	timeBench  string // -test.benchtime of timed rounds
-	simBench   string // benchstat/sim's -benchtime
+	simBench   string // kvb sim's -benchtime
 	gate       gate.Options
 	suite      []string // forwarded to both binaries, defaults first
 }
@@ -82,7 +83,7 @@ func compareFlags(a *compareArgs) (*flag.FlagSet, *rawFlags) {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned, usage printed by the caller
 	fs.StringVar(&a.module, "module", "", "compare two versions of this engine module (BASE and HEAD are its versions or directories)")
-	fs.StringVar(&a.mode, "mode", "time", "time: timed rounds; sim: counted under callgrind (benchstat/sim); both: time rounds, then sim rounds")
+	fs.StringVar(&a.mode, "mode", "time", "time: timed rounds; sim: counted under callgrind (kvb sim); both: time rounds, then sim rounds")
 	fs.StringVar(&a.bench, "bench", "", "benchmarks to run (default "+defaultBench+", or with -module its engine's)")
 	fs.IntVar(&a.count, "count", 0, fmt.Sprintf("paired rounds (default %d timed, %d counted)", defaultTimeRounds, defaultSimRounds))
 	fs.StringVar(&a.out, "o", defaultOut, "directory of the results and the gate's report")
@@ -161,6 +162,11 @@ func parseCompare(args []string) (*compareArgs, error) {
 	}
 	if r.simBench != "" {
 		a.simBench = r.simBench
+	}
+	if a.mode != "time" {
+		if _, err := sim.ParseIterations(a.simBench); err != nil {
+			return nil, err
+		}
 	}
 	// The signed-rank test needs 2^-n < alpha: fewer rounds could never
 	// fail. Holm's stricter need depends on how many series move, so the

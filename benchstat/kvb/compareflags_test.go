@@ -89,6 +89,7 @@ func TestCompareUsageErrors(t *testing.T) {
 		{[]string{"main", "HEAD", "-alpha", "1.5"}, "-alpha 1.5: must be more than 0 and less than 1"},
 		{[]string{"main", "HEAD", "-units", "("}, "-units ("},
 		{[]string{"main", "HEAD", "-module", ""}, "-module needs a module path"},
+		{[]string{"main", "HEAD", "-mode", "sim", "-sim_benchtime", "1s"}, `"1s" must be a count of iterations`},
 	} {
 		_, err := parseCompare(c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -25,6 +25,7 @@ import (
 	"github.com/kvbench/kvbench/benchstat/history"
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/report"
+	"github.com/kvbench/kvbench/benchstat/sim"
 	"github.com/kvbench/kvbench/benchstat/summary"
 )
 
@@ -48,6 +49,7 @@ var packaged = []cli.Command{
 	gate.Command,
 	history.Command,
 	report.Command,
+	sim.Command,
 	summary.Command,
 }
 

@@ -3,30 +3,40 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/kvbench/kvbench/benchstat/sim"
 )
 
-// runCmd is one run of a side's test binary in mode: the benchmarks
-// once, with the suite's flags and the mode's run length.
-func (c *comparison) runCmd(ctx context.Context, mode string, s *side, benchtime string) *exec.Cmd {
-	test := testArgs(c.args.bench, c.args.suite...)
-	var cmd *exec.Cmd
-	if mode == "sim" {
-		// benchstat/sim runs the binary under callgrind on one CPU.
-		args := append([]string{"-benchtime", benchtime, s.binary}, test...)
-		cmd = exec.CommandContext(ctx, c.simBinary, append(args, "-test.cpu=1")...)
-	} else {
-		cmd = exec.CommandContext(ctx, s.binary, append(test, "-test.benchtime="+benchtime)...)
-	}
+// timeCmd is one timed run of a side's test binary: the benchmarks once,
+// with the suite's flags, for benchtime.
+func (c *comparison) timeCmd(ctx context.Context, s *side, benchtime string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, s.binary, append(testArgs(c.args.bench, c.args.suite...), "-test.benchtime="+benchtime)...)
 	cmd.Dir = c.repo
-	// The side a binary runs as: the power measurement's injected
-	// slowdown works on head only.
-	cmd.Env = append(os.Environ(), "KVBENCH_SIDE="+s.role)
+	cmd.Env = append(os.Environ(), sideEnv(s))
 	cmd.Stderr = c.stderr
 	return cmd
 }
+
+// runSide is one round of a side in mode, its results to out: timed, or
+// counted under callgrind on one CPU (kvb sim, in process).
+func (c *comparison) runSide(ctx context.Context, mode string, s *side, benchtime string, out io.Writer) error {
+	if mode == "sim" {
+		test := append(testArgs(c.args.bench, c.args.suite...), "-test.cpu=1")
+		return sim.Count(ctx, sim.Options{Binary: s.binary, TestArgs: test, Iterations: benchtime, Cache: true,
+			Dir: c.repo, Env: []string{sideEnv(s)}}, out, c.stderr)
+	}
+	cmd := c.timeCmd(ctx, s, benchtime)
+	cmd.Stdout = out
+	return cmd.Run()
+}
+
+// sideEnv tells a binary the side it runs as: the power measurement's
+// injected slowdown works on head only.
+func sideEnv(s *side) string { return "KVBENCH_SIDE=" + s.role }
 
 // warmUp runs each side once at one iteration before anything is
 // measured (warmRun): fixtures are keyed by the data, the options that
@@ -34,7 +44,7 @@ func (c *comparison) runCmd(ctx context.Context, mode string, s *side, benchtime
 // the engine's version differs.
 func (c *comparison) warmUp(ctx context.Context) error {
 	for _, s := range c.sides() {
-		ran, err := warmRun(c.runCmd(ctx, "time", s, "1x"), c.stderr)
+		ran, err := warmRun(c.timeCmd(ctx, s, "1x"), c.stderr)
 		if err != nil {
 			return fmt.Errorf("%s %s fails its warm-up run: %v", s.role, s.name(c.args.module), err)
 		}
@@ -65,9 +75,7 @@ func (c *comparison) rounds(ctx context.Context, mode string, n int, prefix stri
 			c.logf("%s round %d of %d (%s %s)", mode, round, n, order[0], order[1])
 		},
 		func(ctx context.Context, i, round int, out *os.File) error {
-			cmd := c.runCmd(ctx, mode, sides[i], benchtime)
-			cmd.Stdout = out
-			if err := cmd.Run(); err != nil {
+			if err := c.runSide(ctx, mode, sides[i], benchtime, out); err != nil {
 				return fmt.Errorf("%s fails in %s round %d (%v); its output is in %s", sides[i].role, mode, round, err, out.Name())
 			}
 			return nil

@@ -1,8 +1,8 @@
-package main
+package sim
 
 import (
+	"context"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"sort"
 	"strconv"
@@ -24,9 +24,11 @@ type iterations struct {
 }
 
 // DefaultIterations is -benchtime's default.
-const defaultIterations = "2000x,Scan=50x,Iterate=5x,Populate=1x,Batch=1x"
+const DefaultIterations = "2000x,Scan=50x,Iterate=5x,Populate=1x,Batch=1x"
 
-func parseIterations(s string) (iterations, error) {
+// ParseIterations reads -benchtime: a default count and overrides by
+// family, each a number of iterations (2000x,Scan=100x).
+func ParseIterations(s string) (iterations, error) {
 	it := iterations{prefix: map[string]int{}}
 	for _, part := range strings.Split(s, ",") {
 		name, count, hasName := strings.Cut(part, "=")
@@ -73,12 +75,12 @@ type group struct {
 // count: every alternative's first level is replaced by the exact
 // top-level names it selects (listed by the binary itself) that run at
 // that count, its other levels kept.
-func groups(binary, pattern string, it iterations, flags []string) ([]group, error) {
+func groups(ctx context.Context, o Options, pattern string, it iterations, flags []string) ([]group, error) {
 	byN := map[int][]string{}
 	for _, alt := range benchpattern.Split(pattern) {
-		out, err := exec.Command(binary, append([]string{"-test.list", alt[0]}, flags...)...).Output()
+		out, err := o.command(ctx, o.Binary, append([]string{"-test.list", alt[0]}, flags...)...).Output()
 		if err != nil {
-			return nil, fmt.Errorf("%s -test.list %q: %v", binary, alt[0], err)
+			return nil, fmt.Errorf("%s -test.list %q: %v", o.Binary, alt[0], err)
 		}
 		names := map[int][]string{}
 		for _, line := range strings.Split(string(out), "\n") {

@@ -44,7 +44,7 @@ var simReadFlags = []string{"-threads", "1", "-cache", "warm", "-keys_mil", "0.0
 // TestPointReadsCallTheEnginesGet builds the suite's test binary twice,
 // plain and with each engine module replaced by a copy whose point-read
 // function starts with a busy loop, and counts both under callgrind
-// (benchstat/sim): each engine's ReadRandom must grow by the loop's
+// (kvb sim): each engine's ReadRandom must grow by the loop's
 // instructions, once per read, while the in-memory engine, which reads
 // through none of them, stays where it was. An adapter that read around the
 // function (a cursor of its own, an internal call) would not grow.
@@ -122,14 +122,14 @@ func TestPointReadsCallTheEnginesGet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plainBin, slowBin, simBin := filepath.Join(tmp, "plain.test"), filepath.Join(tmp, "slowed.test"), filepath.Join(tmp, "sim")
+	plainBin, slowBin, kvbBin := filepath.Join(tmp, "plain.test"), filepath.Join(tmp, "slowed.test"), filepath.Join(tmp, "kvb")
 	if err := parallel(
 		func() error { _, err := goCmd("test", "-c", tagFlag, "-o", plainBin, "."); return err },
 		func() error {
 			_, err := goCmd("test", "-c", tagFlag, "-modfile", modfile, "-o", slowBin, ".")
 			return err
 		},
-		func() error { _, err := goCmd("build", "-o", simBin, "./benchstat/sim"); return err },
+		func() error { _, err := goCmd("build", "-o", kvbBin, "./benchstat/kvb"); return err },
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestPointReadsCallTheEnginesGet(t *testing.T) {
 		if out, err := exec.Command(bin, append(a, "-test.benchtime", "1x")...).CombinedOutput(); err != nil {
 			return &cmdError{filepath.Base(bin) + " (building the fixtures): " + string(out), err}
 		}
-		out, err := exec.Command(simBin, append([]string{"-cache=false", "-benchtime", "2000x", bin}, a...)...).Output()
+		out, err := exec.Command(kvbBin, append([]string{"sim", "-cache=false", "-benchtime", "2000x", bin}, a...)...).Output()
 		if err != nil {
 			return &cmdError{"sim " + filepath.Base(bin) + ": " + string(out), err}
 		}

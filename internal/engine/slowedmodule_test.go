@@ -165,7 +165,7 @@ func loopLengths(listing []byte) map[string]int {
 	return lengths
 }
 
-// instrPerOp reads benchstat/sim's output: instr/op by the engine part of
+// instrPerOp reads kvb sim's output: instr/op by the engine part of
 // each ReadRandom leaf's name.
 func instrPerOp(out []byte) map[string]float64 {
 	line := regexp.MustCompile(`(?m)^BenchmarkReadRandom([A-Za-z]+)/\S*\s+\d+\s+([0-9.]+) instr/op`)

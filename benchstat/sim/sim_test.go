@@ -1,4 +1,4 @@
-package main
+package sim
 
 import (
 	"bytes"
@@ -110,7 +110,7 @@ func TestMalformedDump(t *testing.T) {
 // TestGroups: each family runs at its own count, the longest prefix
 // winning, and a pattern's alternatives and deeper levels are kept.
 func TestGroups(t *testing.T) {
-	it, err := parseIterations("2000x,Scan=100x,ScanCold=3x,Batch=1x")
+	it, err := ParseIterations("2000x,Scan=100x,ScanCold=3x,Batch=1x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +120,8 @@ func TestGroups(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"1s", "Scan=100x", "2000x,Scan=fast", "0x"} {
-		if _, err := parseIterations(bad); err == nil {
-			t.Errorf("parseIterations(%q) accepted", bad)
+		if _, err := ParseIterations(bad); err == nil {
+			t.Errorf("ParseIterations(%q) accepted", bad)
 		}
 	}
 	if _, _, err := benchFlag([]string{"-test.bench", "X", "-test.benchtime", "1s"}); err == nil {

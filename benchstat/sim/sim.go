@@ -1,12 +1,13 @@
-// Command sim runs a suite test binary under Valgrind's callgrind and
-// prints its benchmark results with the CPU work of each leaf's timed loop
-// in place of times: instr/op (instructions executed, every thread, Go and
-// C alike) and est-cycles/op (instructions plus simulated cache misses).
-// Counted work repeats within about 1 % from run to run where times on a
-// shared machine vary by tens of percent, so the regression gate can see a
-// 1 % change (docs/gating.md, "Simulation mode").
+// Package sim is kvb sim: it runs a suite test binary under Valgrind's
+// callgrind and prints its benchmark results with the CPU work of each
+// leaf's timed loop in place of times: instr/op (instructions executed,
+// every thread, Go and C alike) and est-cycles/op (instructions plus
+// simulated cache misses). Counted work repeats within about 1 % from run
+// to run where times on a shared machine vary by tens of percent, so the
+// regression gate can see a 1 % change (docs/gating.md, "Simulation
+// mode"). kvb compare -mode sim calls Count in process.
 //
-//	go run ./benchstat/sim [-cache=false] [-keep DIR] [-benchtime 2000x,Scan=100x] BINARY -test.bench PATTERN [test flags]
+//	go run ./benchstat/kvb sim [-cache=false] [-keep DIR] [-benchtime 2000x,Scan=100x] BINARY -test.bench PATTERN [test flags]
 //
 // Each family runs at a fixed b.N (-benchtime), one process per count, so
 // both sides of a comparison count the same iterations. The binary runs
@@ -19,11 +20,13 @@
 // window (families that stay on time mode: cold, budget, fixed-rate,
 // knee) and leaves with more than one thread are left out, each with a
 // line on stderr saying why.
-package main
+package sim
 
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,6 +36,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
 
 // The simulated caches, fixed so that est-cycles/op does not depend on
@@ -42,93 +47,158 @@ const cacheArgs = "--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
 // SimUnits are the units sim mode reports; the regression gate gates them.
 var simUnits = []string{"instr/op", "est-cycles/op"}
 
-func main() {
-	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
-	cache := fs.Bool("cache", true, "simulate the caches and report est-cycles/op (about 1.6x slower than instructions alone)")
-	keep := fs.String("keep", "", "keep callgrind's dumps in this directory (default: a temporary one, removed)")
-	benchtime := fs.String("benchtime", defaultIterations, "fixed iterations counted: a default and overrides by family (the top-level name's prefix after Benchmark)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: sim [-cache=false] [-keep DIR] [-benchtime 2000x,Scan=100x] BINARY -test.bench PATTERN [test flags]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(os.Args[1:]); err != nil {
-		os.Exit(2)
-	}
-	it, err := parseIterations(*benchtime)
-	if fs.NArg() < 1 || err != nil {
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "sim:", err)
-		}
-		fs.Usage()
-		os.Exit(2)
-	}
-	os.Exit(run(fs.Arg(0), fs.Args()[1:], it, *cache, *keep, os.Stdout, os.Stderr))
+// Command is kvb sim.
+var Command = cli.Command{
+	Name:    "sim",
+	Summary: "a test binary under callgrind: instr/op and est-cycles/op of each benchmark's timed loop",
+	Help:    help,
+	Run:     run,
 }
 
-// run runs binary under callgrind, one process per iteration count, and
-// writes the converted results to stdout; it returns the exit status.
-func run(binary string, args []string, it iterations, cache bool, keep string, stdout, stderr io.Writer) int {
+const usage = `usage: kvb sim [-cache=false] [-keep DIR] [-benchtime 2000x,Scan=100x] BINARY -test.bench PATTERN [test flags]
+
+Runs the suite's test BINARY under Valgrind's callgrind, one process per
+iteration count, and prints its results with each leaf's counted work in
+place of times (docs/gating.md, "Simulation mode"). Everything after
+BINARY goes to it. Exit status: 0 done, 2 bad usage or a failed step, or
+the binary's own when it fails.
+
+`
+
+// Options is one counted run.
+type Options struct {
+	Binary     string
+	TestArgs   []string // the binary's flags; -test.bench says what to count
+	Iterations string   // fixed b.N by family: 2000x,Scan=100x ("" DefaultIterations)
+	Cache      bool     // simulate the caches: est-cycles/op too
+	Keep       string   // keep callgrind's dumps here ("" a temporary directory, removed)
+	Dir        string   // the binary's working directory ("" this process's)
+	Env        []string // added to this process's environment for the binary
+}
+
+// BinaryError is the test binary failing under Valgrind: its exit status
+// is the command's.
+type BinaryError struct {
+	Binary string
+	Err    error
+}
+
+func (e *BinaryError) Error() string { return fmt.Sprintf("%s under valgrind: %v", e.Binary, e.Err) }
+func (e *BinaryError) Unwrap() error { return e.Err }
+
+func flags() (*flag.FlagSet, *Options) {
+	o := &Options{}
+	fs := cli.NewFlagSet("sim")
+	fs.BoolVar(&o.Cache, "cache", true, "simulate the caches and report est-cycles/op (about 1.6x slower than instructions alone)")
+	fs.StringVar(&o.Keep, "keep", "", "keep callgrind's dumps in this directory (default: a temporary one, removed)")
+	fs.StringVar(&o.Iterations, "benchtime", DefaultIterations, "fixed iterations counted: a default and overrides by family (the top-level name's prefix after Benchmark)")
+	return fs, o
+}
+
+func help(w io.Writer) {
+	fs, _ := flags()
+	cli.PrintHelp(w, usage, fs)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs, o := flags()
+	rest, status, ok := cli.ParseLeading(fs, args, help, stdout, stderr)
+	if !ok {
+		return status
+	}
+	if len(rest) == 0 {
+		return cli.Usage(stderr, "sim", help, "no test binary given")
+	}
+	o.Binary, o.TestArgs = rest[0], rest[1:]
+	if _, err := ParseIterations(o.Iterations); err != nil {
+		return cli.Usage(stderr, "sim", help, "%v", err)
+	}
+	err := Count(context.Background(), *o, stdout, stderr)
+	var be *BinaryError
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &be) && errors.As(err, &ee) && ee.ExitCode() > 0:
+		fmt.Fprintln(stderr, "kvb sim:", err)
+		return ee.ExitCode()
+	}
+	fmt.Fprintln(stderr, "kvb sim:", err)
+	return 2
+}
+
+// Count runs the binary under callgrind, one process per iteration
+// count, and writes the converted results to stdout and callgrind's
+// notes and every left-out leaf to stderr. The binary failing is a
+// *BinaryError, after the results of the processes before it.
+func Count(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+	if o.Iterations == "" {
+		o.Iterations = DefaultIterations
+	}
+	it, err := ParseIterations(o.Iterations)
+	if err != nil {
+		return err
+	}
 	vg, err := exec.LookPath("valgrind")
 	if err != nil {
-		fmt.Fprintln(stderr, "sim: valgrind is not installed: make valgrind-deps installs it")
-		return 2
+		return errors.New("valgrind is not installed: make valgrind-deps installs it")
 	}
-	pattern, rest, err := benchFlag(args)
+	pattern, rest, err := benchFlag(o.TestArgs)
 	if err != nil {
-		fmt.Fprintln(stderr, "sim:", err)
-		return 2
+		return err
 	}
-	gs, err := groups(binary, pattern, it, rest)
+	gs, err := groups(ctx, o, pattern, it, rest)
 	if err != nil {
-		fmt.Fprintln(stderr, "sim:", err)
-		return 2
+		return err
 	}
-	dir := keep
+	dir := o.Keep
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "kvbench-sim."); err != nil {
-			fmt.Fprintln(stderr, "sim:", err)
-			return 2
+			return err
 		}
 		defer os.RemoveAll(dir)
 	}
 	bw := bufio.NewWriter(stdout)
 	defer bw.Flush()
-	header(bw, cache)
+	header(bw, o.Cache)
 	for i, g := range gs {
 		gdir := filepath.Join(dir, strconv.Itoa(i))
 		if err := os.MkdirAll(gdir, 0o755); err != nil {
-			fmt.Fprintln(stderr, "sim:", err)
-			return 2
+			return err
 		}
 		vargs := []string{"-q", "--tool=callgrind", "--instr-atstart=no",
-			"--callgrind-out-file=" + filepath.Join(gdir, "cg.%p"), "--cache-sim=" + map[bool]string{true: "yes", false: "no"}[cache]}
-		if cache {
+			"--callgrind-out-file=" + filepath.Join(gdir, "cg.%p"), "--cache-sim=" + map[bool]string{true: "yes", false: "no"}[o.Cache]}
+		if o.Cache {
 			vargs = append(vargs, strings.Fields(cacheArgs)...)
 		}
 		targs := append([]string{"-test.bench", g.pattern, "-test.benchtime", strconv.Itoa(g.n) + "x"}, rest...)
-		cmd := exec.Command(vg, append(append(vargs, binary), targs...)...)
-		cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GODEBUG="+godebug())
+		cmd := o.command(ctx, vg, append(append(vargs, o.Binary), targs...)...)
+		cmd.Env = append(cmd.Env, "GOMAXPROCS=1", "GODEBUG="+godebug(cmd.Env))
 		var out bytes.Buffer
 		cmd.Stdout = &out
 		cmd.Stderr = quiet{stderr}
 		runErr := cmd.Run()
 		ws, err := readWindows(gdir)
 		if err == nil {
-			err = convert(&out, ws, cache, bw, stderr)
+			err = convert(&out, ws, o.Cache, bw, stderr)
 		}
 		if err != nil {
-			fmt.Fprintln(stderr, "sim:", err)
-			return 2
+			return err
 		}
 		if runErr != nil {
-			fmt.Fprintf(stderr, "sim: %s under valgrind: %v\n", binary, runErr)
-			if x, ok := runErr.(*exec.ExitError); ok && x.ExitCode() > 0 {
-				return x.ExitCode()
-			}
-			return 2
+			return &BinaryError{o.Binary, runErr}
 		}
 	}
-	return 0
+	return bw.Flush()
+}
+
+// command is a process of the run: in o.Dir, with o.Env added to this
+// process's environment.
+func (o Options) command(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = o.Dir
+	cmd.Env = append(os.Environ(), o.Env...)
+	return cmd
 }
 
 // benchFlag takes the -test.bench pattern out of the test flags; sim sets
@@ -188,9 +258,16 @@ func units(cache bool) []string {
 	return simUnits[:1]
 }
 
-// godebug adds asyncpreemptoff=1 to the caller's GODEBUG.
-func godebug() string {
-	if g := os.Getenv("GODEBUG"); g != "" {
+// godebug adds asyncpreemptoff=1 to env's GODEBUG (its last, as exec
+// takes it).
+func godebug(env []string) string {
+	g := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
+			g = v
+		}
+	}
+	if g != "" {
 		return g + ",asyncpreemptoff=1"
 	}
 	return "asyncpreemptoff=1"
