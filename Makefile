@@ -129,7 +129,7 @@ AUDIT_ROUNDS ?= 3
 audit: deps
 	@mkdir -p $(RESULTS)
 	$(MAKE) --no-print-directory bench-bin TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
-	$(GO) run ./benchstat/audit -bin $(BENCH_BIN) -rounds $(AUDIT_ROUNDS) $(BENCH_FLAGS) -o $(RESULTS)/audit -doc docs/engines.md
+	$(GO) run ./benchstat/kvb audit -bin $(BENCH_BIN) -rounds $(AUDIT_ROUNDS) $(BENCH_FLAGS) -o $(RESULTS)/audit -doc docs/engines.md
 
 # bench-sim: the instruction counts of make bench's warm point reads and
 # scans on one thread (kvb sim under Valgrind's callgrind: instr/op
@@ -424,7 +424,7 @@ embed-data:
 embed-clean:
 	rm -f testdata/embed-generated.cdb $(EMBED_OVERLAY)
 
-# memfloor: each engine's memory floor (benchstat/memfloor): the smallest
+# memfloor: each engine's memory floor (kvb memfloor): the smallest
 # -mem_limit, in whole MiB, in which it populates each shape (keys_mil x
 # valsz) within MEMFLOOR_MULTIPLE of its time in a budget of twice the
 # data, every run under the one budget rule; then random reads in that
@@ -440,7 +440,7 @@ memfloor: deps
 	$(MAKE) --no-print-directory memfloor-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
 
 memfloor-run: bench-bin
-	$(GO) run ./benchstat/memfloor -bin $(BENCH_BIN) -shapes '$(MEMFLOOR_SHAPES)' $(if $(MEMFLOOR_ENGINES),-engines '$(MEMFLOOR_ENGINES)') \
+	$(GO) run ./benchstat/kvb memfloor -bin $(BENCH_BIN) -shapes '$(MEMFLOOR_SHAPES)' $(if $(MEMFLOOR_ENGINES),-engines '$(MEMFLOOR_ENGINES)') \
 	  -multiple $(MEMFLOOR_MULTIPLE) -resolution '$(MEMFLOOR_RESOLUTION)' $(if $(DIR),-dir $(DIR)) \
 	  -o $(RESULTS)/memfloor.txt $(if $(MEMFLOOR_FLAGS),-- $(MEMFLOOR_FLAGS))
 	$(call record,$(RESULTS)/memfloor.txt,memfloor)
@@ -509,7 +509,7 @@ gate-smoke:
 # does a local copy of bbolt with an extra lookup per Get against v1.5.0
 # (kvb compare -module), and an unmodified copy passes; make versions on two
 # bbolt releases writes both files and records both. Then the gate's
-# error rates on this machine (benchstat/power, 36 min in all: docs/targets.md): GATE_AA
+# error rates on this machine (kvb power, 36 min in all: docs/targets.md): GATE_AA
 # A/A comparisons and GATE_RUNS per injected slowdown, at kvb compare's
 # defaults on the default data set; the table and chart of docs/gating.md
 # are written to $(RESULTS)/power and docs/img/gate-power.svg.
@@ -518,7 +518,7 @@ GATE_RUNS ?= 10
 gate-e2e: export HISTORY := off
 gate-e2e: deps
 	KVBENCH_E2E=full $(GO) test -count 1 -timeout 0 -v ./benchstat
-	$(GO) run ./benchstat/power -aa $(GATE_AA) -runs $(GATE_RUNS) -o $(RESULTS)/power -- $(if $(DIR),-dir $(DIR))
+	$(GO) run ./benchstat/kvb power -aa $(GATE_AA) -runs $(GATE_RUNS) -o $(RESULTS)/power -- $(if $(DIR),-dir $(DIR))
 	cp $(RESULTS)/power/power.svg docs/img/gate-power.svg
 
 # gate-sim-power: the gate's error rates in simulation mode (kvb compare
@@ -528,7 +528,7 @@ gate-e2e: deps
 # and injected-slowdown tables, into $(RESULTS)/power-sim (90 min: docs/targets.md).
 SIM_ENGINES = (Badger|Bolt|Lmdb|Pebble|RocksDB)$$
 gate-sim-power: deps valgrind-deps
-	$(GO) run ./benchstat/power -mode sim -aa $(GATE_AA) -slowdowns 1:$(GATE_RUNS) -slowed_bench 'BenchmarkReadRandom$(SIM_ENGINES)' \
+	$(GO) run ./benchstat/kvb power -mode sim -aa $(GATE_AA) -slowdowns 1:$(GATE_RUNS) -slowed_bench 'BenchmarkReadRandom$(SIM_ENGINES)' \
 	  -o $(RESULTS)/power-sim -- -bench 'BenchmarkReadRandom$(SIM_ENGINES)|BenchmarkScan$(SIM_ENGINES)' $(if $(DIR),-dir $(DIR))
 
 # versions: the release matrix (docs/history.md, "Release matrix"): this

@@ -1,9 +1,10 @@
-package main
+package audit
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -243,7 +244,9 @@ func (res *results) findings() []finding {
 
 func pct(c float64) string { return fmt.Sprintf("%+.0f %%", 100*c) }
 
-func (res *results) markdown() string {
+// markdown is the audit's table; a setting without a baseline for some
+// rows is noted on warn.
+func (res *results) markdown(warn io.Writer) string {
 	var b strings.Builder
 	m := res.meta
 	fmt.Fprintf(&b, "Measured %s, %s CPUs, %s interleaved rounds (%s), load %s at the start, %s at the end. Change: the median time per op with the setting over the baseline's, per row; a row counts (moved, largest, rank) only when the two sides' rounds do not overlap. Rank: the engine's place among the engines on that row, 1 fastest.\n\n",
@@ -267,7 +270,7 @@ func (res *results) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s (`%s`) | %d of %d | %s | %s | %s | %s |\n",
 			s.engine, s.setting, s.flags, f.movedRows, f.rows, pct(f.medianChange), largest, ranks, dec)
 		if len(f.missingBaseline) > 0 {
-			fmt.Fprintf(os.Stderr, "audit: %s %s: no baseline for %s\n", s.engine, s.setting, strings.Join(f.missingBaseline, ", "))
+			fmt.Fprintf(warn, "kvb audit: %s %s: no baseline for %s\n", s.engine, s.setting, strings.Join(f.missingBaseline, ", "))
 		}
 	}
 	return b.String()

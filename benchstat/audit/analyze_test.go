@@ -1,6 +1,7 @@
-package main
+package audit
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,7 +99,7 @@ func TestFindings(t *testing.T) {
 	if sl.movedRows != 0 || len(sl.rankChanges) != 0 || sl.decidesRank || !near(sl.medianChange, -0.0333) {
 		t.Errorf("slight: moved %d, ranks %q, decides %v, change %v; want 0, none, false, -3.3 %%", sl.movedRows, sl.rankChanges, sl.decidesRank, sl.medianChange)
 	}
-	md := res.markdown()
+	md := res.markdown(io.Discard)
 	for _, want := range []string{"| Badger | fast scans (`-fast`) | 1 of 2 | -39 % | Scan t=1 -83 % | Scan t=1 2→1 of 2 | **yes** |",
 		"| Badger | slight (`-slight`) | 0 of 1 | -3 % | — | none | no |"} {
 		if !strings.Contains(md, want) {
@@ -182,12 +183,29 @@ func near(a, b float64) bool { return a-b < 0.001 && b-a < 0.001 }
 // wrote stops before running anything, and leaves the file alone.
 func TestRunKeepsForeignFiles(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"base-Bolt.txt": "my notes\n"})
-	r := runner{bin: "/nonexistent", out: dir, rounds: 1}
+	r := runner{bin: "/nonexistent", out: dir, rounds: 1, log: io.Discard}
 	err := r.run([]string{"Bolt"})
 	if err == nil || !strings.Contains(err.Error(), "not an audit's results file") {
 		t.Fatalf("run over a foreign file: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "base-Bolt.txt")); string(b) != "my notes\n" {
 		t.Errorf("the foreign file became %q", b)
+	}
+}
+
+// TestUsage: what is missing or wrong is said before anything runs.
+func TestUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "-bin is required"},
+		{[]string{"-bin", "x", "-rounds", "0"}, "-rounds must be at least 1"},
+		{[]string{"-analyze", "d", "extra"}, `unexpected argument "extra"`},
+	} {
+		var out, errb strings.Builder
+		if code := Command.Run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
 	}
 }

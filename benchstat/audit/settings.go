@@ -1,4 +1,4 @@
-package main
+package audit
 
 // A group is a set of make bench's rows one process runs, with the flags
 // make bench gives them (the LSMs at its first block size).

@@ -20,10 +20,13 @@ import (
 	"os"
 	"sort"
 
+	"github.com/kvbench/kvbench/benchstat/audit"
 	"github.com/kvbench/kvbench/benchstat/charts"
 	"github.com/kvbench/kvbench/benchstat/gate"
 	"github.com/kvbench/kvbench/benchstat/history"
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/memfloor"
+	"github.com/kvbench/kvbench/benchstat/power"
 	"github.com/kvbench/kvbench/benchstat/report"
 	"github.com/kvbench/kvbench/benchstat/sim"
 	"github.com/kvbench/kvbench/benchstat/summary"
@@ -45,9 +48,12 @@ var commands = map[string]command{}
 // packaged are the subcommands that are packages of their own under
 // benchstat/, one directory each.
 var packaged = []cli.Command{
+	audit.Command,
 	charts.Command,
 	gate.Command,
 	history.Command,
+	memfloor.Command,
+	power.Command,
 	report.Command,
 	sim.Command,
 	summary.Command,

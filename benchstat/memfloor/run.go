@@ -1,8 +1,7 @@
-package main
+package memfloor
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,15 +19,13 @@ const startGrace = 10 * time.Second
 
 // run is the command; it returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	c, err := parseFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	} else if err != nil {
-		fmt.Fprintf(stderr, "memfloor: %v\n", err)
-		return 2
+	c, status, ok := parseFlags(args, stdout, stderr)
+	if !ok {
+		return status
 	}
 	out := stdout
 	var tmp *os.File
+	var err error
 	if c.out != "" {
 		// Results go to a file beside -o, which replaces it only once the
 		// run has measured something: a run that stops before its first
@@ -36,7 +33,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// it was.
 		tmp, err = os.CreateTemp(filepath.Dir(c.out), "."+filepath.Base(c.out)+".*.tmp")
 		if err != nil {
-			fmt.Fprintf(stderr, "memfloor: %v\n", err)
+			fmt.Fprintf(stderr, "kvb memfloor: %v\n", err)
 			return 2
 		}
 		defer os.Remove(tmp.Name()) // gone by then when it was renamed
@@ -58,10 +55,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var st stop
 	if errors.As(err, &st) {
-		fmt.Fprintf(stderr, "memfloor: %s\n", st.msg)
+		fmt.Fprintf(stderr, "kvb memfloor: %s\n", st.msg)
 		return st.code
 	} else if err != nil {
-		fmt.Fprintf(stderr, "memfloor: %v\n", err)
+		fmt.Fprintf(stderr, "kvb memfloor: %v\n", err)
 		return 1
 	}
 	if c.out != "" {

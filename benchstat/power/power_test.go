@@ -1,4 +1,4 @@
-package main
+package power
 
 import (
 	"bytes"
@@ -85,8 +85,8 @@ func TestFailedRowsAreTheGatesFailures(t *testing.T) {
 			t.Errorf("%q failed, but only Bolt was slowed", f)
 		}
 	}
-	if got := regressions(dir, opts); len(got) != 1 || !got["ReadRandomBolt"] {
-		t.Errorf("regressions = %v, want ReadRandomBolt alone", got)
+	if got, err := regressions(dir, opts); err != nil || len(got) != 1 || !got["ReadRandomBolt"] {
+		t.Errorf("regressions = %v, %v; want ReadRandomBolt alone", got, err)
 	}
 }
 
@@ -111,18 +111,21 @@ func TestSlowedRead(t *testing.T) {
 func TestMeasuredChange(t *testing.T) {
 	dir := fixture(t)
 	// Rounds at 1000, 1010, ..., 1200: the 11th of 21 is 1100.
-	per := perRead(filepath.Join(dir, "base.txt"), "cpu-ns/op")
-	if len(per) != 2 || per["Bolt"] != 1100 || per["Pebble"] != 1100 {
-		t.Errorf("perRead = %v, want Bolt and Pebble at 1100", per)
+	per, err := perRead(filepath.Join(dir, "base.txt"), "cpu-ns/op")
+	if err != nil || len(per) != 2 || per["Bolt"] != 1100 || per["Pebble"] != 1100 {
+		t.Errorf("perRead = %v, %v; want Bolt and Pebble at 1100", per, err)
 	}
-	if c := unitChange(dir, "Bolt", "cpu-ns/op"); math.Abs(c-30) > 1e-9 {
-		t.Errorf("Bolt's change = %v%%, want +30%%", c)
+	if c, err := unitChange(dir, "Bolt", "cpu-ns/op"); err != nil || math.Abs(c-30) > 1e-9 {
+		t.Errorf("Bolt's change = %v%% (%v), want +30%%", c, err)
 	}
-	if c := unitChange(dir, "Pebble", "cpu-ns/op"); c != 0 {
-		t.Errorf("Pebble's change = %v%%, want 0", c)
+	if c, err := unitChange(dir, "Pebble", "cpu-ns/op"); err != nil || c != 0 {
+		t.Errorf("Pebble's change = %v%% (%v), want 0", c, err)
 	}
-	if c := unitChange(dir, "Lmdb", "cpu-ns/op"); c != 0 {
-		t.Errorf("an engine not in the files changed by %v%%", c)
+	if c, err := unitChange(dir, "Lmdb", "cpu-ns/op"); err != nil || c != 0 {
+		t.Errorf("an engine not in the files changed by %v%% (%v)", c, err)
+	}
+	if _, err := unitChange(t.TempDir(), "Bolt", "cpu-ns/op"); err == nil {
+		t.Error("a comparison without results: no error")
 	}
 }
 
@@ -161,10 +164,13 @@ func TestTable(t *testing.T) {
 		t.Errorf("rate of no trials = %v, want 0", r)
 	}
 	path := filepath.Join(t.TempDir(), "power.md")
-	writeTable(path, tally, per, []float64{5}, []string{"Bolt", "Lmdb"}, "cpu-ns/op")
-	b, err := os.ReadFile(path)
-	if err != nil {
+	var printed bytes.Buffer
+	if err := writeTable(path, tally, per, []float64{5}, []string{"Bolt", "Lmdb"}, "cpu-ns/op", &printed); err != nil {
 		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || printed.String() != string(b) {
+		t.Fatalf("printed %q, wrote %q (%v)", printed.String(), b, err)
 	}
 	for _, want := range []string{
 		"| none (A/A) | 4 | 1 | 25% | | | |",
@@ -179,5 +185,24 @@ func TestTable(t *testing.T) {
 func TestShortName(t *testing.T) {
 	if got := shortName("ReadRandomBolt/valsz=1024/cache=warm/hit=63%/threads=1/block=4KiB"); got != "ReadRandomBolt/block=4KiB" {
 		t.Errorf("shortName = %q", got)
+	}
+}
+
+// TestUsage: bad flags are refused before anything is built.
+func TestUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-mode", "fast"}, "-mode fast: must be time or sim"},
+		{[]string{"-slowdowns", "200"}, "-slowdowns 200"},
+		{[]string{"-aa", "0"}, "-aa must be at least 1"},
+		{[]string{"-sim_thresholds", "x"}, "-sim_thresholds x"},
+		{[]string{"-bogus"}, "-bogus"},
+	} {
+		var out, errb bytes.Buffer
+		if code := Command.Run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", c.args, code, errb.String(), c.want)
+		}
 	}
 }

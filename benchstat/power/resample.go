@@ -1,7 +1,9 @@
-package main
+package power
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -97,7 +99,7 @@ func resampledRate(pool []round, meta *gate.Set, engines []string, n int, shift 
 // writeRoundsTable resamples the measured A/A rounds to show what other
 // round counts and thresholds would give: the false-alarm rate of a whole
 // comparison and the chance of catching a slowdown of one engine.
-func writeRoundsTable(path string, pool []round, meta *gate.Set, engines []string) {
+func writeRoundsTable(path string, pool []round, meta *gate.Set, engines []string, stdout io.Writer) error {
 	var b strings.Builder
 	shifts := []float64{0, 0.02, 0.05, 0.10}
 	fmt.Fprintf(&b, "Resampled from %d measured A/A rounds (1000 comparisons per cell): comparisons failed, at alpha 0.05 Holm-corrected.\n\n", len(pool))
@@ -112,16 +114,13 @@ func writeRoundsTable(path string, pool []round, meta *gate.Set, engines []strin
 			b.WriteString("\n")
 		}
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		fatalf("%v", err)
-	}
-	fmt.Print(b.String())
+	return writeTo(path, b.String(), stdout)
 }
 
 // writeUnitsTable is each gated unit's smallest detectable worsening (the
 // gate's own estimate from a comparison's noise), median over the A/A
 // comparisons, by engine: the noise each unit carries on this machine.
-func writeUnitsTable(path, dir string, engines []string) {
+func writeUnitsTable(path, dir string, engines []string, stdout io.Writer) error {
 	runs, _ := filepath.Glob(filepath.Join(dir, "aa-*", "gate.md"))
 	det := map[string][]float64{} // engine + " " + unit
 	var units []string
@@ -129,8 +128,8 @@ func writeUnitsTable(path, dir string, engines []string) {
 		run := filepath.Dir(md)
 		b, err1 := gate.ReadFiles(filepath.Join(run, "base.txt"))
 		h, err2 := gate.ReadFiles(filepath.Join(run, "head.txt"))
-		if err1 != nil || err2 != nil {
-			fatalf("%s: %v %v", run, err1, err2)
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("%s: %w", run, err)
 		}
 		for _, r := range gate.Compare(b, h, gate.Options{Alpha: 0.05, Threshold: gate.DefaultThreshold, SimThreshold: gate.DefaultSimThreshold, Holm: true}) {
 			m := readRandom.FindStringSubmatch(r.Name)
@@ -162,8 +161,14 @@ func writeUnitsTable(path, dir string, engines []string) {
 		}
 		b.WriteString("\n")
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		fatalf("%v", err)
+	return writeTo(path, b.String(), stdout)
+}
+
+// writeTo writes a table to path and prints it as written.
+func writeTo(path, text string, stdout io.Writer) error {
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		return err
 	}
-	fmt.Print(b.String())
+	_, err := io.WriteString(stdout, text)
+	return err
 }

@@ -1,7 +1,8 @@
-package main
+package power
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,10 +23,10 @@ var simUnits = map[string]bool{"instr/op": true, "est-cycles/op": true}
 // thresholds.md (how often the gate would fail the A/A comparisons, and
 // catch each slowed engine, at each sim threshold): the figures the sim
 // threshold is chosen from.
-func writeSimTables(dir string, thresholds []float64) {
+func writeSimTables(dir string, thresholds []float64, stdout io.Writer) error {
 	pool, _, err := pooledRounds(dir)
 	if err != nil {
-		fatalf("%v", err)
+		return err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Per-round change log(head/base) between two runs of one binary, pooled over %d A/A rounds: spread = 1.4826 × MAD, and the largest.\n\n", len(pool))
@@ -62,7 +63,9 @@ func writeSimTables(dir string, thresholds []float64) {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %.0f | %.2f%% | %.2f%% |\n", shortName(k.Name), k.Unit, med(vals), 100*1.4826*mad(d), 100*math.Expm1(largest))
 	}
-	write(filepath.Join(dir, "spread.md"), b.String())
+	if err := write(filepath.Join(dir, "spread.md"), b.String(), stdout); err != nil {
+		return err
+	}
 
 	b.Reset()
 	aa, _ := filepath.Glob(filepath.Join(dir, "aa-*", "base.txt"))
@@ -89,7 +92,11 @@ func writeSimTables(dir string, thresholds []float64) {
 		o := gate.Options{Alpha: 0.05, Threshold: gate.DefaultThreshold, SimThreshold: thr / 100, Holm: true}
 		failed := 0
 		for _, a := range aa {
-			if len(regressions(filepath.Dir(a), o)) > 0 {
+			reg, err := regressions(filepath.Dir(a), o)
+			if err != nil {
+				return err
+			}
+			if len(reg) > 0 {
 				failed++
 			}
 		}
@@ -97,8 +104,15 @@ func writeSimTables(dir string, thresholds []float64) {
 		for _, p := range pcts {
 			caught, trials := 0, 0
 			for _, run := range levels[p] {
-				reg := regressions(run, o)
-				for _, eng := range readEngines(run) {
+				reg, err := regressions(run, o)
+				if err != nil {
+					return err
+				}
+				engines, err := readEngines(run)
+				if err != nil {
+					return err
+				}
+				for _, eng := range engines {
 					trials++
 					if reg["ReadRandom"+eng] {
 						caught++
@@ -109,8 +123,10 @@ func writeSimTables(dir string, thresholds []float64) {
 		}
 		fmt.Fprintln(&b)
 	}
-	write(filepath.Join(dir, "thresholds.md"), b.String())
-	writeInjected(dir, aa, []float64{0.5, 1, 2}, thresholds)
+	if err := write(filepath.Join(dir, "thresholds.md"), b.String(), stdout); err != nil {
+		return err
+	}
+	return writeInjected(dir, aa, []float64{0.5, 1, 2}, thresholds, stdout)
 }
 
 // writeInjected writes injected.md: each A/A comparison's head rounds
@@ -118,7 +134,7 @@ func writeSimTables(dir string, thresholds []float64) {
 // 1+p, est-cycles/op plus the same instructions: a countdown adds no
 // misses), gated at each threshold. It estimates what a slowed run would
 // show at the measured noise, where a slowed run was not made.
-func writeInjected(dir string, aa []string, pcts, thresholds []float64) {
+func writeInjected(dir string, aa []string, pcts, thresholds []float64, stdout io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Estimated from the %d A/A comparisons with the slowdown added to their head rounds: engines caught, of all engine-comparisons.\n\n| sim threshold |", len(aa))
 	for _, p := range pcts {
@@ -137,13 +153,16 @@ func writeInjected(dir string, aa []string, pcts, thresholds []float64) {
 				run := filepath.Dir(a)
 				base, err := gate.ReadFiles(filepath.Join(run, "base.txt"))
 				if err != nil {
-					fatalf("%v", err)
+					return err
 				}
 				head, err := gate.ReadFiles(filepath.Join(run, "head.txt"))
 				if err != nil {
-					fatalf("%v", err)
+					return err
 				}
-				engines := readEngines(run)
+				engines, err := readEngines(run)
+				if err != nil {
+					return err
+				}
 				slowed := map[string]bool{}
 				orig := map[gate.Key][]float64{}
 				for k, v := range head.Values {
@@ -212,19 +231,19 @@ func writeInjected(dir string, aa []string, pcts, thresholds []float64) {
 			fmt.Fprintln(&b)
 		}
 	}
-	write(filepath.Join(dir, "injected.md"), b.String())
+	return write(filepath.Join(dir, "injected.md"), b.String(), stdout)
 }
 
 // regressions gates one comparison directory at o and returns the
 // families-and-engines (the first name element) that failed.
-func regressions(run string, o gate.Options) map[string]bool {
+func regressions(run string, o gate.Options) (map[string]bool, error) {
 	b, err := gate.ReadFiles(filepath.Join(run, "base.txt"))
 	if err != nil {
-		fatalf("%v", err)
+		return nil, err
 	}
 	h, err := gate.ReadFiles(filepath.Join(run, "head.txt"))
 	if err != nil {
-		fatalf("%v", err)
+		return nil, err
 	}
 	out := map[string]bool{}
 	for _, r := range gate.Compare(b, h, o) {
@@ -232,13 +251,17 @@ func regressions(run string, o gate.Options) map[string]bool {
 			out[strings.SplitN(r.Name, "/", 2)[0]] = true
 		}
 	}
-	return out
+	return out, nil
 }
 
 // readEngines lists the engines whose ReadRandom a comparison ran.
-func readEngines(run string) []string {
+func readEngines(run string) ([]string, error) {
+	s, err := series(filepath.Join(run, "base.txt"), "instr/op")
+	if err != nil {
+		return nil, err
+	}
 	set := map[string]bool{}
-	for name := range series(filepath.Join(run, "base.txt"), "instr/op") {
+	for name := range s {
 		if m := readRandom.FindStringSubmatch(name); m != nil {
 			set[m[1]] = true
 		}
@@ -248,7 +271,7 @@ func readEngines(run string) []string {
 		out = append(out, e)
 	}
 	sort.Strings(out)
-	return out
+	return out, nil
 }
 
 var shape = regexp.MustCompile(`/(valsz|cache|hit|scan_len|threads)=[^/]*`)
@@ -274,9 +297,11 @@ func mad(xs []float64) float64 {
 	return med(dev)
 }
 
-func write(path, text string) {
+// write writes a table to path and prints it.
+func write(path, text string, stdout io.Writer) error {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		fatalf("%v", err)
+		return err
 	}
-	fmt.Print(text, "\n")
+	_, err := fmt.Fprint(stdout, text, "\n")
+	return err
 }

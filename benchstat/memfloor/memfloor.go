@@ -1,10 +1,11 @@
-// Command memfloor finds each engine's memory floor: for each engine and
-// data shape, the smallest memory budget (-mem_limit, a whole number of
-// MiB) in which the engine populates the data set without being killed and
-// within a multiple of its own populate time with memory to spare; then it measures
-// random reads in that budget, beside the disk's own 4 KiB random reads.
+// Package memfloor is kvb memfloor, which finds each engine's memory
+// floor: for each engine and data shape, the smallest memory budget
+// (-mem_limit, a whole number of MiB) in which the engine populates the
+// data set without being killed and within a multiple of its own populate
+// time with memory to spare; then it measures random reads in that
+// budget, beside the disk's own 4 KiB random reads.
 //
-//	go run ./benchstat/memfloor -bin results/kvbench.test [-engines Bolt,Pebble] [-shapes 0.1x1024,0.25x128]
+//	go run ./benchstat/kvb memfloor -bin results/kvbench.test [-engines Bolt,Pebble] [-shapes 0.1x1024,0.25x128]
 //	    [-multiple 3] [-resolution 10%] [-timeout 30m] [-dir DIR] [-o results/memfloor.txt] [-- test binary flags]
 //
 // The rule. Each engine and shape is first populated in a budget of twice
@@ -64,26 +65,42 @@
 // skips: there is no floor to compare. Progress (each trial's budget,
 // outcome and time) goes to stderr, and so does a Markdown table at the
 // end.
-package main
+package memfloor
 
 import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+// Command is kvb memfloor.
+var Command = cli.Command{
+	Name:    "memfloor",
+	Summary: "each engine's memory floor: the smallest -mem_limit it populates in, by bisection",
+	Help:    help,
+	Run:     run,
 }
+
+const usage = `usage: kvb memfloor -bin results/kvbench.test [-engines Bolt,Pebble] [-shapes 0.1x1024,0.25x128]
+           [-multiple 3] [-resolution 10%] [-timeout 30m] [-dir DIR] [-o results/memfloor.txt] [-- test binary flags]
+
+Finds, for each engine and data shape, the smallest whole-MiB memory
+budget (-mem_limit) in which the engine populates the data set within
+-multiple of its time in a budget of twice the data, then measures
+random reads in that budget beside the disk's own (docs/seed-001.md).
+Flags after -- go to every run of the test binary. Exit status: 0 done,
+1 a run failed, 2 bad usage, 3 this machine cannot make a memory budget.
+
+`
 
 // config is the command's flags, checked.
 type config struct {
@@ -123,64 +140,92 @@ func parseShapes(list string) ([]shape, error) {
 	return out, nil
 }
 
-func parseFlags(args []string, stderr io.Writer) (config, error) {
-	var c config
-	fs := flag.NewFlagSet("memfloor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// rawFlags are the flags parseFlags checks and turns into config.
+type rawFlags struct {
+	engines, shapes, res, max string
+}
+
+func flags() (*flag.FlagSet, *config, *rawFlags) {
+	c, r := &config{}, &rawFlags{}
+	fs := cli.NewFlagSet("memfloor")
 	fs.StringVar(&c.bin, "bin", "results/kvbench.test", "the suite's test binary (go test -c -tags rocksdb -o …)")
-	engines := fs.String("engines", "", "comma-separated engines (default: every store the binary has a populate benchmark for)")
-	shapes := fs.String("shapes", "0.1x1024,0.25x128", "comma-separated data shapes, keys_mil x valsz")
+	fs.StringVar(&r.engines, "engines", "", "comma-separated engines (default: every store the binary has a populate benchmark for)")
+	fs.StringVar(&r.shapes, "shapes", "0.1x1024,0.25x128", "comma-separated data shapes, keys_mil x valsz")
 	fs.StringVar(&c.dir, "dir", "", "passed to the test binary as -dir")
 	fs.Float64Var(&c.multiple, "multiple", 3, "a budget passes when populate takes at most this multiple of its time in a budget of twice the data")
-	resFlag := fs.String("resolution", "10%", "stop bisecting when the passing budget is within this percent (10%) or size (2MiB) of the failing one")
+	fs.StringVar(&r.res, "resolution", "10%", "stop bisecting when the passing budget is within this percent (10%) or size (2MiB) of the failing one")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "longest any child run may take")
-	maxFlag := fs.String("max", "", "the search's upper bound (default: each shape's logical data size)")
+	fs.StringVar(&r.max, "max", "", "the search's upper bound (default: each shape's logical data size)")
 	fs.StringVar(&c.out, "o", "", "results file (default: stdout)")
-	if err := fs.Parse(args); err != nil {
-		return c, err
+	return fs, c, r
+}
+
+func help(w io.Writer) {
+	fs, _, _ := flags()
+	cli.PrintHelp(w, usage, fs)
+}
+
+// parseFlags reads the command line into a checked config; ok is false
+// when it said why not, and status is then the exit status.
+func parseFlags(args []string, stdout, stderr io.Writer) (c config, status int, ok bool) {
+	fs, cp, r := flags()
+	extra, status, ok := cli.ParseLeading(fs, args, help, stdout, stderr)
+	if !ok {
+		return c, status, false
 	}
-	c.extra = fs.Args()
+	c = *cp
+	c.extra = extra
+	if err := c.check(r, stderr); err != nil {
+		fmt.Fprintf(stderr, "kvb memfloor: %v\n", err)
+		return c, 2, false
+	}
+	return c, 0, true
+}
+
+// check turns the raw flags into c's fields and checks them all, the
+// test binary's engines last.
+func (c *config) check(r *rawFlags, stderr io.Writer) error {
 	var err error
-	if c.shapes, err = parseShapes(*shapes); err != nil {
-		return c, err
+	if c.shapes, err = parseShapes(r.shapes); err != nil {
+		return err
 	}
-	if c.res, err = parseResolution(*resFlag); err != nil {
-		return c, err
+	if c.res, err = parseResolution(r.res); err != nil {
+		return err
 	}
 	if c.multiple < 1 {
-		return c, fmt.Errorf("-multiple %g: must be at least 1", c.multiple)
+		return fmt.Errorf("-multiple %g: must be at least 1", c.multiple)
 	}
 	if c.timeout <= 0 {
-		return c, fmt.Errorf("-timeout %v: must be positive", c.timeout)
+		return fmt.Errorf("-timeout %v: must be positive", c.timeout)
 	}
-	if *maxFlag != "" {
-		n, err := memlimit.ParseSize(*maxFlag)
+	if r.max != "" {
+		n, err := memlimit.ParseSize(r.max)
 		if err != nil || n < memlimit.Floor || n%(1<<20) != 0 {
-			return c, fmt.Errorf("-max %s: a whole number of MiB, at least %s", *maxFlag, memlimit.FormatSize(memlimit.Floor))
+			return fmt.Errorf("-max %s: a whole number of MiB, at least %s", r.max, memlimit.FormatSize(memlimit.Floor))
 		}
 		c.maxMiB = int(n >> 20)
 	}
 	for _, a := range c.extra {
 		if name := strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-"); name == "cache_mb" || name == "memtable_mb" || name == "mem_limit" {
-			fmt.Fprintf(stderr, "memfloor: warning: -%s after -- overrides what the suite derives from the budget\n", name)
+			fmt.Fprintf(stderr, "kvb memfloor: warning: -%s after -- overrides what the suite derives from the budget\n", name)
 		}
 	}
 	have, err := listEngines(c.bin)
 	if err != nil {
-		return c, err
+		return err
 	}
-	if *engines == "" {
+	if r.engines == "" {
 		c.engines = have
-		return c, nil
+		return nil
 	}
-	for _, e := range strings.Split(*engines, ",") {
+	for _, e := range strings.Split(r.engines, ",") {
 		e = strings.TrimSpace(e)
 		if !slices.Contains(have, e) {
-			return c, fmt.Errorf("-engines: %s has no populate benchmark in %s (it has %s)", e, c.bin, strings.Join(have, ","))
+			return fmt.Errorf("-engines: %s has no populate benchmark in %s (it has %s)", e, c.bin, strings.Join(have, ","))
 		}
 		c.engines = append(c.engines, e)
 	}
-	return c, nil
+	return nil
 }
 
 // listEngines asks the binary for its populate benchmarks; the memory

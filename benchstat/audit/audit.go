@@ -1,27 +1,29 @@
-// Command audit measures which engine settings decide a rank: make bench's
-// rows are run for each engine at the suite's settings (the baseline) and
-// again with one setting of that engine flipped (settings.go), one process
-// per engine, setting and row group, the rounds interleaved. It then
-// states, per setting, the rows it moves, the median change and whether
-// the engine's rank among the engines changes on any row; a setting that
-// moves a row by more than 1.5x and changes a rank there decides a rank
-// (docs/engines.md, "Rank-sensitivity audit").
+// Package audit is kvb audit: it measures which engine settings decide
+// a rank. make bench's rows are run for each engine at the suite's
+// settings (the baseline) and again with one setting of that engine
+// flipped (settings.go), one process per engine, setting and row group,
+// the rounds interleaved. It then states, per setting, the rows it moves,
+// the median change and whether the engine's rank among the engines
+// changes on any row; a setting that moves a row by more than 1.5x and
+// changes a rank there decides a rank (docs/engines.md, "Rank-sensitivity
+// audit").
 //
-//	go run ./benchstat/audit -bin results/kvbench.test [-rounds 3] [-dir D] [-o results/audit]
+//	go run ./benchstat/kvb audit -bin results/kvbench.test [-rounds 3] [-dir D] [-o results/audit]
 //	    [-doc docs/engines.md] [-only Badger,Pebble]
-//	go run ./benchstat/audit -analyze results/audit [-doc docs/engines.md]
+//	go run ./benchstat/kvb audit -analyze results/audit [-doc docs/engines.md]
 //
 // The raw results go to -o, one benchfmt file per baseline and setting
 // (base-<engine>.txt, <engine>-<n>.txt), so -analyze can redo the table
 // without running anything. -doc rewrites the table between the
 // <!-- audit:begin --> and <!-- audit:end --> lines of that file.
-package main
+package audit
 
 import (
 	"bytes"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,67 +32,113 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
 
-func main() {
-	bin := flag.String("bin", "", "the suite's test binary (make bench-bin builds results/kvbench.test)")
-	rounds := flag.Int("rounds", 3, "interleaved rounds; each row's figure is the median over them")
-	dir := flag.String("dir", "", "the suite's -dir (fixtures)")
-	out := flag.String("o", "results/audit", "directory for the raw results")
-	analyze := flag.String("analyze", "", "only build the table from the raw results in this directory")
-	doc := flag.String("doc", "", "Markdown file whose audit table (between <!-- audit:begin --> and <!-- audit:end -->) is rewritten")
-	only := flag.String("only", "", "comma-separated engine titles to audit (default: every engine in the binary)")
-	keys := flag.String("keys_mil", "0.1", "the suite's -keys_mil (make bench's)")
-	valsz := flag.String("valsz", "1024", "the suite's -valsz (make bench's)")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		fail(fmt.Errorf("unexpected argument %q", flag.Arg(0)))
-	}
+// Command is kvb audit.
+var Command = cli.Command{
+	Name:    "audit",
+	Summary: "which engine settings decide a rank: make bench's rows with each engine setting flipped",
+	Help:    help,
+	Run:     run,
+}
 
-	rawDir := *analyze
+const usage = `usage: kvb audit -bin results/kvbench.test [-rounds 3] [-dir D] [-o results/audit] [-doc docs/engines.md] [-only Badger,Pebble]
+       kvb audit -analyze results/audit [-doc docs/engines.md]
+
+Runs make bench's rows for each engine at the suite's settings and with
+each setting of benchstat/audit/settings.go flipped, rounds interleaved,
+and prints the table of what each setting moves (docs/engines.md,
+"Rank-sensitivity audit"); -doc rewrites it there. Exit status: 0 done,
+2 bad usage or a failed step.
+
+`
+
+// options are audit's flags.
+type options struct {
+	bin, dir, out, analyze, doc, only, keys, valsz string
+	rounds                                         int
+}
+
+func flags() (*flag.FlagSet, *options) {
+	o := &options{}
+	fs := cli.NewFlagSet("audit")
+	fs.StringVar(&o.bin, "bin", "", "the suite's test binary (make bench-bin builds results/kvbench.test)")
+	fs.IntVar(&o.rounds, "rounds", 3, "interleaved rounds; each row's figure is the median over them")
+	fs.StringVar(&o.dir, "dir", "", "the suite's -dir (fixtures)")
+	fs.StringVar(&o.out, "o", "results/audit", "directory for the raw results")
+	fs.StringVar(&o.analyze, "analyze", "", "only build the table from the raw results in this directory")
+	fs.StringVar(&o.doc, "doc", "", "Markdown file whose audit table (between <!-- audit:begin --> and <!-- audit:end -->) is rewritten")
+	fs.StringVar(&o.only, "only", "", "comma-separated engine titles to audit (default: every engine in the binary)")
+	fs.StringVar(&o.keys, "keys_mil", "0.1", "the suite's -keys_mil (make bench's)")
+	fs.StringVar(&o.valsz, "valsz", "1024", "the suite's -valsz (make bench's)")
+	return fs, o
+}
+
+func help(w io.Writer) {
+	fs, _ := flags()
+	cli.PrintHelp(w, usage, fs)
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs, o := flags()
+	pos, status, ok := cli.Parse(fs, args, help, stdout, stderr)
+	if !ok {
+		return status
+	}
+	if len(pos) > 0 {
+		return cli.Usage(stderr, "audit", help, "unexpected argument %q", pos[0])
+	}
+	if o.analyze == "" && o.bin == "" {
+		return cli.Usage(stderr, "audit", help, "-bin is required (or -analyze DIR)")
+	}
+	if o.analyze == "" && o.rounds < 1 {
+		return cli.Usage(stderr, "audit", help, "-rounds must be at least 1")
+	}
+	if err := audit(o, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "kvb audit:", err)
+		return 2
+	}
+	return 0
+}
+
+// audit runs the rounds (unless -analyze), prints the table and, with
+// -doc, writes it there.
+func audit(o *options, stdout, stderr io.Writer) error {
+	rawDir := o.analyze
 	if rawDir == "" {
-		if *bin == "" {
-			fail(errors.New("-bin is required (or -analyze DIR)"))
-		}
-		if *rounds < 1 {
-			fail(errors.New("-rounds must be at least 1"))
-		}
-		engines, err := listEngines(*bin)
+		engines, err := listEngines(o.bin)
 		if err != nil {
-			fail(err)
+			return err
 		}
-		if *only != "" {
-			engines, err = pick(engines, strings.Split(*only, ","))
-			if err != nil {
-				fail(err)
+		if o.only != "" {
+			if engines, err = pick(engines, strings.Split(o.only, ",")); err != nil {
+				return err
 			}
 		}
-		r := runner{bin: *bin, out: *out, rounds: *rounds,
-			common: []string{"-test.run", "^$", "-test.count", "1", "-keys_mil", *keys, "-valsz", *valsz}}
-		if *dir != "" {
-			r.common = append(r.common, "-dir", *dir)
+		r := runner{bin: o.bin, out: o.out, rounds: o.rounds, log: stderr,
+			common: []string{"-test.run", "^$", "-test.count", "1", "-keys_mil", o.keys, "-valsz", o.valsz}}
+		if o.dir != "" {
+			r.common = append(r.common, "-dir", o.dir)
 		}
 		if err := r.run(engines); err != nil {
-			fail(err)
+			return err
 		}
-		rawDir = *out
+		rawDir = o.out
 	}
 	res, err := load(rawDir)
 	if err != nil {
-		fail(err)
+		return err
 	}
-	table := res.markdown()
-	fmt.Print(table)
-	if *doc != "" {
-		if err := rewriteDoc(*doc, table); err != nil {
-			fail(err)
-		}
+	table := res.markdown(stderr)
+	if _, err := io.WriteString(stdout, table); err != nil {
+		return err
 	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "audit:", err)
-	os.Exit(2)
+	if o.doc != "" {
+		return rewriteDoc(o.doc, table)
+	}
+	return nil
 }
 
 // listEngines asks the binary which stores it has (RocksDB only with its
@@ -125,6 +173,7 @@ type runner struct {
 	bin, out string
 	rounds   int
 	common   []string
+	log      io.Writer // progress, and the test binary's stderr
 }
 
 // A job is one process: an engine's row group, at the baseline or with a
@@ -208,15 +257,15 @@ func (r runner) run(engines []string) error {
 		}
 	}
 	start, startLoad := time.Now(), loadavg()
-	fmt.Fprintf(os.Stderr, "audit: %d processes x %d rounds, load %s\n", len(js), r.rounds, startLoad)
+	fmt.Fprintf(r.log, "kvb audit: %d processes x %d rounds, load %s\n", len(js), r.rounds, startLoad)
 	for round := 1; round <= r.rounds; round++ {
 		for k, j := range js {
 			args := append(slices.Clone(r.common), "-test.bench", fmt.Sprintf(j.g.bench, j.title))
 			args = append(append(args, j.g.args...), j.flip...)
-			fmt.Fprintf(os.Stderr, "audit: round %d/%d, %d/%d: %s %s %s\n", round, r.rounds, k+1, len(js), j.title, j.g.name, strings.Join(j.flip, " "))
+			fmt.Fprintf(r.log, "kvb audit: round %d/%d, %d/%d: %s %s %s\n", round, r.rounds, k+1, len(js), j.title, j.g.name, strings.Join(j.flip, " "))
 			var stdout bytes.Buffer
 			cmd := exec.Command(r.bin, args...)
-			cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
+			cmd.Stdout, cmd.Stderr = &stdout, r.log
 			if err := cmd.Run(); err != nil {
 				return fmt.Errorf("%s %s: %w\n%s", r.bin, strings.Join(args, " "), err, stdout.String())
 			}
