@@ -352,7 +352,7 @@ func detectChanges(c *chart, l *line, factors []float64) []*changeRow {
 		changepoint.Correct(c.unit, xs, factors)
 	}
 	// A release series has one point per release, too few to split; its
-	// rounds ran interleaved in one run of versions.sh, so each value is a
+	// rounds ran interleaved in one run of kvb versions, so each value is a
 	// measurement of its release with the machine's drift spread over all
 	// of them: the test runs on the values, a change allowed only between
 	// releases.
