@@ -1,7 +1,6 @@
 package kvbench
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/flagreg"
 )
 
 // docFiles are the pages the link and recipe checks read: README.md and
@@ -172,13 +172,15 @@ func TestAnchorsAsGitHubMakesThem(t *testing.T) {
 	}
 }
 
-// registry is every flag of the suite with its default, as the test
-// binary binds them (flags_test.go's init, on a FlagSet of its own).
-func registry() *flag.FlagSet {
-	fs := flag.NewFlagSet("kvbench", flag.ContinueOnError)
-	c := core.Default()
-	c.Bind(fs)
-	return fs
+// registry is every flag of the suite (core.Flags: the shared settings,
+// the engines' options, the workloads' flags) with its default as the
+// command line writes it.
+func registry() map[string]string {
+	out := map[string]string{}
+	for _, o := range core.Flags() {
+		out[o.FlagName()] = flagreg.Text(o)
+	}
+	return out
 }
 
 type flagRow struct {
@@ -259,7 +261,7 @@ func sameDefault(doc, reg string) bool {
 // TestFlagTableMatchesRegistry: every flag docs/flags.md names exists,
 // with the default its row states, and every flag of the suite has a row.
 func TestFlagTableMatchesRegistry(t *testing.T) {
-	fs := registry()
+	flags := registry()
 	documented := map[string]bool{}
 	for _, r := range flagTable(t) {
 		defaults := []string{r.defaults}
@@ -273,28 +275,28 @@ func TestFlagTableMatchesRegistry(t *testing.T) {
 		}
 		for i, n := range r.names {
 			documented[n] = true
-			f := fs.Lookup(n)
-			if f == nil {
+			def, ok := flags[n]
+			if !ok {
 				t.Errorf("docs/flags.md:%d: -%s is not a flag of the suite", r.line, n)
 				continue
 			}
 			d := defaults[min(i, len(defaults)-1)]
 			if isProse(d) {
-				if f.DefValue != "" {
-					t.Errorf("docs/flags.md:%d: -%s's default is written as %q, but the flag has one of its own: %q", r.line, n, d, f.DefValue)
+				if def != "" {
+					t.Errorf("docs/flags.md:%d: -%s's default is written as %q, but the flag has one of its own: %q", r.line, n, d, def)
 				}
 				continue
 			}
-			if !sameDefault(d, f.DefValue) {
-				t.Errorf("docs/flags.md:%d: -%s's default is %q there and %q in the suite", r.line, n, d, f.DefValue)
+			if !sameDefault(d, def) {
+				t.Errorf("docs/flags.md:%d: -%s's default is %q there and %q in the suite", r.line, n, d, def)
 			}
 		}
 	}
-	fs.VisitAll(func(f *flag.Flag) {
-		if !documented[f.Name] {
-			t.Errorf("-%s (default %q) has no row in docs/flags.md", f.Name, f.DefValue)
+	for name, def := range flags {
+		if !documented[name] {
+			t.Errorf("-%s (default %q) has no row in docs/flags.md", name, def)
 		}
-	})
+	}
 }
 
 // goTestFlags are go test's and the testing package's own flags a
@@ -317,7 +319,7 @@ var ranAsRecorded = []string{
 // it go test first runs every test of the package), and every flag it
 // gives is go test's or the suite's.
 func TestRecipesSkipTestsAndUseRealFlags(t *testing.T) {
-	fs := registry()
+	flags := registry()
 	flagRE := regexp.MustCompile(`(?:^|\s)-([a-z][a-z0-9_]*)`)
 	n := 0
 	for _, file := range docFiles(t) {
@@ -347,8 +349,8 @@ func TestRecipesSkipTestsAndUseRealFlags(t *testing.T) {
 			bare := regexp.MustCompile(`'[^']*'|\$\([^)]*\)`).ReplaceAllString(cmd, "''")
 			bare, _, _ = strings.Cut(bare, " > ")
 			for _, m := range flagRE.FindAllStringSubmatch(bare, -1) {
-				if name := m[1]; !goTestFlags[name] && fs.Lookup(name) == nil {
-					t.Errorf("%s: %q: -%s is neither go test's flag nor the suite's", file, cmd, name)
+				if _, ok := flags[m[1]]; !ok && !goTestFlags[m[1]] {
+					t.Errorf("%s: %q: -%s is neither go test's flag nor the suite's", file, cmd, m[1])
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/flagreg"
 	// The workload packages register their own flags from init; the
 	// suite's flags are the core's, the engines' and theirs.
 	_ "github.com/kvbench/kvbench/internal/workload"
@@ -36,17 +37,13 @@ var goTestFlags = []struct {
 }{{"cpu", false}, {"timeout", false}, {"benchmem", true}, {"short", true}, {"v", true}}
 
 // defineSuiteFlags adds every flag of the suite's test binary to fs as a
-// flag forwarded into to: the names come from the suite's own registry
-// (core.Config.Bind), so a new flag needs no change here. A suite flag
-// with the name of one of fs's own is a bug, caught by the tests.
+// flag forwarded into to: they come from the suite's own registry
+// (core.Flags), so a new flag needs no change here. A suite flag with the
+// name of one of fs's own is a bug, caught by the tests.
 func defineSuiteFlags(fs *flag.FlagSet, to *[]string) {
-	suite := flag.NewFlagSet("suite", flag.ContinueOnError)
-	c := core.Default()
-	c.Bind(suite)
-	suite.VisitAll(func(f *flag.Flag) {
-		b, ok := f.Value.(interface{ IsBoolFlag() bool })
-		define(fs, f.Name, forward{as: f.Name, isBool: ok && b.IsBoolFlag(), to: to}, f.Usage)
-	})
+	for _, o := range core.Flags() {
+		define(fs, o.FlagName(), forward{as: o.FlagName(), isBool: flagreg.IsBool(o), to: to}, o.FlagUsage())
+	}
 	for _, g := range goTestFlags {
 		define(fs, g.name, forward{as: "test." + g.name, isBool: g.isBool, to: to}, "go test's -"+g.name+", to both binaries")
 	}

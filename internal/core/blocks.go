@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -59,22 +58,6 @@ func (l *SizeList) Set(v string) error {
 	}
 	*l = out
 	return nil
-}
-
-func (c *Config) validateBlockSizes() []error {
-	if len(c.BlockSizes) == 0 {
-		return []error{FlagError("block_size", "", "must list at least one size")}
-	}
-	var errs []error
-	for i, bs := range c.BlockSizes {
-		if bs < minBlockSize || bs > maxBlockSize {
-			errs = append(errs, FlagError("block_size", bs.String(), "must be from 1KiB to 1MiB"))
-		}
-		if slices.Contains(c.BlockSizes[:i], bs) {
-			errs = append(errs, FlagError("block_size", c.BlockSizes.String(), "lists "+bs.String()+" twice"))
-		}
-	}
-	return errs
 }
 
 // blocks lists the block sizes info runs at: each of -block_size for an

@@ -20,11 +20,13 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/flagreg"
 )
 
 // Config is every setting of one run, as flags give it: the fields are
-// what every workload shares, and each workload's own flags (Flag) are
-// held beside them. Validate checks it before any work starts.
+// what every workload shares (sharedflags.go declares their flags), and
+// each engine's and workload's own flags are held beside them. Validate
+// checks it before any work starts.
 type Config struct {
 	KeysMil         float64
 	ValSize         int
@@ -52,175 +54,22 @@ type Config struct {
 	// an explicit -cache_mb or -memtable_mb overrides the budget rule.
 	Explicit map[string]bool
 
-	// EngineParams are the engines' own options (engine.Info.Params), by
-	// flag name; an option missing here is at its default.
-	EngineParams map[string]string
-
-	// opts are the workloads' own flags (Flag), by name.
-	opts map[string]optionValue
+	// opts are the values of the flags Config has no field for: each
+	// engine's own options and each workload's own, by name.
+	opts map[string]flagreg.Value
 }
 
 // Default is the configuration with every flag at its default.
 func Default() Config {
-	c := Config{
-		KeysMil: 0.1, ValSize: 1024, Seed: 1, ValueRatio: 1, CacheMB: 64, MemtableMB: 64,
-		Compression: "none", BloomBits: 10, BlockSizes: SizeList{DefaultBlockSize}, VerifyChecksums: true, SpaceGuard: true, Readahead: engine.ReadaheadOff, Batch: 1000,
-		Verify:  "cheap",
-		Threads: IntList{1, 16}, Caches: WordList{"warm", "cold"},
-		EngineParams: map[string]string{},
-	}
-	c.defaultOptions()
+	var c Config
+	c.defaults()
 	return c
 }
 
-// Bind registers every flag of the suite on fs, each bound to a field of c
-// or to its value of a workload's flag (whose current values are the
-// defaults).
-func (c *Config) Bind(fs *flag.FlagSet) {
-	fs.Float64Var(&c.KeysMil, "keys_mil", c.KeysMil, "number of distinct keys, in millions (0.01 is 10,000)")
-	fs.IntVar(&c.ValSize, "valsz", c.ValSize, "value size in bytes")
-	fs.StringVar(&c.Dir, "dir", c.Dir, "directory for fixtures and scratch databases (default: the user cache directory); the suite works only inside <dir>/kvbench")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of keys and values")
-	fs.Float64Var(&c.ValueRatio, "value_ratio", c.ValueRatio, "fraction of each value that is random: 1 is incompressible, 0.5 compresses about 2x")
-	fs.BoolVar(&c.Sync, "sync", c.Sync, "make every committed batch durable before the commit returns (all engines)")
-	fs.IntVar(&c.CacheMB, "cache_mb", c.CacheMB, "block cache of the LSM engines in MiB (B-trees read through the OS page cache)")
-	fs.IntVar(&c.MemtableMB, "memtable_mb", c.MemtableMB, "memtable (write buffer) of the LSM engines in MiB")
-	fs.StringVar(&c.Compression, "compression", c.Compression, "block compression of the LSM engines: none, snappy or zstd (B-trees never compress)")
-	fs.IntVar(&c.BloomBits, "bloom_bits", c.BloomBits, "Bloom filter bits per key of the LSM engines; 0 turns filters off")
-	fs.Var(&c.BlockSizes, "block_size", "comma-separated target sizes of the LSM engines' data blocks, uncompressed, one sub-benchmark each (block=4KiB; 1KiB to 1MiB); B-trees read 4 KiB pages and have none")
-	fs.BoolVar(&c.VerifyChecksums, "verify_checksums", c.VerifyChecksums, "LSM engines verify the checksum of every block they read from a file (Pebble always does; bbolt and LMDB keep none)")
-	fs.StringVar(&c.Readahead, "readahead", c.Readahead, "OS readahead on the files the engines read: off (none beyond what an engine asks for: LMDB MDB_NORDAHEAD, Badger's maps MADV_RANDOM...) or os (each engine's own default)")
-	fs.IntVar(&c.Batch, "batch", c.Batch, "keys per write batch in populate and fixture builds")
-	fs.StringVar(&c.Verify, "verify", c.Verify, "how reads are verified: cheap (length and three words) or full (every byte, and every fixture file's checksum before the run)")
-	fs.BoolVar(&c.DropCaches, "drop_caches", c.DropCaches, "cache=cold also writes 3 to /proc/sys/vm/drop_caches (root only), on top of evicting the fixture's files")
-	fs.IntVar(&c.ColdOps, "cold_ops", c.ColdOps, "reads (ReadRandom) or seeks (Scan) per cache=cold round, each round on a fixture closed, evicted and reopened; 0 is 1% of the keys, at least 100 and at most all of them")
-	fs.Var(&c.Threads, "threads", "comma-separated reader goroutine counts, one sub-benchmark each")
-	fs.Var(&c.MemLimit, "mem_limit", "run the benchmarks in a memory cgroup of their own limited to this size (64MiB, 1GiB, or bytes): page cache, heap and engine caches share it (root or a delegated cgroup tree; default: no budget)")
-	fs.BoolVar(&c.SpaceGuard, "space_guard", c.SpaceGuard, "while an engine writes, stop its writes with an error once the free space under -dir falls below what the engine may still write on its own (docs/reliability.md); false only to measure the guard's cost")
-	fs.Var(&c.Caches, "cache", "comma-separated page cache states to read in: warm (one untimed pass first) and cold (fixture evicted from the page cache, then reopened)")
-	for _, p := range engineParams() {
-		fs.Var(&paramValue{c: c, p: p}, p.Name, p.Usage)
-	}
-	c.bindOptions(fs)
-}
-
-// engineParams lists every engine's own options, each name once: engines
-// that share an adapter (or an option) share its flag.
-func engineParams() []engine.Param {
-	var out []engine.Param
-	seen := map[string]bool{}
-	for _, info := range engine.All() {
-		for _, p := range info.Params {
-			if !seen[p.Name] {
-				seen[p.Name] = true
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-// paramValue binds an engine option's flag to Config.EngineParams.
-type paramValue struct {
-	c *Config
-	p engine.Param
-}
-
-func (v *paramValue) String() string {
-	if v.c == nil {
-		return ""
-	}
-	return v.c.param(v.p)
-}
-
-func (v *paramValue) Set(s string) error {
-	if v.c.EngineParams == nil {
-		v.c.EngineParams = map[string]string{}
-	}
-	v.c.EngineParams[v.p.Name] = s
-	return nil
-}
-
-func (v *paramValue) IsBoolFlag() bool { return v.p.Bool }
-
-func (c *Config) param(p engine.Param) string {
-	if v, ok := c.EngineParams[p.Name]; ok {
-		return v
-	}
-	return p.Default
-}
-
-// FlagError is the error of a flag's bad value: it names the flag, the
-// value and what the flag accepts ("-valsz 0: must be from 1 ...").
-func FlagError(name string, val any, want string) error {
-	return flagError{fmt.Sprintf("-%s %v: %s", name, val, want)}
-}
-
-// flagError is FlagError's: a Flag's Check may return them, joined, to
-// name the bad items of a list itself.
-type flagError struct{ msg string }
-
-func (e flagError) Error() string { return e.msg }
-
-// Validate checks every setting without touching the disk.
+// Validate checks every setting without touching the disk: each flag's
+// own check (Flag.Choices, Flag.Check), errors in the order of their text.
 func (c *Config) Validate() error {
-	var errs []error
-	if k := c.KeysMil; !(k > 0 && k <= 10_000) || k*1e6 < 1 {
-		errs = append(errs, FlagError("keys_mil", k, "must be more than 0 (at least one key) and at most 10000"))
-	}
-	if v := c.ValSize; v < 1 || v > 64<<20 {
-		errs = append(errs, FlagError("valsz", v, "must be from 1 to 67108864 bytes"))
-	}
-	for _, s := range c.Caches {
-		if s != Warm && s != Cold {
-			errs = append(errs, FlagError("cache", s, "must be warm or cold"))
-		}
-	}
-	if len(c.Threads) == 0 {
-		errs = append(errs, FlagError("threads", "", "must list at least one count"))
-	}
-	intRange := func(name string, v, lo, hi int, want string) {
-		if v < lo || v > hi {
-			errs = append(errs, FlagError(name, v, want))
-		}
-	}
-	if keys := c.Keys(); c.ColdOps < 0 || uint64(c.ColdOps) > keys {
-		errs = append(errs, FlagError("cold_ops", c.ColdOps, fmt.Sprintf("must be from 0 (1%% of the keys, at least 100 and at most all of them) to the number of keys, %d", keys)))
-	}
-	intRange("cache_mb", c.CacheMB, 1, 1<<20, "must be from 1 to 1048576")
-	intRange("memtable_mb", c.MemtableMB, 1, 4096, "must be from 1 to 4096")
-	intRange("bloom_bits", c.BloomBits, 0, 64, "must be from 0 (off) to 64")
-	errs = append(errs, c.validateBlockSizes()...)
-	intRange("batch", c.Batch, 1, 10_000_000, "must be from 1 to 10000000")
-	if r := c.ValueRatio; !(r > 0 && r <= 1) {
-		errs = append(errs, FlagError("value_ratio", r, "must be more than 0 and at most 1"))
-	}
-	for _, w := range []struct {
-		name, v string
-		opts    []string
-	}{
-		{"compression", c.Compression, []string{"none", "snappy", "zstd"}},
-		{"verify", c.Verify, []string{"cheap", "full"}},
-		{"readahead", c.Readahead, engine.ReadaheadModes},
-	} {
-		if !contains(w.opts, w.v) {
-			errs = append(errs, FlagError(w.name, w.v, "must be one of "+strings.Join(w.opts, ", ")))
-		}
-	}
-	known := map[string]bool{}
-	for _, p := range engineParams() {
-		known[p.Name] = true
-		if err := p.Validate(c.param(p)); err != nil {
-			errs = append(errs, FlagError(p.Name, c.param(p), err.Error()))
-		}
-	}
-	for name := range c.EngineParams {
-		if !known[name] {
-			errs = append(errs, FlagError(name, c.EngineParams[name], "is no engine's option"))
-		}
-	}
-	errs = append(errs, c.validateMemLimit()...)
-	errs = append(errs, c.validateOptions()...)
+	errs := c.validateFlags()
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
 }
@@ -263,7 +112,7 @@ func (c *Config) Options(info engine.Info, dir string, logicalBytes int64) engin
 		r.apply(&o)
 	}
 	for _, p := range info.Params {
-		o = o.WithParam(p.Name, c.param(p))
+		o = o.WithParam(p.FlagName(), c.value(p).String())
 	}
 	return o
 }
@@ -272,15 +121,6 @@ func (c *Config) Options(info engine.Info, dir string, logicalBytes int64) engin
 func (c *Config) SetExplicit(fs *flag.FlagSet) {
 	c.Explicit = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { c.Explicit[f.Name] = true })
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // FloatList is a comma-separated list of numbers; Validate checks their

@@ -212,8 +212,8 @@ func TestEveryOptionThatShapesFilesKeysTheFixture(t *testing.T) {
 	}
 	for _, info := range engine.All() {
 		for _, p := range info.Params {
-			if _, ok := notShapingParams[p.Name]; !ok && !p.Shapes {
-				t.Errorf("%s's option -%s neither Shapes the files nor is said here not to", info.Name, p.Name)
+			if _, ok := notShapingParams[p.FlagName()]; !ok && !p.Shaping() {
+				t.Errorf("%s's option -%s neither Shapes the files nor is said here not to", info.Name, p.FlagName())
 			}
 		}
 	}

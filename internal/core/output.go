@@ -101,8 +101,10 @@ func (e *Env) setGate(units []string) {
 }
 
 // EchoConfig writes the run's configuration as benchfmt key: value lines,
-// so benchstat keeps them with the results. Setup prints them
-// before the first result.
+// so benchstat keeps them with the results: the machine and -dir, then
+// every flag's lines (Flags: the shared settings, the engines' options,
+// the workloads' flags), then the engines' versions and the units. Setup
+// prints them before the first result.
 func (e *Env) EchoConfig(w io.Writer) {
 	c := &e.Cfg
 	line := func(k string, v any) { fmt.Fprintf(w, "%s: %v\n", k, v) }
@@ -120,43 +122,12 @@ func (e *Env) EchoConfig(w io.Writer) {
 		line("dir-device", measure.BlockDevice(e.Dir))
 		line("dir-readahead", deviceReadahead(e.Dir))
 	}
-	line("keys", e.Keys)
-	line("valsz", c.ValSize)
-	line("value-ratio", c.ValueRatio)
-	line("seed", c.Seed)
-	line("cache", c.Caches.String())
-	line("drop-caches", c.DropCaches)
-	line("mem-limit", memLimitLine(c.MemLimit))
-	line("cold-ops", c.ColdRoundOps())
-	line("verify", c.Verify)
-	line("sync", c.Sync)
-	if r, ok := c.budget(); ok {
-		line("cache-mb", fmt.Sprintf("%d (budget rule)", r.CacheMB))
-		line("memtable-mb", fmt.Sprintf("%d (budget rule)", r.MemtableMB))
-		line("budget-rule", r.String())
-	} else {
-		line("cache-mb", c.CacheMB)
-		line("memtable-mb", c.MemtableMB)
-	}
-	line("compression", c.Compression)
-	line("bloom-bits", c.BloomBits)
-	line("block-size", c.BlockSizes.String())
-	line("verify-checksums", c.VerifyChecksums)
-	line("readahead", c.Readahead)
-	line("batch", c.Batch)
-	if c.SpaceGuard {
-		line("space-guard", "on: writes stop once the free space under -dir falls below the writing engine's own reserve + 2 batches + 16 MiB")
-	} else {
-		line("space-guard", "off")
-	}
-	line("threads", c.Threads.String())
+	c.echoFlags(sharedFlags, line)
 	line("latency-sample", fmt.Sprintf("1/%d reads (HDR histogram, ns)", LatencySampleMask+1))
 	line("timestamp-ns", timestampCost())
-	for _, p := range engineParams() {
-		line(strings.ReplaceAll(p.Name, "_", "-"), c.param(p))
-	}
+	c.echoFlags(engineFlags(), line)
 	line("rocksdb-lib", engine.RocksDBLibVersion())
-	e.echoOptions(line)
+	c.echoFlags(options, line)
 	for _, info := range engine.All() {
 		v := info.Module
 		if info.Version != nil {

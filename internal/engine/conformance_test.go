@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/flagreg"
 )
 
 // testOptions leaves every engine option at its declared default
@@ -42,10 +43,11 @@ type variant struct {
 func variants(info engine.Info) []variant {
 	out := []variant{{name: "defaults"}, {name: "readahead=os", readahead: engine.ReadaheadOS}}
 	for _, p := range info.Params {
-		vals := append(append([]string(nil), p.Choices...), extraValues[p.Name]...)
+		name := p.FlagName()
+		vals := append(p.ChoiceTexts(), extraValues[name]...)
 		for _, v := range vals {
-			if v != p.Default {
-				out = append(out, variant{name: p.Name + "=" + v, params: map[string]string{p.Name: v}})
+			if v != flagreg.Text(p) {
+				out = append(out, variant{name: name + "=" + v, params: map[string]string{name: v}})
 			}
 		}
 	}
@@ -83,12 +85,12 @@ func TestExtraValuesDeclared(t *testing.T) {
 		found := false
 		for _, info := range engine.All() {
 			for _, p := range info.Params {
-				if p.Name != name {
+				if p.FlagName() != name {
 					continue
 				}
 				found = true
 				for _, v := range vals {
-					if err := p.Validate(v); err != nil {
+					if err := engine.CheckParam(p, v); err != nil {
 						t.Errorf("%s: %s=%q: %v", info.Name, name, v, err)
 					}
 				}
@@ -104,6 +106,17 @@ func TestExtraValuesDeclared(t *testing.T) {
 // and titles unique, options that are unique flags with defaults their own
 // check accepts, and dimensions with values and the workloads that sweep
 // them.
+// checked: an option says what it accepts, by Choices or a Check.
+func checked(p engine.Param) bool {
+	switch f := p.(type) {
+	case *engine.Flag[engine.Text]:
+		return f.Choices != nil || f.Check != nil
+	case *engine.Flag[engine.Switch]:
+		return f.Choices != nil || f.Check != nil
+	}
+	return false
+}
+
 func TestDeclarations(t *testing.T) {
 	titles, params := map[string]string{}, map[string]string{}
 	for _, info := range engine.All() {
@@ -118,18 +131,19 @@ func TestDeclarations(t *testing.T) {
 			t.Errorf("%s: Open must be set exactly when Missing is not (Missing=%q)", info.Name, info.Missing)
 		}
 		for _, p := range info.Params {
-			if p.Name == "" {
+			name := p.FlagName()
+			if name == "" {
 				t.Errorf("%s: an option without a name", info.Name)
 			}
-			if prev, dup := params[p.Name]; dup {
-				t.Errorf("option %s declared by both %s and %s: it is one flag", p.Name, prev, info.Name)
+			if prev, dup := params[name]; dup {
+				t.Errorf("option %s declared by both %s and %s: it is one flag", name, prev, info.Name)
 			}
-			params[p.Name] = info.Name
-			if p.Choices == nil && p.Check == nil {
-				t.Errorf("%s: option %s has neither Choices nor Check", info.Name, p.Name)
+			params[name] = info.Name
+			if !checked(p) {
+				t.Errorf("%s: option %s has neither Choices nor Check", info.Name, name)
 			}
-			if err := p.Validate(p.Default); err != nil {
-				t.Errorf("%s: option %s: default %q fails its own check: %v", info.Name, p.Name, p.Default, err)
+			if err := engine.CheckParam(p, flagreg.Text(p)); err != nil {
+				t.Errorf("%s: option %s: default %q fails its own check: %v", info.Name, name, flagreg.Text(p), err)
 			}
 		}
 		for _, d := range info.Dims {

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/kvbench/kvbench/internal/flagreg"
 )
 
 // Options is everything that shapes how an engine is opened. Every field
@@ -271,30 +273,41 @@ type Info struct {
 	LogFile func(name string) bool
 }
 
-// Param is an option only one engine has: a flag -<Name>, checked against
-// Choices (or Check) before any work, echoed as a configuration line, and
-// part of a fixture's key when it Shapes the files.
-type Param struct {
-	Name    string // flag name: "lmdb_write"
-	Default string
-	Usage   string
-	Choices []string           // accepted values; nil: Check decides
-	Check   func(string) error // for values that are not a short list
-	Shapes  bool               // changes the files the engine writes
-	Bool    bool               // a boolean flag (-name alone means true)
-}
+// Param is an option only one engine has, declared as every flag of the
+// suite is (a Flag, internal/flagreg): a flag -<Name>, checked before any
+// work, echoed as a configuration line, and part of a fixture's key when
+// it Shapes the files. Adapters read its value as text, o.Params[name].
+type Param = flagreg.Option
 
-// Validate reports whether v is an accepted value of p.
-func (p Param) Validate(v string) error {
-	if p.Check != nil {
-		return p.Check(v)
+// Flag declares an engine's option: of type Text, or Switch for one that
+// is on or off. It reads nothing of the run but its own value.
+type Flag[T any] = flagreg.Flag[T, any]
+
+// Text is the value of an engine's option as its adapter reads it: a
+// word, a size, a number, or empty for the engine's own default.
+type Text string
+
+func (t *Text) String() string     { return string(*t) }
+func (t *Text) Set(v string) error { *t = Text(v); return nil }
+
+// Switch is the value of an engine's option that is on ("true") or off
+// ("false"); -name alone turns it on. Its Choices say which it accepts.
+type Switch string
+
+func (s *Switch) String() string     { return string(*s) }
+func (s *Switch) Set(v string) error { *s = Switch(v); return nil }
+func (s *Switch) IsBoolFlag() bool   { return true }
+
+// onOff are a Switch's values.
+var onOff = []Switch{"false", "true"}
+
+// CheckParam reports whether v is an accepted value of p.
+func CheckParam(p Param, v string) error {
+	val, err := flagreg.Parse(p, v)
+	if err != nil {
+		return err
 	}
-	for _, c := range p.Choices {
-		if c == v {
-			return nil
-		}
-	}
-	return fmt.Errorf("must be one of %s", strings.Join(p.Choices, ", "))
+	return p.CheckValue(val.Get(), nil)
 }
 
 // Dim is one option of this engine that a workload may sweep as a
@@ -357,8 +370,8 @@ func (i Info) FileLayout(o Options) map[string]string {
 		}
 	}
 	for _, p := range i.Params {
-		if v := i.withDefaults(o).Params[p.Name]; p.Shapes && v != "" {
-			m[p.Name] = v
+		if v := i.withDefaults(o).Params[p.FlagName()]; p.Shaping() && v != "" {
+			m[p.FlagName()] = v
 		}
 	}
 	if len(m) == 0 {
@@ -414,7 +427,7 @@ func OpenInfo(i Info, o Options) (DB, error) {
 		if !ok {
 			return nil, fmt.Errorf("engine %s: no option %q", name, k)
 		}
-		if err := p.Validate(v); err != nil {
+		if err := CheckParam(p, v); err != nil {
 			return nil, fmt.Errorf("engine %s: option %s=%q: %v", name, k, v, err)
 		}
 	}
@@ -444,8 +457,8 @@ func OpenInfo(i Info, o Options) (DB, error) {
 // set at its declared default.
 func (i Info) withDefaults(o Options) Options {
 	for _, p := range i.Params {
-		if _, ok := o.Params[p.Name]; !ok {
-			o = o.WithParam(p.Name, p.Default)
+		if _, ok := o.Params[p.FlagName()]; !ok {
+			o = o.WithParam(p.FlagName(), flagreg.Text(p))
 		}
 	}
 	return o
@@ -453,11 +466,11 @@ func (i Info) withDefaults(o Options) Options {
 
 func (i Info) param(name string) (Param, bool) {
 	for _, p := range i.Params {
-		if p.Name == name {
+		if p.FlagName() == name {
 			return p, true
 		}
 	}
-	return Param{}, false
+	return nil, false
 }
 
 // CheckCompression reports whether the engine can store blocks compressed c.

@@ -56,11 +56,11 @@ func init() {
 		Open:         openLMDB,
 		Compressions: []string{"none"},
 		Params: []Param{
-			{Name: "lmdb_write", Default: "update", Choices: []string{"update", "txn"},
+			&Flag[Text]{Name: "lmdb_write", Default: "update", Choices: []Text{"update", "txn"},
 				Usage: "how LMDB commits a batch: update (Env.Update) or txn (locked thread, BeginTxn/Commit)"},
-			{Name: "lmdb_writemap", Default: "false", Choices: []string{"false", "true"}, Bool: true,
+			&Flag[Switch]{Name: "lmdb_writemap", Default: "false", Choices: onOff,
 				Usage: "open LMDB's env MDB_WRITEMAP: writes go through a writable map instead of write(2)"},
-			{Name: "lmdb_nometasync", Default: "false", Choices: []string{"false", "true"}, Bool: true,
+			&Flag[Switch]{Name: "lmdb_nometasync", Default: "false", Choices: onOff,
 				Usage: "with -sync, open LMDB's env MDB_NOMETASYNC: a commit syncs its data pages but not the meta page (without -sync, MDB_NOSYNC already skips both)"},
 		},
 		Dims: []Dim{

@@ -67,11 +67,11 @@ func init() {
 		Open:         openPebble,
 		Compressions: []string{"none", "snappy", "zstd"},
 		Params: []Param{
-			{Name: "pebble_index_block", Default: "256KiB", Shapes: true, Check: checkPebbleIndexBlock,
+			&Flag[Text]{Name: "pebble_index_block", Default: "256KiB", Shapes: true, Check: checkPebbleIndexBlock,
 				Usage: "target size of Pebble's index blocks (1KiB to 1GiB); a table whose index outgrows one block gets a two-level index (default: CockroachDB's 256KiB; Pebble's own is its block size)"},
-			{Name: "pebble_compactions", Default: "", Shapes: true, Check: checkIntParam(1, 64),
+			&Flag[Text]{Name: "pebble_compactions", Default: "", Shapes: true, Check: checkIntParam(1, 64),
 				Usage: "the most compactions Pebble runs at once, the upper end of its CompactionConcurrencyRange (default: Pebble's 1)"},
-			{Name: "pebble_read_sampling", Default: "true", Choices: []string{"true", "false"}, Bool: true,
+			&Flag[Switch]{Name: "pebble_read_sampling", Default: "true", Choices: []Switch{"true", "false"},
 				Usage: "Pebble's read sampling, which schedules read-triggered compactions of tables iterators seek through often (false: ReadSamplingMultiplier -1)"},
 		},
 		Layout:       lsmLayout,
@@ -84,8 +84,8 @@ func init() {
 	})
 }
 
-func checkPebbleIndexBlock(v string) error {
-	n, err := memlimit.ParseSize(v)
+func checkPebbleIndexBlock(v Text, _ any) error {
+	n, err := memlimit.ParseSize(string(v))
 	if err != nil || n < 1<<10 || n > 1<<30 {
 		return errors.New("must be a size from 1KiB to 1GiB (256KiB)")
 	}

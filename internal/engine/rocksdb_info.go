@@ -20,9 +20,9 @@ func init() {
 		DataBlocks:   true,
 		WriteReserve: rocksdbReserve,
 		Params: []Param{
-			{Name: "rocksdb_cache_index", Default: "false", Choices: []string{"false", "true"}, Bool: true,
+			&Flag[Switch]{Name: "rocksdb_cache_index", Default: "false", Choices: onOff,
 				Usage: "RocksDB's cache_index_and_filter_blocks: index and filter blocks go through the block cache (and compete with data blocks) instead of living outside it, RocksDB's default"},
-			{Name: "rocksdb_pin_l0", Default: "false", Choices: []string{"false", "true"}, Bool: true,
+			&Flag[Switch]{Name: "rocksdb_pin_l0", Default: "false", Choices: onOff,
 				Usage: "RocksDB's pin_l0_filter_and_index_blocks_in_cache: level-0 index and filter blocks stay pinned in the block cache (only with -rocksdb_cache_index)"},
 		},
 		// Write-ahead logs (NNNNNN.log) and the info log (LOG, LOG.old.*).

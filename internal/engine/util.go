@@ -109,12 +109,12 @@ func lsmBlockSize(o Options, engineDefault int) string {
 // each iterator to its prefix when the value is "prefix".
 // checkIntParam accepts an empty value (the engine's default) or an
 // integer from lo to hi.
-func checkIntParam(lo, hi int) func(string) error {
-	return func(v string) error {
+func checkIntParam(lo, hi int) func(Text, any) error {
+	return func(v Text, _ any) error {
 		if v == "" {
 			return nil
 		}
-		if n, err := strconv.Atoi(v); err != nil || n < lo || n > hi {
+		if n, err := strconv.Atoi(string(v)); err != nil || n < lo || n > hi {
 			return fmt.Errorf("must be empty (the engine's default) or an integer from %d to %d", lo, hi)
 		}
 		return nil

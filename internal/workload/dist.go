@@ -30,7 +30,7 @@ var distFlag = &core.Flag[core.WordList]{Name: "dist",
 		}
 		return errors.Join(errs...)
 	},
-	Echo: func(l core.WordList, _ *core.Env, line func(string, any)) {
+	Echo: func(l core.WordList, _ *core.Config, line func(string, any)) {
 		if len(l) == 0 {
 			line("dist", "each family's default (ReadRandom, Load: uniform; YCSB: the workload's own)")
 			return
@@ -53,7 +53,7 @@ var zipfItemsFlag = &core.Flag[uint64]{Name: "zipf_items",
 		}
 		return nil
 	},
-	Echo: func(n uint64, _ *core.Env, line func(string, any)) {
+	Echo: func(n uint64, _ *core.Config, line func(string, any)) {
 		if n == 0 {
 			line("zipf-items", "0 (YCSB's scrambled Zipfian over 10^10 ranks, FNV-1a hashed mod the keys)")
 			return

@@ -22,7 +22,7 @@ var (
 	rateFlag = &core.Flag[RateList]{Name: "rate", Default: RateList{10000},
 		Usage: "comma-separated target rates in operations per second, one rate=N sub-benchmark each (open loop)",
 		Check: func(v RateList, _ *core.Config) error { return nonEmpty(len(v), "rate") },
-		Echo:  func(v RateList, _ *core.Env, line func(string, any)) { line("rates", v.String()) }}
+		Echo:  func(v RateList, _ *core.Config, line func(string, any)) { line("rates", v.String()) }}
 	writeRateFlag = &core.Flag[int]{Name: "write_rate", Default: 1000,
 		Usage: "the writer's rate in operations per second in op=readwhilewriting",
 		Check: rateRange}
@@ -32,7 +32,7 @@ var (
 	loadWorkersFlag = &core.Flag[int]{Name: "load_workers", Default: 4,
 		Usage: "goroutines (HTTP: keep-alive connections) that take operations off the fixed-rate schedule",
 		Check: func(w int, _ *core.Config) error { return intRange(w, 1, 4096) },
-		Echo: func(w int, _ *core.Env, line func(string, any)) {
+		Echo: func(w int, _ *core.Config, line func(string, any)) {
 			line("load-workers", w)
 			line("load-latency", "HDR histogram of every operation due in the window, ns from its intended start (open loop, coordinated omission corrected); the backlog runs after the window for up to one more window, then any operation not started counts as unrun at its wait so far")
 		}}
@@ -44,9 +44,9 @@ var (
 			}
 			return nil
 		},
-		Echo: func(s time.Duration, e *core.Env, line func(string, any)) {
+		Echo: func(s time.Duration, c *core.Config, line func(string, any)) {
 			line("slo-p99", s)
-			line("knee", kneeRule(&e.Cfg))
+			line("knee", kneeRule(c))
 		}}
 	// The knee's own flags are stated by sloFlag's knee line.
 	kneeTimeFlag = &core.Flag[time.Duration]{Name: "knee_time", Default: 2 * time.Second,
@@ -99,7 +99,7 @@ var (
 			}
 			return nil
 		},
-		Echo: func(d string, _ *core.Env, line func(string, any)) {
+		Echo: func(d string, _ *core.Config, line func(string, any)) {
 			if d != "" {
 				line("latency-dir", d)
 			}
@@ -145,7 +145,7 @@ func kneeRule(c *core.Config) string {
 }
 
 // noLines is the Echo of a flag another flag's lines state.
-func noLines[T any](T, *core.Env, func(string, any)) {}
+func noLines[T any](T, *core.Config, func(string, any)) {}
 
 // intRange is the check of a whole number from lo to hi.
 func intRange(v, lo, hi int) error {

@@ -20,7 +20,7 @@ var (
 			}
 			return nil
 		},
-		Echo: func(n int, _ *core.Env, line func(string, any)) {
+		Echo: func(n int, _ *core.Config, line func(string, any)) {
 			line("prefetch-traces", n)
 			line("prefetch-keys", fmt.Sprintf("%d (%d spans per trace)", n*dataset.SpansPerTrace, dataset.SpansPerTrace))
 		}}
@@ -32,7 +32,7 @@ var (
 			}
 			return nil
 		},
-		Echo: func(v int, _ *core.Env, line func(string, any)) {
+		Echo: func(v int, _ *core.Config, line func(string, any)) {
 			line("prefetch-valsz", v)
 			line("prefetch-order", "lookups visit trace IDs in ascending order, as the seed did; op i is trace i mod prefetch-traces")
 			line("prefetch-cold", "before the timed loop: store closed, its files evicted from the page cache (fadvise DONTNEED), store reopened untimed")

@@ -25,7 +25,9 @@ func tinyTraceConfig(dir string, n int) core.Config {
 	prefetchTracesFlag.Set(&c, n)
 	prefetchValSizeFlag.Set(&c, 300)
 	// Badger keeps 300-byte values in its value log, where prefetch reads them.
-	c.EngineParams["badger_vthreshold"] = "64"
+	if err := c.SetFlag("badger_vthreshold", "64"); err != nil {
+		panic(err)
+	}
 	return c
 }
 

@@ -139,7 +139,7 @@ func init() {
 // "Scans and Badger's value prefetch"). Seed 000's Prefetch sweeps it.
 var scanPrefetchFlag = &core.Flag[bool]{Name: "scan_prefetch",
 	Usage: "let engines fetch values ahead of a scan's cursor (Badger's PrefetchValues, the only engine that has it) in Scan, Iterate and YCSB's scans; off, every engine reads a value when the scan asks for it",
-	Echo: func(on bool, _ *core.Env, line func(string, any)) {
+	Echo: func(on bool, _ *core.Config, line func(string, any)) {
 		if on {
 			line("scan-prefetch", "true (Badger fetches values ahead of Scan's, Iterate's and YCSB's iterators: PrefetchValues, 100 items)")
 			return

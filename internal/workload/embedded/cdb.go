@@ -141,8 +141,8 @@ var (
 			}
 			return nil
 		},
-		Echo: func(n uint64, e *core.Env, line func(string, any)) {
-			d, _ := cdbOf(&e.Cfg)
+		Echo: func(n uint64, c *core.Config, line func(string, any)) {
+			d, _ := cdbOf(c)
 			if d == nil {
 				line("embed-cdb", "none (no embedded file system)")
 				return
@@ -150,7 +150,7 @@ var (
 			n = used(n, d)
 			line("embed-cdb", fmt.Sprintf("%s (%d records, %d bytes)", d.Name, d.Records, d.Size))
 			line("embed-records", n)
-			line("embed-cold-ops", coldOps(e, n)) // records a cold EmbedGet round reads
+			line("embed-cold-ops", coldOps(c, n)) // records a cold EmbedGet round reads
 		}}
 	// The pages are advised when the cdb is first opened for a run (cdbOf):
 	// a check before any work.
@@ -160,7 +160,7 @@ var (
 			_, err := opened(on)
 			return err
 		},
-		Echo: func(on bool, _ *core.Env, line func(string, any)) {
+		Echo: func(on bool, _ *core.Config, line func(string, any)) {
 			if d, _ := opened(on); d != nil {
 				line("embed-readahead", on)
 				line("engine-cdb", cdbVersion())

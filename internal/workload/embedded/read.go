@@ -274,9 +274,9 @@ func (r *embedReader) close(tb testing.TB) {
 // coldOps is how many records a cold EmbedGet round reads: -cold_ops
 // (at most every record), or 1% of the records, at least 100 and at most
 // all of them: a round small next to the set stays cold to its end.
-func coldOps(e *core.Env, n uint64) int {
-	if c := uint64(e.Cfg.ColdOps); c > 0 {
-		return int(min(c, n))
+func coldOps(c *core.Config, n uint64) int {
+	if k := uint64(c.ColdOps); k > 0 {
+		return int(min(k, n))
 	}
 	return int(min(max(n/100, 100), n))
 }
@@ -318,7 +318,7 @@ func embedGet(b *testing.B, e *core.Env, src recordSource, rounds embedRounds, n
 	}
 	perRecord := records.LogicalBytes(n) / int64(n)
 	if rounds != nil {
-		perRound := coldOps(e, n)
+		perRound := coldOps(&e.Cfg, n)
 		b.SetBytes(perRecord * int64(perRound))
 		timed := rounds(func(src recordSource) func() { return func() { read(src, perRound) } })
 		if err != nil {

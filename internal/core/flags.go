@@ -1,0 +1,204 @@
+package core
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/flagreg"
+)
+
+// The suite's flags, declared once each in one form (internal/flagreg):
+// the settings every workload shares (sharedFlags, held in Config's
+// fields), each engine's own options (engine.Info.Params) and each
+// workload's own (Workload.Options), held in Config by name. The core
+// does the rest for all of them alike: the flag on the command line
+// (Config.Bind), its check before any work (Config.Validate), its
+// configuration lines (Env.EchoConfig), and a copy of its value in every
+// Config.
+
+// Flag is a flag the core or a workload declares: its check and its lines
+// read the run's Config. A workload reads its value with Get.
+type Flag[T any] = flagreg.Flag[T, *Config]
+
+// Option is any flag of the suite, whatever its type: what
+// Workload.Options and engine.Info.Params list.
+type Option = flagreg.Option
+
+// Flags lists every flag of the suite, each once: the shared settings,
+// every registered engine's own options (engines by name), and every
+// registered workload's own, in the order they were first registered.
+// Config binds, checks and echoes them in this order; the tooling
+// forwards them from it. Two flags of one name are a bug.
+func Flags() []Option {
+	out := append([]Option(nil), sharedFlags...)
+	out = append(out, engineFlags()...)
+	out = append(out, options...)
+	seen := map[string]Option{}
+	for _, o := range out {
+		if prev, ok := seen[o.FlagName()]; ok && prev != o {
+			panic("core: two flags named " + o.FlagName())
+		}
+		seen[o.FlagName()] = o
+	}
+	return out
+}
+
+// engineFlags lists every engine's own options, each once: engines that
+// share an adapter (or an option) share its flag.
+func engineFlags() []Option {
+	var out []Option
+	seen := map[string]bool{}
+	for _, info := range engine.All() {
+		for _, p := range info.Params {
+			if !seen[p.FlagName()] {
+				seen[p.FlagName()] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// options are the flags of every registered workload, each once, in the
+// order they were first registered; optionByName finds them.
+var (
+	options      []Option
+	optionByName = map[string]Option{}
+)
+
+// addOptions registers a workload's flags. Workloads that share a flag
+// list the same *Flag; two flags of one name are a bug.
+func addOptions(w *Workload) {
+	for _, o := range w.Options {
+		name := o.FlagName()
+		if prev, ok := optionByName[name]; ok {
+			if prev != o {
+				panic("core: two workload flags named " + name + " (" + w.Name + "'s and another's)")
+			}
+			continue
+		}
+		optionByName[name] = o
+		options = append(options, o)
+	}
+}
+
+// FlagValue is c's value of a flag held by name (an engine's or a
+// workload's), as flagreg.Store asks.
+func (c *Config) FlagValue(name string) (flagreg.Value, bool) {
+	v, ok := c.opts[name]
+	return v, ok
+}
+
+// SetFlagValue replaces c's value of a flag held by name, copying the map
+// so that a copy of c made before keeps its own.
+func (c *Config) SetFlagValue(name string, v flagreg.Value) {
+	m := maps.Clone(c.opts)
+	if m == nil {
+		m = map[string]flagreg.Value{}
+	}
+	m[name] = v
+	c.opts = m
+}
+
+// SetFlag gives the flag name the value the command line would, in c.
+func (c *Config) SetFlag(name, value string) error {
+	for _, o := range Flags() {
+		if o.FlagName() != name {
+			continue
+		}
+		if v, ok := o.FieldValue(c); ok {
+			return v.Set(value)
+		}
+		v, err := flagreg.Parse(o, value)
+		if err != nil {
+			return err
+		}
+		c.SetFlagValue(name, v)
+		return nil
+	}
+	return fmt.Errorf("-%s is no flag of the suite", name)
+}
+
+// value is c's value of o: its field, what c holds by name, or its
+// default.
+func (c *Config) value(o Option) flagreg.Value {
+	if v, ok := o.FieldValue(c); ok {
+		return v
+	}
+	if v, ok := c.opts[o.FlagName()]; ok {
+		return v
+	}
+	return o.NewValue(nil)
+}
+
+// defaults gives c every flag at its default.
+func (c *Config) defaults() {
+	c.opts = map[string]flagreg.Value{}
+	for _, o := range Flags() {
+		o.SetDefault(c)
+	}
+}
+
+// Bind registers every flag of the suite on fs, bound to c: a shared
+// setting to its field, any other to a value of c's own (a copy of c
+// made before keeps its values). Their current values are the defaults.
+func (c *Config) Bind(fs *flag.FlagSet) {
+	m := map[string]flagreg.Value{}
+	for _, o := range Flags() {
+		v, ok := o.FieldValue(c)
+		if !ok {
+			v = o.NewValue(c.value(o).Get())
+			m[o.FlagName()] = v
+		}
+		fs.Var(v.Value, o.FlagName(), o.FlagUsage())
+	}
+	c.opts = m
+}
+
+// FlagError is the error of a flag's bad value: it names the flag, the
+// value and what the flag accepts ("-valsz 0: must be from 1 ...").
+func FlagError(name string, val any, want string) error {
+	return flagError{fmt.Sprintf("-%s %v: %s", name, val, want)}
+}
+
+// flagError is FlagError's: a Flag's Check may return them, joined, to
+// name the bad items of a list itself.
+type flagError struct{ msg string }
+
+func (e flagError) Error() string { return e.msg }
+
+// validateFlags runs every flag's check, each error naming its flag.
+func (c *Config) validateFlags() []error {
+	var errs []error
+	for _, o := range Flags() {
+		v := c.value(o)
+		err := o.CheckValue(v.Get(), c)
+		if err == nil {
+			continue
+		}
+		var named []error
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			named = j.Unwrap()
+		} else {
+			named = []error{err}
+		}
+		for _, n := range named {
+			var fe flagError
+			if !errors.As(n, &fe) {
+				n = FlagError(o.FlagName(), v.String(), n.Error())
+			}
+			errs = append(errs, n)
+		}
+	}
+	return errs
+}
+
+// echoFlags writes the configuration lines of flags.
+func (c *Config) echoFlags(flags []Option, line func(key string, v any)) {
+	for _, o := range flags {
+		o.EchoValue(c.value(o), c, line)
+	}
+}

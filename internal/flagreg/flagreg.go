@@ -1,0 +1,231 @@
+// Package flagreg is the one form every flag of the suite is declared in:
+// the settings every workload shares (internal/core), each engine's own
+// options (engine.Info.Params) and each workload's own
+// (core.Workload.Options). A flag is a Flag: its name, type, default and
+// usage, the values it accepts, its configuration lines, whether it shapes
+// a fixture, and where a configuration holds its value. internal/core
+// lists every declared flag (core.Flags), binds them to one Config, checks
+// them before any work and prints their lines; the tooling forwards them
+// from that list. The package imports nothing of the suite, so the
+// engines, which the core imports, declare their options in it too.
+package flagreg
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// Flag is one flag of the suite, -<Name>, of type T: one the flag package
+// has a flag for (int, int64, uint, uint64, float64, bool, string,
+// time.Duration) or one whose pointer is a flag.Value (core.IntList,
+// engine.Text), so that it parses, fails and prints in -help as the flag
+// package's own would. C is what its check and its lines read of the run:
+// *core.Config for the shared settings and a workload's flags; any for an
+// engine's option, which reads nothing but its own value.
+type Flag[T, C any] struct {
+	Name    string // the flag, without the dash: "prefetch_traces"
+	Default T
+	Usage   string
+	// Choices, when set, are the only values it accepts: any other fails
+	// with "must be one of a, b, c".
+	Choices []T
+	// Check, when set, validates the value v against the whole
+	// configuration c before any work; its error reads after
+	// "-<name> <value>: ", e.g. "must be from 1 to 9000", unless the core
+	// named it already (core.FlagError, joined), as a list's items are.
+	Check func(v T, c C) error
+	// Echo, when set, writes the flag's configuration lines in place of
+	// the one line "<name with dashes>: <value>": several (values derived
+	// from v, how the suite uses it), or none when other lines state it.
+	Echo func(v T, c C, line func(key string, v any))
+	// Shapes: the value changes the fixtures a run builds (their names or
+	// keys say it), so fixtures built with another value are not reused.
+	Shapes bool
+	// Field, when set, is where c holds the value: a field of core.Config,
+	// for the settings every workload reads as fields. nil: c holds it
+	// beside them, by name (Store).
+	Field func(c C) *T
+}
+
+// Option is a Flag without its type: how the core, the engines and the
+// tooling handle every flag alike.
+type Option interface {
+	// FlagName is the flag's name, without the dash.
+	FlagName() string
+	// FlagUsage is its usage text.
+	FlagUsage() string
+	// Shaping reports its Shapes.
+	Shaping() bool
+	// ChoiceTexts are its Choices as the command line writes them; nil
+	// when Check alone decides.
+	ChoiceTexts() []string
+	// NewValue is a value of the flag holding v, a T; nil holds the
+	// default.
+	NewValue(v any) Value
+	// FieldValue is the value bound to c's field (c a C), when the flag
+	// has a Field.
+	FieldValue(c any) (Value, bool)
+	// SetDefault gives the flag its default in c (a C that holds it: a
+	// Field, or a Store).
+	SetDefault(c any)
+	// CheckValue checks v (a T) against Choices and Check, with c (a C,
+	// or nil for an option that reads nothing of the run).
+	CheckValue(v, c any) error
+	// EchoValue writes v's configuration lines (Echo, or the one line).
+	EchoValue(v Value, c any, line func(key string, v any))
+}
+
+// Value is one configuration's value of a flag: the flag.Value that parses
+// and prints it, and a reader of the T it holds.
+type Value struct {
+	flag.Value
+	Get func() any
+}
+
+// Store is what holds the values of flags without a Field, by name: the
+// configuration (core.Config). Get and Set reach them through it.
+type Store interface {
+	FlagValue(name string) (Value, bool)
+	SetFlagValue(name string, v Value)
+}
+
+func (f *Flag[T, C]) FlagName() string  { return f.Name }
+func (f *Flag[T, C]) FlagUsage() string { return f.Usage }
+func (f *Flag[T, C]) Shaping() bool     { return f.Shapes }
+
+func (f *Flag[T, C]) ChoiceTexts() []string {
+	var out []string
+	for _, ch := range f.Choices {
+		out = append(out, f.NewValue(ch).String())
+	}
+	return out
+}
+
+func (f *Flag[T, C]) NewValue(v any) Value {
+	p := new(T)
+	*p = f.Default
+	if v != nil {
+		*p = v.(T)
+	}
+	return Value{valueAt(p), func() any { return *p }}
+}
+
+func (f *Flag[T, C]) FieldValue(c any) (Value, bool) {
+	if f.Field == nil {
+		return Value{}, false
+	}
+	p := f.Field(c.(C))
+	return Value{valueAt(p), func() any { return *p }}, true
+}
+
+func (f *Flag[T, C]) SetDefault(c any) { f.Set(c.(C), f.Default) }
+
+func (f *Flag[T, C]) CheckValue(v, c any) error {
+	t := v.(T)
+	if f.Choices != nil && !slicesContain(f.Choices, t) {
+		return errors.New("must be one of " + strings.Join(f.ChoiceTexts(), ", "))
+	}
+	if f.Check == nil {
+		return nil
+	}
+	return f.Check(t, context[C](c))
+}
+
+func (f *Flag[T, C]) EchoValue(v Value, c any, line func(key string, v any)) {
+	if f.Echo != nil {
+		f.Echo(v.Get().(T), context[C](c), line)
+		return
+	}
+	line(strings.ReplaceAll(f.Name, "_", "-"), v.String())
+}
+
+// Get is the flag's value in c: as parsed or Set, or its default.
+func (f *Flag[T, C]) Get(c C) T {
+	if f.Field != nil {
+		return *f.Field(c)
+	}
+	if s, ok := any(c).(Store); ok {
+		if v, ok := s.FlagValue(f.Name); ok {
+			return v.Get().(T)
+		}
+	}
+	return f.Default
+}
+
+// Set gives the flag the value v in c (a test's, or a program's that runs
+// the suite without its command line). c must hold it: a Field, or a
+// Store.
+func (f *Flag[T, C]) Set(c C, v T) {
+	if f.Field != nil {
+		*f.Field(c) = v
+		return
+	}
+	any(c).(Store).SetFlagValue(f.Name, f.NewValue(v))
+}
+
+// Parse is o's value of the text s, as the command line gives it.
+func Parse(o Option, s string) (Value, error) {
+	v := o.NewValue(nil)
+	return v, v.Set(s)
+}
+
+// Text is o's default as the command line writes it.
+func Text(o Option) string { return o.NewValue(nil).String() }
+
+// IsBool reports whether o is a switch: -name alone sets it.
+func IsBool(o Option) bool {
+	b, ok := o.NewValue(nil).Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// context is c as a C: the zero C when there is none.
+func context[C any](c any) C {
+	var zero C
+	if c == nil {
+		return zero
+	}
+	return c.(C)
+}
+
+func slicesContain[T any](list []T, v T) bool {
+	for _, x := range list {
+		if reflect.DeepEqual(x, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// valueAt is a flag value stored at p: the flag package's own for its
+// types, so that the flag prints in -help as one it defines would.
+func valueAt[T any](p *T) flag.Value {
+	if fv, ok := any(p).(flag.Value); ok {
+		return fv
+	}
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	switch q := any(p).(type) {
+	case *int:
+		fs.IntVar(q, "v", *q, "")
+	case *int64:
+		fs.Int64Var(q, "v", *q, "")
+	case *uint:
+		fs.UintVar(q, "v", *q, "")
+	case *uint64:
+		fs.Uint64Var(q, "v", *q, "")
+	case *float64:
+		fs.Float64Var(q, "v", *q, "")
+	case *bool:
+		fs.BoolVar(q, "v", *q, "")
+	case *string:
+		fs.StringVar(q, "v", *q, "")
+	case *time.Duration:
+		fs.DurationVar(q, "v", *q, "")
+	default:
+		panic(fmt.Sprintf("flagreg: a flag of type %T: use a type the flag package has, or one whose pointer is a flag.Value", *p))
+	}
+	return fs.Lookup("v").Value
+}
