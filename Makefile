@@ -92,7 +92,7 @@ bench: deps
 	$(MAKE) --no-print-directory bench-run TAGS="$(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)"
 
 # The stores (no Memory rail) and the benchmarks of each workload come
-# from the registries (Workload.Step in internal/workload, engines in
+# from the registries (the families in internal/families, engines in
 # internal/engine), so a new engine or workload needs no edit here.
 PATTERN = $(shell $(GO) run ./internal/cmd/genwrappers -pattern $(1))
 STORES  = $(shell $(GO) run -tags '$(TAGS)' ./internal/cmd/genwrappers -list open | sed 's/^BenchmarkOpen//' | paste -sd'|')

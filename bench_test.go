@@ -19,19 +19,21 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/families"
 	"github.com/kvbench/kvbench/internal/workload/embedded"
 	"golang.org/x/perf/benchfmt"
 )
 
 // TestMain validates every flag, prints the run's configuration, and
 // builds (or reuses) the fixtures the selected benchmarks declare, before
-// any benchmark runs.
+// any benchmark runs. Each family's results carry the units the gate
+// judges it on (internal/families) as their "gate" line.
 func TestMain(m *testing.M) {
 	if embedded.IsColdChild() { // a cold-start child: one read, nothing else
 		os.Exit(m.Run())
 	}
 	flag.Parse()
-	core.Main(m.Run, cfg, benchPattern())
+	core.Main(m.Run, cfg, benchPattern(), families.Gate)
 }
 
 func benchPattern() string {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/families"
 )
 
 // pinnedFamilies is, for every benchmark family, the step of make bench
@@ -78,8 +79,14 @@ func TestFamiliesGateAndStepsArePinned(t *testing.T) {
 	}
 }
 
-// The registry the pins are read from.
-func gatedUnits(w *core.Workload) []string { return w.Gate }
-func stepOf(w *core.Workload) string       { return w.Step }
-func stepTargets(step string) []string     { return core.StepTargets(step) }
-func stepPattern(step string) string       { return core.Pattern(step) }
+// The registry the pins are read from: the tooling's (internal/families).
+func gatedUnits(w *core.Workload) []string { return families.Gate(w.Name) }
+func stepOf(w *core.Workload) string       { return families.Of(w.Name).Step }
+func stepPattern(step string) string       { return families.Pattern(step) }
+func stepTargets(step string) []string {
+	var names []string
+	for _, t := range families.StepTargets(step) {
+		names = append(names, t.Name())
+	}
+	return names
+}

@@ -62,28 +62,3 @@ func TestEveryReportedUnitIsDeclared(t *testing.T) {
 		}
 	}
 }
-
-// TestEveryGatedUnitHasADirection: the gate can only judge a unit that
-// says which way is better, and only one the workload reports.
-func TestEveryGatedUnitHasADirection(t *testing.T) {
-	standard := map[string]bool{"ns/op": true, "B/op": true, "allocs/op": true, "MB/s": true}
-	for _, w := range core.Workloads() {
-		for _, g := range w.Gate {
-			if standard[g] {
-				continue
-			}
-			found := false
-			for _, u := range w.Units {
-				if u.Name == g {
-					found = true
-					if u.Better == "" {
-						t.Errorf("%s gates %s, which has no better direction", w.Name, g)
-					}
-				}
-			}
-			if !found {
-				t.Errorf("%s gates %s, which it does not report", w.Name, g)
-			}
-		}
-	}
-}

@@ -35,13 +35,17 @@ type Env struct {
 	// result lines then, so long work stops reporting progress.
 	Running atomic.Bool
 
+	// Gates, when set, names the units the regression gate judges each
+	// workload on, printed as the "gate" line of its results (Main).
+	Gates func(workload string) []string
+
 	plan     *Plan                 // what Setup planned, built and opened -dir for
 	planning func(sub string) bool // while NewPlan collects a workload's fixtures: whether it runs sub
 
 	mu       sync.Mutex
 	fixtures map[string]builtFixture // by name
 	shown    map[string]string       // configuration lines in force (settings-<engine>, fixture-<engine>, gate), by key
-	gate     string                  // the running workload's gated units (Workload.Gate)
+	gate     string                  // the running workload's gated units (Gates)
 	warned   map[string]bool
 	held     []string          // Logf lines held while a benchmark may be printing its result line
 	calls    map[string]uint64 // calls of each benchmark so far, by name (CallStreams)

@@ -91,6 +91,14 @@ func (e *Env) showConfig(lines map[string]string) {
 	}
 }
 
+// gates is what Gates says of the workload, nothing without Gates.
+func (e *Env) gates(workload string) []string {
+	if e.Gates == nil {
+		return nil
+	}
+	return e.Gates(workload)
+}
+
 // setGate makes units the "gate" line of the results that follow, from
 // the next configuration change on: every workload prints its settings
 // (or clears them) before its first result.

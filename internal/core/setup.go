@@ -59,10 +59,13 @@ func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
 }
 
 // Main is TestMain's body for the root package: Setup from the parsed
-// flags, then the benchmarks, then out of the memory budget. A bad
-// configuration exits 2 before any work, and so does a failed fixture
-// build; a setting this machine cannot give the run (ErrMachine) exits 3.
-func Main(run func() int, c Config, pattern string) {
+// flags, then the benchmarks, then out of the memory budget. gates names
+// the units the regression gate judges each workload on (by name), which
+// the results of that workload carry as their "gate" line; the tooling
+// keeps them (internal/families). A bad configuration exits 2 before any
+// work, and so does a failed fixture build; a setting this machine cannot
+// give the run (ErrMachine) exits 3.
+func Main(run func() int, c Config, pattern string, gates func(workload string) []string) {
 	c.SetExplicit(flag.CommandLine)
 	e, err := Setup(c, pattern, os.Stdout, os.Stderr)
 	if err != nil {
@@ -72,6 +75,7 @@ func Main(run func() int, c Config, pattern string) {
 		}
 		os.Exit(2)
 	}
+	e.Gates = gates
 	current = e
 	code := run()
 	e.FlushLog()

@@ -27,16 +27,10 @@ type Workload struct {
 	Fixtures func(e *Env, info engine.Info) []*Fixture
 	// Scratch is the most it writes outside fixtures at one time, in bytes.
 	Scratch func(e *Env, info engine.Info) int64
-	// Units describes every unit it reports with b.ReportMetric.
+	// Units describes every unit it reports with b.ReportMetric. Which
+	// of them the regression gate judges, and which step of make bench
+	// runs it, are the tooling's to say (internal/families).
 	Units []Unit
-	// Gate lists the units that carry its result, the ones the regression
-	// gate (benchstat/gate) compares: printed as a "gate" configuration
-	// line before its results. Units that restate another (ops/s beside
-	// ns/op) or describe the run (hit%) stay out; nil gates nothing.
-	Gate []string
-	// Step is the step of `make bench` that runs it ("write", "read"),
-	// "" for none: the Makefile asks Pattern for each step's benchmarks.
-	Step string
 	// Options are the flags of its own (Flag): each becomes a flag of the
 	// suite, checked before any work and echoed as configuration lines.
 	// Workloads that share flags list the same ones.
@@ -158,41 +152,12 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 	if t := (Target{W: w, Info: info}); !e.inPlan(t) {
 		b.Fatalf("%s is not in this run's plan (-test.bench %q): its fixtures and scratch space were never set up under -dir", t.Name(), e.planPattern())
 	}
-	e.setGate(w.Gate)
+	e.setGate(e.gates(w.Name))
 	e.WatchLeaf(b.Name()) // until a sub-benchmark names itself
 	e.forEachBlock(info, func() {
 		defer e.closeHandlesAfter(b)()
 		w.Run(b, e, info)
 	})
-}
-
-// Pattern is a -bench pattern that selects exactly the top-level
-// benchmarks of the workloads in step.
-func Pattern(step string) string {
-	return "^(" + strings.Join(StepTargets(step), "|") + ")$"
-}
-
-// StepTargets lists the top-level benchmarks of the workloads in step,
-// by name; "populate" and "readrandom" name one workload each (make
-// bench's memory-limited row runs each in a process of its own, so an
-// engine the budget kills takes no other result with it).
-func StepTargets(step string) []string {
-	var names []string
-	for _, t := range StepTargetsOf(step) {
-		names = append(names, t.Name())
-	}
-	return names
-}
-
-// StepTargetsOf is StepTargets' targets.
-func StepTargetsOf(step string) []Target {
-	var out []Target
-	for _, t := range Targets() {
-		if t.W.Step == step || strings.EqualFold(t.W.Name, step) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // SubName joins key=value parts into a sub-benchmark name:

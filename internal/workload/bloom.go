@@ -31,7 +31,6 @@ func init() {
 			return out
 		},
 		Units:   append([]core.Unit{core.Lower("open-ms"), core.Lower("open-read-B")}, loadUnits...),
-		Gate:    fixedRateGate,
 		Options: loadFlags,
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			c := loadOf(&e.Cfg)

@@ -22,7 +22,6 @@ import (
 func init() {
 	core.Register(&core.Workload{
 		Name: "Disk",
-		Step: "read",
 		// The prepared file and the one op=seqwrite-fsync writes.
 		Scratch: func(e *core.Env, _ engine.Info) int64 { return 2 * diskFileSize(e) },
 		Units: []core.Unit{core.Higher("ops/s"), core.Lower("p50-ns"), core.Lower("p99-ns"), core.Lower("p999-ns"),

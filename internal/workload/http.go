@@ -25,7 +25,6 @@ func init() {
 		Fixtures: kvFixture,
 		Scratch:  loadScratch,
 		Units:    loadUnits,
-		Gate:     fixedRateGate,
 		Options:  loadFlags,
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))

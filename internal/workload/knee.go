@@ -23,7 +23,6 @@ func init() {
 		Fixtures: kvFixture,
 		Scratch:  kneeScratch,
 		Units:    []core.Unit{core.Higher("knee-ops/s"), core.Lower("knee-p99-ns"), core.Higher("knee-min-ops/s"), core.Higher("knee-max-ops/s"), core.Lower("knee-spread%")},
-		Gate:     []string{"knee-ops/s"},
 		Options:  loadFlags,
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))

@@ -29,7 +29,6 @@ func init() {
 		Fixtures: kvFixture,
 		Scratch:  loadScratch,
 		Units:    append([]core.Unit{core.Higher("write-ops/s"), core.Lower("write-p99-ns")}, loadUnits...),
-		Gate:     fixedRateGate,
 		Options:  append(append([]core.Option(nil), loadFlags...), distOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			f := e.KVFor(info)
@@ -62,12 +61,6 @@ func init() {
 var loadOps = []string{"get-hit", "get-miss", "upsert", "overwrite", "readwhilewriting"}
 
 // loadUnits are what reportLoad reports.
-// fixedRateGate is what a fixed-rate run is judged on: the rate it
-// achieved (its ns/op is 1e9 / that rate, so it says nothing while the
-// rate is met) and its p99, which the gate compares only at rates the
-// base sustained.
-var fixedRateGate = []string{"achieved-ops/s", "p99-ns"}
-
 var loadUnits = append([]core.Unit{core.Higher("achieved-ops/s"), core.Lower("unrun-%"), core.Lower("lag-p99-ns")}, core.LatencyUnits...)
 
 // loadScratch is what a writing sub-benchmark of Load, Knee or HTTP puts

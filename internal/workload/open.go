@@ -20,9 +20,7 @@ func init() {
 		Name:     "Open",
 		Engines:  core.Stores,
 		Fixtures: kvFixture,
-		Step:     "read",
 		Units:    []core.Unit{core.Lower("read-B/op")},
-		Gate:     []string{"ns/op", "read-B/op", "allocs/op"},
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {

@@ -70,7 +70,6 @@ func init() {
 		Fixtures: kvFixture,
 		Scratch:  overwriteScratch,
 		Units:    overwriteUnits,
-		Gate:     populateGate,
 		Options:  []core.Option{overwritePassesFlag, writersFlag},
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			if !e.Gen.VersionedValues() {

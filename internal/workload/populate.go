@@ -12,10 +12,6 @@ import (
 
 // populateUnits are what every write benchmark reports, besides MB/s
 // (b.SetBytes: logical bytes written per op).
-// populateGate is what a populate is judged on: its rate over the whole
-// interval and what it costs the device and the disk.
-var populateGate = []string{"keys/s", "write-amp", "space-amp"}
-
 var populateUnits = []core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), core.Lower("dev-write-amp"), core.Lower("space-amp"),
 	core.Lower("log-MB"), core.Lower("rss-growth-MB"), core.Lower("anon-growth-MB"), core.Lower("file-growth-MB"),
 	core.Higher("first-keys/s"), core.Higher("last-keys/s")}
@@ -45,10 +41,8 @@ func init() {
 	core.Register(&core.Workload{
 		Name:    "Populate",
 		Engines: core.Stores,
-		Step:    "write",
 		Scratch: populateScratch,
 		Units:   populateUnits,
-		Gate:    populateGate,
 		Options: []core.Option{writersFlag},
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			// With per-commit durability off and on, so the cost of sync
@@ -65,7 +59,6 @@ func init() {
 		Engines:     func(i engine.Info) bool { return !i.Reference && len(i.DimsWith(engine.CommitMode)) > 0 },
 		Scratch:     populateScratch,
 		Units:       populateUnits,
-		Gate:        populateGate,
 		Options:     []core.Option{writersFlag},
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			for _, v := range core.Variants(info, engine.CommitMode) {

@@ -34,7 +34,6 @@ func init() {
 		},
 		Units: []core.Unit{core.Lower("read-B/op"), core.Lower("read-MB"), core.Info("values/op"), core.Lower("majflt/op"),
 			core.Lower("rss-grow-MB"), core.Lower("peak-rss-MB"), core.Info("cold-resident-MB")},
-		Gate:    []string{"ns/op", "read-B/op"},
 		Options: []core.Option{prefetchTracesFlag, prefetchValSizeFlag},
 		Run:     runPrefetch,
 	})

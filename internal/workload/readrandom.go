@@ -27,10 +27,8 @@ func init() {
 		Name:     "ReadRandom",
 		Engines:  core.Everything,
 		Fixtures: kvFixture,
-		Step:     "read",
 		Units: append(append([]core.Unit{core.Info("hit%"), core.Higher("mem-hit%"), core.Lower("sched-p99-ns"), core.Higher("ops/s"), core.Lower("cpu-ns/op"),
 			core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...), core.LatencyUnits...),
-		Gate:    []string{"ns/op", "cpu-ns/op", "p50-ns", "B/op", "allocs/op", "read-B/op"},
 		Options: append([]core.Option{hitRateFlag}, distOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))

@@ -22,9 +22,7 @@ func init() {
 		Name:     "Iterate",
 		Engines:  core.Everything,
 		Fixtures: kvFixture,
-		Step:     "read",
 		Units:    append([]core.Unit{core.Higher("keys/s"), core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...),
-		Gate:     []string{"ns/op", "read-B/op", "allocs/op"},
 		Options:  []core.Option{scanPrefetchFlag},
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
@@ -105,10 +103,8 @@ func init() {
 		Name:     "Scan",
 		Engines:  core.Everything,
 		Fixtures: kvFixture,
-		Step:     "read",
 		Units: append(append([]core.Unit{core.Info("keys/op"), core.Higher("keys/s"), core.Lower("sched-p99-ns"),
 			core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...), core.LatencyUnits...),
-		Gate:    []string{"ns/op", "p50-ns", "B/op", "allocs/op", "read-B/op"},
 		Options: []core.Option{scanLenFlag, scanPrefetchFlag},
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))

@@ -28,7 +28,6 @@ func init() {
 		Fixtures: kvFixture,
 		Scratch:  ycsbScratch,
 		Units:    ycsbUnits(),
-		Gate:     []string{"ns/op", "cpu-ns/op", "write-amp"},
 		Options:  append([]core.Option{ycsbFlag, mixFlag, rwwRateFlag, scanPrefetchFlag}, distOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))

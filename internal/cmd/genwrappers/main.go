@@ -13,6 +13,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/families"
 	// The packages of workloads: each registers its own.
 	_ "github.com/kvbench/kvbench/internal/workload"
 	_ "github.com/kvbench/kvbench/internal/workload/embedded"
@@ -35,11 +36,11 @@ func main() {
 		return
 	}
 	if *step != "" {
-		fmt.Println(core.Pattern(*step))
+		fmt.Println(families.Pattern(*step))
 		return
 	}
 	if *list != "" {
-		for _, t := range core.StepTargetsOf(*list) {
+		for _, t := range families.StepTargets(*list) {
 			if !*blocks || t.Info.DataBlocks {
 				fmt.Println(t.Name())
 			}

@@ -35,7 +35,6 @@ func init() {
 			return records.CDBSize(n)
 		},
 		Units:   []core.Unit{core.Higher("records/s"), core.Lower("build-rss-MB")},
-		Gate:    []string{"records/s"},
 		Options: flags,
 		Run: func(b *testing.B, e *core.Env, _ engine.Info) {
 			d, n := readSet(b, e)

@@ -52,7 +52,6 @@ func init() {
 		Units: []core.Unit{core.Lower("open-read-ns"), core.Lower("exit-ns"), core.Lower("peak-rss-KB"), core.Lower("majflt/op"),
 			core.Lower("read-KB/op"), core.Lower("open-read-KB"), core.Lower("minflt/op"),
 			core.Info("cached-KB")}, // how warm a cold start really was
-		Gate:    []string{"ns/op", "open-read-ns", "majflt/op"},
 		Options: append([]core.Option{settleFlag}, flags...),
 		Run:     runEmbedColdStart,
 	})

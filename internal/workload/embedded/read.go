@@ -66,7 +66,7 @@ var readUnits = []core.Unit{core.Higher("records/s"), core.Lower("all-s"), core.
 
 // readWorkload is an Embed read workload with body run.
 func readWorkload(name string, run func(b *testing.B, e *core.Env, info engine.Info)) *core.Workload {
-	return &core.Workload{Name: name, Fixtures: fixtures, Units: readUnits, Gate: []string{"ns/op", "read-B/op", "allocs/op"},
+	return &core.Workload{Name: name, Fixtures: fixtures, Units: readUnits,
 		Options: flags, Run: run}
 }
 
