@@ -19,12 +19,7 @@ import (
 // Env is one run: its validated configuration, the data set, the suite's
 // own directory under -dir, the fixtures built for it, and its output.
 type Env struct {
-	Cfg       Config
-	Keys      uint64
-	Gen       *dataset.Gen
-	FullCheck bool
-	Root      dataset.Root // zero until Setup opens -dir
-	Dir       string       // -dir as given or defaulted, absolute
+	RunData // what a workload's body reads of it (Bench)
 
 	// Out receives configuration lines and, through testing, results;
 	// Log receives progress, never among result lines.
@@ -54,6 +49,9 @@ type Env struct {
 
 	block   ByteSize  // the block size of the pass running (forEachBlock); 0 outside one
 	handles []*Handle // handles opened, closed at the end of their pass
+
+	benchOnce sync.Once
+	bench     *Bench // the run as bodies see it (Bench)
 }
 
 // NewEnv validates c and derives the data set; it touches no file.
@@ -61,7 +59,7 @@ func NewEnv(c Config, out, log io.Writer) (*Env, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Env{Cfg: c, Keys: c.Keys(), FullCheck: c.Verify == "full", Out: out, Log: log,
+	e := &Env{RunData: RunData{Cfg: c, Keys: c.Keys(), FullCheck: c.Verify == "full"}, Out: out, Log: log,
 		fixtures: map[string]builtFixture{}, shown: map[string]string{}, warned: map[string]bool{}}
 	g, err := dataset.New(dataset.Spec{Keys: e.Keys, ValueSize: c.ValSize, ValueRatio: c.ValueRatio, Seed: c.Seed})
 	if err != nil {

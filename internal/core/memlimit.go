@@ -156,15 +156,3 @@ func memLimitLine(n ByteSize) string {
 	}
 	return n.String()
 }
-
-// Shape is the first part of the sub-benchmark names of every workload
-// on the run's data set: the value size and, under -mem_limit, the
-// budget ("valsz=1024/mem=26MiB"), so results in and out of a budget
-// never share a name.
-func (e *Env) Shape() string {
-	s := SubName("valsz", e.Cfg.ValSize)
-	if e.Cfg.MemLimit != 0 {
-		s += "/" + SubName("mem", e.Cfg.MemLimit.String())
-	}
-	return s
-}

@@ -24,7 +24,7 @@ func init() {
 		Scratch:  kneeScratch,
 		Units:    []core.Unit{core.Higher("knee-ops/s"), core.Lower("knee-p99-ns"), core.Higher("knee-min-ops/s"), core.Higher("knee-max-ops/s"), core.Lower("knee-spread%")},
 		Options:  loadFlags,
-		Run: func(b *testing.B, e *core.Env, info engine.Info) {
+		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			slo := sloFlag.Get(&e.Cfg)
 			// Gets leave the fixture as they found it: every search reads
@@ -44,7 +44,7 @@ func init() {
 // its -knee_flushes memtables and two more in flight. The new keys the
 // whole search adds (each trial's rate × length) are not in it: they
 // depend on the knee it finds.
-func kneeScratch(e *core.Env, info engine.Info) int64 {
+func kneeScratch(e *core.Bench, info engine.Info) int64 {
 	if info.Reference {
 		return 0
 	}
@@ -96,7 +96,7 @@ func kneeCycleOf(info engine.Info, o engine.Options, op string, valSize int) kne
 
 // kneeCycleOn is the cycle of op on db, a copy of the engine's fixture of
 // the run's data set, which Knee opens with that fixture's options.
-func kneeCycleOn(e *core.Env, db engine.DB, op string) kneeCycle {
+func kneeCycleOn(e *core.Bench, db engine.DB, op string) kneeCycle {
 	info, ok := engine.Lookup(db.Name())
 	if !ok {
 		return kneeCycle{}
@@ -237,7 +237,7 @@ func (s kneeSpread) pct() (pct float64, ok bool) {
 // over more than one search, the lowest and highest knee and their
 // spread. A trial is one fixed-rate window of trialTime with load's
 // default drain.
-func runKnee(b *testing.B, e *core.Env, op string, dbFor func(*testing.B) engine.DB) {
+func runKnee(b *testing.B, e *core.Bench, op string, dbFor func(*testing.B) engine.DB) {
 	c := loadOf(&e.Cfg)
 	rs := e.CallStreams(b)
 	b.ResetTimer()
@@ -276,7 +276,7 @@ func runKnee(b *testing.B, e *core.Env, op string, dbFor func(*testing.B) engine
 // set's end, as on a fresh copy. logf gets one line per trial (b.Logf,
 // not the progress log: its lines follow the result line, a line printed
 // while the benchmark runs would split it).
-func kneeSearch(e *core.Env, c loadSettings, db engine.DB, op string, rs core.Streams, stream uint64, logf func(string, ...any)) (int, *load.Result, error) {
+func kneeSearch(e *core.Bench, c loadSettings, db engine.DB, op string, rs core.Streams, stream uint64, logf func(string, ...any)) (int, *load.Result, error) {
 	ws := newLoadWorkers(e, db, rs, c.LoadWorkers, stream)
 	defer closeLoadWorkers(ws)
 	var up upserts

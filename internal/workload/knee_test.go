@@ -192,10 +192,10 @@ func TestKneeCycleHasTheBudgetMemtable(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := kneeCycle{memtable: 1 << 20, perOp: 16 + 512}
-	if cy := kneeCycleOn(e, namedDB{name: "pebble"}, "upsert"); cy != want {
+	if cy := kneeCycleOn(e.Bench(), namedDB{name: "pebble"}, "upsert"); cy != want {
 		t.Errorf("pebble under a 40 MiB budget: %+v, want %+v", cy, want)
 	}
-	if cy := kneeCycleOn(e, namedDB{name: "lmdb"}, "upsert"); cy != (kneeCycle{}) {
+	if cy := kneeCycleOn(e.Bench(), namedDB{name: "lmdb"}, "upsert"); cy != (kneeCycle{}) {
 		t.Errorf("lmdb: %+v, want none", cy)
 	}
 }
@@ -347,7 +347,7 @@ func TestKneeReportsSpread(t *testing.T) {
 	}
 	db := loadedRail(t, e)
 	run := func() testing.BenchmarkResult {
-		return testing.Benchmark(func(b *testing.B) { runKnee(b, e, "get", func(*testing.B) engine.DB { return db }) })
+		return testing.Benchmark(func(b *testing.B) { runKnee(b, e.Bench(), "get", func(*testing.B) engine.DB { return db }) })
 	}
 
 	coretest.SetBenchtime(t, "1x")

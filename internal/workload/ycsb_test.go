@@ -89,7 +89,7 @@ func TestYCSBMixes(t *testing.T) {
 					// Every call starts from the loaded data, as each
 					// call's fresh copy of a fixture does.
 					db, dir := loadedDB(t, e, name)
-					runYCSB(b, e, info, db, dir, spec, spec.Dist, threads)
+					runYCSB(b, e.Bench(), info, db, dir, spec, spec.Dist, threads)
 				})
 				if r.N != ops || failed != "" {
 					t.Fatalf("%s %s threads=%d: N=%d %s", name, spec.Name, threads, r.N, failed)
