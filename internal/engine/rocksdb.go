@@ -98,8 +98,8 @@ var (
 	errRocksDBReadOnly = errors.New("rocksdb: database is read-only")
 )
 
-// The adapter's bookkeeping, kept out of Open so that a timed open
-// (BenchmarkOpen) is RocksDB's own work: what the library is, probed once
+// The adapter's bookkeeping, kept out of Open so that a timed open is
+// RocksDB's own work: what the library is, probed once
 // per process (rocksdbLib), and the version in the store's OPTIONS file,
 // read when Settings is first asked for. The counters make both
 // observable.
