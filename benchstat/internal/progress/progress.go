@@ -1,0 +1,232 @@
+// Package progress runs a benchmark binary, copies its standard output
+// to a results file and to the terminal (as tee does), and on a terminal
+// keeps one live line on /dev/tty: the benchmark that runs, its round,
+// the elapsed time and an estimate of what is left. Result lines are
+// passed on whole, so the live line is never written in the middle of
+// one, and it is never written into the results file or into a pipe.
+// Without a terminal it adds nothing. kvb bench runs every row of make
+// bench through it.
+package progress
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Run runs args (a benchmark binary and its flags) with stderr as its
+// standard error and copies its standard output, line by line, to out.
+// The error is the command's: an *exec.ExitError carries its status.
+func Run(ctx context.Context, args []string, out, stderr io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("progress: no command")
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stdin, cmd.Stderr = os.Stdin, stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	p := newProgress(args)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	p.total = countTargets(args)
+	copyLines(pipe, out, p)
+	err = cmd.Wait()
+	p.stop()
+	return err
+}
+
+// copyLines passes r's lines on to w whole, and tells p about each, and
+// about a line not finished yet (a benchmark's name is printed before it
+// runs, its figures after).
+func copyLines(r io.Reader, w io.Writer, p *progress) {
+	buf := make([]byte, 64<<10)
+	var pending []byte
+	for {
+		n, err := r.Read(buf)
+		pending = append(pending, buf[:n]...)
+		if i := bytes.LastIndexByte(pending, '\n'); i >= 0 {
+			lines := pending[:i+1]
+			p.clear()
+			w.Write(lines)
+			for _, l := range strings.SplitAfter(string(lines), "\n") {
+				p.done(l)
+			}
+			pending = append(pending[:0], pending[i+1:]...)
+		}
+		if len(pending) > 0 {
+			p.partial(string(pending))
+		}
+		if err != nil {
+			if len(pending) > 0 {
+				p.clear()
+				w.Write(pending)
+			}
+			return
+		}
+	}
+}
+
+// progress is the live line: nil tty means no terminal, nothing drawn.
+type progress struct {
+	mu      sync.Mutex
+	tty     *os.File
+	start   time.Time
+	count   int            // rounds of each benchmark (-test.count)
+	total   int            // top-level benchmarks selected, 0 if unknown
+	current string         // benchmark now running
+	rounds  map[string]int // results seen per benchmark name
+	tops    []string       // top-level benchmarks seen, in order
+	topEnd  time.Time      // when the last top-level benchmark began
+	shown   bool
+	quit    chan struct{}
+}
+
+func newProgress(args []string) *progress {
+	p := &progress{start: time.Now(), count: 1, rounds: map[string]int{}, quit: make(chan struct{})}
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "-test.count="); ok {
+			p.count, _ = strconv.Atoi(v)
+		} else if a == "-test.count" && i+1 < len(args) {
+			p.count, _ = strconv.Atoi(args[i+1])
+		}
+	}
+	p.count = max(p.count, 1)
+	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		return p // no controlling terminal: no live line
+	}
+	p.tty = tty
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				p.mu.Lock()
+				p.draw()
+				p.mu.Unlock()
+			case <-p.quit:
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// countTargets asks the benchmark binary how many top-level benchmarks
+// its -test.bench pattern selects (-test.list takes the same regexp for
+// the top level).
+func countTargets(args []string) int {
+	var pattern string
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "-test.bench="); ok {
+			pattern = v
+		} else if a == "-test.bench" && i+1 < len(args) {
+			pattern = args[i+1]
+		}
+	}
+	if pattern == "" {
+		return 0
+	}
+	top, _, _ := strings.Cut(pattern, "/")
+	out, err := exec.Command(args[0], "-test.list", top).Output()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "Benchmark") {
+			n++
+		}
+	}
+	return n
+}
+
+func benchName(line string) string {
+	f := strings.Fields(line)
+	if len(f) == 0 || !strings.HasPrefix(f[0], "Benchmark") {
+		return ""
+	}
+	return f[0]
+}
+
+func (p *progress) partial(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := benchName(s); n != "" && n != p.current {
+		p.current = n
+		top, _, _ := strings.Cut(n, "/")
+		if len(p.tops) == 0 || p.tops[len(p.tops)-1] != top {
+			p.tops = append(p.tops, top)
+			p.topEnd = time.Now()
+		}
+		p.draw()
+	}
+}
+
+func (p *progress) done(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := benchName(line); n != "" && len(strings.Fields(line)) > 2 {
+		p.rounds[n]++
+		p.current = ""
+	}
+	p.draw()
+}
+
+// draw writes the live line; the caller holds mu.
+func (p *progress) draw() {
+	if p.tty == nil || p.current == "" {
+		return
+	}
+	elapsed := time.Since(p.start)
+	round := min(p.rounds[p.current]+1, p.count)
+	line := fmt.Sprintf("kvbench: %s round %d/%d, %s elapsed", p.current, round, p.count, elapsed.Round(time.Second))
+	if done := len(p.tops) - 1; p.total > 0 && done > 0 {
+		per := p.topEnd.Sub(p.start) / time.Duration(done)
+		left := per*time.Duration(p.total-done) - time.Since(p.topEnd)
+		line += fmt.Sprintf(", about %s left (%d of %d benchmarks)", max(left, per/2).Round(time.Second), len(p.tops), p.total)
+	} else if p.total > 0 {
+		line += fmt.Sprintf(" (%d of %d benchmarks)", len(p.tops), p.total)
+	}
+	if w := ttyWidth(p.tty); w > 10 && len(line) >= w {
+		line = line[:w-1]
+	}
+	fmt.Fprintf(p.tty, "\r\033[K%s", line)
+	p.shown = true
+}
+
+// clear removes the live line before output goes to the terminal.
+func (p *progress) clear() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprint(p.tty, "\r\033[K")
+		p.shown = false
+	}
+}
+
+func (p *progress) stop() {
+	close(p.quit)
+	p.clear()
+}
+
+func ttyWidth(f *os.File) int {
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Col)
+}

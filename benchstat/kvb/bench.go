@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+	"github.com/kvbench/kvbench/internal/families"
+)
+
+func init() {
+	register(command{
+		name:    "bench",
+		summary: "make bench's rows (or another set: full, mem, sim, prefetch, seed003, seed004), then the summary and the report",
+		help:    printBenchHelp,
+		run:     runBench,
+	})
+}
+
+// benchConfig is one kvb bench: the set it runs and the Makefile's
+// variables, each a flag of the same meaning.
+type benchConfig struct {
+	set                                           string
+	tags, results, dir, keysMil, valsz            string
+	count, memCount, memTimeout                   int
+	benchtime, threads, oversub, blocks           string
+	ycsbBenchtime, ycsbBlock, openBenchtime       string
+	overwritePasses, overwriteMemtable            string
+	memLimit, memBenchtime, memWorkloads, memDist string
+	memBlocks, simBenchtime, prefetchTraces       string
+	noHistory                                     bool
+	history, date                                 string
+	dryRun                                        bool
+}
+
+// benchSets are the sets kvb bench runs, by name, each with what it is.
+var benchSets = []struct{ name, what string }{
+	{"bench", "make bench: populate, warm reads, scans, open, the disk, YCSB A and C, overwrite, reads in a memory budget; recorded, then the summary and the report"},
+	{"full", "make bench-full: every benchmark of both steps, the harness alone, the memory budget for reads and populate; recorded, summary, report"},
+	{"mem", "make bench-mem: the memory-limited row, each round a process of its own, added to RESULTS/bench.txt"},
+	{"sim", "make bench-sim: make bench's warm reads and scans as instruction counts under callgrind, RESULTS/bench-sim.txt, recorded"},
+	{"prefetch", "make prefetch: seed 000's prefix lookups on every engine, recorded"},
+	{"seed003", "make seed003: seed 003's fixed-rate, knee, Bloom and HTTP runs, recorded"},
+	{"seed004", "make seed004: seed 004's benchmarks on the cdb the test binary embeds, recorded"},
+}
+
+// defaultThreads are make bench's goroutine counts: one, and one per CPU.
+func defaultThreads() string {
+	if n := runtime.NumCPU(); n > 1 {
+		return fmt.Sprintf("1,%d", n)
+	}
+	return "1"
+}
+
+func benchFlags(c *benchConfig, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("kvb bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	fs.StringVar(&c.tags, "tags", defaultTags(), "build tags of the test binary (TAGS): rocksdb when its headers are installed, unless $TAGS is set")
+	fs.StringVar(&c.results, "results", "results", "where the results go (RESULTS)")
+	fs.StringVar(&c.dir, "dir", "", "where the fixtures go, -dir of the suite (DIR); empty: the suite's default")
+	fs.StringVar(&c.keysMil, "keys_mil", "0.1", "keys in millions (KEYS_MIL)")
+	fs.StringVar(&c.valsz, "valsz", "1024", "value size in bytes (VALSZ)")
+	fs.IntVar(&c.count, "count", 3, "rounds of each benchmark (COUNT; make bench-full's FULL_COUNT, make bench-sim's SIM_COUNT)")
+	fs.StringVar(&c.benchtime, "benchtime", "0.3s", "time of each timed row (BENCHTIME)")
+	fs.StringVar(&c.threads, "threads", defaultThreads(), "goroutines of the warm reads and the mixes (THREADS)")
+	fs.StringVar(&c.oversub, "oversub", fmt.Sprint(8*runtime.NumCPU()), "the warm reads' oversubscribed row, 8 per CPU (OVERSUB)")
+	fs.StringVar(&c.blocks, "blocks", "4KiB,32KiB", "the LSMs' block sizes of the reads, scans and the budget row (BLOCKS)")
+	fs.StringVar(&c.ycsbBenchtime, "ycsb_benchtime", "20000x", "YCSB A's operations per round (YCSB_BENCHTIME)")
+	fs.StringVar(&c.ycsbBlock, "ycsb_block", "4KiB", "the LSMs' block size of the YCSB rows (YCSB_BLOCK)")
+	fs.StringVar(&c.overwritePasses, "overwrite_passes", "2", "the overwrite row's steady-state pass (OVERWRITE_PASS)")
+	fs.StringVar(&c.overwriteMemtable, "overwrite_memtable", "4", "the overwrite row's memtable MiB (OVERWRITE_MEMTABLE)")
+	fs.StringVar(&c.openBenchtime, "open_benchtime", "10x", "opens per round of the open row (OPEN_BENCHTIME)")
+	fs.IntVar(&c.memCount, "mem_count", 1, "rounds of make bench's memory-budget row (MEM_COUNT)")
+	fs.StringVar(&c.memLimit, "mem_limit", "26MiB", "the memory budget (MEM_LIMIT)")
+	fs.StringVar(&c.memBenchtime, "mem_benchtime", "1s", "time of each budget round of sets full and mem (MEM_BENCHTIME; make bench's row runs -benchtime)")
+	fs.IntVar(&c.memTimeout, "mem_timeout", 180, "seconds a budget round may take before it is stopped (MEM_TIMEOUT)")
+	fs.StringVar(&c.memWorkloads, "mem_workloads", "readrandom populate", "the workloads of the budget row of sets full and mem (MEM_WORKLOADS)")
+	fs.StringVar(&c.memDist, "mem_dist", "", "the budget reads' key distributions, -dist, of set mem (MEM_DIST); empty: uniform")
+	fs.StringVar(&c.memBlocks, "mem_blocks", "", "the LSMs' block sizes of set mem's budget row (MEM_BLOCKS); empty: the suite's default")
+	fs.StringVar(&c.simBenchtime, "sim_benchtime", "2000x,Scan=50x", "set sim's iterations per count (SIM_BENCHTIME)")
+	fs.StringVar(&c.prefetchTraces, "prefetch_traces", "600", "set prefetch's trace IDs (PREFETCH_TRACES)")
+	fs.BoolVar(&c.noHistory, "no-history", false, "do not record the results in the history store (HISTORY=off)")
+	fs.StringVar(&c.history, "history", "", "the history store (default $XDG_DATA_HOME/kvbench/history.db)")
+	fs.StringVar(&c.date, "date", time.Now().UTC().Format(time.RFC3339), "the history's date label: when the run started")
+	fs.BoolVar(&c.dryRun, "n", false, "print the commands the run would run, and run nothing")
+	return fs
+}
+
+func printBenchHelp(w io.Writer) {
+	fmt.Fprint(w, `usage: kvb bench [SET] [flags]
+
+Runs one set of the suite's benchmarks through one test binary built
+with -tags, writes the raw results under -results, records them in the
+history store (unless -no-history), and for bench and full writes the
+summary and the report page. Every command is printed before it runs;
+-n prints them and runs nothing. The flags are the Makefile's variables
+(in parentheses) and have their defaults.
+
+sets:
+`)
+	for _, s := range benchSets {
+		fmt.Fprintf(w, "  %-9s %s\n", s.name, s.what)
+	}
+	fmt.Fprint(w, "\nflags:\n")
+	fs := benchFlags(&benchConfig{}, w)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// parseBench reads kvb bench's command line; bad input is an error
+// before any work.
+func parseBench(args []string, stderr io.Writer) (*benchConfig, error) {
+	c := &benchConfig{}
+	fs := benchFlags(c, stderr)
+	pos, err := flagargs.Parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	switch len(pos) {
+	case 0:
+		c.set = "bench"
+	case 1:
+		c.set = pos[0]
+	default:
+		return nil, fmt.Errorf("one set at a time, not %q", pos)
+	}
+	known := false
+	for _, s := range benchSets {
+		known = known || s.name == c.set
+	}
+	if !known {
+		return nil, fmt.Errorf("unknown set %q (kvb help bench lists them)", c.set)
+	}
+	if c.count < 1 || c.memCount < 1 {
+		return nil, fmt.Errorf("-count %d, -mem_count %d: at least one round", c.count, c.memCount)
+	}
+	if c.memTimeout < 1 {
+		return nil, fmt.Errorf("-mem_timeout %d: at least a second", c.memTimeout)
+	}
+	if c.results == "" {
+		return nil, errors.New("-results: name the directory the results go to")
+	}
+	for _, w := range strings.Fields(c.memWorkloads) {
+		if len(families.StepTargets(w)) == 0 {
+			return nil, fmt.Errorf("-mem_workloads: no workload %q", w)
+		}
+	}
+	return c, nil
+}
+
+// runBench is the bench command: exit 0 done, 2 bad usage, else the
+// status of the step that failed.
+func runBench(args []string, stdout, stderr io.Writer) int {
+	c, err := parseBench(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		printBenchHelp(stdout)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "kvb bench:", err)
+		return 2
+	}
+	if c.set == "sim" && !c.dryRun {
+		if _, err := exec.LookPath("valgrind"); err != nil {
+			fmt.Fprintln(stderr, "kvb bench sim: needs valgrind (kvb deps valgrind, make valgrind-deps: as root or with sudo)")
+			return 2
+		}
+	}
+	r := &runner{stdout: stdout, stderr: stderr, dry: c.dryRun}
+	if !c.dryRun {
+		if err := os.MkdirAll(c.results, 0o755); err != nil {
+			fmt.Fprintln(stderr, "kvb bench:", err)
+			return 1
+		}
+	}
+	if err := r.run(context.Background(), c.steps()); err != nil {
+		fmt.Fprintf(stderr, "kvb bench: %v\n", err)
+		return statusOf(err)
+	}
+	return 0
+}
+
+// steps is the set's steps, in order.
+func (c *benchConfig) steps() []task {
+	switch c.set {
+	case "full":
+		return c.fullSteps()
+	case "mem":
+		return []task{c.build(), c.memRow(c.memWorkloads, c.count, c.memBenchtime, c.memBlocks, c.memDist)}
+	case "sim":
+		return c.simSteps()
+	case "prefetch":
+		return c.prefetchSteps()
+	case "seed003":
+		return c.seed003Steps()
+	case "seed004":
+		return c.seed004Steps()
+	}
+	return c.benchSteps()
+}
+
+// binary is the test binary every row of a set runs.
+func (c *benchConfig) binary() string { return filepath.Join(c.results, "kvbench.test") }
+
+// resultsFile is a file of the results directory.
+func (c *benchConfig) resultsFile(name string) string { return filepath.Join(c.results, name) }
+
+// suiteFlags are the data set's flags every row passes (BENCH_FLAGS).
+func (c *benchConfig) suiteFlags() []string {
+	f := []string{"-keys_mil", c.keysMil, "-valsz", c.valsz}
+	if c.dir != "" {
+		f = append(f, "-dir", c.dir)
+	}
+	return f
+}
+
+// build is the test binary, built once for every row of a set.
+func (c *benchConfig) build() task { return buildStep(c.tags, c.binary()) }
+
+// buildStep builds the root package's test binary bin with tags.
+func buildStep(tags, bin string) task {
+	return task{args: []string{goTool(), "test", "-c", "-tags", tags, "-o", bin, "."}}
+}
+
+// record keeps files in the history store with role, unless -no-history.
+func (c *benchConfig) record(role string, files ...string) []task {
+	if c.noHistory {
+		return nil
+	}
+	show := append([]string{"kvb", "record", "-role", role, "-date", c.date}, files...)
+	if c.history != "" {
+		show = append(show, "-history", c.history)
+	}
+	return []task{{
+		show: func() []string { return []string{shellJoin(show)} },
+		do: func(ctx context.Context, r *runner) error {
+			recordCheckout(ctx, c.history, files, role, c.date, r.stderr)
+			return nil
+		},
+	}}
+}
+
+// summaryAndReport are make summary and make report of the set's results.
+func (c *benchConfig) summaryAndReport(in string) []task {
+	blank := task{show: func() []string { return []string{"echo"} }, do: func(_ context.Context, r *runner) error {
+		fmt.Fprintln(r.stdout)
+		return nil
+	}}
+	return []task{
+		blank,
+		inProcess("summary", "engines", []string{"-o", c.resultsFile("summary.txt"), in}, ""),
+		inProcess("report", "report", []string{"-o", c.resultsFile("report.html"), in}, ""),
+	}
+}

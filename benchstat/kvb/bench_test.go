@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// parseDefaults is kvb bench SET with the Makefile's defaults on a
+// machine of 2 CPUs (THREADS 1,2, OVERSUB 16), whatever this one has.
+func parseDefaults(t *testing.T, set string) *benchConfig {
+	t.Helper()
+	t.Setenv("TAGS", "rocksdb")
+	c, err := parseBench([]string{set, "-threads", "1,2", "-oversub", "16"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func argsOf(steps []task) [][]string {
+	var out [][]string
+	for _, s := range steps {
+		if s.args != nil {
+			out = append(out, s.args)
+		}
+	}
+	return out
+}
+
+// TestBenchArgumentsAsTheMakefileHad pins the commands of make bench's
+// rows at its default variables to those the Makefile's bench-run
+// recipe ran (make -n bench-run before the rows moved to Go, written out
+// by hand): a change to a row shows here.
+func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
+	c := parseDefaults(t, "bench")
+	stores := "(Badger|Bolt|Lmdb|Pebble|RocksDB)$"
+	run := []string{"results/kvbench.test", "-test.run", "^$", "-test.count", "3", "-keys_mil", "0.1", "-valsz", "1024"}
+	row := func(more ...string) []string { return append(append([]string(nil), run...), more...) }
+	want := [][]string{
+		{"go", "test", "-c", "-tags", "rocksdb", "-o", "results/kvbench.test", "."},
+		row("-test.bench", "^BenchmarkPopulate"+stores+"/valsz/batch/sync=false", "-test.benchtime", "1x"),
+		row("-test.bench", "^BenchmarkReadRandom"+stores, "-test.benchtime", "0.3s", "-cache", "warm", "-threads", "1,2,16", "-block_size", "4KiB,32KiB"),
+		row("-test.bench", "^BenchmarkScan"+stores, "-test.benchtime", "0.3s", "-cache", "warm", "-threads", "1", "-block_size", "4KiB,32KiB"),
+		row("-test.bench", "^BenchmarkOpen"+stores, "-test.benchtime", "10x", "-cache", "cold"),
+		row("-test.bench", "^BenchmarkDisk$/op=randread-4k", "-test.benchtime", "0.3s", "-threads", "1"),
+		row("-test.bench", "^BenchmarkYCSB"+stores, "-test.benchtime", "20000x", "-ycsb", "A", "-dist", "zipf", "-threads", "1,2", "-block_size", "4KiB"),
+		row("-test.bench", "^BenchmarkYCSB"+stores, "-test.benchtime", "0.3s", "-ycsb", "C", "-dist", "zipf", "-threads", "1,2", "-block_size", "4KiB"),
+		row("-test.bench", "^BenchmarkOverwrite"+stores, "-test.benchtime", "1x", "-overwrite_passes", "2", "-memtable_mb", "4"),
+	}
+	steps := c.steps()
+	got := argsOf(steps)
+	if len(got) != len(want) {
+		t.Fatalf("%d commands, want %d:\n%q", len(got), len(want), got)
+	}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("command %d:\n got %q\nwant %q", i, got[i], want[i])
+		}
+	}
+	for i, s := range steps[1:9] {
+		if s.out != "results/bench.txt" || s.append != (i > 0) || !s.live {
+			t.Errorf("row %d: into %q (append %v, live %v); want the first to replace results/bench.txt, the rest to add to it", i, s.out, s.append, s.live)
+		}
+	}
+
+	// The memory-budget row: bench-mem with MEM_WORKLOADS=readrandom,
+	// COUNT=MEM_COUNT, MEM_BENCHTIME=BENCHTIME, MEM_BLOCKS=BLOCKS and
+	// MEM_DIST=uniform,zipf; the LSMs at each block size, each round a
+	// process of its own.
+	var mem []string
+	for _, g := range c.memGroups("readrandom", c.benchtime, c.blocks, "uniform,zipf") {
+		mem = append(mem, strings.Join(g.args, " "))
+	}
+	memRun := func(engine, block string) string {
+		s := "results/kvbench.test -test.run ^$ -test.bench ^BenchmarkReadRandom" + engine + "$/valsz/mem/cache=warm -test.benchtime 0.3s" +
+			" -keys_mil 0.1 -valsz 1024 -mem_limit 26MiB -readahead off -threads 1 -hit_rate 1 -cache warm -dist uniform,zipf"
+		if block != "" {
+			s += " -block_size " + block
+		}
+		return s
+	}
+	wantMem := []string{memRun("Badger", "4KiB"), memRun("Badger", "32KiB"), memRun("Bolt", ""), memRun("Lmdb", ""), memRun("Memory", ""),
+		memRun("Pebble", "4KiB"), memRun("Pebble", "32KiB"), memRun("RocksDB", "4KiB"), memRun("RocksDB", "32KiB")}
+	if !slices.Equal(mem, wantMem) {
+		t.Errorf("the memory-budget row:\n got %q\nwant %q", mem, wantMem)
+	}
+
+	// Then the record, the summary and the report, in that order.
+	var rest []string
+	for _, s := range steps[9:] {
+		rest = append(rest, s.show()...)
+	}
+	if len(rest) != 2*len(wantMem)+4 || !strings.HasPrefix(rest[len(rest)-5], "timeout 180 ") || !strings.HasPrefix(rest[len(rest)-4], "kvb record -role bench ") ||
+		rest[len(rest)-3] != "echo" || !strings.Contains(rest[len(rest)-2], "-o results/summary.txt results/bench.txt") ||
+		!strings.Contains(rest[len(rest)-1], "-o results/report.html results/bench.txt") {
+		t.Errorf("after the rows: %q", rest)
+	}
+}
+
+// TestNoHistoryRecordsNothing: -no-history (HISTORY=off) leaves out the
+// record step of every set that has one.
+func TestNoHistoryRecordsNothing(t *testing.T) {
+	for _, s := range benchSets {
+		c, err := parseBench([]string{s.name, "-no-history"}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := (&runner{stdout: &out, stderr: io.Discard, dry: true}).run(t.Context(), c.steps()); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out.String(), "kvb record") {
+			t.Errorf("%s -no-history records:\n%s", s.name, out.String())
+		}
+	}
+}
+
+// TestBenchRefusesBadInput: bad input is refused before any work.
+func TestBenchRefusesBadInput(t *testing.T) {
+	for _, args := range [][]string{{"nosuch"}, {"bench", "full"}, {"-count", "0"}, {"-mem_timeout", "0"}, {"mem", "-mem_workloads", "nosuch"}, {"-bogus"}} {
+		var errb bytes.Buffer
+		if code := runBench(args, io.Discard, &errb); code != 2 {
+			t.Errorf("kvb bench %q: exit %d, want 2 (%s)", args, code, errb.String())
+		}
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{"-test.count": "-test.count", "^$": "'^$'", "a b": "'a b'", "it's": `'it'\''s'`, "4KiB,32KiB": "4KiB,32KiB"} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+
+	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+)
+
+func init() {
+	register(command{
+		name:    "deps",
+		summary: "install what the suite needs from Debian (librocksdb-dev, valgrind, chromium)",
+		help:    printDepsHelp,
+		run:     runDeps,
+	})
+}
+
+// dep is a Debian package the suite can use, and what a machine without
+// it and without root does.
+type dep struct {
+	name      string // as kvb deps takes it
+	pkg       string // Debian's package
+	installed func() bool
+	why       string // said after how to install it
+	missing   int    // the exit status when it cannot be installed
+}
+
+var depList = []dep{
+	{"rocksdb", "librocksdb-dev", rocksdbInstalled, "to include RocksDB. Continuing without it.", 0},
+	{"valgrind", "valgrind", onPath("valgrind"), "for the tests that count instructions. Continuing without it.", 0},
+	{"chromium", "chromium", onPath("chromium"), "for the report test.", 1},
+}
+
+func rocksdbInstalled() bool {
+	if _, err := os.Stat(rocksdbHeader); err == nil {
+		return true
+	}
+	return exec.Command("dpkg", "-s", "librocksdb-dev").Run() == nil
+}
+
+func onPath(name string) func() bool {
+	return func() bool {
+		_, err := exec.LookPath(name)
+		return err == nil
+	}
+}
+
+func depNamed(name string) (dep, bool) {
+	for _, d := range depList {
+		if d.name == name {
+			return d, true
+		}
+	}
+	return dep{}, false
+}
+
+func printDepsHelp(w io.Writer) {
+	fmt.Fprint(w, `usage: kvb deps [-quiet] [rocksdb] [valgrind] [chromium]
+
+Installs each named Debian package unless it is there: as root directly,
+otherwise through sudo when it needs no password. Failing both it says
+how to install it and goes on: exit 0 for rocksdb (the suite runs without
+RocksDB) and valgrind (the tests that count instructions skip), exit 1
+for chromium (the report test needs it). Without names: rocksdb.
+
+  -quiet   say nothing when a package cannot be installed (make test says
+           once, itself, that RocksDB was skipped)
+`)
+}
+
+func runDeps(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kvb deps", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quiet := fs.Bool("quiet", false, "say nothing when a package cannot be installed")
+	names, err := flagargs.Parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printDepsHelp(stdout)
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(names) == 0 {
+		names = []string{"rocksdb"}
+	}
+	var want []dep
+	for _, n := range names {
+		d, ok := depNamed(n)
+		if !ok {
+			fmt.Fprintf(stderr, "kvb deps: unknown dependency %q (rocksdb, valgrind, chromium)\n", n)
+			return 2
+		}
+		want = append(want, d)
+	}
+	code := 0
+	for _, d := range want {
+		code = max(code, install(d, *quiet, stderr))
+	}
+	return code
+}
+
+// install installs d unless it is there; its result is the exit status:
+// apt-get's when it fails, d.missing when there is no way to run it.
+func install(d dep, quiet bool, stderr io.Writer) int {
+	if d.installed() {
+		return 0
+	}
+	var sudo []string
+	switch {
+	case os.Geteuid() == 0:
+	case exec.Command("sudo", "-n", "true").Run() == nil:
+		sudo = []string{"sudo"}
+	default:
+		if !quiet {
+			fmt.Fprintf(stderr, "kvbench: %s is missing; install it with 'sudo apt-get install %s' %s\n", d.pkg, d.pkg, d.why)
+		}
+		return d.missing
+	}
+	fmt.Fprintf(stderr, "kvbench: installing %s\n", d.pkg)
+	for _, apt := range [][]string{{"update", "-qq"}, {"install", "-y", "-qq", d.pkg}} {
+		args := append(append(append([]string(nil), sudo...), "env", "DEBIAN_FRONTEND=noninteractive", "apt-get"), apt...)
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stderr = stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(stderr, "kvbench: apt-get %s %s: %v\n", apt[0], d.pkg, err)
+			return exitStatus(err)
+		}
+	}
+	return 0
+}
+
+// exitStatus is a failed command's exit status, 1 when it has none.
+func exitStatus(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() > 0 {
+		return ee.ExitCode()
+	}
+	return 1
+}

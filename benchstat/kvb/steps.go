@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"github.com/kvbench/kvbench/benchstat/internal/progress"
+)
+
+// task is one step of a run: a command, or work done in this process
+// (do), which -n shows as show says.
+type task struct {
+	args   []string // the command: a program and its arguments
+	env    []string // added to the environment
+	out    string   // the results file its standard output is copied to
+	append bool     // add to out instead of replacing it
+	quiet  bool     // out only, not the terminal as well (tee's copy)
+	live   bool     // a run of the test binary: the live progress line on a terminal
+	note   string   // a line said on standard error, nothing run
+
+	do   func(ctx context.Context, r *runner) error
+	show func() []string
+}
+
+// runner runs steps in order, each command printed first; dry prints
+// them and runs nothing (kvb bench -n).
+type runner struct {
+	stdout, stderr io.Writer
+	dry            bool
+}
+
+// run runs every step; the first that fails stops the run with its error.
+func (r *runner) run(ctx context.Context, steps []task) error {
+	for _, s := range steps {
+		if err := r.one(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) one(ctx context.Context, s task) error {
+	switch {
+	case s.note != "":
+		if r.dry {
+			fmt.Fprintf(r.stdout, "echo %s >&2\n", shellQuote(s.note))
+			return nil
+		}
+		fmt.Fprintln(r.stderr, s.note)
+		return nil
+	case s.do != nil:
+		if r.dry {
+			for _, l := range s.show() {
+				fmt.Fprintln(r.stdout, l)
+			}
+			return nil
+		}
+		return s.do(ctx, r)
+	}
+	if r.dry {
+		fmt.Fprintln(r.stdout, s.commandLine())
+		return nil
+	}
+	fmt.Fprintln(r.stderr, s.commandLine())
+	out := io.Writer(r.stdout)
+	if s.out != "" {
+		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+		if s.append {
+			flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		}
+		f, err := os.OpenFile(s.out, flags, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = io.MultiWriter(f, r.stdout)
+		if s.quiet {
+			out = f
+		}
+	}
+	var err error
+	if s.live {
+		err = progress.Run(ctx, s.args, out, r.stderr)
+	} else {
+		cmd := exec.CommandContext(ctx, s.args[0], s.args[1:]...)
+		cmd.Env = append(os.Environ(), s.env...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, r.stderr
+		err = cmd.Run()
+	}
+	if err != nil {
+		return &stepError{name: s.args[0], err: err, code: exitCode(err)}
+	}
+	return nil
+}
+
+// commandLine is the step as a shell would run it: what -n prints and
+// what the run prints before the step.
+func (s task) commandLine() string {
+	var b strings.Builder
+	for _, e := range s.env {
+		b.WriteString(shellQuote(e) + " ")
+	}
+	b.WriteString(shellJoin(s.args))
+	switch {
+	case s.out == "":
+	case s.quiet && s.append:
+		b.WriteString(" >> " + shellQuote(s.out))
+	case s.quiet:
+		b.WriteString(" > " + shellQuote(s.out))
+	case s.append:
+		b.WriteString(" | tee -a " + shellQuote(s.out))
+	default:
+		b.WriteString(" | tee " + shellQuote(s.out))
+	}
+	return b.String()
+}
+
+// stepError is a command that failed: the run exits with its status.
+type stepError struct {
+	name string
+	err  error
+	code int
+}
+
+func (e *stepError) Error() string { return e.name + ": " + e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+// statusOf is the exit status a failed run ends with: a command's own
+// status, 1 for any other failure.
+func statusOf(err error) int {
+	var se *stepError
+	if errors.As(err, &se) && se.code > 0 {
+		return se.code
+	}
+	return 1
+}
+
+// exitCode is a finished command's status as a shell gives it: 128+N
+// for a process signal N killed, 1 when it did not run.
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		if err == nil {
+			return 0
+		}
+		return 1
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ee.ExitCode()
+}
+
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// shellQuote quotes s for a POSIX shell where it needs it.
+func shellQuote(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// inProcess runs the kvb command name with args in this process when it
+// is registered, else the program at ./benchstat/pkg through go run:
+// the steps of another command name it here, whichever it is.
+func inProcess(name, pkg string, args []string, out string) task {
+	line := func() []string {
+		if _, ok := commands[name]; ok {
+			return append([]string{"kvb", name}, args...)
+		}
+		return append([]string{goTool(), "run", "./benchstat/" + pkg}, args...)
+	}
+	show := func() string {
+		l := shellJoin(line())
+		if out != "" {
+			l += " > " + shellQuote(out)
+		}
+		return l
+	}
+	return task{
+		show: func() []string { return []string{show()} },
+		do: func(ctx context.Context, r *runner) error {
+			fmt.Fprintln(r.stderr, show())
+			stdout := r.stdout
+			if out != "" {
+				f, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				stdout = f
+			}
+			if c, ok := commands[name]; ok {
+				if code := c.run(args, stdout, r.stderr); code != 0 {
+					return &stepError{name: "kvb " + name, err: fmt.Errorf("exit status %d", code), code: code}
+				}
+				return nil
+			}
+			l := line()
+			cmd := exec.CommandContext(ctx, l[0], l[1:]...)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, r.stderr
+			if err := cmd.Run(); err != nil {
+				return &stepError{name: shellJoin(l[:3]), err: err, code: exitCode(err)}
+			}
+			return nil
+		},
+	}
+}
