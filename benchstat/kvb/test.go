@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+)
+
+func init() {
+	register(command{
+		name:    "test",
+		summary: "make test's steps (vet, unit, smoke, report-test), each timed, the times slowest first",
+		help:    printTestHelp,
+		run:     runTest,
+	})
+}
+
+func testFlags(c *testConfig, dry *bool, fs *flag.FlagSet) {
+	fs.StringVar(&c.tags, "tags", defaultTags(), "build tags (TAGS): rocksdb when its headers are installed, unless $TAGS is set; without it every step runs without RocksDB")
+	fs.BoolVar(&c.verbose, "v", false, "the smoke run prints its results (SMOKE_V=-v)")
+	fs.StringVar(&c.staticcheck, "staticcheck", "honnef.co/go/tools/cmd/staticcheck@v0.6.1", "the staticcheck vet runs (STATICCHECK)")
+	fs.StringVar(&c.actionlint, "actionlint", "github.com/rhysd/actionlint/cmd/actionlint@v1.7.7", "the actionlint the gate's smoke test runs (ACTIONLINT)")
+	fs.BoolVar(dry, "n", false, "print the commands each step would run, and run nothing")
+}
+
+func printTestHelp(w io.Writer) {
+	fmt.Fprint(w, `usage: kvb test [flags] STEP...
+
+Runs each step in order and stops at the first that fails; with more
+than one step it prints where the time went, slowest first. A step's
+jobs run side by side. Nothing is recorded in the history store
+(HISTORY=off).
+
+steps:
+`)
+	jobs := (&testConfig{}).jobs()
+	for _, s := range testSteps {
+		fmt.Fprintf(w, "  %-12s %s\n", s.name, strings.Join(s.jobs, " beside "))
+	}
+	var names []string
+	for n := range jobs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(w, "  and each job alone: %s\n\nflags:\n", strings.Join(names, ", "))
+	fs := flag.NewFlagSet("kvb test", flag.ContinueOnError)
+	fs.SetOutput(w)
+	testFlags(&testConfig{}, new(bool), fs)
+	fs.PrintDefaults()
+}
+
+// runTest is the test command: exit 0 every step passed, 1 one failed,
+// 2 bad usage.
+func runTest(args []string, stdout, stderr io.Writer) int {
+	c := &testConfig{}
+	var dry bool
+	fs := flag.NewFlagSet("kvb test", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	testFlags(c, &dry, fs)
+	names, err := flagargs.Parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printTestHelp(stdout)
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(names) == 0 {
+		fmt.Fprintln(stderr, "kvb test: name the steps (make test runs vet unit smoke report-test)")
+		return 2
+	}
+	jobs := c.jobs()
+	var steps []testStep
+	for _, n := range names {
+		s, ok := stepNamed(n, jobs)
+		if !ok {
+			fmt.Fprintf(stderr, "kvb test: unknown step %q (kvb help test lists them)\n", n)
+			return 2
+		}
+		steps = append(steps, s)
+	}
+	if dry {
+		printTestSteps(steps, jobs, stdout)
+		return 0
+	}
+	// The tests and the gate's own runs never record.
+	os.Setenv("HISTORY", "off")
+	if !hasTag(c.tags, "rocksdb") {
+		why := "its headers are missing (sudo apt-get install librocksdb-dev)"
+		if _, err := os.Stat(rocksdbHeader); err == nil {
+			why = "the build tags (TAGS, -tags) leave it out"
+		}
+		fmt.Fprintf(stderr, "kvbench: RocksDB skipped: %s; every other test runs\n", why)
+	}
+	type took struct {
+		name string
+		d    time.Duration
+	}
+	var times []took
+	for _, s := range steps {
+		start := time.Now()
+		if err := runStep(context.Background(), s, jobs, stdout, stderr); err != nil {
+			fmt.Fprintf(stderr, "kvb test: %s failed\n", s.name)
+			return 1
+		}
+		times = append(times, took{s.name, time.Since(start)})
+	}
+	if len(times) > 1 {
+		sort.SliceStable(times, func(i, j int) bool { return times[i].d > times[j].d })
+		fmt.Fprintln(stdout, "== make test: where the time went ==")
+		for _, t := range times {
+			fmt.Fprintf(stdout, "%6.1f s  make %s\n", t.d.Seconds(), t.name)
+		}
+	}
+	return 0
+}
+
+// stepNamed is a step of testSteps, or a job as a step of its own.
+func stepNamed(name string, jobs map[string]testJob) (testStep, bool) {
+	for _, s := range testSteps {
+		if s.name == name {
+			return s, true
+		}
+	}
+	if _, ok := jobs[name]; ok {
+		return testStep{name: name, jobs: []string{name}}, true
+	}
+	return testStep{}, false
+}
+
+func printTestSteps(steps []testStep, jobs map[string]testJob, w io.Writer) {
+	for _, s := range steps {
+		fmt.Fprintf(w, "# %s\n", s.name)
+		for _, n := range s.jobs {
+			if len(s.jobs) > 1 {
+				fmt.Fprintf(w, "# %s, beside %s\n", n, strings.Join(others(s.jobs, n), ", "))
+			}
+			for _, c := range jobs[n].cmds {
+				if c.args != nil {
+					fmt.Fprintln(w, task{args: c.args, env: c.env}.commandLine())
+				} else {
+					fmt.Fprintln(w, c.show)
+				}
+			}
+		}
+	}
+}
+
+func others(all []string, not string) []string {
+	var o []string
+	for _, s := range all {
+		if s != not {
+			o = append(o, s)
+		}
+	}
+	return o
+}

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+)
+
+// testConfig is what shapes make test's steps.
+type testConfig struct {
+	tags        string
+	verbose     bool   // the smoke run prints its results (SMOKE_V)
+	staticcheck string // the staticcheck module, at a version
+	actionlint  string // the actionlint module, at a version
+}
+
+// testCmd is one command of a job: a go command, or a check this process
+// runs (do), shown to -n as show.
+type testCmd struct {
+	args []string
+	env  []string
+	show string
+	do   func(ctx context.Context, stdout, stderr io.Writer) error
+}
+
+// testJob is commands run in order; the first that fails ends the job.
+type testJob struct {
+	name string
+	cmds []testCmd
+}
+
+// testStep is jobs run side by side, their output kept apart by line
+// (byLine) or by job, each job's printed whole when it ends.
+type testStep struct {
+	name   string
+	jobs   []string
+	byLine bool
+}
+
+// testSteps are the steps kvb test runs by name; make test runs vet,
+// unit, smoke and report-test. A job is a step of its own too.
+var testSteps = []testStep{
+	{name: "vet", jobs: []string{"vet"}},
+	// Two jobs side by side: unit-race, every package under -race but the
+	// longest tests of internal/workload, its longest package, which would
+	// otherwise run alone at the end; unit-side, those tests (the same
+	// race-built test binary), then the runs without -race (alone: 79 s
+	// and 44 s before these moved to unit-side's end).
+	{name: "unit", jobs: []string{"unit-race", "unit-side"}, byLine: true},
+	// The main package's tests (child processes that wait on timers and
+	// the disk) beside the rest (make bench's error path, the memory
+	// budget's path, the gate's A/A comparisons).
+	{name: "smoke", jobs: []string{"smoke-tests", "smoke-paths"}},
+	{name: "report-test", jobs: []string{"report-test"}},
+}
+
+// The unit tests that run apart from unit-race (docs/testing.md).
+const (
+	// unitFirst: the packages whose tests start first, the longest.
+	unitFirst = "./internal/workload/..."
+	// unitSide: internal/workload's longest tests, beside the rest.
+	unitSide = "^(TestCallsReadTheirOwnKeys|TestTwinRunsWhereBoltRuns|TestYCSBMixes|TestReadRandomPercentilesMatchInjectedDelays)$"
+	// unitPlain: the history report's change-point tests, thousands of
+	// shuffles in one goroutine (the report starts none), ten times
+	// slower under -race.
+	unitPlain = "^(TestReport|TestSharedSlowdownShowsAsRunDrift)$"
+)
+
+// raceEnv: a race-built process sleeps a second at exit by default, and
+// the cold-start and twin tests start many of them; the report's browser
+// test is report-test's.
+var raceEnv = []string{"GORACE=atexit_sleep_ms=0", "KVBENCH_CHROMIUM=skip"}
+
+// smokeFlags are the smoke run's: every benchmark once on a tiny data
+// set, short windows and few tables for the fixed-rate, knee, HTTP and
+// Bloom benchmarks.
+var smokeFlags = []string{"-run", ".", "-bench", "^BenchmarkEmbedColdStart$", "-benchtime", "1x",
+	"-keys_mil", "0.002", "-valsz", "256", "-threads", "1,4", "-hit_rate", "0,0.63,1", "-prefetch_traces", "2", "-embed_records", "2000"}
+
+var loadSmokeFlags = []string{"-load_time", "50ms", "-knee_time", "20ms", "-knee_max_time", "20ms", "-knee_steps", "1",
+	"-rate", "2000", "-write_rate", "200", "-sst_tables", "4"}
+
+// jobs are every job of the steps, by name.
+func (c *testConfig) jobs() map[string]testJob {
+	goCmd := func(env []string, args ...string) testCmd {
+		return testCmd{env: env, args: append([]string{goTool()}, args...)}
+	}
+	rocksdb := hasTag(c.tags, "rocksdb")
+	var vet, side []testCmd
+	// Build tags select files in internal/engine only, so the tagged
+	// variants are checked there.
+	vet = append(vet, testCmd{show: "kvb: no tracked file is a compiled one", do: checkNoTrackedBinaries},
+		goCmd(nil, "vet", "./..."))
+	if rocksdb {
+		vet = append(vet, goCmd(nil, "vet", "-tags", "rocksdb", "./internal/engine"))
+	}
+	vet = append(vet, goCmd(nil, "vet", "-tags", "lmdb_bmatsuo", "./internal/engine"),
+		goCmd(nil, "vet", "-tags", "kvbench_slowdown", "./internal/engine"),
+		goCmd(nil, "run", c.staticcheck, "./..."))
+	if rocksdb {
+		vet = append(vet, goCmd(nil, "run", c.staticcheck, "-tags", "rocksdb", "./internal/engine"))
+	}
+
+	side = append(side, goCmd(raceEnv, "test", "-race", "-count", "1", "-run", unitSide, "./internal/workload"),
+		goCmd(nil, "test", "-count", "1", "-run", unitPlain, "./benchstat/history"),
+		// simulations, too slow under -race
+		goCmd(nil, "test", "-count", "1", "-run", "TestNoiseOnlyPasses|TestSlowdownsAreCaught", "./benchstat/internal/gate"),
+		// under callgrind, which a -race binary cannot run
+		goCmd(nil, "test", "-count", "1", "./internal/valgrind", "./internal/spin"))
+	if rocksdb {
+		side = append(side, goCmd(nil, "test", "-count", "1", "-tags", c.tags, "./internal/engine"),
+			goCmd(nil, "test", "-count", "1", "-tags", c.tags, "-run", "TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM", "./internal/core"))
+	}
+	side = append(side,
+		// thousands of shuffles, single-threaded: too slow under -race
+		goCmd(nil, "test", "-count", "1", "./benchstat/internal/changepoint"),
+		goCmd(nil, "test", "-count", "1", "-tags", "lmdb_bmatsuo", "./internal/engine"))
+
+	smoke := append([]string{"test", "-count", "1", "-tags", c.tags}, boolArg(c.verbose, "-v")...)
+	smoke = append(append(append(smoke, smokeFlags...), "-dir", "$TMP"), loadSmokeFlags...)
+	smoke = append(smoke, ".")
+
+	gateSmoke := []testCmd{goCmd(nil, "run", c.actionlint, ".github/workflows/bench.yml", ".github/workflows/engine-gate.yml"),
+		{show: "kvb: the gate's A/A comparisons (kvb compare), in time mode and in sim mode", do: c.gateSmoke}}
+
+	return map[string]testJob{
+		"vet": {"vet", vet},
+		"unit-race": {"unit-race", []testCmd{goCmd(raceEnv, "test", "-race", "-count", "1", "-skip", unitSide+"|"+unitPlain,
+			unitFirst, "./benchstat/history", "./internal/...", "./benchstat/...")}},
+		"unit-side": {"unit-side", side},
+		// every test of the main package, every benchmark once on a tiny
+		// data set in a directory of its own; TestEveryBenchmarkWritesOnlyUnderDir
+		// checks that nothing is written outside -dir.
+		"smoke-tests": {"smoke-tests", []testCmd{withTempDir(goCmd(nil, smoke...))}},
+		"smoke-paths": {"smoke-paths", append([]testCmd{
+			{show: "kvb: kvb bench with a missing -dir stops with the suite's error", do: c.missingDirStops},
+			{show: "kvb: kvb bench mem, the memory budget's path, on a tiny data set", do: c.budgetPathRuns},
+		}, gateSmoke...)},
+		"gate-smoke": {"gate-smoke", gateSmoke},
+		"report-test": {"report-test", []testCmd{
+			{show: "kvb deps chromium", do: installChromium},
+			goCmd([]string{"KVBENCH_CHROMIUM=required"}, "test", "-count", "1", "-run", "TestPage|TestHistoryPage", "./benchstat/report", "./benchstat/history"),
+		}},
+	}
+}
+
+// installChromium is make report-deps: the report test needs chromium.
+func installChromium(_ context.Context, _, stderr io.Writer) error {
+	d, _ := depNamed("chromium")
+	if code := install(d, false, stderr); code != 0 {
+		return &stepError{name: "kvb deps chromium", err: errNoChromium, code: code}
+	}
+	return nil
+}
+
+// withTempDir runs cmd with each "$TMP" argument a new directory, removed
+// when it ends.
+func withTempDir(cmd testCmd) testCmd {
+	show := shellJoin(cmd.args)
+	args := cmd.args
+	cmd.show = show
+	cmd.do = func(ctx context.Context, stdout, stderr io.Writer) error {
+		d, err := os.MkdirTemp("", "kvbench-smoke-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		a := append([]string(nil), args...)
+		for i := range a {
+			if a[i] == "$TMP" {
+				a[i] = d
+			}
+		}
+		return runTestCmd(ctx, testCmd{args: a, env: cmd.env}, stdout, stderr)
+	}
+	cmd.args = nil
+	return cmd
+}
+
+func boolArg(on bool, arg string) []string {
+	if on {
+		return []string{arg}
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func commandsOf(j testJob) []string {
+	var out []string
+	for _, c := range j.cmds {
+		if c.args != nil {
+			out = append(out, task{args: c.args, env: c.env}.commandLine())
+		} else {
+			out = append(out, c.show)
+		}
+	}
+	return out
+}
+
+// TestUnitCommandsAsTheMakefileHad pins make unit's two jobs to the
+// commands the Makefile's unit-race and unit-side recipes ran (make -n,
+// written out by hand), with RocksDB and without.
+func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
+	t.Setenv("GO", "")
+	race := "GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip go test -race -count 1"
+	side := "'^(TestCallsReadTheirOwnKeys|TestTwinRunsWhereBoltRuns|TestYCSBMixes|TestReadRandomPercentilesMatchInjectedDelays)$'"
+	plain := "'^(TestReport|TestSharedSlowdownShowsAsRunDrift)$'"
+	for _, tags := range []string{"rocksdb", ""} {
+		jobs := (&testConfig{tags: tags}).jobs()
+		want := []string{race + " -skip " + side[:len(side)-1] + "|" + plain[1:] + " ./internal/workload/... ./benchstat/history ./internal/... ./benchstat/..."}
+		if got := commandsOf(jobs["unit-race"]); !slices.Equal(got, want) {
+			t.Errorf("unit-race, -tags %q:\n got %q\nwant %q", tags, got, want)
+		}
+		want = []string{
+			race + " -run " + side + " ./internal/workload",
+			"go test -count 1 -run " + plain + " ./benchstat/history",
+			"go test -count 1 -run 'TestNoiseOnlyPasses|TestSlowdownsAreCaught' ./benchstat/internal/gate",
+			"go test -count 1 ./internal/valgrind ./internal/spin",
+		}
+		if tags != "" {
+			want = append(want, "go test -count 1 -tags rocksdb ./internal/engine",
+				"go test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM' ./internal/core")
+		}
+		want = append(want, "go test -count 1 ./benchstat/internal/changepoint", "go test -count 1 -tags lmdb_bmatsuo ./internal/engine")
+		if got := commandsOf(jobs["unit-side"]); !slices.Equal(got, want) {
+			t.Errorf("unit-side, -tags %q:\n got %q\nwant %q", tags, got, want)
+		}
+	}
+}
+
+// TestSmokeAndVetCommandsAsTheMakefileHad pins the smoke run's go test
+// and vet's commands.
+func TestSmokeAndVetCommandsAsTheMakefileHad(t *testing.T) {
+	t.Setenv("GO", "")
+	c := &testConfig{tags: "rocksdb", staticcheck: "sc@v1", actionlint: "al@v1"}
+	jobs := c.jobs()
+	smoke := "go test -count 1 -tags rocksdb -run . -bench '^BenchmarkEmbedColdStart$' -benchtime 1x -keys_mil 0.002 -valsz 256 -threads 1,4" +
+		" -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -dir '$TMP' -load_time 50ms -knee_time 20ms -knee_max_time 20ms -knee_steps 1" +
+		" -rate 2000 -write_rate 200 -sst_tables 4 ."
+	if got := commandsOf(jobs["smoke-tests"]); !slices.Equal(got, []string{smoke}) {
+		t.Errorf("smoke-tests:\n got %q\nwant %q", got, smoke)
+	}
+	vet := []string{"go vet ./...", "go vet -tags rocksdb ./internal/engine", "go vet -tags lmdb_bmatsuo ./internal/engine",
+		"go vet -tags kvbench_slowdown ./internal/engine", "go run sc@v1 ./...", "go run sc@v1 -tags rocksdb ./internal/engine"}
+	if got := commandsOf(jobs["vet"])[1:]; !slices.Equal(got, vet) {
+		t.Errorf("vet:\n got %q\nwant %q", got, vet)
+	}
+	if got := commandsOf(jobs["gate-smoke"])[0]; got != "go run al@v1 .github/workflows/bench.yml .github/workflows/engine-gate.yml" {
+		t.Errorf("gate-smoke's actionlint: %q", got)
+	}
+	paths := commandsOf(jobs["smoke-paths"])
+	if !slices.Equal(paths[len(paths)-2:], commandsOf(jobs["gate-smoke"])) {
+		t.Errorf("smoke-paths does not end with gate-smoke: %q", paths)
+	}
+}
+
+// TestEveryStepNamed: each step's jobs exist, and kvb test refuses an
+// unknown step before running anything.
+func TestEveryStepNamed(t *testing.T) {
+	jobs := (&testConfig{}).jobs()
+	for _, s := range testSteps {
+		for _, j := range s.jobs {
+			if _, ok := jobs[j]; !ok {
+				t.Errorf("step %s: no job %s", s.name, j)
+			}
+		}
+	}
+	var errb bytes.Buffer
+	if code := runTest([]string{"vet", "nosuch"}, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), `unknown step "nosuch"`) {
+		t.Errorf("an unknown step: exit %d, %q", code, errb.String())
+	}
+}
+
+// TestJobsSideBySide: both jobs run to their end when one fails, the
+// step fails, and lines of the two never mix.
+func TestJobsSideBySide(t *testing.T) {
+	echo := func(s string) testCmd { return testCmd{args: []string{"sh", "-c", s}} }
+	jobs := map[string]testJob{
+		"a": {"a", []testCmd{echo("for i in 1 2 3; do printf 'a line %s\\n' $i; done"), echo("exit 1"), echo("echo never")}},
+		"b": {"b", []testCmd{echo("sleep 0.1; echo b done")}},
+	}
+	for _, byLine := range []bool{true, false} {
+		var out safeBuffer
+		err := runStep(t.Context(), testStep{name: "s", jobs: []string{"a", "b"}, byLine: byLine}, jobs, &out, &out)
+		if err == nil {
+			t.Errorf("byLine %v: a failed job passed the step", byLine)
+		}
+		got := out.String()
+		for _, want := range []string{"a line 1\n", "a line 3\n", "b done\n"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("byLine %v: output without %q:\n%s", byLine, want, got)
+			}
+		}
+		if strings.Contains(got, "never") {
+			t.Errorf("byLine %v: a job went on after a failure:\n%s", byLine, got)
+		}
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestCompiledFilesFound: ELF, Mach-O, PE and ar files are compiled;
+// source and a short file are not.
+func TestCompiledFilesFound(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct {
+		head     []byte
+		compiled bool
+	}{
+		"elf": {[]byte("\x7fELF\x02\x01"), true}, "macho": {[]byte{0xcf, 0xfa, 0xed, 0xfe}, true}, "pe": {[]byte("MZ\x90\x00"), true},
+		"ar": {[]byte("!<arch>\n"), true}, "go": {[]byte("package main\n"), false}, "short": {[]byte("M"), false},
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, c.head, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if isCompiled(p) != c.compiled {
+			t.Errorf("%s: compiled %v, want %v", name, !c.compiled, c.compiled)
+		}
+	}
+}
+
+// TestStatusOfAFailedStep: a step's own status is the run's.
+func TestStatusOfAFailedStep(t *testing.T) {
+	err := (&runner{stdout: io.Discard, stderr: io.Discard}).run(t.Context(), []task{{args: []string{"sh", "-c", "exit 7"}}})
+	var se *stepError
+	if !errors.As(err, &se) || statusOf(err) != 7 {
+		t.Errorf("a step that exits 7: %v, status %d", err, statusOf(err))
+	}
+}
