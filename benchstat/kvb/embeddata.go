@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+	"github.com/kvbench/kvbench/internal/records"
+)
+
+func init() {
+	register(command{
+		name:    "embed-data",
+		summary: "write the cdb of N records the next test binary embeds (seed 004), and the overlay that leaves the committed one out",
+		help:    printEmbedDataHelp,
+		run:     runEmbedData,
+	})
+}
+
+// embedGenerated is the cdb the test binary embeds beside (or, through
+// embedOverlay, instead of) testdata/embed-committed.cdb.
+const embedGenerated = "testdata/embed-generated.cdb"
+
+func printEmbedDataHelp(w io.Writer) {
+	fmt.Fprintf(w, `usage: kvb embed-data -records N [-out FILE]
+
+Writes the cdb of records k_0 .. k_<N-1> in write order (seed 004:
+-records 20000000 is the seed's 1.9 GB) that the next build of the test
+binary embeds instead of testdata/embed-committed.cdb, and
+%s, which leaves the committed cdb out of a build that
+passes it (-overlay): the glob embeds both otherwise, and at 20M records
+the 9.4 MB more passes the Go linker's 2e9-byte limit. The file appears
+under its name only when complete; a record count whose cdb would pass
+the format's 4 GiB limit is refused before anything is written.
+
+`, embedOverlay)
+	fs := flag.NewFlagSet("kvb embed-data", flag.ContinueOnError)
+	fs.SetOutput(w)
+	embedDataFlags(fs)
+	fs.PrintDefaults()
+}
+
+func embedDataFlags(fs *flag.FlagSet) (n *uint64, out *string) {
+	n = fs.Uint64("records", 0, "number of records (at least 1)")
+	out = fs.String("out", embedGenerated, "cdb file to write")
+	return
+}
+
+func runEmbedData(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kvb embed-data", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	n, out := embedDataFlags(fs)
+	rest, err := flagargs.Parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printEmbedDataHelp(stdout)
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(rest) > 0 || *n == 0 {
+		fmt.Fprintln(stderr, "kvb embed-data: say how many records, e.g. kvb embed-data -records 20000000 (make embed-data RECORDS=20000000)")
+		return 2
+	}
+	if err := records.CheckCDB(*n); err != nil {
+		fmt.Fprintf(stderr, "kvb embed-data: -records %d: %v\n", *n, err)
+		return 2
+	}
+	if err := writeCDB(*n, *out, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "kvb embed-data:", err)
+		return 1
+	}
+	committed, err := filepath.Abs("testdata/embed-committed.cdb")
+	if err != nil {
+		fmt.Fprintln(stderr, "kvb embed-data:", err)
+		return 1
+	}
+	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {committed: ""}})
+	if err := os.WriteFile(embedOverlay, append(overlay, '\n'), 0o644); err != nil {
+		fmt.Fprintln(stderr, "kvb embed-data:", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "kvb embed-data: build with -overlay %s to leave the committed cdb out (needed past ~19.9M records)\n", embedOverlay)
+	return 0
+}
+
+// writeCDB writes the cdb of n records to out through a temporary file
+// beside it, renamed when complete and of the size the format says.
+func writeCDB(n uint64, out string, stdout, stderr io.Writer) error {
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	start := time.Now()
+	last := start
+	sb := records.NewSeekBuffer(tmp, 1<<20)
+	err = records.Build(sb, n, func(done uint64) {
+		if now := time.Now(); now.Sub(last) > 5*time.Second || done == n {
+			last = now
+			fmt.Fprintf(stderr, "kvb embed-data: %d of %d records, %.0fs\n", done, n, now.Sub(start).Seconds())
+		}
+	})
+	if err == nil {
+		err = sb.Flush()
+	}
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(tmp.Name())
+	if err != nil {
+		return err
+	}
+	if fi.Size() != records.CDBSize(n) {
+		return fmt.Errorf("wrote %d bytes, want %d", fi.Size(), records.CDBSize(n))
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		return err
+	}
+	el := time.Since(start)
+	fmt.Fprintf(stdout, "%s: %d records, %d bytes, written in %.1fs (%.0f records/s)\n", out, n, records.CDBSize(n), el.Seconds(), float64(n)/el.Seconds())
+	return nil
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+)
+
+func init() {
+	register(command{
+		name:    "screenshot",
+		summary: "the README's pictures: docs/img/report.png or docs/img/history.png, in headless Chromium",
+		help:    printScreenshotHelp,
+		run:     runScreenshot,
+	})
+}
+
+// screenshot is one of the README's pictures: the page a step writes
+// into a directory of its own, and the window it is taken at.
+type screenshot struct {
+	png, page, window string
+	write             func(dir string) task
+}
+
+var screenshots = map[string]screenshot{
+	// The page of the summary test's results file at a laptop's width.
+	"report": {"docs/img/report.png", "report.html", "1280,2000", func(dir string) task {
+		return inProcess("report", "report", []string{"-o", filepath.Join(dir, "report.html"), "benchstat/internal/summary/testdata/bench.txt"}, "")
+	}},
+	// The history page of the history benchstat/history's tests build
+	// from the summary test's results file (14 commits, a regression, an
+	// improvement, a newer Go, three bbolt releases).
+	"history": {"docs/img/history.png", "history.html", "1280,1600", func(dir string) task {
+		return task{args: []string{goTool(), "test", "-count", "1", "-run", "^TestDemoPage$", "./benchstat/history", "-args", "-demo=" + filepath.Join(dir, "history.html")},
+			out: os.DevNull, quiet: true}
+	}},
+}
+
+func printScreenshotHelp(w io.Writer) {
+	fmt.Fprint(w, `usage: kvb screenshot report|history
+
+Writes docs/img/report.png (the report page of the summary test's results
+file) or docs/img/history.png (the history page of benchstat/history's
+demo history), each at a laptop's width, through headless Chromium,
+which it installs first as kvb deps chromium does.
+`)
+}
+
+func runScreenshot(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kvb screenshot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	which, err := flagargs.Parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printScreenshotHelp(stdout)
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	s, ok := screenshots[first(which)]
+	if len(which) != 1 || !ok {
+		fmt.Fprintln(stderr, "usage: kvb screenshot report|history")
+		return 2
+	}
+	d, _ := depNamed("chromium")
+	if code := install(d, false, stderr); code != 0 {
+		return code
+	}
+	dir, err := os.MkdirTemp("", "kvbench-screenshot-")
+	if err != nil {
+		fmt.Fprintln(stderr, "kvb screenshot:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	shot := task{args: []string{"chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=" + filepath.Join(dir, "profile"),
+		"--window-size=" + s.window, "--screenshot=" + s.png, "file://" + filepath.Join(dir, s.page)}}
+	r := &runner{stdout: stdout, stderr: io.Discard} // Chromium's own chatter
+	if err := (&runner{stdout: stdout, stderr: stderr}).run(context.Background(), []task{s.write(dir)}); err != nil {
+		fmt.Fprintln(stderr, "kvb screenshot:", err)
+		return statusOf(err)
+	}
+	fmt.Fprintln(stderr, shot.commandLine())
+	if err := r.run(context.Background(), []task{shot}); err != nil {
+		fmt.Fprintln(stderr, "kvb screenshot:", err)
+		return statusOf(err)
+	}
+	return 0
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
