@@ -27,7 +27,7 @@ var layers = []struct {
 	{"core", false, []string{"internal/core"}},
 	{"workloads", false, []string{"internal/workload", "internal/workload/embedded"}},
 	{"the tooling's registry of the workloads", false, []string{"internal/families"}},
-	{"the benchmarks and the programs under internal/", false, []string{".", "internal/cmd/...", "internal/records/cmd/...", "internal/load/spectrumsvg"}},
+	{"the benchmarks and the programs under internal/", false, []string{".", "internal/cmd/...", "internal/load/spectrumsvg"}},
 	{"the tooling's packages", true, []string{"benchstat/internal/..."}},
 	{"the tooling's commands", false, []string{"benchstat/..."}},
 	{"kvb, the tooling's one command", false, []string{"benchstat/kvb"}},

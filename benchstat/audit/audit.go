@@ -64,7 +64,7 @@ type options struct {
 func flags() (*flag.FlagSet, *options) {
 	o := &options{}
 	fs := cli.NewFlagSet("audit")
-	fs.StringVar(&o.bin, "bin", "", "the suite's test binary (make bench-bin builds results/kvbench.test)")
+	fs.StringVar(&o.bin, "bin", "", "the suite's test binary (kvb build writes results/kvbench.test)")
 	fs.IntVar(&o.rounds, "rounds", 3, "interleaved rounds; each row's figure is the median over them")
 	fs.StringVar(&o.dir, "dir", "", "the suite's -dir (fixtures)")
 	fs.StringVar(&o.out, "o", "results/audit", "directory for the raw results")

@@ -8,7 +8,7 @@ type group struct {
 	args  []string
 }
 
-// groups are make bench's rows (Makefile, bench-run), at 1 thread and the
+// groups are make bench's rows (benchstat/kvb/benchrows.go), at 1 thread and the
 // CPU count; the memory-budget row is left out (it needs a cgroup).
 func groups(threads string) map[string]group {
 	return map[string]group{

@@ -258,7 +258,7 @@ func (c *benchConfig) summaryAndReport(in string) []task {
 	}}
 	return []task{
 		blank,
-		inProcess("summary", "engines", []string{"-o", c.resultsFile("summary.txt"), in}, ""),
-		inProcess("report", "report", []string{"-o", c.resultsFile("report.html"), in}, ""),
+		inProcess("summary", []string{"-o", c.resultsFile("summary.txt"), in}, ""),
+		inProcess("report", []string{"-o", c.resultsFile("report.html"), in}, ""),
 	}
 }

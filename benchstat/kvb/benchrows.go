@@ -96,7 +96,7 @@ func (c *benchConfig) simSteps() []task {
 	if c.dir != "" {
 		args = append(args, "-dir", c.dir)
 	}
-	return append([]task{c.build(), inProcess("sim", "sim", args, out)}, c.record("bench-sim", out)...)
+	return append([]task{c.build(), inProcess("sim", args, out)}, c.record("bench-sim", out)...)
 }
 
 // goTest is a go test run of the root package with the set's tags, its

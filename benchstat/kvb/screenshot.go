@@ -31,7 +31,7 @@ type screenshot struct {
 var screenshots = map[string]screenshot{
 	// The page of the summary test's results file at a laptop's width.
 	"report": {"docs/img/report.png", "report.html", "1280,2000", func(dir string) task {
-		return inProcess("report", "report", []string{"-o", filepath.Join(dir, "report.html"), "benchstat/internal/summary/testdata/bench.txt"}, "")
+		return inProcess("report", []string{"-o", filepath.Join(dir, "report.html"), "benchstat/internal/summary/testdata/bench.txt"}, "")
 	}},
 	// The history page of the history benchstat/history's tests build
 	// from the summary test's results file (14 commits, a regression, an

@@ -176,27 +176,20 @@ func shellJoin(args []string) string {
 	return strings.Join(q, " ")
 }
 
-// inProcess runs the kvb command name with args in this process when it
-// is registered, else the program at ./benchstat/pkg through go run:
-// the steps of another command name it here, whichever it is.
-func inProcess(name, pkg string, args []string, out string) task {
-	line := func() []string {
-		if _, ok := commands[name]; ok {
-			return append([]string{"kvb", name}, args...)
-		}
-		return append([]string{goTool(), "run", "./benchstat/" + pkg}, args...)
-	}
-	show := func() string {
-		l := shellJoin(line())
+// inProcess runs the kvb command name with args in this process, its
+// standard output into out when out is not "".
+func inProcess(name string, args []string, out string) task {
+	show := func() []string {
+		l := shellJoin(append([]string{"kvb", name}, args...))
 		if out != "" {
 			l += " > " + shellQuote(out)
 		}
-		return l
+		return []string{l}
 	}
 	return task{
-		show: func() []string { return []string{show()} },
+		show: show,
 		do: func(ctx context.Context, r *runner) error {
-			fmt.Fprintln(r.stderr, show())
+			fmt.Fprintln(r.stderr, show()[0])
 			stdout := r.stdout
 			if out != "" {
 				f, err := os.Create(out)
@@ -206,17 +199,8 @@ func inProcess(name, pkg string, args []string, out string) task {
 				defer f.Close()
 				stdout = f
 			}
-			if c, ok := commands[name]; ok {
-				if code := c.run(args, stdout, r.stderr); code != 0 {
-					return &stepError{name: "kvb " + name, err: fmt.Errorf("exit status %d", code), code: code}
-				}
-				return nil
-			}
-			l := line()
-			cmd := exec.CommandContext(ctx, l[0], l[1:]...)
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, r.stderr
-			if err := cmd.Run(); err != nil {
-				return &stepError{name: shellJoin(l[:3]), err: err, code: exitCode(err)}
+			if code := commands[name].run(args, stdout, r.stderr); code != 0 {
+				return &stepError{name: "kvb " + name, err: fmt.Errorf("exit status %d", code), code: code}
 			}
 			return nil
 		},

@@ -125,7 +125,7 @@ func (c *testConfig) jobs() map[string]testJob {
 
 	return map[string]testJob{
 		"vet": {"vet", vet},
-		"unit-race": {"unit-race", []testCmd{goCmd(raceEnv, "test", "-race", "-count", "1", "-skip", unitSide+"|"+unitPlain,
+		"unit-race": {"unit-race", []testCmd{goCmd(raceEnv, "test", "-race", "-count", "1", "-skip", unitSide+"|"+unitPlain+"|^TestE2E",
 			unitFirst, "./benchstat/history", "./internal/...", "./benchstat/...")}},
 		"unit-side": {"unit-side", side},
 		// every test of the main package, every benchmark once on a tiny

@@ -34,7 +34,7 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 	plain := "'^(TestReport|TestSharedSlowdownShowsAsRunDrift)$'"
 	for _, tags := range []string{"rocksdb", ""} {
 		jobs := (&testConfig{tags: tags}).jobs()
-		want := []string{race + " -skip " + side[:len(side)-1] + "|" + plain[1:] + " ./internal/workload/... ./benchstat/history ./internal/... ./benchstat/..."}
+		want := []string{race + " -skip " + side[:len(side)-1] + "|" + plain[1:len(plain)-1] + "|^TestE2E' ./internal/workload/... ./benchstat/history ./internal/... ./benchstat/..."}
 		if got := commandsOf(jobs["unit-race"]); !slices.Equal(got, want) {
 			t.Errorf("unit-race, -tags %q:\n got %q\nwant %q", tags, got, want)
 		}
