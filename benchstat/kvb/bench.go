@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"github.com/kvbench/kvbench/internal/families"
 )
@@ -61,9 +62,9 @@ func defaultThreads() string {
 	return "1"
 }
 
-func benchFlags(c *benchConfig, stderr io.Writer) *flag.FlagSet {
+func benchFlags(c *benchConfig) *flag.FlagSet {
 	fs := flag.NewFlagSet("kvb bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // runBench reports a bad flag once
 	fs.Usage = func() {}
 	fs.StringVar(&c.tags, "tags", defaultTags(), "build tags of the test binary (TAGS): rocksdb when its headers are installed, unless $TAGS is set")
 	fs.StringVar(&c.results, "results", "results", "where the results go (RESULTS)")
@@ -112,16 +113,16 @@ sets:
 		fmt.Fprintf(w, "  %-9s %s\n", s.name, s.what)
 	}
 	fmt.Fprint(w, "\nflags:\n")
-	fs := benchFlags(&benchConfig{}, w)
+	fs := benchFlags(&benchConfig{})
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }
 
 // parseBench reads kvb bench's command line; bad input is an error
 // before any work.
-func parseBench(args []string, stderr io.Writer) (*benchConfig, error) {
+func parseBench(args []string) (*benchConfig, error) {
 	c := &benchConfig{}
-	fs := benchFlags(c, stderr)
+	fs := benchFlags(c)
 	pos, err := flagargs.Parse(fs, args)
 	if err != nil {
 		return nil, err
@@ -161,14 +162,13 @@ func parseBench(args []string, stderr io.Writer) (*benchConfig, error) {
 // runBench is the bench command: exit 0 done, 2 bad usage, else the
 // status of the step that failed.
 func runBench(args []string, stdout, stderr io.Writer) int {
-	c, err := parseBench(args, stderr)
+	c, err := parseBench(args)
 	if errors.Is(err, flag.ErrHelp) {
 		printBenchHelp(stdout)
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "kvb bench:", err)
-		return 2
+		return cli.Usage(stderr, "bench", printBenchHelp, "%v", err)
 	}
 	if c.set == "sim" && !c.dryRun {
 		if _, err := exec.LookPath("valgrind"); err != nil {

@@ -13,7 +13,7 @@ import (
 func parseDefaults(t *testing.T, set string) *benchConfig {
 	t.Helper()
 	t.Setenv("TAGS", "rocksdb")
-	c, err := parseBench([]string{set, "-threads", "1,2", "-oversub", "16"}, io.Discard)
+	c, err := parseBench([]string{set, "-threads", "1,2", "-oversub", "16"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 // record step of every set that has one.
 func TestNoHistoryRecordsNothing(t *testing.T) {
 	for _, s := range benchSets {
-		c, err := parseBench([]string{s.name, "-no-history"}, io.Discard)
+		c, err := parseBench([]string{s.name, "-no-history"})
 		if err != nil {
 			t.Fatal(err)
 		}

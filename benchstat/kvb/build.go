@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
-	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
 
 func init() {
@@ -36,21 +35,14 @@ func printBuildHelp(w io.Writer) {
 }
 
 func runBuild(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("kvb build", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {}
+	fs := cli.NewFlagSet("build")
 	tags, out := buildFlags(fs)
-	rest, err := flagargs.Parse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printBuildHelp(stdout)
-		return 0
-	}
-	if err != nil {
-		return 2
+	rest, status, ok := cli.Parse(fs, args, printBuildHelp, stdout, stderr)
+	if !ok {
+		return status
 	}
 	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "kvb build: unexpected argument %q\n", rest[0])
-		return 2
+		return cli.Usage(stderr, "build", printBuildHelp, "unexpected argument %q", rest[0])
 	}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		fmt.Fprintln(stderr, "kvb build:", err)

@@ -2,13 +2,12 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 
-	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
 
 func init() {
@@ -74,16 +73,11 @@ for chromium (the report test needs it). Without names: rocksdb.
 }
 
 func runDeps(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("kvb deps", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("deps")
 	quiet := fs.Bool("quiet", false, "say nothing when a package cannot be installed")
-	names, err := flagargs.Parse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printDepsHelp(stdout)
-		return 0
-	}
-	if err != nil {
-		return 2
+	names, status, ok := cli.Parse(fs, args, printDepsHelp, stdout, stderr)
+	if !ok {
+		return status
 	}
 	if len(names) == 0 {
 		names = []string{"rocksdb"}
@@ -92,8 +86,7 @@ func runDeps(args []string, stdout, stderr io.Writer) int {
 	for _, n := range names {
 		d, ok := depNamed(n)
 		if !ok {
-			fmt.Fprintf(stderr, "kvb deps: unknown dependency %q (rocksdb, valgrind, chromium)\n", n)
-			return 2
+			return cli.Usage(stderr, "deps", printDepsHelp, "unknown dependency %q (rocksdb, valgrind, chromium)", n)
 		}
 		want = append(want, d)
 	}

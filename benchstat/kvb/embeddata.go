@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/internal/records"
 )
 
@@ -53,25 +52,17 @@ func embedDataFlags(fs *flag.FlagSet) (n *uint64, out *string) {
 }
 
 func runEmbedData(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("kvb embed-data", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {}
+	fs := cli.NewFlagSet("embed-data")
 	n, out := embedDataFlags(fs)
-	rest, err := flagargs.Parse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printEmbedDataHelp(stdout)
-		return 0
-	}
-	if err != nil {
-		return 2
+	rest, status, ok := cli.Parse(fs, args, printEmbedDataHelp, stdout, stderr)
+	if !ok {
+		return status
 	}
 	if len(rest) > 0 || *n == 0 {
-		fmt.Fprintln(stderr, "kvb embed-data: say how many records, e.g. kvb embed-data -records 20000000 (make embed-data RECORDS=20000000)")
-		return 2
+		return cli.Usage(stderr, "embed-data", printEmbedDataHelp, "say how many records, e.g. kvb embed-data -records 20000000 (make embed-data RECORDS=20000000)")
 	}
 	if err := records.CheckCDB(*n); err != nil {
-		fmt.Fprintf(stderr, "kvb embed-data: -records %d: %v\n", *n, err)
-		return 2
+		return cli.Usage(stderr, "embed-data", printEmbedDataHelp, "-records %d: %v", *n, err)
 	}
 	if err := writeCDB(*n, *out, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "kvb embed-data:", err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -56,7 +55,7 @@ func TestMakefileDefaultsAreKvbs(t *testing.T) {
 			vars[m[1]] = strings.TrimSpace(m[2])
 		}
 	}
-	bench := benchFlags(&benchConfig{}, io.Discard)
+	bench := benchFlags(&benchConfig{})
 	test := flag.NewFlagSet("test", flag.ContinueOnError)
 	testFlags(&testConfig{}, new(bool), test)
 	for v, f := range map[string]*flag.Flag{

@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"time"
 
-	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/internal/history"
 )
 
@@ -45,21 +44,14 @@ the run whose results these are.
 }
 
 func runRecord(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("kvb record", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {}
+	fs := cli.NewFlagSet("record")
 	role, date, path := recordFlags(fs)
-	files, err := flagargs.Parse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printRecordHelp(stdout)
-		return 0
-	}
-	if err != nil {
-		return 2
+	files, status, ok := cli.Parse(fs, args, printRecordHelp, stdout, stderr)
+	if !ok {
+		return status
 	}
 	if *role == "" || len(files) == 0 {
-		fmt.Fprintln(stderr, "kvb record: give -role and at least one results file")
-		return 2
+		return cli.Usage(stderr, "record", printRecordHelp, "give -role and at least one results file")
 	}
 	recordCheckout(context.Background(), *path, files, *role, *date, stderr)
 	return 0

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
-	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
 
 func init() {
@@ -53,21 +51,14 @@ which it installs first as kvb deps chromium does.
 }
 
 func runScreenshot(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("kvb screenshot", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {}
-	which, err := flagargs.Parse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printScreenshotHelp(stdout)
-		return 0
-	}
-	if err != nil {
-		return 2
+	fs := cli.NewFlagSet("screenshot")
+	which, status, ok := cli.Parse(fs, args, printScreenshotHelp, stdout, stderr)
+	if !ok {
+		return status
 	}
 	s, ok := screenshots[first(which)]
 	if len(which) != 1 || !ok {
-		fmt.Fprintln(stderr, "usage: kvb screenshot report|history")
-		return 2
+		return cli.Usage(stderr, "screenshot", printScreenshotHelp, "which picture: report or history")
 	}
 	d, _ := depNamed("chromium")
 	if code := install(d, false, stderr); code != 0 {

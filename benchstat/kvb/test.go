@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
 
 func init() {
@@ -62,29 +61,21 @@ steps:
 func runTest(args []string, stdout, stderr io.Writer) int {
 	c := &testConfig{}
 	var dry bool
-	fs := flag.NewFlagSet("kvb test", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {}
+	fs := cli.NewFlagSet("test")
 	testFlags(c, &dry, fs)
-	names, err := flagargs.Parse(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		printTestHelp(stdout)
-		return 0
-	}
-	if err != nil {
-		return 2
+	names, status, ok := cli.Parse(fs, args, printTestHelp, stdout, stderr)
+	if !ok {
+		return status
 	}
 	if len(names) == 0 {
-		fmt.Fprintln(stderr, "kvb test: name the steps (make test runs vet unit smoke report-test)")
-		return 2
+		return cli.Usage(stderr, "test", printTestHelp, "name the steps (make test runs vet unit smoke report-test)")
 	}
 	jobs := c.jobs()
 	var steps []testStep
 	for _, n := range names {
 		s, ok := stepNamed(n, jobs)
 		if !ok {
-			fmt.Fprintf(stderr, "kvb test: unknown step %q (kvb help test lists them)\n", n)
-			return 2
+			return cli.Usage(stderr, "test", printTestHelp, "unknown step %q", n)
 		}
 		steps = append(steps, s)
 	}
