@@ -229,9 +229,9 @@ SMOKE_V     ?=
 TEST_FLAGS   = -tags '$(TAGS)' $(if $(SMOKE_V),-v) -staticcheck $(STATICCHECK) -actionlint $(ACTIONLINT)
 test: DEPS_QUIET := 1
 test: deps valgrind-deps
-	$(KVB) test $(TEST_FLAGS) vet unit smoke report-test
+	@$(KVB) test $(TEST_FLAGS) vet unit smoke report-test
 vet unit unit-race unit-side smoke smoke-tests smoke-paths gate-smoke report-test:
-	$(KVB) test $(TEST_FLAGS) $@
+	@$(KVB) test $(TEST_FLAGS) $@
 
 # gate-e2e: a commit that makes Bolt's reads do four times the lookups
 # (built in a temporary worktree, never on a branch) fails the gate, so
