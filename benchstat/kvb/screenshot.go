@@ -71,14 +71,9 @@ func runScreenshot(args []string, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(dir)
 	shot := task{args: []string{"chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=" + filepath.Join(dir, "profile"),
-		"--window-size=" + s.window, "--screenshot=" + s.png, "file://" + filepath.Join(dir, s.page)}}
-	r := &runner{stdout: stdout, stderr: io.Discard} // Chromium's own chatter
-	if err := (&runner{stdout: stdout, stderr: stderr}).run(context.Background(), []task{s.write(dir)}); err != nil {
-		fmt.Fprintln(stderr, "kvb screenshot:", err)
-		return statusOf(err)
-	}
-	fmt.Fprintln(stderr, shot.commandLine())
-	if err := r.run(context.Background(), []task{shot}); err != nil {
+		"--window-size=" + s.window, "--screenshot=" + s.png, "file://" + filepath.Join(dir, s.page)}, mute: true}
+	r := &runner{stdout: stdout, stderr: stderr}
+	if err := r.run(context.Background(), []task{s.write(dir), shot}); err != nil {
 		fmt.Fprintln(stderr, "kvb screenshot:", err)
 		return statusOf(err)
 	}

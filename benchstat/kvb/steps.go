@@ -23,6 +23,7 @@ type task struct {
 	append bool     // add to out instead of replacing it
 	quiet  bool     // out only, not the terminal as well (tee's copy)
 	live   bool     // a run of the test binary: the live progress line on a terminal
+	mute   bool     // its standard error dropped (a program's chatter, not the suite's)
 	note   string   // a line said on standard error, nothing run
 
 	do   func(ctx context.Context, r *runner) error
@@ -92,6 +93,9 @@ func (r *runner) one(ctx context.Context, s task) error {
 		cmd := exec.CommandContext(ctx, s.args[0], s.args[1:]...)
 		cmd.Env = append(os.Environ(), s.env...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, r.stderr
+		if s.mute {
+			cmd.Stderr = nil
+		}
 		err = cmd.Run()
 	}
 	if err != nil {
@@ -108,6 +112,9 @@ func (s task) commandLine() string {
 		b.WriteString(shellQuote(e) + " ")
 	}
 	b.WriteString(shellJoin(s.args))
+	if s.mute {
+		b.WriteString(" 2>/dev/null")
+	}
 	switch {
 	case s.out == "":
 	case s.quiet && s.append:

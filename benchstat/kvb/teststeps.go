@@ -54,7 +54,7 @@ var testSteps = []testStep{
 	{name: "report-test", jobs: []string{"report-test"}},
 }
 
-// The unit tests that run apart from unit-race (docs/testing.md).
+// The unit tests that run apart from unit-race.
 const (
 	// unitFirst: the packages whose tests start first, the longest.
 	unitFirst = "./internal/workload/..."
