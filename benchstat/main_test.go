@@ -23,15 +23,18 @@ var kvbBinary string
 
 // size is how much each end-to-end comparison reads: -benchtime (also
 // the iterations a sim round counts) and -keys_mil.
-type size struct{ benchtime, keysMil string }
+type size struct {
+	benchtime, keysMil string
+	full               bool // make gate-e2e's size
+}
 
 // e2eSize is make test's size unless KVBENCH_E2E=full asks for make
 // gate-e2e's: ten times the reads over five times the keys.
 var e2eSize = func() size {
 	if os.Getenv("KVBENCH_E2E") == "full" {
-		return size{"20000x", "0.01"}
+		return size{"20000x", "0.01", true}
 	}
-	return size{"2000x", "0.002"}
+	return size{"2000x", "0.002", false}
 }()
 
 func TestMain(m *testing.M) {

@@ -60,11 +60,16 @@ const (
 	unitFirst = "./internal/workload/..."
 	// unitSide: internal/workload's longest tests, beside the rest.
 	unitSide = "^(TestCallsReadTheirOwnKeys|TestTwinRunsWhereBoltRuns|TestYCSBMixes|TestReadRandomPercentilesMatchInjectedDelays)$"
-	// unitPlain: the history report's change-point tests, thousands of
-	// shuffles in one goroutine (the report starts none), ten times
-	// slower under -race.
-	unitPlain = "^(TestReport|TestSharedSlowdownShowsAsRunDrift)$"
+	// e2e: the end-to-end tests of kvb compare and kvb versions
+	// (benchstat/e2e_test.go), smoke-paths' last command.
+	e2e = "^TestE2E"
 )
+
+// raceOnly are the packages under benchstat/ whose own code starts
+// goroutines; the others' tests run without -race, which would build
+// SQLite (modernc.org/sqlite, in the history store) a second time, for
+// 38 s on a fresh machine, to check code with none.
+var raceOnly = []string{"./benchstat/internal/progress"}
 
 // raceEnv: a race-built process sleeps a second at exit by default, and
 // the cold-start and twin tests start many of them; the report's browser
@@ -102,31 +107,31 @@ func (c *testConfig) jobs() map[string]testJob {
 	}
 
 	side = append(side, goCmd(raceEnv, "test", "-race", "-count", "1", "-run", unitSide, "./internal/workload"),
-		goCmd(nil, "test", "-count", "1", "-run", unitPlain, "./benchstat/history"),
-		// simulations, too slow under -race
-		goCmd(nil, "test", "-count", "1", "-run", "TestNoiseOnlyPasses|TestSlowdownsAreCaught", "./benchstat/internal/gate"),
+		// the tooling's packages, the end-to-end tests aside (smoke-paths)
+		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, "test", "-count", "1", "-skip", e2e, "./benchstat/..."),
 		// under callgrind, which a -race binary cannot run
 		goCmd(nil, "test", "-count", "1", "./internal/valgrind", "./internal/spin"))
 	if rocksdb {
 		side = append(side, goCmd(nil, "test", "-count", "1", "-tags", c.tags, "./internal/engine"),
 			goCmd(nil, "test", "-count", "1", "-tags", c.tags, "-run", "TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM", "./internal/core"))
 	}
-	side = append(side,
-		// thousands of shuffles, single-threaded: too slow under -race
-		goCmd(nil, "test", "-count", "1", "./benchstat/internal/changepoint"),
-		goCmd(nil, "test", "-count", "1", "-tags", "lmdb_bmatsuo", "./internal/engine"))
+	side = append(side, goCmd(nil, "test", "-count", "1", "-tags", "lmdb_bmatsuo", "./internal/engine"))
 
 	smoke := append([]string{"test", "-count", "1", "-tags", c.tags}, boolArg(c.verbose, "-v")...)
 	smoke = append(append(append(smoke, smokeFlags...), "-dir", "$TMP"), loadSmokeFlags...)
 	smoke = append(smoke, ".")
 
 	gateSmoke := []testCmd{goCmd(nil, "run", c.actionlint, ".github/workflows/bench.yml", ".github/workflows/engine-gate.yml"),
-		{show: "kvb: the gate's A/A comparisons (kvb compare), in time mode and in sim mode", do: c.gateSmoke}}
+		{show: "kvb: kvb compare refuses too few rounds before any build", do: tooFewRoundsRefused},
+		// a slower commit and a slower module copy fail the gate, an
+		// unmodified copy passes (in sim mode where valgrind is), a release
+		// is recorded: at their smallest size
+		goCmd(nil, "test", "-count", "1", "-run", e2e, "./benchstat")}
 
 	return map[string]testJob{
 		"vet": {"vet", vet},
-		"unit-race": {"unit-race", []testCmd{goCmd(raceEnv, "test", "-race", "-count", "1", "-skip", unitSide+"|"+unitPlain+"|^TestE2E",
-			unitFirst, "./benchstat/history", "./internal/...", "./benchstat/...")}},
+		"unit-race": {"unit-race", []testCmd{goCmd(raceEnv, append([]string{"test", "-race", "-count", "1", "-skip", unitSide,
+			unitFirst, "./internal/..."}, raceOnly...)...)}},
 		"unit-side": {"unit-side", side},
 		// every test of the main package, every benchmark once on a tiny
 		// data set in a directory of its own; TestEveryBenchmarkWritesOnlyUnderDir

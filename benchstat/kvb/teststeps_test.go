@@ -31,24 +31,22 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 	t.Setenv("GO", "")
 	race := "GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip go test -race -count 1"
 	side := "'^(TestCallsReadTheirOwnKeys|TestTwinRunsWhereBoltRuns|TestYCSBMixes|TestReadRandomPercentilesMatchInjectedDelays)$'"
-	plain := "'^(TestReport|TestSharedSlowdownShowsAsRunDrift)$'"
 	for _, tags := range []string{"rocksdb", ""} {
 		jobs := (&testConfig{tags: tags}).jobs()
-		want := []string{race + " -skip " + side[:len(side)-1] + "|" + plain[1:len(plain)-1] + "|^TestE2E' ./internal/workload/... ./benchstat/history ./internal/... ./benchstat/..."}
+		want := []string{race + " -skip " + side + " ./internal/workload/... ./internal/... ./benchstat/internal/progress"}
 		if got := commandsOf(jobs["unit-race"]); !slices.Equal(got, want) {
 			t.Errorf("unit-race, -tags %q:\n got %q\nwant %q", tags, got, want)
 		}
 		want = []string{
 			race + " -run " + side + " ./internal/workload",
-			"go test -count 1 -run " + plain + " ./benchstat/history",
-			"go test -count 1 -run 'TestNoiseOnlyPasses|TestSlowdownsAreCaught' ./benchstat/internal/gate",
+			"KVBENCH_CHROMIUM=skip go test -count 1 -skip '^TestE2E' ./benchstat/...",
 			"go test -count 1 ./internal/valgrind ./internal/spin",
 		}
 		if tags != "" {
 			want = append(want, "go test -count 1 -tags rocksdb ./internal/engine",
 				"go test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM' ./internal/core")
 		}
-		want = append(want, "go test -count 1 ./benchstat/internal/changepoint", "go test -count 1 -tags lmdb_bmatsuo ./internal/engine")
+		want = append(want, "go test -count 1 -tags lmdb_bmatsuo ./internal/engine")
 		if got := commandsOf(jobs["unit-side"]); !slices.Equal(got, want) {
 			t.Errorf("unit-side, -tags %q:\n got %q\nwant %q", tags, got, want)
 		}
@@ -75,8 +73,11 @@ func TestSmokeAndVetCommandsAsTheMakefileHad(t *testing.T) {
 	if got := commandsOf(jobs["gate-smoke"])[0]; got != "go run al@v1 .github/workflows/bench.yml .github/workflows/engine-gate.yml" {
 		t.Errorf("gate-smoke's actionlint: %q", got)
 	}
+	if got := commandsOf(jobs["gate-smoke"])[2]; got != "go test -count 1 -run '^TestE2E' ./benchstat" {
+		t.Errorf("gate-smoke's end-to-end tests: %q", got)
+	}
 	paths := commandsOf(jobs["smoke-paths"])
-	if !slices.Equal(paths[len(paths)-2:], commandsOf(jobs["gate-smoke"])) {
+	if !slices.Equal(paths[len(paths)-3:], commandsOf(jobs["gate-smoke"])) {
 		t.Errorf("smoke-paths does not end with gate-smoke: %q", paths)
 	}
 }

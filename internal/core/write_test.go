@@ -8,8 +8,8 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// slowingDB's batches take longer to commit the more have been committed:
-// a store slowing down as its data outgrows memory.
+// slowingDB's batches commit at once until 90 have been committed, then
+// take 50 ms each: a store slowing down as its data outgrows memory.
 type slowingDB struct {
 	engine.DB
 	commits int
@@ -24,7 +24,9 @@ func (d *slowingDB) NewBatch() engine.Batch { return &slowingBatch{d.DB.NewBatch
 
 func (b *slowingBatch) Commit() error {
 	b.db.commits++
-	time.Sleep(time.Duration(b.db.commits) * 200 * time.Microsecond)
+	if b.db.commits > 90 {
+		time.Sleep(50 * time.Millisecond)
+	}
 	return b.Batch.Commit()
 }
 
@@ -47,9 +49,12 @@ func TestWriteTimesShowASlowdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 100 batches: the first tenth commits in about 10 × 1.1 ms, the
-	// last in about 10 × 19 ms, so about 17 times slower.
-	if wt.FirstRate <= 0 || wt.LastRate <= 0 || wt.LastRate*5 > wt.FirstRate {
+	// 100 batches: the last tenth sleeps 10 × 50 ms, so its rate is at
+	// most 2,000 keys/s; the first tenth, 1,000 keys into memory, takes
+	// about a millisecond. Only a stall of 250 ms in the first tenth, a
+	// machine more than 100 times slower than usual, brings it within 2×:
+	// an order-of-magnitude check, not a timing.
+	if wt.FirstRate <= 0 || wt.LastRate <= 0 || wt.LastRate*2 > wt.FirstRate {
 		t.Fatalf("first tenth %.0f keys/s, last tenth %.0f keys/s", wt.FirstRate, wt.LastRate)
 	}
 	if n, _, err := ScanAll(mem, true, GenSource{e.Gen}.NewChecker(true)); err != nil || n != e.Keys {
