@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"time"
 )
 
 var errNoChromium = errors.New("chromium is missing")
@@ -42,62 +43,48 @@ func runJob(ctx context.Context, j testJob, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// runStep runs a step's jobs side by side and waits for all of them (a
-// failed job does not stop the other, as make -j2 does not); the step
-// fails when one did.
-func runStep(ctx context.Context, s testStep, jobs map[string]testJob, stdout, stderr io.Writer) error {
-	if len(s.jobs) == 1 {
-		return runJob(ctx, jobs[s.jobs[0]], stdout, stderr)
-	}
-	var mu sync.Mutex
-	errs := make([]error, len(s.jobs))
-	var wg sync.WaitGroup
-	for i, name := range s.jobs {
+// jobTime is how long a job ran, start to end.
+type jobTime struct {
+	name string
+	d    time.Duration
+}
+
+// runPool runs jobs, at most workers at a time, each taken in the order
+// given as a worker frees (so the longest, listed first, start first and
+// no core idles while a short job waits behind a step's long one); a
+// failed job does not stop the others, as make -k does not. Each job's
+// output is printed whole when it ends, after a line naming it.
+func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer) ([]jobTime, error) {
+	var (
+		mu    sync.Mutex
+		errs  = make([]error, len(order))
+		times = make([]jobTime, len(order))
+		next  = make(chan int)
+		wg    sync.WaitGroup
+	)
+	for range max(1, workers) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if s.byLine {
-				o, e := &lineWriter{mu: &mu, to: stdout}, &lineWriter{mu: &mu, to: stderr}
-				errs[i] = runJob(ctx, jobs[name], o, e)
-				o.flush()
-				e.flush()
-				return
+			for i := range next {
+				var all bytes.Buffer
+				w := &lockedWriter{w: &all}
+				start := time.Now()
+				errs[i] = runJob(ctx, order[i], w, w)
+				times[i] = jobTime{order[i].name, time.Since(start)}
+				mu.Lock()
+				fmt.Fprintf(stdout, "== %s (%.1f s) ==\n", order[i].name, times[i].d.Seconds())
+				stdout.Write(all.Bytes())
+				mu.Unlock()
 			}
-			var all bytes.Buffer
-			w := &lockedWriter{w: &all}
-			errs[i] = runJob(ctx, jobs[name], w, w)
-			mu.Lock()
-			stdout.Write(all.Bytes())
-			mu.Unlock()
 		}()
 	}
+	for i := range order {
+		next <- i
+	}
+	close(next)
 	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// lineWriter passes whole lines to a writer it shares with other jobs,
-// so lines of two jobs interleave but never mix.
-type lineWriter struct {
-	mu      *sync.Mutex
-	to      io.Writer
-	pending []byte
-}
-
-func (l *lineWriter) Write(p []byte) (int, error) {
-	l.pending = append(l.pending, p...)
-	if i := bytes.LastIndexByte(l.pending, '\n'); i >= 0 {
-		l.mu.Lock()
-		l.to.Write(l.pending[:i+1])
-		l.mu.Unlock()
-		l.pending = append(l.pending[:0], l.pending[i+1:]...)
-	}
-	return len(p), nil
-}
-
-func (l *lineWriter) flush() {
-	if len(l.pending) > 0 {
-		l.Write([]byte("\n"))
-	}
+	return times, errors.Join(errs...)
 }
 
 // lockedWriter is one job's output, written by the job's commands and

@@ -29,27 +29,26 @@ type testJob struct {
 	cmds []testCmd
 }
 
-// testStep is jobs run side by side, their output kept apart by line
-// (byLine) or by job, each job's printed whole when it ends.
+// testStep is jobs run side by side, each job's output printed whole
+// when it ends.
 type testStep struct {
-	name   string
-	jobs   []string
-	byLine bool
+	name string
+	jobs []string
 }
 
 // testSteps are the steps kvb test runs by name; make test runs vet,
-// unit, smoke and report-test. A job is a step of its own too.
+// unit, smoke and report-test, their jobs in one pool (runPool), the
+// longest first (longestFirst). A job is a step of its own too.
 var testSteps = []testStep{
 	{name: "vet", jobs: []string{"vet"}},
-	// Two jobs side by side: unit-race, every package under -race but the
-	// longest tests of internal/workload, its longest package, which would
-	// otherwise run alone at the end; unit-side, those tests (the same
-	// race-built test binary), then the runs without -race (alone: 79 s
-	// and 44 s before these moved to unit-side's end).
-	{name: "unit", jobs: []string{"unit-race", "unit-side"}, byLine: true},
+	// unit-race, every package under internal/ under -race but the
+	// longest tests of internal/workload, its longest package; unit-side,
+	// those tests (the same race-built test binary), then the runs
+	// without -race.
+	{name: "unit", jobs: []string{"unit-race", "unit-side"}},
 	// The main package's tests (child processes that wait on timers and
-	// the disk) beside the rest (make bench's error path, the memory
-	// budget's path, the gate's A/A comparisons).
+	// the disk); the rest: make bench's error path, the memory budget's
+	// path, the workflows' lint, and the gate's end-to-end tests.
 	{name: "smoke", jobs: []string{"smoke-tests", "smoke-paths"}},
 	{name: "report-test", jobs: []string{"report-test"}},
 }

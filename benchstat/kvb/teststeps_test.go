@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func commandsOf(j testJob) []string {
@@ -99,29 +101,64 @@ func TestEveryStepNamed(t *testing.T) {
 	}
 }
 
-// TestJobsSideBySide: both jobs run to their end when one fails, the
-// step fails, and lines of the two never mix.
+// TestJobsSideBySide: every job runs to its end when one fails, the
+// run fails, each job's output comes whole after its name, and no more
+// than the workers run at once.
 func TestJobsSideBySide(t *testing.T) {
 	echo := func(s string) testCmd { return testCmd{args: []string{"sh", "-c", s}} }
-	jobs := map[string]testJob{
-		"a": {"a", []testCmd{echo("for i in 1 2 3; do printf 'a line %s\\n' $i; done"), echo("exit 1"), echo("echo never")}},
-		"b": {"b", []testCmd{echo("sleep 0.1; echo b done")}},
-	}
-	for _, byLine := range []bool{true, false} {
-		var out safeBuffer
-		err := runStep(t.Context(), testStep{name: "s", jobs: []string{"a", "b"}, byLine: byLine}, jobs, &out, &out)
-		if err == nil {
-			t.Errorf("byLine %v: a failed job passed the step", byLine)
-		}
-		got := out.String()
-		for _, want := range []string{"a line 1\n", "a line 3\n", "b done\n"} {
-			if !strings.Contains(got, want) {
-				t.Errorf("byLine %v: output without %q:\n%s", byLine, want, got)
+	// The first two jobs to start wait (up to 5 s) until both run, so
+	// two workers show as two at once however loaded the machine is.
+	var running, started, most int
+	var mu sync.Mutex
+	count := func(context.Context, io.Writer, io.Writer) error {
+		mu.Lock()
+		running++
+		started++
+		first := started <= 2
+		most = max(most, running)
+		mu.Unlock()
+		for deadline := time.Now().Add(5 * time.Second); first && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			mu.Lock()
+			both := most >= 2
+			mu.Unlock()
+			if both {
+				break
 			}
 		}
-		if strings.Contains(got, "never") {
-			t.Errorf("byLine %v: a job went on after a failure:\n%s", byLine, got)
+		mu.Lock()
+		running--
+		mu.Unlock()
+		return nil
+	}
+	order := []testJob{
+		{"a", []testCmd{{do: count}, echo("for i in 1 2 3; do printf 'a line %s\\n' $i; sleep 0.01; done"), echo("exit 1"), echo("echo never")}},
+		{"b", []testCmd{{do: count}, echo("echo b done")}},
+		{"c", []testCmd{{do: count}, echo("echo c done")}},
+	}
+	var out safeBuffer
+	times, err := runPool(t.Context(), order, 2, &out)
+	if err == nil {
+		t.Error("a failed job passed the run")
+	}
+	got := out.String()
+	for _, want := range []string{"a line 1\na line 2\na line 3\n", "b done\n", "c done\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output without %q:\n%s", want, got)
 		}
+	}
+	for _, j := range order {
+		if !strings.Contains(got, "== "+j.name+" (") {
+			t.Errorf("no line names job %s:\n%s", j.name, got)
+		}
+	}
+	if strings.Contains(got, "never") {
+		t.Errorf("a job went on after a failure:\n%s", got)
+	}
+	if most != 2 {
+		t.Errorf("%d jobs ran at once, want 2 (the workers)", most)
+	}
+	if len(times) != 3 {
+		t.Errorf("%d job times, want 3", len(times))
 	}
 }
 
