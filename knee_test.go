@@ -16,17 +16,18 @@ import (
 // reports both searches, each with a knee (a rate the search tried:
 // without bisection steps, the start doubled) and its p99 within the SLO.
 // The trials are 20 ms and the SLO lax because a pause of the machine
-// longer than a trial's window fails even its lowest rate. That the
-// start rate meets the SLO is an order-of-magnitude check: a tiny
-// database serves 8,000 reads/s with a p99 of microseconds, and only a
-// pause 10,000 times that fails it; that the reported p99 is within the
-// SLO is the search's own rule, not a speed.
+// longer than the SLO fails even the lowest rate (make test runs this
+// beside builds and other tests: an upsert's fsync behind their writes
+// took over 200 ms there). That the start rate meets the SLO is an
+// order-of-magnitude check: a tiny database serves 8,000 reads/s with a
+// p99 of microseconds, and only a pause of seconds fails it; that the
+// reported p99 is within the SLO is the search's own rule, not a speed.
 func TestKneeTwiceInOneProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the test binary")
 	}
 	t.Parallel() // its child waits on the trials' timers: beside the other child-process tests
-	const slo, start = 200 * time.Millisecond, 8000
+	const slo, start = 5 * time.Second, 8000
 	out, code := runSelf(t, "-test.bench=^BenchmarkKnee", "-test.benchtime=1x", "-test.count=2",
 		"-keys_mil", "0.002", "-valsz", "64", "-knee_time", "20ms", "-knee_max_time", "20ms",
 		"-knee_start", strconv.Itoa(start), "-knee_steps", "0", "-load_workers", "1", "-slo", slo.String(), "-dir", t.TempDir())
