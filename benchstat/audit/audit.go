@@ -37,12 +37,13 @@ import (
 )
 
 // Command is kvb audit.
-var Command = cli.Command{
+var Command = cli.New(cli.Spec[*options]{
 	Name:    "audit",
 	Summary: "which engine settings decide a rank: make bench's rows with each engine setting flipped",
-	Help:    help,
+	Usage:   usage,
+	Flags:   flags,
 	Run:     run,
-}
+})
 
 const usage = `usage: kvb audit -bin results/kvbench.test [-rounds 3] [-dir D] [-o results/audit] [-doc docs/engines.md] [-only Badger,Pebble]
        kvb audit -analyze results/audit [-doc docs/engines.md]
@@ -61,9 +62,8 @@ type options struct {
 	rounds                                         int
 }
 
-func flags() (*flag.FlagSet, *options) {
+func flags(fs *flag.FlagSet) *options {
 	o := &options{}
-	fs := cli.NewFlagSet("audit")
 	fs.StringVar(&o.bin, "bin", "", "the suite's test binary (kvb build writes results/kvbench.test)")
 	fs.IntVar(&o.rounds, "rounds", 3, "interleaved rounds; each row's figure is the median over them")
 	fs.StringVar(&o.dir, "dir", "", "the suite's -dir (fixtures)")
@@ -73,31 +73,21 @@ func flags() (*flag.FlagSet, *options) {
 	fs.StringVar(&o.only, "only", "", "comma-separated engine titles to audit (default: every engine in the binary)")
 	fs.StringVar(&o.keys, "keys_mil", "0.1", "the suite's -keys_mil (make bench's)")
 	fs.StringVar(&o.valsz, "valsz", "1024", "the suite's -valsz (make bench's)")
-	return fs, o
+	return o
 }
 
-func help(w io.Writer) {
-	fs, _ := flags()
-	cli.PrintHelp(w, usage, fs)
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	fs, o := flags()
-	pos, status, ok := cli.Parse(fs, args, help, stdout, stderr)
-	if !ok {
-		return status
-	}
+func run(c cli.Call, o *options, pos []string) int {
 	if len(pos) > 0 {
-		return cli.Usage(stderr, "audit", help, "unexpected argument %q", pos[0])
+		return c.Usage("unexpected argument %q", pos[0])
 	}
 	if o.analyze == "" && o.bin == "" {
-		return cli.Usage(stderr, "audit", help, "-bin is required (or -analyze DIR)")
+		return c.Usage("-bin is required (or -analyze DIR)")
 	}
 	if o.analyze == "" && o.rounds < 1 {
-		return cli.Usage(stderr, "audit", help, "-rounds must be at least 1")
+		return c.Usage("-rounds must be at least 1")
 	}
-	if err := audit(o, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "kvb audit:", err)
+	if err := audit(o, c.Stdout, c.Stderr); err != nil {
+		fmt.Fprintln(c.Stderr, "kvb audit:", err)
 		return 2
 	}
 	return 0

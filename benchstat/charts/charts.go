@@ -21,12 +21,13 @@ import (
 )
 
 // Command is kvb charts.
-var Command = cli.Command{
+var Command = cli.New(cli.Spec[*options]{
 	Name:    "charts",
 	Summary: "SVG (or PNG) charts of results files: throughput, latency percentiles, the memory budget",
-	Help:    help,
+	Usage:   usage,
+	Flags:   flags,
 	Run:     run,
-}
+})
 
 const usage = `usage: kvb charts [-o dir] [-format svg|png] results.txt...
 
@@ -39,37 +40,26 @@ type options struct {
 	out, format string
 }
 
-func flags() (*flag.FlagSet, *options) {
+func flags(fs *flag.FlagSet) *options {
 	o := &options{}
-	fs := cli.NewFlagSet("charts")
 	fs.StringVar(&o.out, "o", "docs/img", "directory the SVG files are written to")
 	fs.StringVar(&o.format, "format", "svg", "image format: svg or png")
-	return fs, o
+	return o
 }
 
-func help(w io.Writer) {
-	fs, _ := flags()
-	cli.PrintHelp(w, usage, fs)
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	fs, o := flags()
-	files, status, ok := cli.Parse(fs, args, help, stdout, stderr)
-	if !ok {
-		return status
-	}
+func run(c cli.Call, o *options, files []string) int {
 	if len(files) == 0 {
-		return cli.Usage(stderr, "charts", help, "no results files given")
+		return c.Usage("no results files given")
 	}
 	if o.format != "svg" && o.format != "png" {
-		return cli.Usage(stderr, "charts", help, "-format %s: must be svg or png", o.format)
+		return c.Usage("-format %s: must be svg or png", o.format)
 	}
 	// The drawing package reads its format from a variable of its own,
 	// put back after the run.
 	defer func(was string) { charts.Format = was }(charts.Format)
 	charts.Format = o.format
-	if err := draw(files, o.out, stdout); err != nil {
-		fmt.Fprintln(stderr, "kvb charts:", err)
+	if err := draw(files, o.out, c.Stdout); err != nil {
+		fmt.Fprintln(c.Stderr, "kvb charts:", err)
 		return 1
 	}
 	return 0

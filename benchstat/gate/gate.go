@@ -21,7 +21,6 @@ package gate
 import (
 	"flag"
 	"fmt"
-	"io"
 	"regexp"
 	"strings"
 
@@ -30,12 +29,13 @@ import (
 )
 
 // Command is kvb gate.
-var Command = cli.Command{
+var Command = cli.New(cli.Spec[*options]{
 	Name:    "gate",
 	Summary: "the regression gate on results you already have: head against base, rounds paired",
-	Help:    help,
+	Usage:   usage,
+	Flags:   flags,
 	Run:     run,
-}
+})
 
 const usage = `usage: kvb gate [flags] base.txt[,more.txt] head.txt[,more.txt]
 
@@ -55,56 +55,45 @@ type options struct {
 	units                          string
 }
 
-func flags() (*flag.FlagSet, *options) {
+func flags(fs *flag.FlagSet) *options {
 	o := &options{}
-	fs := cli.NewFlagSet("gate")
 	fs.Float64Var(&o.alpha, "alpha", 0.05, "significance level of the one-sided signed-rank test on the per-round changes")
 	fs.Float64Var(&o.threshold, "threshold", 100*gate.DefaultThreshold, "percent: a series fails only when the median per-round change is worse than this")
 	fs.Float64Var(&o.simThreshold, "sim_threshold", 100*gate.DefaultSimThreshold, "percent: the same for results counted under callgrind (a \"mode: sim\" line, kvb sim)")
 	fs.BoolVar(&o.holm, "holm", true, "Holm-Bonferroni correction across the tested series, so that alpha bounds the chance of any false alarm in the comparison (-holm=false: alpha per series)")
 	fs.StringVar(&o.units, "units", "", "regular expression: gate exactly the units it matches, e.g. '^(ns/op|cpu-ns/op)$' (default: each family's own units)")
 	fs.BoolVar(&o.allowRemoved, "allow_removed", false, "a gated series in base but not in head passes (default: it fails)")
-	return fs, o
+	return o
 }
 
-func help(w io.Writer) {
-	fs, _ := flags()
-	cli.PrintHelp(w, usage, fs)
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	fs, f := flags()
-	pos, status, ok := cli.Parse(fs, args, help, stdout, stderr)
-	if !ok {
-		return status
-	}
+func run(c cli.Call, f *options, pos []string) int {
 	if len(pos) != 2 {
-		return cli.Usage(stderr, "gate", help, "want the base and the head results, got %q", pos)
+		return c.Usage("want the base and the head results, got %q", pos)
 	}
 	o := gate.Options{Alpha: f.alpha, Threshold: f.threshold / 100, SimThreshold: f.simThreshold / 100, Holm: f.holm, AllowRemoved: f.allowRemoved}
 	if err := o.Validate(); err != nil {
-		return cli.Usage(stderr, "gate", help, "%v", err)
+		return c.Usage("%v", err)
 	}
 	if f.units != "" {
 		re, err := regexp.Compile(f.units)
 		if err != nil {
-			return cli.Usage(stderr, "gate", help, "-units %s: %v", f.units, err)
+			return c.Usage("-units %s: %v", f.units, err)
 		}
 		o.Units = re
 	}
 	base, err := gate.ReadFiles(strings.Split(pos[0], ",")...)
 	if err != nil {
-		fmt.Fprintln(stderr, "kvb gate: base:", err)
+		fmt.Fprintln(c.Stderr, "kvb gate: base:", err)
 		return 2
 	}
 	head, err := gate.ReadFiles(strings.Split(pos[1], ",")...)
 	if err != nil {
-		fmt.Fprintln(stderr, "kvb gate: head:", err)
+		fmt.Fprintln(c.Stderr, "kvb gate: head:", err)
 		return 2
 	}
 	for i, s := range []*gate.Set{base, head} {
 		if len(s.Values) == 0 {
-			fmt.Fprintf(stderr, "kvb gate: no benchmark results in %s\n", pos[i])
+			fmt.Fprintf(c.Stderr, "kvb gate: no benchmark results in %s\n", pos[i])
 			return 2
 		}
 	}
@@ -114,11 +103,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if o.Holm {
 			holm = fmt.Sprintf(" after Holm over %d series", gate.Corrected(rows))
 		}
-		fmt.Fprintf(stderr, "kvb gate: %s has %d paired rounds; the signed-rank test needs at least %d to reject anything at alpha %g%s, so this gate could not fail: run more rounds (kvb compare -count %d)\n",
+		fmt.Fprintf(c.Stderr, "kvb gate: %s has %d paired rounds; the signed-rank test needs at least %d to reject anything at alpha %g%s, so this gate could not fail: run more rounds (kvb compare -count %d)\n",
 			short[0].Key, short[0].N, need, o.Alpha, holm, need)
 		return 2
 	}
-	gate.Markdown(stdout, rows, o, pos[0], pos[1])
+	gate.Markdown(c.Stdout, rows, o, pos[0], pos[1])
 	if gate.Failed(rows) {
 		return 1
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -58,19 +57,20 @@ type artifactFlags struct {
 	label, base, head labelPairs
 }
 
-func newArtifactFlags() (*flag.FlagSet, *artifactFlags) {
+var artifactCommand = cli.New(cli.Spec[*artifactFlags]{
+	Name:  "history artifact",
+	Usage: artifactUsage,
+	Flags: newArtifactFlags,
+	Run:   artifact,
+})
+
+func newArtifactFlags(fs *flag.FlagSet) *artifactFlags {
 	a := &artifactFlags{}
-	fs := cli.NewFlagSet("history artifact")
 	fs.StringVar(&a.mode, "mode", "time", "the mode base.txt and head.txt were measured in: time, sim, or both (sim-base.txt and sim-head.txt are sim)")
 	fs.Var(&a.label, "label", "key=value for both sides; repeat for more (date=… replaces now)")
 	fs.Var(&a.base, "base", "key=value for the base side only (ref, branch, commit, commit-date); repeat for more")
 	fs.Var(&a.head, "head", "key=value for the head side only; repeat for more")
-	return fs, a
-}
-
-func artifactHelp(w io.Writer) {
-	fs, _ := newArtifactFlags()
-	cli.PrintHelp(w, artifactUsage, fs)
+	return a
 }
 
 // compareFiles are the results files of a kvb compare directory, in the
@@ -78,21 +78,16 @@ func artifactHelp(w io.Writer) {
 var compareFiles = []string{"base.txt", "head.txt", "sim-base.txt", "sim-head.txt"}
 
 // artifact is kvb history artifact.
-func artifact(args []string, stdout, stderr io.Writer) int {
-	fs, a := newArtifactFlags()
-	pos, status, ok := cli.Parse(fs, args, artifactHelp, stdout, stderr)
-	if !ok {
-		return status
-	}
+func artifact(c cli.Call, a *artifactFlags, pos []string) int {
 	if a.mode != "time" && a.mode != "sim" && a.mode != "both" {
-		return cli.Usage(stderr, fs.Name(), artifactHelp, "-mode %s: must be time, sim or both", a.mode)
+		return c.Usage("-mode %s: must be time, sim or both", a.mode)
 	}
 	if len(pos) != 2 {
-		return cli.Usage(stderr, fs.Name(), artifactHelp, "want OUT_DIR and COMPARE_DIR, got %q", pos)
+		return c.Usage("want OUT_DIR and COMPARE_DIR, got %q", pos)
 	}
 	out, dir := pos[0], pos[1]
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		fmt.Fprintf(stderr, "kvb history artifact: %s: not a directory\n", dir)
+		fmt.Fprintf(c.Stderr, "kvb history artifact: %s: not a directory\n", dir)
 		return 2
 	}
 	var files []string
@@ -102,12 +97,12 @@ func artifact(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(files) == 0 {
-		fmt.Fprintf(stderr, "kvb history artifact: %s holds no kvb compare results (%s)\n", dir, strings.Join(compareFiles, ", "))
+		fmt.Fprintf(c.Stderr, "kvb history artifact: %s holds no kvb compare results (%s)\n", dir, strings.Join(compareFiles, ", "))
 		return 2
 	}
 	for _, f := range files {
 		if err := ownCopy(filepath.Join(out, f)); err != nil {
-			fmt.Fprintf(stderr, "kvb history artifact: %v\n", err)
+			fmt.Fprintf(c.Stderr, "kvb history artifact: %v\n", err)
 			return 2
 		}
 	}
@@ -118,7 +113,7 @@ func artifact(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		fmt.Fprintln(stderr, "kvb history artifact:", err)
+		fmt.Fprintln(c.Stderr, "kvb history artifact:", err)
 		return 1
 	}
 	for _, f := range files {
@@ -148,10 +143,10 @@ func artifact(args []string, stdout, stderr io.Writer) int {
 			err = os.WriteFile(filepath.Join(out, f), append(head.Bytes(), raw...), 0o644)
 		}
 		if err != nil {
-			fmt.Fprintln(stderr, "kvb history artifact:", err)
+			fmt.Fprintln(c.Stderr, "kvb history artifact:", err)
 			return 1
 		}
-		fmt.Fprintf(stderr, "kvb history artifact: %s (%s, %s)\n", filepath.Join(out, f), role, mode)
+		fmt.Fprintf(c.Stderr, "kvb history artifact: %s (%s, %s)\n", filepath.Join(out, f), role, mode)
 	}
 	return 0
 }

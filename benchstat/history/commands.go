@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -15,24 +14,37 @@ import (
 	"github.com/kvbench/kvbench/benchstat/internal/history"
 )
 
-// flags is one subcommand's flag set: -history always, -label where asked.
-func flags(name string, labels *labelFlag) (*flag.FlagSet, *string) {
-	fs := cli.NewFlagSet("history " + name)
-	path := fs.String("history", "", "the history database (default $XDG_DATA_HOME/kvbench/history.db, or ~/.local/share/kvbench/history.db)")
-	if labels != nil {
-		fs.Var(labels, "label", "key=value; repeat for more (add: attached to every file; list, report: runs carrying all of them)")
+// subcommand is history's subcommand name, whose help is history's
+// usage, then its own flags.
+func subcommand[O any](name string, flags func(*flag.FlagSet) O, run func(cli.Call, O, []string) int) cli.Command {
+	return cli.New(cli.Spec[O]{
+		Name:  "history " + name,
+		Usage: usage + "\nhistory " + name + "'s flags:\n",
+		Flags: flags,
+		Run:   run,
+	})
+}
+
+// dbFlags are the flags every subcommand but artifact has: -history
+// always, -label where it takes labels.
+type dbFlags struct {
+	path   string
+	labels labelFlag
+}
+
+func (d *dbFlags) declare(fs *flag.FlagSet, withLabels bool) {
+	fs.StringVar(&d.path, "history", "", "the history database (default $XDG_DATA_HOME/kvbench/history.db, or ~/.local/share/kvbench/history.db)")
+	if withLabels {
+		fs.Var(&d.labels, "label", "key=value; repeat for more (add: attached to every file; list, report: runs carrying all of them)")
 	}
-	return fs, path
 }
 
-// helpOf is history's usage and the flags of fs, one subcommand's.
-func helpOf(fs *flag.FlagSet) func(io.Writer) {
-	return func(w io.Writer) { cli.PrintHelp(w, usage+"\n"+fs.Name()+"'s flags:\n", fs) }
-}
-
-// parse reads a subcommand's flags around its arguments.
-func parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]string, int, bool) {
-	return cli.Parse(fs, args, helpOf(fs), stdout, stderr)
+func dbFlagsWith(withLabels bool) func(*flag.FlagSet) *dbFlags {
+	return func(fs *flag.FlagSet) *dbFlags {
+		d := &dbFlags{}
+		d.declare(fs, withLabels)
+		return d
+	}
 }
 
 // dbPath is -history, or the default.
@@ -56,19 +68,13 @@ func existing(ctx context.Context, flagPath string) (*history.Store, error) {
 	return history.Open(ctx, path)
 }
 
-func add(args []string, stdout, stderr io.Writer) int {
-	var labels labelFlag
-	fs, hist := flags("add", &labels)
-	files, status, ok := parse(fs, args, stdout, stderr)
-	if !ok {
-		return status
-	}
+func add(c cli.Call, db *dbFlags, files []string) int {
 	if len(files) == 0 {
-		return cli.Usage(stderr, fs.Name(), helpOf(fs), "no files given")
+		return c.Usage("no files given")
 	}
-	path, err := dbPath(*hist)
+	path, err := dbPath(db.path)
 	if err != nil {
-		fmt.Fprintln(stderr, "kvb history add:", err)
+		fmt.Fprintln(c.Stderr, "kvb history add:", err)
 		return 2
 	}
 	// Every file is read and parsed before the database is touched: one
@@ -77,12 +83,12 @@ func add(args []string, stdout, stderr io.Writer) int {
 	for _, name := range files {
 		raw, err := os.ReadFile(name)
 		if err != nil {
-			fmt.Fprintln(stderr, "kvb history add:", err)
+			fmt.Fprintln(c.Stderr, "kvb history add:", err)
 			return 1
 		}
 		f, err := history.Parse(name, raw)
 		if err != nil {
-			fmt.Fprintf(stderr, "kvb history add: %v; nothing added\n", err)
+			fmt.Fprintf(c.Stderr, "kvb history add: %v; nothing added\n", err)
 			return 1
 		}
 		parsed = append(parsed, f)
@@ -90,16 +96,16 @@ func add(args []string, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	s, err := history.Open(ctx, path)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(c.Stderr, err)
 		return 1
 	}
 	defer s.Close()
-	a, err := s.Add(ctx, parsed, labels)
+	a, err := s.Add(ctx, parsed, db.labels)
 	if err != nil {
-		fmt.Fprintf(stderr, "%v; nothing added\n", err)
+		fmt.Fprintf(c.Stderr, "%v; nothing added\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "history: %s, %d results -> %s (%s)\n", plural(len(parsed), "file"), a.Results, s.Path(), runIDs(a.Runs))
+	fmt.Fprintf(c.Stdout, "history: %s, %d results -> %s (%s)\n", plural(len(parsed), "file"), a.Results, s.Path(), runIDs(a.Runs))
 	return 0
 }
 
@@ -118,33 +124,27 @@ func runIDs(ids []int64) string {
 	return fmt.Sprintf("runs %d-%d", ids[0], ids[len(ids)-1])
 }
 
-func list(args []string, stdout, stderr io.Writer) int {
-	var labels labelFlag
-	fs, hist := flags("list", &labels)
-	rest, status, ok := parse(fs, args, stdout, stderr)
-	if !ok {
-		return status
-	}
+func list(c cli.Call, db *dbFlags, rest []string) int {
 	if len(rest) > 0 {
-		return cli.Usage(stderr, fs.Name(), helpOf(fs), "unexpected argument %q (filter with -label k=v)", rest[0])
+		return c.Usage("unexpected argument %q (filter with -label k=v)", rest[0])
 	}
 	ctx := context.Background()
-	s, err := existing(ctx, *hist)
+	s, err := existing(ctx, db.path)
 	if err != nil {
-		fmt.Fprintln(stderr, "kvb history list:", err)
+		fmt.Fprintln(c.Stderr, "kvb history list:", err)
 		return 1
 	}
 	defer s.Close()
-	runs, err := s.List(ctx, labels)
+	runs, err := s.List(ctx, db.labels)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(c.Stderr, err)
 		return 1
 	}
 	if len(runs) == 0 {
-		fmt.Fprintf(stderr, "kvb history list: no runs%s in %s\n", map[bool]string{true: " with " + labels.String(), false: ""}[len(labels) > 0], s.Path())
+		fmt.Fprintf(c.Stderr, "kvb history list: no runs%s in %s\n", map[bool]string{true: " with " + db.labels.String(), false: ""}[len(db.labels) > 0], s.Path())
 		return 0
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(c.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tDATE\tFILE\tROLE\tCOMMIT\tBRANCH\tMACHINE\tGO\tRESULTS")
 	for _, r := range runs {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", r.ID, date(r), r.File, dash(r.Role),
@@ -200,33 +200,28 @@ func dash(s string) string {
 	return s
 }
 
-func export(args []string, stdout, stderr io.Writer) int {
-	fs, hist := flags("export", nil)
-	rest, status, ok := parse(fs, args, stdout, stderr)
-	if !ok {
-		return status
-	}
+func export(c cli.Call, db *dbFlags, rest []string) int {
 	if len(rest) != 1 {
-		return cli.Usage(stderr, fs.Name(), helpOf(fs), "give one RUN-ID")
+		return c.Usage("give one RUN-ID")
 	}
 	id, err := strconv.ParseInt(rest[0], 10, 64)
 	if err != nil || id < 1 {
-		return cli.Usage(stderr, fs.Name(), helpOf(fs), "RUN-ID %q is not a run id (a number from kvb history list)", rest[0])
+		return c.Usage("RUN-ID %q is not a run id (a number from kvb history list)", rest[0])
 	}
 	ctx := context.Background()
-	s, err := existing(ctx, *hist)
+	s, err := existing(ctx, db.path)
 	if err != nil {
-		fmt.Fprintln(stderr, "kvb history export:", err)
+		fmt.Fprintln(c.Stderr, "kvb history export:", err)
 		return 1
 	}
 	defer s.Close()
 	raw, err := s.Export(ctx, id)
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(c.Stderr, err)
 		return 1
 	}
-	if _, err := stdout.Write(raw); err != nil {
-		fmt.Fprintln(stderr, "kvb history export:", err)
+	if _, err := c.Stdout.Write(raw); err != nil {
+		fmt.Fprintln(c.Stderr, "kvb history export:", err)
 		return 1
 	}
 	return 0

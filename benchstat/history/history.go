@@ -55,22 +55,24 @@ machine. kvb history COMMAND -h shows a command's flags.
 
 func help(w io.Writer) { fmt.Fprint(w, usage) }
 
+// subcommands are history's own, by name.
+var subcommands = map[string]cli.Command{
+	"add":      subcommand("add", dbFlagsWith(true), add),
+	"list":     subcommand("list", dbFlagsWith(true), list),
+	"export":   subcommand("export", dbFlagsWith(false), export),
+	"report":   subcommand("report", reportFlagsOf, report),
+	"artifact": artifactCommand,
+}
+
 // run dispatches to history's own subcommands.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		return cli.Usage(stderr, "history", help, "no command given")
 	}
+	if c, ok := subcommands[args[0]]; ok {
+		return c.Run(args[1:], stdout, stderr)
+	}
 	switch args[0] {
-	case "add":
-		return add(args[1:], stdout, stderr)
-	case "list":
-		return list(args[1:], stdout, stderr)
-	case "export":
-		return export(args[1:], stdout, stderr)
-	case "report":
-		return report(args[1:], stdout, stderr)
-	case "artifact":
-		return artifact(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		help(stdout)
 		return 0

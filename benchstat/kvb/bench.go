@@ -19,11 +19,11 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "bench",
-		summary: "make bench's rows (or another set: full, mem, sim, prefetch, seed003, seed004), then the summary and the report",
-		help:    printBenchHelp,
-		run:     runBench,
+	register(cli.Command{
+		Name:    "bench",
+		Summary: "make bench's rows (or another set: full, mem, sim, prefetch, seed003, seed004), then the summary and the report",
+		Help:    printBenchHelp,
+		Run:     runBench,
 	})
 }
 

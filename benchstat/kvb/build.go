@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -12,45 +11,38 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "build",
-		summary: "build the suite's test binary, the one every make target with results runs",
-		help:    printBuildHelp,
-		run:     runBuild,
-	})
+	register(cli.New(cli.Spec[*buildOptions]{
+		Name:    "build",
+		Summary: "build the suite's test binary, the one every make target with results runs",
+		Usage:   "usage: kvb build [-tags TAGS] [-o BIN]\n\nBuilds the root package's test binary (go test -c).\n\n",
+		Flags:   buildFlags,
+		Run:     runBuild,
+	}))
 }
 
-func buildFlags(fs *flag.FlagSet) (tags, out *string) {
-	tags = fs.String("tags", defaultTags(), "build tags (TAGS): rocksdb when its headers are installed, unless $TAGS is set")
-	out = fs.String("o", filepath.Join("results", "kvbench.test"), "the binary to write; its directory is made")
-	return
+// buildOptions are kvb build's flags.
+type buildOptions struct {
+	tags, out string
 }
 
-func printBuildHelp(w io.Writer) {
-	fmt.Fprint(w, "usage: kvb build [-tags TAGS] [-o BIN]\n\nBuilds the root package's test binary (go test -c).\n\n")
-	fs := flag.NewFlagSet("kvb build", flag.ContinueOnError)
-	fs.SetOutput(w)
-	buildFlags(fs)
-	fs.PrintDefaults()
+func buildFlags(fs *flag.FlagSet) *buildOptions {
+	o := &buildOptions{}
+	fs.StringVar(&o.tags, "tags", defaultTags(), "build tags (TAGS): rocksdb when its headers are installed, unless $TAGS is set")
+	fs.StringVar(&o.out, "o", filepath.Join("results", "kvbench.test"), "the binary to write; its directory is made")
+	return o
 }
 
-func runBuild(args []string, stdout, stderr io.Writer) int {
-	fs := cli.NewFlagSet("build")
-	tags, out := buildFlags(fs)
-	rest, status, ok := cli.Parse(fs, args, printBuildHelp, stdout, stderr)
-	if !ok {
-		return status
-	}
+func runBuild(c cli.Call, o *buildOptions, rest []string) int {
 	if len(rest) > 0 {
-		return cli.Usage(stderr, "build", printBuildHelp, "unexpected argument %q", rest[0])
+		return c.Usage("unexpected argument %q", rest[0])
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		fmt.Fprintln(stderr, "kvb build:", err)
+	if err := os.MkdirAll(filepath.Dir(o.out), 0o755); err != nil {
+		fmt.Fprintln(c.Stderr, "kvb build:", err)
 		return 1
 	}
-	r := &runner{stdout: stdout, stderr: stderr}
-	if err := r.run(context.Background(), []task{buildStep(*tags, *out)}); err != nil {
-		fmt.Fprintln(stderr, "kvb build:", err)
+	r := &runner{stdout: c.Stdout, stderr: c.Stderr}
+	if err := r.run(context.Background(), []task{buildStep(o.tags, o.out)}); err != nil {
+		fmt.Fprintln(c.Stderr, "kvb build:", err)
 		return statusOf(err)
 	}
 	return 0

@@ -12,14 +12,16 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
 
 func init() {
-	register(command{
-		name:    "compare",
-		summary: "gate HEAD against BASE: two builds, paired rounds, the regression gate",
-		help:    printCompareHelp,
-		run:     runCompare,
+	register(cli.Command{
+		Name:    "compare",
+		Summary: "gate HEAD against BASE: two builds, paired rounds, the regression gate",
+		Help:    printCompareHelp,
+		Run:     runCompare,
 	})
 }
 

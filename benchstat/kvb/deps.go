@@ -11,11 +11,11 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "deps",
-		summary: "install what the suite needs from Debian (librocksdb-dev, valgrind, chromium)",
-		help:    printDepsHelp,
-		run:     runDeps,
+	register(cli.Command{
+		Name:    "deps",
+		Summary: "install what the suite needs from Debian (librocksdb-dev, valgrind, chromium)",
+		Help:    printDepsHelp,
+		Run:     runDeps,
 	})
 }
 

@@ -13,72 +13,69 @@ import (
 	"github.com/kvbench/kvbench/internal/records"
 )
 
-func init() {
-	register(command{
-		name:    "embed-data",
-		summary: "write the cdb of N records the next test binary embeds (seed 004), and the overlay that leaves the committed one out",
-		help:    printEmbedDataHelp,
-		run:     runEmbedData,
-	})
-}
+// embedDataCommand is kvb embed-data.
+var embedDataCommand = cli.New(cli.Spec[*embedDataOptions]{
+	Name:    "embed-data",
+	Summary: "write the cdb of N records the next test binary embeds (seed 004), and the overlay that leaves the committed one out",
+	Usage:   embedDataUsage,
+	Flags:   embedDataFlags,
+	Run:     runEmbedData,
+})
+
+func init() { register(embedDataCommand) }
 
 // embedGenerated is the cdb the test binary embeds beside (or, through
 // embedOverlay, instead of) testdata/embed-committed.cdb.
 const embedGenerated = "testdata/embed-generated.cdb"
 
-func printEmbedDataHelp(w io.Writer) {
-	fmt.Fprintf(w, `usage: kvb embed-data -records N [-out FILE]
+const embedDataUsage = `usage: kvb embed-data -records N [-out FILE]
 
 Writes the cdb of records k_0 .. k_<N-1> in write order (seed 004:
 -records 20000000 is the seed's 1.9 GB) that the next build of the test
 binary embeds instead of testdata/embed-committed.cdb, and
-%s, which leaves the committed cdb out of a build that
+` + embedOverlay + `, which leaves the committed cdb out of a build that
 passes it (-overlay): the glob embeds both otherwise, and at 20M records
 the 9.4 MB more passes the Go linker's 2e9-byte limit. The file appears
 under its name only when complete; a record count whose cdb would pass
 the format's 4 GiB limit is refused before anything is written.
 
-`, embedOverlay)
-	fs := flag.NewFlagSet("kvb embed-data", flag.ContinueOnError)
-	fs.SetOutput(w)
-	embedDataFlags(fs)
-	fs.PrintDefaults()
+`
+
+// embedDataOptions are kvb embed-data's flags.
+type embedDataOptions struct {
+	n   uint64
+	out string
 }
 
-func embedDataFlags(fs *flag.FlagSet) (n *uint64, out *string) {
-	n = fs.Uint64("records", 0, "number of records (at least 1)")
-	out = fs.String("out", embedGenerated, "cdb file to write")
-	return
+func embedDataFlags(fs *flag.FlagSet) *embedDataOptions {
+	o := &embedDataOptions{}
+	fs.Uint64Var(&o.n, "records", 0, "number of records (at least 1)")
+	fs.StringVar(&o.out, "out", embedGenerated, "cdb file to write")
+	return o
 }
 
-func runEmbedData(args []string, stdout, stderr io.Writer) int {
-	fs := cli.NewFlagSet("embed-data")
-	n, out := embedDataFlags(fs)
-	rest, status, ok := cli.Parse(fs, args, printEmbedDataHelp, stdout, stderr)
-	if !ok {
-		return status
+func runEmbedData(c cli.Call, o *embedDataOptions, rest []string) int {
+	if len(rest) > 0 || o.n == 0 {
+		return c.Usage("say how many records, e.g. kvb embed-data -records 20000000 (make embed-data RECORDS=20000000)")
 	}
-	if len(rest) > 0 || *n == 0 {
-		return cli.Usage(stderr, "embed-data", printEmbedDataHelp, "say how many records, e.g. kvb embed-data -records 20000000 (make embed-data RECORDS=20000000)")
+	if err := records.CheckCDB(o.n); err != nil {
+		return c.Usage("-records %d: %v", o.n, err)
 	}
-	if err := records.CheckCDB(*n); err != nil {
-		return cli.Usage(stderr, "embed-data", printEmbedDataHelp, "-records %d: %v", *n, err)
-	}
-	if err := writeCDB(*n, *out, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "kvb embed-data:", err)
+	if err := writeCDB(o.n, o.out, c.Stdout, c.Stderr); err != nil {
+		fmt.Fprintln(c.Stderr, "kvb embed-data:", err)
 		return 1
 	}
 	committed, err := filepath.Abs("testdata/embed-committed.cdb")
 	if err != nil {
-		fmt.Fprintln(stderr, "kvb embed-data:", err)
+		fmt.Fprintln(c.Stderr, "kvb embed-data:", err)
 		return 1
 	}
 	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {committed: ""}})
 	if err := os.WriteFile(embedOverlay, append(overlay, '\n'), 0o644); err != nil {
-		fmt.Fprintln(stderr, "kvb embed-data:", err)
+		fmt.Fprintln(c.Stderr, "kvb embed-data:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "kvb embed-data: build with -overlay %s to leave the committed cdb out (needed past ~19.9M records)\n", embedOverlay)
+	fmt.Fprintf(c.Stderr, "kvb embed-data: build with -overlay %s to leave the committed cdb out (needed past ~19.9M records)\n", embedOverlay)
 	return 0
 }
 

@@ -22,7 +22,7 @@ func TestEmbedDataWritesTheCDB(t *testing.T) {
 		t.Errorf("%v, %v", fi, err)
 	}
 	var errb bytes.Buffer
-	if code := runEmbedData(nil, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), "say how many records") {
+	if code := embedDataCommand.Run(nil, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), "say how many records") {
 		t.Errorf("no -records: exit %d, %q", code, errb.String())
 	}
 }

@@ -32,18 +32,9 @@ import (
 	"github.com/kvbench/kvbench/benchstat/summary"
 )
 
-// command is one subcommand: run gets the arguments after its name and
-// returns the exit status.
-type command struct {
-	name    string
-	summary string
-	help    func(w io.Writer) // the usage and flags
-	run     func(args []string, stdout, stderr io.Writer) int
-}
-
 // commands holds every subcommand by name: the packaged ones, and each
 // file here that defines one and registers it from init.
-var commands = map[string]command{}
+var commands = map[string]cli.Command{}
 
 // packaged are the subcommands that are packages of their own under
 // benchstat/, one directory each.
@@ -61,15 +52,15 @@ var packaged = []cli.Command{
 
 func init() {
 	for _, c := range packaged {
-		register(command{name: c.Name, summary: c.Summary, help: c.Help, run: c.Run})
+		register(c)
 	}
 }
 
-func register(c command) {
-	if _, dup := commands[c.name]; dup {
-		panic("kvb: command registered twice: " + c.name)
+func register(c cli.Command) {
+	if _, dup := commands[c.Name]; dup {
+		panic("kvb: command registered twice: " + c.Name)
 	}
-	commands[c.name] = c
+	commands[c.Name] = c
 }
 
 func main() {
@@ -92,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		overview(stderr)
 		return 2
 	}
-	return c.run(args[1:], stdout, stderr)
+	return c.Run(args[1:], stdout, stderr)
 }
 
 func help(args []string, stdout, stderr io.Writer) int {
@@ -105,7 +96,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kvb help: unknown command %q\n", args[0])
 		return 2
 	}
-	c.help(stdout)
+	c.Help(stdout)
 	return 0
 }
 
@@ -117,7 +108,7 @@ func overview(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Summary)
 	}
 	fmt.Fprint(w, "\nkvb help COMMAND shows a command's flags.\n")
 }

@@ -12,23 +12,29 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "record",
-		summary: "keep results files in the history store, labelled with this checkout's commit, branch and state",
-		help:    printRecordHelp,
-		run:     runRecord,
-	})
+	register(cli.New(cli.Spec[*recordOptions]{
+		Name:    "record",
+		Summary: "keep results files in the history store, labelled with this checkout's commit, branch and state",
+		Usage:   recordUsage,
+		Flags:   recordFlags,
+		Run:     runRecord,
+	}))
 }
 
-func recordFlags(fs *flag.FlagSet) (role, date, path *string) {
-	role = fs.String("role", "", "what produced the files: bench, memfloor, seed003, ... (the role label)")
-	date = fs.String("date", time.Now().UTC().Format(time.RFC3339), "when the run started (the date label)")
-	path = fs.String("history", "", "the history store (default $XDG_DATA_HOME/kvbench/history.db)")
-	return
+// recordOptions are kvb record's flags.
+type recordOptions struct {
+	role, date, path string
 }
 
-func printRecordHelp(w io.Writer) {
-	fmt.Fprint(w, `usage: kvb record -role ROLE [-date WHEN] [-history PATH] FILE...
+func recordFlags(fs *flag.FlagSet) *recordOptions {
+	o := &recordOptions{}
+	fs.StringVar(&o.role, "role", "", "what produced the files: bench, memfloor, seed003, ... (the role label)")
+	fs.StringVar(&o.date, "date", time.Now().UTC().Format(time.RFC3339), "when the run started (the date label)")
+	fs.StringVar(&o.path, "history", "", "the history store (default $XDG_DATA_HOME/kvbench/history.db)")
+	return o
+}
+
+const recordUsage = `usage: kvb record -role ROLE [-date WHEN] [-history PATH] FILE...
 
 Adds each results file to the history store (docs/history.md) as a run
 of its own, with the labels role, commit, commit-date, branch, dirty
@@ -36,24 +42,13 @@ of its own, with the labels role, commit, commit-date, branch, dirty
 which runs it added and where. A failure to record is reported and exits 0: it never fails
 the run whose results these are.
 
-`)
-	fs := flag.NewFlagSet("kvb record", flag.ContinueOnError)
-	fs.SetOutput(w)
-	recordFlags(fs)
-	fs.PrintDefaults()
-}
+`
 
-func runRecord(args []string, stdout, stderr io.Writer) int {
-	fs := cli.NewFlagSet("record")
-	role, date, path := recordFlags(fs)
-	files, status, ok := cli.Parse(fs, args, printRecordHelp, stdout, stderr)
-	if !ok {
-		return status
+func runRecord(c cli.Call, o *recordOptions, files []string) int {
+	if o.role == "" || len(files) == 0 {
+		return c.Usage("give -role and at least one results file")
 	}
-	if *role == "" || len(files) == 0 {
-		return cli.Usage(stderr, "record", printRecordHelp, "give -role and at least one results file")
-	}
-	recordCheckout(context.Background(), *path, files, *role, *date, stderr)
+	recordCheckout(context.Background(), o.path, files, o.role, o.date, c.Stderr)
 	return 0
 }
 

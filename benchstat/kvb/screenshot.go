@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -11,12 +10,12 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "screenshot",
-		summary: "the README's pictures: docs/img/report.png or docs/img/history.png, in headless Chromium",
-		help:    printScreenshotHelp,
-		run:     runScreenshot,
-	})
+	register(cli.New(cli.Spec[struct{}]{
+		Name:    "screenshot",
+		Summary: "the README's pictures: docs/img/report.png or docs/img/history.png, in headless Chromium",
+		Usage:   screenshotUsage,
+		Run:     runScreenshot,
+	}))
 }
 
 // screenshot is one of the README's pictures: the page a step writes
@@ -40,41 +39,34 @@ var screenshots = map[string]screenshot{
 	}},
 }
 
-func printScreenshotHelp(w io.Writer) {
-	fmt.Fprint(w, `usage: kvb screenshot report|history
+const screenshotUsage = `usage: kvb screenshot report|history
 
 Writes docs/img/report.png (the report page of the summary test's results
 file) or docs/img/history.png (the history page of benchstat/history's
 demo history), each at a laptop's width, through headless Chromium,
 which it installs first as kvb deps chromium does.
-`)
-}
+`
 
-func runScreenshot(args []string, stdout, stderr io.Writer) int {
-	fs := cli.NewFlagSet("screenshot")
-	which, status, ok := cli.Parse(fs, args, printScreenshotHelp, stdout, stderr)
-	if !ok {
-		return status
-	}
+func runScreenshot(c cli.Call, _ struct{}, which []string) int {
 	s, ok := screenshots[first(which)]
 	if len(which) != 1 || !ok {
-		return cli.Usage(stderr, "screenshot", printScreenshotHelp, "which picture: report or history")
+		return c.Usage("which picture: report or history")
 	}
 	d, _ := depNamed("chromium")
-	if code := install(d, false, stderr); code != 0 {
+	if code := install(d, false, c.Stderr); code != 0 {
 		return code
 	}
 	dir, err := os.MkdirTemp("", "kvbench-screenshot-")
 	if err != nil {
-		fmt.Fprintln(stderr, "kvb screenshot:", err)
+		fmt.Fprintln(c.Stderr, "kvb screenshot:", err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
 	shot := task{args: []string{"chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=" + filepath.Join(dir, "profile"),
 		"--window-size=" + s.window, "--screenshot=" + s.png, "file://" + filepath.Join(dir, s.page)}, mute: true}
-	r := &runner{stdout: stdout, stderr: stderr}
+	r := &runner{stdout: c.Stdout, stderr: c.Stderr}
 	if err := r.run(context.Background(), []task{s.write(dir), shot}); err != nil {
-		fmt.Fprintln(stderr, "kvb screenshot:", err)
+		fmt.Fprintln(c.Stderr, "kvb screenshot:", err)
 		return statusOf(err)
 	}
 	return 0

@@ -206,7 +206,7 @@ func inProcess(name string, args []string, out string) task {
 				defer f.Close()
 				stdout = f
 			}
-			if code := commands[name].run(args, stdout, r.stderr); code != 0 {
+			if code := commands[name].Run(args, stdout, r.stderr); code != 0 {
 				return &stepError{name: "kvb " + name, err: fmt.Errorf("exit status %d", code), code: code}
 			}
 			return nil

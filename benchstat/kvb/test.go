@@ -16,11 +16,11 @@ import (
 )
 
 func init() {
-	register(command{
-		name:    "test",
-		summary: "make test's steps (vet, unit, smoke, report-test), each timed, the times slowest first",
-		help:    printTestHelp,
-		run:     runTest,
+	register(cli.Command{
+		Name:    "test",
+		Summary: "make test's steps (vet, unit, smoke, report-test), each timed, the times slowest first",
+		Help:    printTestHelp,
+		Run:     runTest,
 	})
 }
 

@@ -11,14 +11,16 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
 
 func init() {
-	register(command{
-		name:    "versions",
-		summary: "the release matrix: this tree's suite against several versions of one engine module",
-		help:    printVersionsHelp,
-		run:     runVersions,
+	register(cli.Command{
+		Name:    "versions",
+		Summary: "the release matrix: this tree's suite against several versions of one engine module",
+		Help:    printVersionsHelp,
+		Run:     runVersions,
 	})
 }
 

@@ -34,7 +34,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	if code := run([]string{"-bin", bin, "-engines", "Bolt", "-shapes", "0.002x256", "-dir", filepath.Join(dir, "missing"), "-o", out}, &stdout, &stderr); code == 0 {
+	if code := Command.Run([]string{"-bin", bin, "-engines", "Bolt", "-shapes", "0.002x256", "-dir", filepath.Join(dir, "missing"), "-o", out}, &stdout, &stderr); code == 0 {
 		t.Errorf("a missing -dir: exit 0\n%s", stderr.String())
 	}
 	if b, _ := os.ReadFile(out); string(b) != "earlier results\n" {
@@ -42,7 +42,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	code := run([]string{"-bin", bin, "-engines", "Bolt", "-shapes", "0.002x256", "-dir", dir, "-max", "256MiB",
+	code := Command.Run([]string{"-bin", bin, "-engines", "Bolt", "-shapes", "0.002x256", "-dir", dir, "-max", "256MiB",
 		"-timeout", "20s", "-o", out}, &stdout, &stderr)
 	if code == 3 {
 		t.Skipf("this machine cannot make a memory cgroup:\n%s", stderr.String())

@@ -83,12 +83,14 @@ import (
 )
 
 // Command is kvb memfloor.
-var Command = cli.Command{
+var Command = cli.New(cli.Spec[*given]{
 	Name:    "memfloor",
 	Summary: "each engine's memory floor: the smallest -mem_limit it populates in, by bisection",
-	Help:    help,
+	Usage:   usage,
+	Flags:   flags,
+	Leading: true,
 	Run:     run,
-}
+})
 
 const usage = `usage: kvb memfloor -bin results/kvbench.test [-engines Bolt,Pebble] [-shapes 0.1x1024,0.25x128]
            [-multiple 3] [-resolution 10%] [-timeout 30m] [-dir DIR] [-o results/memfloor.txt] [-- test binary flags]
@@ -140,14 +142,21 @@ func parseShapes(list string) ([]shape, error) {
 	return out, nil
 }
 
-// rawFlags are the flags parseFlags checks and turns into config.
+// rawFlags are the flags checked turns into config.
 type rawFlags struct {
 	engines, shapes, res, max string
 }
 
-func flags() (*flag.FlagSet, *config, *rawFlags) {
-	c, r := &config{}, &rawFlags{}
-	fs := cli.NewFlagSet("memfloor")
+// given is the command line as read: the flags that are config's
+// fields as they are, and the raw ones.
+type given struct {
+	config
+	raw rawFlags
+}
+
+func flags(fs *flag.FlagSet) *given {
+	g := &given{}
+	c, r := &g.config, &g.raw
 	fs.StringVar(&c.bin, "bin", "results/kvbench.test", "the suite's test binary (go test -c -tags rocksdb -o …)")
 	fs.StringVar(&r.engines, "engines", "", "comma-separated engines (default: every store the binary has a populate benchmark for)")
 	fs.StringVar(&r.shapes, "shapes", "0.1x1024,0.25x128", "comma-separated data shapes, keys_mil x valsz")
@@ -157,29 +166,19 @@ func flags() (*flag.FlagSet, *config, *rawFlags) {
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "longest any child run may take")
 	fs.StringVar(&r.max, "max", "", "the search's upper bound (default: each shape's logical data size)")
 	fs.StringVar(&c.out, "o", "", "results file (default: stdout)")
-	return fs, c, r
+	return g
 }
 
-func help(w io.Writer) {
-	fs, _, _ := flags()
-	cli.PrintHelp(w, usage, fs)
-}
-
-// parseFlags reads the command line into a checked config; ok is false
-// when it said why not, and status is then the exit status.
-func parseFlags(args []string, stdout, stderr io.Writer) (c config, status int, ok bool) {
-	fs, cp, r := flags()
-	extra, status, ok := cli.ParseLeading(fs, args, help, stdout, stderr)
-	if !ok {
-		return c, status, false
-	}
-	c = *cp
+// checked is the config of the command line, with extra (what follows
+// --) and the raw flags checked; ok is false when it said why not.
+func (g *given) checked(extra []string, stderr io.Writer) (c config, ok bool) {
+	c = g.config
 	c.extra = extra
-	if err := c.check(r, stderr); err != nil {
+	if err := c.check(&g.raw, stderr); err != nil {
 		fmt.Fprintf(stderr, "kvb memfloor: %v\n", err)
-		return c, 2, false
+		return c, false
 	}
-	return c, 0, true
+	return c, true
 }
 
 // check turns the raw flags into c's fields and checks them all, the

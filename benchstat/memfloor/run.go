@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
@@ -18,10 +19,11 @@ import (
 const startGrace = 10 * time.Second
 
 // run is the command; it returns the exit status.
-func run(args []string, stdout, stderr io.Writer) int {
-	c, status, ok := parseFlags(args, stdout, stderr)
+func run(call cli.Call, g *given, extra []string) int {
+	stdout, stderr := call.Stdout, call.Stderr
+	c, ok := g.checked(extra, stderr)
 	if !ok {
-		return status
+		return 2
 	}
 	out := stdout
 	var tmp *os.File

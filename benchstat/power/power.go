@@ -37,12 +37,14 @@ import (
 )
 
 // Command is kvb power.
-var Command = cli.Command{
+var Command = cli.New(cli.Spec[*options]{
 	Name:    "power",
 	Summary: "the gate's false-alarm rate and power on this machine, through kvb compare",
-	Help:    help,
+	Usage:   usage,
+	Flags:   flags,
+	Leading: true,
 	Run:     run,
-}
+})
 
 const usage = `usage: kvb power [-mode time|sim] [-aa 20] [-runs 10] [-slowdowns 2,5,10] [-slowed_bench REGEX] [-o results/power] [-- kvb compare flags]
 
@@ -66,9 +68,8 @@ type options struct {
 	compareArgs, slowedCompareArgs []string
 }
 
-func flags() (*flag.FlagSet, *options) {
+func flags(fs *flag.FlagSet) *options {
 	o := &options{}
-	fs := cli.NewFlagSet("power")
 	fs.IntVar(&o.aa, "aa", 20, "A/A comparisons")
 	fs.IntVar(&o.runs, "runs", 10, "comparisons per slowdown")
 	fs.StringVar(&o.slowdowns, "slowdowns", "2,5,10", "comma-separated slowdowns per read, in percent of the engine's cpu-ns/op (instr/op in sim mode); p:n runs n comparisons at p instead of -runs")
@@ -79,25 +80,15 @@ func flags() (*flag.FlagSet, *options) {
 	fs.BoolVar(&o.simTablesOnly, "sim_tables_only", false, "only write spread.md and thresholds.md from the sim-mode comparisons already in -o")
 	fs.StringVar(&o.simThresholds, "sim_thresholds", "0.25,0.5,1,2", "comma-separated sim thresholds, in percent, that thresholds.md tries")
 	fs.StringVar(&o.slowedBench, "slowed_bench", "", "the -bench of the slowed comparisons (default: kvb compare's, as in the A/A ones)")
-	return fs, o
+	return o
 }
 
-func help(w io.Writer) {
-	fs, _ := flags()
-	cli.PrintHelp(w, usage, fs)
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	fs, o := flags()
-	rest, status, ok := cli.ParseLeading(fs, args, help, stdout, stderr)
-	if !ok {
-		return status
-	}
+func run(c cli.Call, o *options, rest []string) int {
 	if err := o.check(rest); err != nil {
-		return cli.Usage(stderr, "power", help, "%v", err)
+		return c.Usage("%v", err)
 	}
-	if err := measure(o, stdout, stderr); err != nil {
-		fmt.Fprintln(stderr, "kvb power:", err)
+	if err := measure(o, c.Stdout, c.Stderr); err != nil {
+		fmt.Fprintln(c.Stderr, "kvb power:", err)
 		return 2
 	}
 	return 0

@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,12 +23,13 @@ import (
 )
 
 // Command is kvb report.
-var Command = cli.Command{
+var Command = cli.New(cli.Spec[*string]{
 	Name:    "report",
 	Summary: "one results file as a self-contained HTML page: the summary's tables and every chart",
-	Help:    help,
+	Usage:   usage,
+	Flags:   flags,
 	Run:     run,
-}
+})
 
 const usage = `usage: kvb report [-o report.html] results.txt
 
@@ -39,35 +39,24 @@ each engine's settings.
 
 `
 
-// flags is report's flag set and its -o.
-func flags() (*flag.FlagSet, *string) {
-	fs := cli.NewFlagSet("report")
-	return fs, fs.String("o", "results/report.html", "the page to write")
+// flags declares report's one flag, -o.
+func flags(fs *flag.FlagSet) *string {
+	return fs.String("o", "results/report.html", "the page to write")
 }
 
-func help(w io.Writer) {
-	fs, _ := flags()
-	cli.PrintHelp(w, usage, fs)
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	fs, out := flags()
-	pos, status, ok := cli.Parse(fs, args, help, stdout, stderr)
-	if !ok {
-		return status
-	}
+func run(c cli.Call, out *string, pos []string) int {
 	if len(pos) != 1 {
-		return cli.Usage(stderr, "report", help, "give one results file, not %d", len(pos))
+		return c.Usage("give one results file, not %d", len(pos))
 	}
 	page, err := Build(pos[0])
 	if err == nil {
 		err = os.WriteFile(*out, page.HTML, 0o644)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "kvb report:", err)
+		fmt.Fprintln(c.Stderr, "kvb report:", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "kvb report: %s (%d tables, %d charts)\n", *out, len(page.Tables), len(page.Charts))
+	fmt.Fprintf(c.Stderr, "kvb report: %s (%d tables, %d charts)\n", *out, len(page.Tables), len(page.Charts))
 	return 0
 }
 

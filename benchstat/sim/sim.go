@@ -48,12 +48,14 @@ const cacheArgs = "--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
 var simUnits = []string{"instr/op", "est-cycles/op"}
 
 // Command is kvb sim.
-var Command = cli.Command{
+var Command = cli.New(cli.Spec[*Options]{
 	Name:    "sim",
 	Summary: "a test binary under callgrind: instr/op and est-cycles/op of each benchmark's timed loop",
-	Help:    help,
+	Usage:   usage,
+	Flags:   flags,
+	Leading: true,
 	Run:     run,
-}
+})
 
 const usage = `usage: kvb sim [-cache=false] [-keep DIR] [-benchtime 2000x,Scan=100x] BINARY -test.bench PATTERN [test flags]
 
@@ -86,44 +88,33 @@ type BinaryError struct {
 func (e *BinaryError) Error() string { return fmt.Sprintf("%s under valgrind: %v", e.Binary, e.Err) }
 func (e *BinaryError) Unwrap() error { return e.Err }
 
-func flags() (*flag.FlagSet, *Options) {
+func flags(fs *flag.FlagSet) *Options {
 	o := &Options{}
-	fs := cli.NewFlagSet("sim")
 	fs.BoolVar(&o.Cache, "cache", true, "simulate the caches and report est-cycles/op (about 1.6x slower than instructions alone)")
 	fs.StringVar(&o.Keep, "keep", "", "keep callgrind's dumps in this directory (default: a temporary one, removed)")
 	fs.StringVar(&o.Iterations, "benchtime", DefaultIterations, "fixed iterations counted: a default and overrides by family (the top-level name's prefix after Benchmark)")
-	return fs, o
+	return o
 }
 
-func help(w io.Writer) {
-	fs, _ := flags()
-	cli.PrintHelp(w, usage, fs)
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	fs, o := flags()
-	rest, status, ok := cli.ParseLeading(fs, args, help, stdout, stderr)
-	if !ok {
-		return status
-	}
+func run(c cli.Call, o *Options, rest []string) int {
 	if len(rest) == 0 {
-		return cli.Usage(stderr, "sim", help, "no test binary given")
+		return c.Usage("no test binary given")
 	}
 	o.Binary, o.TestArgs = rest[0], rest[1:]
 	if _, err := ParseIterations(o.Iterations); err != nil {
-		return cli.Usage(stderr, "sim", help, "%v", err)
+		return c.Usage("%v", err)
 	}
-	err := Count(context.Background(), *o, stdout, stderr)
+	err := Count(context.Background(), *o, c.Stdout, c.Stderr)
 	var be *BinaryError
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &be) && errors.As(err, &ee) && ee.ExitCode() > 0:
-		fmt.Fprintln(stderr, "kvb sim:", err)
+		fmt.Fprintln(c.Stderr, "kvb sim:", err)
 		return ee.ExitCode()
 	}
-	fmt.Fprintln(stderr, "kvb sim:", err)
+	fmt.Fprintln(c.Stderr, "kvb sim:", err)
 	return 2
 }
 

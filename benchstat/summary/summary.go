@@ -22,12 +22,14 @@ import (
 )
 
 // Command is kvb summary.
-var Command = cli.Command{
+var Command = cli.New(cli.Spec[*options]{
 	Name:    "summary",
 	Summary: "one results file, engines side by side: a short table per question make bench asks",
-	Help:    help,
+	Usage:   usage,
+	Flags:   flags,
+	Leading: true,
 	Run:     run,
-}
+})
 
 const usage = `usage: kvb summary [-o summary.txt] results.txt
        kvb summary -benchstat results.txt [benchstat flags]
@@ -44,40 +46,29 @@ type options struct {
 	full bool
 }
 
-func flags() (*flag.FlagSet, *options) {
+func flags(fs *flag.FlagSet) *options {
 	o := &options{}
-	fs := cli.NewFlagSet("summary")
 	fs.StringVar(&o.out, "o", "", "also write the summary, exactly as printed, to this file")
 	fs.BoolVar(&o.full, "benchstat", false, "print benchstat's tables of every unit, engines as columns, instead of the summary")
-	return fs, o
+	return o
 }
 
-func help(w io.Writer) {
-	fs, _ := flags()
-	cli.PrintHelp(w, usage, fs)
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	fs, o := flags()
-	pos, status, ok := cli.ParseLeading(fs, args, help, stdout, stderr)
-	if !ok {
-		return status
-	}
+func run(c cli.Call, o *options, pos []string) int {
 	if len(pos) == 0 {
-		return cli.Usage(stderr, "summary", help, "no results file given")
+		return c.Usage("no results file given")
 	}
 	if o.full {
-		if err := benchstat(pos[0], pos[1:], stdout, stderr); err != nil {
-			fmt.Fprintln(stderr, "kvb summary:", err)
+		if err := benchstat(pos[0], pos[1:], c.Stdout, c.Stderr); err != nil {
+			fmt.Fprintln(c.Stderr, "kvb summary:", err)
 			return 1
 		}
 		return 0
 	}
 	if len(pos) != 1 {
-		return cli.Usage(stderr, "summary", help, "one results file, not %d (benchstat's flags go with -benchstat)", len(pos))
+		return c.Usage("one results file, not %d (benchstat's flags go with -benchstat)", len(pos))
 	}
-	if err := write(pos[0], o.out, stdout); err != nil {
-		fmt.Fprintln(stderr, "kvb summary:", err)
+	if err := write(pos[0], o.out, c.Stdout); err != nil {
+		fmt.Fprintln(c.Stderr, "kvb summary:", err)
 		return 1
 	}
 	return 0

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"flag"
 	"io"
 	"strings"
 	"testing"
@@ -51,5 +52,46 @@ func TestPrintHelp(t *testing.T) {
 	PrintHelp(&b, "usage: kvb x\n\n", fs)
 	if s := b.String(); !strings.HasPrefix(s, "usage: kvb x\n\n") || !strings.Contains(s, "-n int") || !strings.Contains(s, "(default 7)") {
 		t.Errorf("help:\n%s", s)
+	}
+}
+
+// TestNew: the Command of a Spec prints its usage and flags as help,
+// hands run the flags and the positional arguments (with Leading, all
+// from the first positional on), and its usage errors name it and end
+// with its help.
+func TestNew(t *testing.T) {
+	for _, leading := range []bool{false, true} {
+		var gotN int
+		var gotPos []string
+		c := New(Spec[*int]{
+			Name:    "x",
+			Summary: "a command",
+			Usage:   "usage: kvb x [-n N] FILE\n\n",
+			Flags:   func(fs *flag.FlagSet) *int { return fs.Int("n", 1, "a number") },
+			Leading: leading,
+			Run: func(c Call, n *int, pos []string) int {
+				gotN, gotPos = *n, pos
+				if len(pos) == 0 {
+					return c.Usage("no FILE")
+				}
+				return 0
+			},
+		})
+		var help bytes.Buffer
+		c.Help(&help)
+		if s := help.String(); c.Name != "x" || c.Summary != "a command" || !strings.HasPrefix(s, "usage: kvb x [-n N] FILE\n\n") || !strings.Contains(s, "(default 1)") {
+			t.Errorf("help:\n%s", s)
+		}
+		wantN, wantPos := 4, "a"
+		if leading {
+			wantN, wantPos = 3, "a -n 4"
+		}
+		if code := c.Run([]string{"-n", "3", "a", "-n", "4"}, io.Discard, io.Discard); code != 0 || gotN != wantN || strings.Join(gotPos, " ") != wantPos {
+			t.Errorf("leading %v: exit %d, -n %d, positionals %q", leading, code, gotN, gotPos)
+		}
+		var stderr bytes.Buffer
+		if code := c.Run(nil, io.Discard, &stderr); code != 2 || !strings.HasPrefix(stderr.String(), "kvb x: no FILE\n\nusage: kvb x") {
+			t.Errorf("usage error: exit %d, %q", code, stderr.String())
+		}
 	}
 }
