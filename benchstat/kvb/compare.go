@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
@@ -40,35 +36,23 @@ func (c *comparison) sides() []*side { return []*side{c.base, c.head} }
 // runCompare is the compare command: exit 0 pass, 1 the gate failed, 2
 // bad usage or a step that failed (with that step's own error).
 func runCompare(args []string, stdout, stderr io.Writer) int {
-	a, err := parseCompare(args)
-	if errors.Is(err, flag.ErrHelp) {
-		printCompareHelp(stdout)
-		return 0
+	a, status, ok := parseOrHelp("compare", parseCompare, printCompareHelp, args, stdout, stderr)
+	if !ok {
+		return status
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "kvb compare:", err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	c := &comparison{
 		builder: builder{prog: "kvb compare", stderr: stderr, module: a.module, tags: a.tags},
 		args:    a, stdout: stdout, started: time.Now().UTC().Format(time.RFC3339),
 	}
-	defer c.cleanup()
-	failed, err := c.run(ctx)
-	if err != nil && ctx.Err() != nil {
-		fmt.Fprintln(stderr, "kvb compare: interrupted:", err)
-		return 2
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "kvb compare:", err)
-		return 2
-	}
-	if failed {
+	var failed bool
+	status = c.untilInterrupted(func(ctx context.Context) (err error) {
+		failed, err = c.run(ctx)
+		return err
+	})
+	if status == 0 && failed {
 		return 1
 	}
-	return 0
+	return status
 }
 
 // run is every step in order; the first that fails stops the run with

@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
@@ -41,28 +37,12 @@ type matrix struct {
 // version that does not build, or a run that fails (with that step's own
 // error).
 func runVersions(args []string, stdout, stderr io.Writer) int {
-	a, err := parseVersions(args)
-	if errors.Is(err, flag.ErrHelp) {
-		printVersionsHelp(stdout)
-		return 0
+	a, status, ok := parseOrHelp("versions", parseVersions, printVersionsHelp, args, stdout, stderr)
+	if !ok {
+		return status
 	}
-	if err != nil {
-		fmt.Fprintln(stderr, "kvb versions:", err)
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	m := &matrix{builder: builder{prog: "kvb versions", stderr: stderr, module: a.module, tags: a.tags}, args: a, stdout: stdout}
-	defer m.cleanup()
-	if err := m.run(ctx); err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "kvb versions: interrupted:", err)
-		} else {
-			fmt.Fprintln(stderr, "kvb versions:", err)
-		}
-		return 2
-	}
-	return 0
+	return m.untilInterrupted(m.run)
 }
 
 // run is every step in order; the first that fails stops the run with
