@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
 )
 
 // Command is kvb audit.
@@ -98,7 +99,7 @@ func run(c cli.Call, o *options, pos []string) int {
 func audit(o *options, stdout, stderr io.Writer) error {
 	rawDir := o.analyze
 	if rawDir == "" {
-		engines, err := listEngines(o.bin)
+		engines, err := engname.InBinary(o.bin, "Open")
 		if err != nil {
 			return err
 		}
@@ -129,25 +130,6 @@ func audit(o *options, stdout, stderr io.Writer) error {
 		return rewriteDoc(o.doc, table)
 	}
 	return nil
-}
-
-// listEngines asks the binary which stores it has (RocksDB only with its
-// build tag), by their Open benchmarks.
-func listEngines(bin string) ([]string, error) {
-	out, err := exec.Command(bin, "-test.list", "^BenchmarkOpen").Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s -test.list: %w", bin, err)
-	}
-	var titles []string
-	for _, l := range strings.Fields(string(out)) {
-		if t := strings.TrimPrefix(l, "BenchmarkOpen"); t != l && t != "Memory" {
-			titles = append(titles, t)
-		}
-	}
-	if len(titles) == 0 {
-		return nil, fmt.Errorf("%s lists no BenchmarkOpen<Engine>", bin)
-	}
-	return titles, nil
 }
 
 func pick(have, want []string) ([]string, error) {

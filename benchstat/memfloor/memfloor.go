@@ -71,13 +71,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
@@ -209,7 +209,7 @@ func (c *config) check(r *rawFlags, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "kvb memfloor: warning: -%s after -- overrides what the suite derives from the budget\n", name)
 		}
 	}
-	have, err := listEngines(c.bin)
+	have, err := engname.InBinary(c.bin, "Populate")
 	if err != nil {
 		return err
 	}
@@ -225,23 +225,4 @@ func (c *config) check(r *rawFlags, stderr io.Writer) error {
 		c.engines = append(c.engines, e)
 	}
 	return nil
-}
-
-// listEngines asks the binary for its populate benchmarks; the memory
-// rail is no store and skips under a budget.
-func listEngines(bin string) ([]string, error) {
-	out, err := exec.Command(bin, "-test.list", "^BenchmarkPopulate").Output()
-	if err != nil {
-		return nil, fmt.Errorf("%s -test.list: %v", bin, err)
-	}
-	var engines []string
-	for _, f := range strings.Fields(string(out)) {
-		if e, ok := strings.CutPrefix(f, "BenchmarkPopulate"); ok && e != "" && e != "Memory" {
-			engines = append(engines, e)
-		}
-	}
-	if len(engines) == 0 {
-		return nil, fmt.Errorf("%s lists no BenchmarkPopulate<Engine>", bin)
-	}
-	return engines, nil
 }

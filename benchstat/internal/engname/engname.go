@@ -1,6 +1,7 @@
-// Package engname finds the engine in a kvbench benchmark name. The engines
-// are the ones registered in internal/engine: a benchmark name ends in the
-// engine's Title ("ReadRandomBadger").
+// Package engname finds the engine in a kvbench benchmark name, and the
+// stores a test binary has benchmarks of. The engines are the ones
+// registered in internal/engine: a benchmark name ends in the engine's
+// Title ("ReadRandomBadger").
 package engname
 
 import (
