@@ -135,8 +135,8 @@ func TestJobsSideBySide(t *testing.T) {
 		{"b", []testCmd{{do: count}, echo("echo b done")}},
 		{"c", []testCmd{{do: count}, echo("echo c done")}},
 	}
-	var out safeBuffer
-	times, err := runPool(t.Context(), order, 2, &out)
+	var out bytes.Buffer
+	times, err := runPool(t.Context(), order, 2, &lockedWriter{w: &out})
 	if err == nil {
 		t.Error("a failed job passed the run")
 	}
@@ -160,23 +160,6 @@ func TestJobsSideBySide(t *testing.T) {
 	if len(times) != 3 {
 		t.Errorf("%d job times, want 3", len(times))
 	}
-}
-
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestCompiledFilesFound: ELF, Mach-O, PE and ar files are compiled;
