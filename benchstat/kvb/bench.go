@@ -63,9 +63,7 @@ func defaultThreads() string {
 }
 
 func benchFlags(c *benchConfig) *flag.FlagSet {
-	fs := flag.NewFlagSet("kvb bench", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // runBench reports a bad flag once
-	fs.Usage = func() {}
+	fs := cli.NewFlagSet("bench") // runBench reports a bad flag once
 	fs.StringVar(&c.tags, "tags", defaultTags(), "build tags of the test binary (TAGS): rocksdb when its headers are installed, unless $TAGS is set")
 	fs.StringVar(&c.results, "results", "results", "where the results go (RESULTS)")
 	fs.StringVar(&c.dir, "dir", "", "where the fixtures go, -dir of the suite (DIR); empty: the suite's default")

@@ -4,12 +4,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"io"
 	"os"
 	"regexp"
 	"strings"
 
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"github.com/kvbench/kvbench/benchstat/internal/gate"
 	"github.com/kvbench/kvbench/benchstat/sim"
 )
@@ -80,8 +81,7 @@ type rawFlags struct {
 // forwarded into a.suite.
 func compareFlags(a *compareArgs) (*flag.FlagSet, *rawFlags) {
 	r := &rawFlags{}
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are returned, usage printed by the caller
+	fs := cli.NewFlagSet("compare") // errors are returned, usage printed by the caller
 	fs.StringVar(&a.module, "module", "", "compare two versions of this engine module (BASE and HEAD are its versions or directories)")
 	fs.StringVar(&a.mode, "mode", "time", "time: timed rounds; sim: counted under callgrind (kvb sim); both: time rounds, then sim rounds")
 	fs.StringVar(&a.bench, "bench", "", "benchmarks to run (default "+defaultBench+", or with -module its engine's)")

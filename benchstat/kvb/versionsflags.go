@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"github.com/kvbench/kvbench/internal/benchpattern"
 )
@@ -100,8 +101,7 @@ func (o *onceString) Set(s string) error {
 // versionsFlags is versions' flag set: its own flags, then the suite's,
 // forwarded into a.suite.
 func versionsFlags(a *versionsArgs) *flag.FlagSet {
-	fs := flag.NewFlagSet("versions", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are returned, usage printed by the caller
+	fs := cli.NewFlagSet("versions") // errors are returned, usage printed by the caller
 	fs.Var(&onceString{v: &a.module}, "module", "the engine `module` whose versions are compared (required)")
 	fs.StringVar(&a.bench, "bench", "", "benchmarks to run, warm on one thread (default: warm random reads and a populate of the module's engines)")
 	fs.StringVar(&a.benchtime, "benchtime", defaultVersionsBenchtime, "run length of the reads (or of -bench) in a round")
