@@ -27,7 +27,7 @@ var layers = []struct {
 	{"core", false, []string{"internal/core"}},
 	{"workloads", false, []string{"internal/workload", "internal/workload/embedded"}},
 	{"the tooling's registry of the workloads", false, []string{"internal/families"}},
-	{"the benchmarks and the programs under internal/", false, []string{".", "internal/cmd/...", "internal/load/spectrumsvg"}},
+	{"the benchmarks and the programs under internal/", false, []string{".", "internal/cmd/..."}},
 	{"the tooling's packages", true, []string{"benchstat/internal/..."}},
 	{"the tooling's commands", false, []string{"benchstat/..."}},
 	{"kvb, the tooling's one command", false, []string{"benchstat/kvb"}},
@@ -103,7 +103,7 @@ func TestImportsGoOnlyDown(t *testing.T) {
 		t.Fatalf("walked %d packages: %v", len(pkgs), fmt.Sprint(placed))
 	}
 	for dir, want := range map[string]string{"internal/core": "core", "benchstat/kvb": "kvb, the tooling's one command",
-		"benchstat/gate": "the tooling's commands", "benchstat/internal/gate": "the tooling's packages", "internal/load/spectrumsvg": "the benchmarks and the programs under internal/"} {
+		"benchstat/gate": "the tooling's commands", "benchstat/internal/gate": "the tooling's packages", "internal/cmd/genwrappers": "the benchmarks and the programs under internal/"} {
 		if l := layerOf(dir); l < 0 || layers[l].name != want {
 			t.Errorf("%s is placed in layer %d, want %q", dir, l, want)
 		}

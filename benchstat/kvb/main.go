@@ -29,6 +29,7 @@ import (
 	"github.com/kvbench/kvbench/benchstat/power"
 	"github.com/kvbench/kvbench/benchstat/report"
 	"github.com/kvbench/kvbench/benchstat/sim"
+	"github.com/kvbench/kvbench/benchstat/spectrum"
 	"github.com/kvbench/kvbench/benchstat/summary"
 )
 
@@ -47,6 +48,7 @@ var packaged = []cli.Command{
 	power.Command,
 	report.Command,
 	sim.Command,
+	spectrum.Command,
 	summary.Command,
 }
 

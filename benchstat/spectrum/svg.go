@@ -1,18 +1,10 @@
-// Command spectrumsvg draws HdrHistogram percentile spectra (the .hgrm
-// files -latency_dir writes) as one SVG chart: latency against percentile
-// on HdrHistogram's usual axis, 1/(1-p), log scale, so the tail is as wide
-// as the body.
-//
-//	go run ./internal/load/spectrumsvg -o chart.svg name=file.hgrm ...
-package main
+package spectrum
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 )
@@ -119,44 +111,4 @@ func niceCeil(v float64) float64 {
 
 func esc(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-func main() {
-	out := flag.String("o", "", "output SVG file (default: standard output)")
-	title := flag.String("title", "Latency by percentile (from intended start)", "chart title")
-	flag.Parse()
-	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: spectrumsvg [-o chart.svg] [-title T] name=file.hgrm ...")
-		os.Exit(2)
-	}
-	var ss []series
-	for _, arg := range flag.Args() {
-		name, file, ok := strings.Cut(arg, "=")
-		if !ok {
-			name, file = arg, arg
-		}
-		f, err := os.Open(file)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		pts, err := parse(f)
-		f.Close()
-		if err != nil || len(pts) == 0 {
-			fmt.Fprintf(os.Stderr, "%s: no spectrum (%v)\n", file, err)
-			os.Exit(1)
-		}
-		ss = append(ss, series{name, pts})
-	}
-	w := io.Writer(os.Stdout)
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		defer f.Close()
-		w = f
-	}
-	render(w, *title, ss)
 }
