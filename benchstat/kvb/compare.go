@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
@@ -97,11 +96,8 @@ func (c *comparison) run(ctx context.Context) (failed bool, err error) {
 // ref or version stops the run before minutes of building.
 func (c *comparison) check(ctx context.Context) error {
 	a := c.args
-	var err error
-	if c.repo, err = git(ctx, ".", "rev-parse", "--show-toplevel"); err != nil {
-		return fmt.Errorf("not in the suite's repository: %w", err)
-	}
-	if a.out, err = filepath.Abs(a.out); err != nil {
+	err := c.locate(ctx, &a.out)
+	if err != nil {
 		return err
 	}
 	if a.bench == "" {

@@ -100,6 +100,18 @@ func (b *builder) scratch() error {
 	return err
 }
 
+// locate finds the suite's repository, the directory the run is started
+// in or one above it, and makes *out absolute: the builds and rounds run
+// in other directories.
+func (b *builder) locate(ctx context.Context, out *string) error {
+	var err error
+	if b.repo, err = git(ctx, ".", "rev-parse", "--show-toplevel"); err != nil {
+		return fmt.Errorf("not in the suite's repository: %w", err)
+	}
+	*out, err = filepath.Abs(*out)
+	return err
+}
+
 // dirty reports whether tracked files of this tree differ from HEAD.
 func (b *builder) dirty(ctx context.Context) bool {
 	st, err := git(ctx, b.repo, "status", "--porcelain", "--untracked-files=no")

@@ -80,11 +80,8 @@ func (m *matrix) run(ctx context.Context) error {
 // run before minutes of building.
 func (m *matrix) check(ctx context.Context) error {
 	a := m.args
-	var err error
-	if m.repo, err = git(ctx, ".", "rev-parse", "--show-toplevel"); err != nil {
-		return fmt.Errorf("not in the suite's repository: %w", err)
-	}
-	if a.out, err = filepath.Abs(a.out); err != nil {
+	err := m.locate(ctx, &a.out)
+	if err != nil {
 		return err
 	}
 	if _, err := output(ctx, m.repo, goEnv, "go", "list", "-m", a.module); err != nil {
