@@ -149,6 +149,9 @@ func (m *memfloor) engine(eng string, sh shape) error {
 	if err != nil {
 		return err
 	}
+	if ref.code == 3 { // the first run in a budget: no cgroup here (not root, no delegated tree)
+		return stop{3, "this machine cannot make a memory budget: " + ref.firstError()}
+	}
 	refNs := ref.value(populate, "sec/op")
 	if ref.code != 0 || ref.timedOut || refNs <= 0 {
 		return stop{1, label + fmt.Sprintf(": the reference populate (in %dMiB) failed:\n", refMiB) + ref.describe(m.bin)}
