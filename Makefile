@@ -209,8 +209,9 @@ embed-data:
 embed-clean:
 	rm -f testdata/embed-generated.cdb testdata/embed-generated.overlay.json
 
-# test: every step timed, and the times printed slowest first at the end
-# (each package's own time is on its "ok" line above); nothing recorded.
+# test: the steps' jobs in one pool, one per CPU at a time, the longest
+# first; each job's time printed slowest first at the end (each package's
+# own time is on its "ok" line above); nothing recorded.
 # vet: go vet (and each build variant of internal/engine), staticcheck, and
 # no tracked file a compiled one. unit: unit and conformance tests under
 # the race detector, beside what runs without it (RocksDB compiled in, its
@@ -218,8 +219,8 @@ embed-clean:
 # callgrind tests). smoke: every test of the main package, with every
 # benchmark once on a tiny data set (SMOKE_V=-v prints its results), beside
 # make bench's error path, the memory budget's path and gate-smoke (both
-# workflows pass actionlint; the gate's A/A comparisons in time and sim
-# mode). report-test: the report and history pages in headless Chromium.
+# workflows pass actionlint; too few rounds refused; the gate's end-to-end
+# tests at their smallest size, docs/testing.md). report-test: the report and history pages in headless Chromium.
 # The steps are a table in benchstat/kvb/teststeps.go. Without RocksDB's
 # headers (TAGS empty: deps could not install them, or TAGS= on the
 # command line) every step runs without it, and one line says so.
@@ -233,11 +234,12 @@ test: deps valgrind-deps
 vet unit unit-race unit-side smoke smoke-tests smoke-paths gate-smoke report-test:
 	@$(KVB) test $(TEST_FLAGS) $@
 
-# gate-e2e: a commit that makes Bolt's reads do four times the lookups
-# (built in a temporary worktree, never on a branch) fails the gate, so
-# does a local copy of bbolt with an extra lookup per Get against v1.5.0
-# (kvb compare -module), and an unmodified copy passes; make versions on two
-# bbolt releases writes both files and records both. Then the gate's
+# gate-e2e: the end-to-end tests at full size (KVBENCH_E2E=full): a commit
+# that makes Bolt's reads do four times the lookups (built in a temporary
+# worktree, never on a branch) fails the gate, so does a local copy of
+# bbolt with an extra lookup per Get against v1.5.0 (kvb compare -module),
+# in time and in sim mode, and an unmodified copy passes; kvb versions on
+# two bbolt releases writes both files and records both. Then the gate's
 # error rates on this machine (kvb power, 36 min in all: docs/targets.md): GATE_AA
 # A/A comparisons and GATE_RUNS per injected slowdown, at kvb compare's
 # defaults on the default data set; the table and chart of docs/gating.md
