@@ -1,14 +1,15 @@
-package main
+package engine_test
 
 import (
-	"github.com/kvbench/kvbench/internal/engine"
 	"slices"
 	"testing"
+
+	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// TestEngineTitles: the engines of a module, as -engines_of prints them
-// and kvb versions and kvb compare -module choose their benchmarks by.
-func TestEngineTitles(t *testing.T) {
+// TestModuleEngines: the engines of a module, which kvb versions and kvb
+// compare -module choose their benchmarks by.
+func TestModuleEngines(t *testing.T) {
 	for module, want := range map[string][]string{
 		"go.etcd.io/bbolt":                 {"Bolt"},
 		"github.com/dgraph-io/badger/v4":   {"Badger"},
