@@ -2,7 +2,7 @@
 // the kvb binary is built once and run from the repository. They build
 // the suite several times and run benchmarks briefly: make test runs them
 // at the smallest size whose verdicts still hold, make gate-e2e at the
-// size docs/gating.md reports (KVBENCH_E2E=full); -short skips them.
+// size docs/targets.md times (KVBENCH_E2E=full); -short skips them.
 //
 //	go test -v ./benchstat                     (make test's size)
 //	KVBENCH_E2E=full go test -v ./benchstat    (make gate-e2e)
