@@ -83,7 +83,9 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 		}
 		steps = append(steps, s)
 	}
+	os.Setenv("GOFLAGS", trimpathFlags(os.Getenv("GOFLAGS")))
 	if dry {
+		fmt.Fprintf(stdout, "# every go command with GOFLAGS=%s\n", os.Getenv("GOFLAGS"))
 		printTestSteps(steps, jobs, stdout)
 		return 0
 	}
@@ -123,10 +125,22 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// trimpathFlags are GOFLAGS with -trimpath: every build of make test,
+// the go commands its tests start included, leaves the checkout's path
+// out, as the gate's sides do (side.go). Go keys a package built with its
+// path by that path, so a fresh clone would compile every package of the
+// suite again, in each of the tests' builds (plain, -race, each tag).
+func trimpathFlags(goflags string) string {
+	if slices.Contains(strings.Fields(goflags), "-trimpath") {
+		return goflags
+	}
+	return strings.TrimSpace(goflags + " -trimpath")
+}
+
 // longestFirst are make test's jobs, longest first as make test measured
 // them (docs/targets.md): the pool starts them in this order, so the
 // short ones fill the cores at the end. A job not listed goes last.
-var longestFirst = []string{"unit-race", "smoke-paths", "unit-side", "smoke-tests", "vet", "report-test"}
+var longestFirst = []string{"e2e-sim", "unit-race", "unit-side", "smoke-tests", "e2e", "smoke-paths", "vet", "report-test"}
 
 func jobRank(name string) int {
 	if i := slices.Index(longestFirst, name); i >= 0 {

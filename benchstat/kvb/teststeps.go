@@ -47,9 +47,10 @@ var testSteps = []testStep{
 	// without -race.
 	{name: "unit", jobs: []string{"unit-race", "unit-side"}},
 	// The main package's tests (child processes that wait on timers and
-	// the disk); the rest: make bench's error path, the memory budget's
-	// path, the workflows' lint, and the gate's end-to-end tests.
-	{name: "smoke", jobs: []string{"smoke-tests", "smoke-paths"}},
+	// the disk); make bench's error path, the memory budget's path and
+	// the workflows' lint; the gate's end-to-end tests, the sim-mode one
+	// (one process under callgrind at a time, the longest job) apart.
+	{name: "smoke", jobs: []string{"smoke-tests", "smoke-paths", "e2e-sim", "e2e"}},
 	{name: "report-test", jobs: []string{"report-test"}},
 }
 
@@ -60,8 +61,9 @@ const (
 	// unitSide: internal/workload's longest tests, beside the rest.
 	unitSide = "^(TestCallsReadTheirOwnKeys|TestTwinRunsWhereBoltRuns|TestYCSBMixes|TestReadRandomPercentilesMatchInjectedDelays)$"
 	// e2e: the end-to-end tests of kvb compare and kvb versions
-	// (benchstat/e2e_test.go), smoke-paths' last command.
-	e2e = "^TestE2E"
+	// (benchstat/e2e_test.go); e2eSim, the one under callgrind.
+	e2e    = "^TestE2E"
+	e2eSim = "^TestE2EModuleCopySim$"
 )
 
 // raceOnly are the packages under benchstat/ whose own code starts
@@ -120,12 +122,13 @@ func (c *testConfig) jobs() map[string]testJob {
 	smoke = append(append(append(smoke, smokeFlags...), "-dir", "$TMP"), loadSmokeFlags...)
 	smoke = append(smoke, ".")
 
-	gateSmoke := []testCmd{goCmd(nil, "run", c.actionlint, ".github/workflows/bench.yml", ".github/workflows/engine-gate.yml"),
-		{show: "kvb: kvb compare refuses too few rounds before any build", do: tooFewRoundsRefused},
-		// a slower commit and a slower module copy fail the gate, an
-		// unmodified copy passes (in sim mode where valgrind is), a release
-		// is recorded: at their smallest size
-		goCmd(nil, "test", "-count", "1", "-run", e2e, "./benchstat")}
+	lint := []testCmd{goCmd(nil, "run", c.actionlint, ".github/workflows/bench.yml", ".github/workflows/engine-gate.yml"),
+		{show: "kvb: kvb compare refuses too few rounds before any build", do: tooFewRoundsRefused}}
+	// a slower commit fails the gate, a release is recorded; a slower
+	// module copy fails it and an unmodified copy passes (in sim mode
+	// where valgrind is): at their smallest size
+	e2eRest := goCmd(nil, "test", "-count", "1", "-run", e2e, "-skip", e2eSim, "./benchstat")
+	e2eSimRun := goCmd(nil, "test", "-count", "1", "-run", e2eSim, "./benchstat")
 
 	return map[string]testJob{
 		"vet": {"vet", vet},
@@ -139,8 +142,10 @@ func (c *testConfig) jobs() map[string]testJob {
 		"smoke-paths": {"smoke-paths", append([]testCmd{
 			{show: "kvb: kvb bench with a missing -dir stops with the suite's error", do: c.missingDirStops},
 			{show: "kvb: kvb bench mem, the memory budget's path, on a tiny data set", do: c.budgetPathRuns},
-		}, gateSmoke...)},
-		"gate-smoke": {"gate-smoke", gateSmoke},
+		}, lint...)},
+		"e2e":        {"e2e", []testCmd{e2eRest}},
+		"e2e-sim":    {"e2e-sim", []testCmd{e2eSimRun}},
+		"gate-smoke": {"gate-smoke", append(lint, goCmd(nil, "test", "-count", "1", "-run", e2e, "./benchstat"))},
 		"report-test": {"report-test", []testCmd{
 			{show: "kvb deps chromium", do: installChromium},
 			goCmd([]string{"KVBENCH_CHROMIUM=required"}, "test", "-count", "1", "-run", "TestPage|TestHistoryPage", "./benchstat/report", "./benchstat/history"),

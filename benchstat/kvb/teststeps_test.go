@@ -78,9 +78,17 @@ func TestSmokeAndVetCommandsAsTheMakefileHad(t *testing.T) {
 	if got := commandsOf(jobs["gate-smoke"])[2]; got != "go test -count 1 -run '^TestE2E' ./benchstat" {
 		t.Errorf("gate-smoke's end-to-end tests: %q", got)
 	}
+	// make test's smoke runs gate-smoke's commands, the end-to-end tests
+	// split in two jobs: every one of them, the sim-mode one once.
 	paths := commandsOf(jobs["smoke-paths"])
-	if !slices.Equal(paths[len(paths)-3:], commandsOf(jobs["gate-smoke"])) {
-		t.Errorf("smoke-paths does not end with gate-smoke: %q", paths)
+	gs := commandsOf(jobs["gate-smoke"])
+	if !slices.Equal(paths[len(paths)-2:], gs[:2]) {
+		t.Errorf("smoke-paths does not end with gate-smoke's checks: %q", paths)
+	}
+	e2e := append(commandsOf(jobs["e2e"]), commandsOf(jobs["e2e-sim"])...)
+	want := []string{"go test -count 1 -run '^TestE2E' -skip '^TestE2EModuleCopySim$' ./benchstat", "go test -count 1 -run '^TestE2EModuleCopySim$' ./benchstat"}
+	if !slices.Equal(e2e, want) {
+		t.Errorf("the end-to-end jobs:\n got %q\nwant %q", e2e, want)
 	}
 }
 
