@@ -6,7 +6,9 @@
 
 GO       ?= go
 export GO
-KVB       = $(GO) run ./benchstat/kvb
+# -trimpath: built without the checkout's path, so a second clone reuses
+# the first's build of it (kvb test builds everything so, for the same reason).
+KVB       = $(GO) run -trimpath ./benchstat/kvb
 # RocksDB is compiled in when its headers are present (see `deps`).
 TAGS     ?= $(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)
 # The default run: a small data set that fits a laptop and a CI machine.
