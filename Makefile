@@ -34,7 +34,7 @@ export RUN_DATE
 
 .PHONY: all deps valgrind-deps report-deps bench bench-full bench-mem bench-sim prefetch seed003 seed004 audit memfloor \
 	summary report report-screenshot history-screenshot embed-data embed-clean \
-	test vet unit unit-race unit-side smoke smoke-tests smoke-paths gate-smoke report-test gate-e2e gate-sim-power versions charts
+	test vet unit unit-race unit-side smoke smoke-tests smoke-paths e2e e2e-sim gate-smoke report-test gate-e2e gate-sim-power versions charts
 
 all: test
 
@@ -233,7 +233,7 @@ TEST_FLAGS   = -tags '$(TAGS)' $(if $(SMOKE_V),-v) -staticcheck $(STATICCHECK) -
 test: DEPS_QUIET := 1
 test: deps valgrind-deps
 	@$(KVB) test $(TEST_FLAGS) vet unit smoke report-test
-vet unit unit-race unit-side smoke smoke-tests smoke-paths gate-smoke report-test:
+vet unit unit-race unit-side smoke smoke-tests smoke-paths e2e e2e-sim gate-smoke report-test:
 	@$(KVB) test $(TEST_FLAGS) $@
 
 # gate-e2e: the end-to-end tests at full size (KVBENCH_E2E=full): a commit
