@@ -1,8 +1,10 @@
 package measure
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -58,26 +60,32 @@ func TestMemSamplerSeesAnonymousGrowth(t *testing.T) {
 }
 
 // Bytes written to a file deleted before writeback are cancelled, and
-// Written leaves them out.
+// Written leaves them out. The kernel's flusher, busy with another
+// process's writes, can write the file out before the delete (and then
+// counting it is right): one run in five must show the cancellation.
 func TestWrittenLeavesOutCancelledWrites(t *testing.T) {
-	io0, err := ReadIO()
-	if err != nil {
-		t.Fatal(err)
+	var tries []string
+	for range 5 {
+		io0, err := ReadIO()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(t.TempDir(), "f")
+		if err := os.WriteFile(p, make([]byte, 16<<20), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(p)
+		io1, _ := ReadIO()
+		d := io1.Sub(io0)
+		if d.WriteBytes < 16<<20 {
+			t.Skipf("write_bytes moved by %d for 16 MiB written: the filesystem does not account writes here", d.WriteBytes)
+		}
+		if d.Written() <= 1<<20 {
+			return
+		}
+		tries = append(tries, fmt.Sprintf("Written %d (write_bytes %d, cancelled %d)", d.Written(), d.WriteBytes, d.CancelledWriteBytes))
 	}
-	p := filepath.Join(t.TempDir(), "f")
-	if err := os.WriteFile(p, make([]byte, 16<<20), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(p)
-	io1, _ := ReadIO()
-	d := io1.Sub(io0)
-	if d.WriteBytes < 16<<20 {
-		t.Skipf("write_bytes moved by %d for 16 MiB written: the filesystem does not account writes here", d.WriteBytes)
-	}
-	if d.Written() > 1<<20 {
-		t.Errorf("Written %d after a 16 MiB file was deleted before writeback (write_bytes %d, cancelled %d)",
-			d.Written(), d.WriteBytes, d.CancelledWriteBytes)
-	}
+	t.Errorf("a 16 MiB file deleted before writeback was counted in each of 5 runs: %s", strings.Join(tries, "; "))
 }
 
 func TestReadDiskStats(t *testing.T) {

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -117,21 +118,31 @@ func TestPopulateIntervalEndsWithDataOnTheDevice(t *testing.T) {
 }
 
 // A file written and deleted before writeback costs the device nothing,
-// and write-amp does not count it.
+// and write-amp does not count it. Whether writeback came first is the
+// kernel's: beside another process's writes (make bench) its flusher can
+// write the file out in the moment between write and delete, and then the
+// device did write it and counting it is right. So the test tries up to
+// five times and needs one run where the file was left out; a write-amp
+// that ignored cancelled writes would count it in all five.
 func TestWriteAmpLeavesOutWritesCancelledBeforeWriteback(t *testing.T) {
 	e := populateEnv(t, "BenchmarkPopulate", io.Discard)
-	plain := populateWith(t, e, boltWith(t, nil, nil))
 	const scratch = 64 << 20
-	deleted := populateWith(t, e, boltWith(t, func(dir string) error {
-		if err := writeFile(dir, "scratch.log", scratch); err != nil {
-			return err
+	var tries []string
+	for range 5 {
+		plain := populateWith(t, e, boltWith(t, nil, nil))
+		deleted := populateWith(t, e, boltWith(t, func(dir string) error {
+			if err := writeFile(dir, "scratch.log", scratch); err != nil {
+				return err
+			}
+			return os.Remove(filepath.Join(dir, "scratch.log"))
+		}, nil))
+		extra := deleted.written - plain.written
+		if extra <= scratch/8 {
+			return
 		}
-		return os.Remove(filepath.Join(dir, "scratch.log"))
-	}, nil))
-	if extra := deleted.written - plain.written; extra > scratch/8 {
-		t.Errorf("a %d-byte file deleted before writeback added %d bytes to the bytes written (%d, against %d)",
-			scratch, extra, deleted.written, plain.written)
+		tries = append(tries, fmt.Sprintf("%d (%d, against %d)", extra, deleted.written, plain.written))
 	}
+	t.Errorf("a %d-byte file deleted before writeback added to the bytes written in each of 5 runs: %s", scratch, strings.Join(tries, "; "))
 }
 
 // space-amp is measured after Close, counts data and not logs; log bytes
