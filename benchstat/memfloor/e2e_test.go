@@ -40,31 +40,27 @@ func TestEndToEnd(t *testing.T) {
 	if b, _ := os.ReadFile(out); string(b) != "earlier results\n" {
 		t.Errorf("a run that measured nothing replaced -o with %q", b)
 	}
-	stdout.Reset()
-	stderr.Reset()
-	code := Command.Run([]string{"-bin", bin, "-engines", "Bolt", "-shapes", "0.002x256", "-dir", dir, "-max", "256MiB",
-		"-timeout", "20s", "-o", out}, &stdout, &stderr)
-	if code == 3 {
-		t.Skipf("this machine cannot make a memory cgroup:\n%s", stderr.String())
-	}
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr.String())
-	}
-	t.Logf("%s\n(%s)", stderr.String(), time.Since(start).Round(time.Millisecond))
-
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	got := map[string]*benchfmt.Result{}
-	r := benchfmt.NewReader(f, out)
-	for r.Scan() {
-		if res, ok := r.Result().(*benchfmt.Result); ok {
-			name, _, _ := strings.Cut(res.Name.String(), "/")
-			got[name] = res.Clone()
-		} else if se, ok := r.Result().(*benchfmt.SyntaxError); ok {
-			t.Errorf("results: %v", se)
+	// A budget passes when populate takes at most 3x its reference time,
+	// here about 10 ms: a pause of the machine of a few hundred ms (one
+	// run in ten beside make bench) fails even 256 MiB, and no floor is
+	// found. Such a search is run again, up to three; a fault of the code
+	// fails all three.
+	var got map[string]*benchfmt.Result
+	for try := 1; ; try++ {
+		stdout.Reset()
+		stderr.Reset()
+		code := Command.Run([]string{"-bin", bin, "-engines", "Bolt", "-shapes", "0.002x256", "-dir", dir, "-max", "256MiB",
+			"-timeout", "20s", "-o", out}, &stdout, &stderr)
+		if code == 3 {
+			t.Skipf("this machine cannot make a memory cgroup:\n%s", stderr.String())
+		}
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr.String())
+		}
+		t.Logf("%s\n(%s)", stderr.String(), time.Since(start).Round(time.Millisecond))
+		got = readResults(t, out)
+		if got["MemFloorBolt"] != nil || try == 3 || !strings.Contains(stderr.String(), "too slow at 256MiB") {
+			break
 		}
 	}
 	fl := got["MemFloorBolt"]
@@ -105,4 +101,26 @@ func TestEndToEnd(t *testing.T) {
 	if stdout.Len() != 0 {
 		t.Errorf("stdout has %q; the results go to -o", stdout.String())
 	}
+}
+
+// readResults reads the results file at path, each result by its name's
+// first element.
+func readResults(t *testing.T, path string) map[string]*benchfmt.Result {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got := map[string]*benchfmt.Result{}
+	r := benchfmt.NewReader(f, path)
+	for r.Scan() {
+		if res, ok := r.Result().(*benchfmt.Result); ok {
+			name, _, _ := strings.Cut(res.Name.String(), "/")
+			got[name] = res.Clone()
+		} else if se, ok := r.Result().(*benchfmt.SyntaxError); ok {
+			t.Errorf("results: %v", se)
+		}
+	}
+	return got
 }
