@@ -124,8 +124,10 @@ func newWorkers(n int) []worker {
 // fast as workers free up, until c.Drain past the window: then it stops
 // (a hard stop), and records each operation it never handed out at the
 // hard stop less its due time, in Latency and Unrun. An operation handed
-// out always runs, so the completed ones are exactly seq 0..Done-1. The
-// first error from op stops the run.
+// out always runs, so the completed ones are exactly seq 0..Done-1, and
+// the first is always handed out: a pause of the machine past the hard
+// stop leaves a window with one operation done, not none. The first
+// error from op stops the run.
 //
 // Only the clock sleeps to a due time. Workers wait for work parked on a
 // channel, holding no processor: a worker asleep in a system call would
@@ -185,7 +187,7 @@ func Run(c Config, op Op) (*Result, error) {
 	i, stopped := uint64(0), int64(0)
 	for ; i < uint64(scheduled) && !stop.Load(); i++ {
 		now := waitUntil(start, int64(float64(i)*interval))
-		if now >= deadline {
+		if now >= deadline && i > 0 { // the first always runs: no window measures nothing
 			stopped = now
 			break
 		}
@@ -207,10 +209,10 @@ func Run(c Config, op Op) (*Result, error) {
 	return r, err
 }
 
-// Closed runs op back to back on c.Workers goroutines for c.Duration and
-// records each operation's service time: the closed-loop measurement, in
-// which a stalled operation also stops the clock for the operations it
-// holds back.
+// Closed runs op back to back on c.Workers goroutines for c.Duration, at
+// least once on each, and records each operation's service time: the
+// closed-loop measurement, in which a stalled operation also stops the
+// clock for the operations it holds back.
 func Closed(c Config, op Op) (*Result, error) {
 	if err := c.check(false); err != nil {
 		return nil, err
@@ -227,8 +229,10 @@ func Closed(c Config, op Op) (*Result, error) {
 		go func(w int) {
 			defer wg.Done()
 			me := &ws[w]
+			// Each worker runs at least one operation, so that a worker
+			// the machine started after the window still measures one.
 			now := int64(time.Since(start))
-			for now < window && !stop.Load() {
+			for !stop.Load() {
 				i := next.Add(1) - 1
 				if err := op(w, i); err != nil {
 					me.err = fmt.Errorf("operation %d: %w", i, err)
@@ -240,6 +244,9 @@ func Closed(c Config, op Op) (*Result, error) {
 				me.svc.RecordNanos(end - now)
 				me.done++
 				me.last, now = end, end
+				if now >= window {
+					return
+				}
 			}
 		}(w)
 	}

@@ -3,7 +3,6 @@ package load
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,16 +23,20 @@ func stallOp(at uint64, stall time.Duration, slept *time.Duration) Op {
 	}
 }
 
-// checkStall compares a stall run with the analytic corrected percentiles
-// and returns what does not match.
+// checkStall checks a stall run against the analytic corrected
+// percentiles and returns what does not match. Every operation due in the
+// stall waits for its end, and a pause of the machine only adds to a
+// latency: the analytic values are lower bounds however busy the machine
+// is, less one operation's interval (the count is whole) and 1% for the
+// histogram's rounding. The median, a few µs (the operations due outside
+// the stall), is bounded at 10 ms: a latency counted from the run's start
+// instead of the due time puts it at 500 ms, and a pause cannot move it
+// there without delaying half the run's operations by 10 ms.
 func checkStall(t *testing.T, res *Result, rate float64, D, slept time.Duration) []string {
 	var bad []string
 	want := int64(rate * D.Seconds())
 	if res.Scheduled != want || res.Done != want || !res.Complete() {
 		bad = append(bad, fmt.Sprintf("scheduled %d, done %d, unrun %d; want %d done", res.Scheduled, res.Done, res.Unrun, want))
-	}
-	if a := res.Achieved(); math.Abs(a-rate)/rate > 0.02 {
-		bad = append(bad, fmt.Sprintf("achieved %.0f ops/s, want %.0f", a, rate))
 	}
 	s := float64(slept) // the stall as it really was (Sleep oversleeps a little)
 	span := float64(D)
@@ -41,12 +44,15 @@ func checkStall(t *testing.T, res *Result, rate float64, D, slept time.Duration)
 		want := s - (1-p/100)*span
 		got := float64(res.Latency.Percentile(p))
 		t.Logf("p%v: corrected %v, analytic %v, uncorrected %v", p, time.Duration(got), time.Duration(want), time.Duration(res.Service.Percentile(p)))
-		if math.Abs(got-want)/want > 0.03 {
-			bad = append(bad, fmt.Sprintf("corrected p%v = %v, want %v ±3%%", p, time.Duration(got), time.Duration(want)))
+		if got < 0.99*(want-float64(time.Second)/rate) {
+			bad = append(bad, fmt.Sprintf("corrected p%v = %v, want at least %v", p, time.Duration(got), time.Duration(want)))
 		}
 	}
-	if got := float64(res.Latency.Max()); math.Abs(got-s)/s > 0.03 {
-		bad = append(bad, fmt.Sprintf("corrected max = %v, want %v", time.Duration(got), slept))
+	if p50 := time.Duration(res.Latency.Percentile(50)); p50 > 10*time.Millisecond {
+		bad = append(bad, fmt.Sprintf("corrected p50 = %v: operations the stall did not delay are charged too", p50))
+	}
+	if got := time.Duration(res.Latency.Max()); got < slept {
+		bad = append(bad, fmt.Sprintf("corrected max = %v, want at least the stall %v", got, slept))
 	}
 	return bad
 }
@@ -64,32 +70,21 @@ func TestStallIsChargedToEveryDelayedOperation(t *testing.T) {
 		D    = time.Second
 		S    = 200 * time.Millisecond
 	)
-	var (
-		slept time.Duration
-		bad   []string
-	)
-	// A shared machine can pause the process for milliseconds at the wrong
-	// moment; such a run is retried, up to three in all.
-	for attempt := 1; attempt <= 3; attempt++ {
-		res, err := Run(Config{Rate: rate, Duration: D, Workers: 1}, stallOp(uint64(rate/2), S, &slept))
-		if err != nil {
-			t.Fatal(err)
-		}
-		bad = checkStall(t, res, rate, D, slept)
-		// Timed from each operation's actual start, as a closed loop times
-		// it, the same run holds the stall as one slow sample.
-		bad = append(bad, oneSlowSample("uncorrected", res.Service, S, slept)...)
-		// A true closed loop over the same operations: the same.
-		cl, err := Closed(Config{Duration: D, Workers: 1}, stallOp(1000, S, &slept))
-		if err != nil {
-			t.Fatal(err)
-		}
-		bad = append(bad, oneSlowSample("closed-loop", cl.Latency, S, slept)...)
-		if len(bad) == 0 {
-			break
-		}
-		t.Logf("attempt %d: %v", attempt, bad)
+	var slept time.Duration
+	res, err := Run(Config{Rate: rate, Duration: D, Workers: 1, Drain: 10 * time.Second}, stallOp(uint64(rate/2), S, &slept))
+	if err != nil {
+		t.Fatal(err)
 	}
+	bad := checkStall(t, res, rate, D, slept)
+	// Timed from each operation's actual start, as a closed loop times
+	// it, the same run holds the stall as one slow sample.
+	bad = append(bad, oneSlowSample("uncorrected", res.Service, S, slept)...)
+	// A true closed loop over the same operations: the same.
+	cl, err := Closed(Config{Duration: D, Workers: 1}, stallOp(1000, S, &slept))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad = append(bad, oneSlowSample("closed-loop", cl.Latency, S, slept)...)
 	for _, msg := range bad {
 		t.Error(msg)
 	}
@@ -97,10 +92,11 @@ func TestStallIsChargedToEveryDelayedOperation(t *testing.T) {
 
 // oneSlowSample checks that a stall of S shows in r as one sample, not
 // as the spread of latencies the corrected histogram holds. It is an
-// order-of-magnitude check: a timer started at the due time puts about
-// 750 samples at S/4 or more (every operation due in the stall's first
-// three quarters); the bound of 10 fails only if the machine also paused
-// this process for S/4 (50 ms) ten times in one second.
+// order-of-magnitude check: normally one sample is at S/4 or more (the
+// stall), and the bound is 10, which a timer started at the due time
+// breaks by 75× (about 750 samples: every operation due in the stall's
+// first three quarters) and the machine only by pausing this process for
+// S/4 (50 ms) nine more times in one second.
 func oneSlowSample(what string, r *measure.Recorder, S, slept time.Duration) []string {
 	var bad []string
 	if n := countAtLeast(r, int64(S/4)); n > 10 {
@@ -273,4 +269,26 @@ func BenchmarkGeneratorLag(b *testing.B) {
 	}
 	b.ReportMetric(float64(res.Lag.Percentile(50)), "lag-p50-ns")
 	b.ReportMetric(float64(res.Lag.Percentile(99)), "lag-p99-ns")
+}
+
+// TestEveryWindowRunsItsFirstOperation: a window the clock reaches only
+// after its hard stop (here a window of 1 ns, so any start is late) still
+// runs its first operation, on each worker in a closed loop: a pause of
+// the machine leaves a window that measured one operation, not none.
+func TestEveryWindowRunsItsFirstOperation(t *testing.T) {
+	nop := func(int, uint64) error { return nil }
+	res, err := Run(Config{Rate: 1000, Duration: time.Nanosecond, Workers: 2}, nop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scheduled != 1 || res.Done != 1 || !res.Complete() {
+		t.Errorf("open loop: scheduled %d, done %d, unrun %d; want the first done", res.Scheduled, res.Done, res.Unrun)
+	}
+	cl, err := Closed(Config{Duration: time.Nanosecond, Workers: 3}, nop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.Done != 3 || cl.Latency.Count() != cl.Done {
+		t.Errorf("closed loop: %d done, %d latencies; want one on each of 3 workers", cl.Done, cl.Latency.Count())
+	}
 }

@@ -91,27 +91,6 @@ func bloomEnv(t *testing.T, out io.Writer) *core.Env {
 	return e
 }
 
-// benchTries runs start, then body as testing.Benchmark does, again while
-// it fails, up to three runs; a fault of the code fails all three. Once in
-// ten runs of make test beside make bench, under -race, a run here failed
-// with its reason lost (testing.Benchmark discards the log). The likely
-// one: Bloom's windows here are 10 ms, each ending in a hard stop, and a
-// window with no read done, a pause of the machine as long, fails the
-// run, as it should in a benchmark.
-func benchTries(start func(), body func(b *testing.B)) (r testing.BenchmarkResult, failed bool) {
-	for range 3 {
-		start()
-		r = testing.Benchmark(func(b *testing.B) {
-			defer func() { failed = b.Failed() }() // runs after b.Fatal too
-			body(b)
-		})
-		if !failed {
-			return r, false
-		}
-	}
-	return r, true
-}
-
 // TestBloomLeavesStartInTheirCacheState: on a fixture just evicted from
 // the page cache (as a cold leaf or -mem_limit leaves it), a warm leaf
 // starts with every byte of the fixture's files in the page cache (a
@@ -155,8 +134,13 @@ func TestBloomLeavesStartInTheirCacheState(t *testing.T) {
 	}
 
 	// A cold leaf: one fixture opened per window, its open reported.
+	// Bloom's windows here are 10 ms, and a pause of the machine as long
+	// leaves one with a single read per worker (every window runs its
+	// first), which these checks allow: they count opens and leaves.
 	var opens opensCounter
-	r, failed := benchTries(func() { opens = opensCounter{} }, func(b *testing.B) {
+	failed := false
+	r := testing.Benchmark(func(b *testing.B) {
+		defer func() { failed = b.Failed() }() // runs after b.Fatal too
 		h := e.Open(b, opens.counted(f))
 		runBloom(b, e.Bench(), h, h.DB(b, core.Cold, nil), core.Cold, 0.5, 0)
 	})
@@ -176,12 +160,14 @@ func TestBloomLeavesStartInTheirCacheState(t *testing.T) {
 	coretest.SetBenchtime(t, "1x")
 	for _, caches := range []core.WordList{{core.Warm, core.Cold}, {core.Warm}, {core.Cold}} {
 		e.Cfg.Caches = caches
-		var calls uint64
-		_, failed := benchTries(func() { calls = e.Calls("") }, func(b *testing.B) {
+		calls := e.Calls("")
+		failed := false
+		testing.Benchmark(func(b *testing.B) {
 			core.Run(b, e, "Bloom", "pebble")
+			failed = b.Failed()
 		})
 		if failed {
-			t.Fatalf("-cache %s: Bloom failed three times", caches.String())
+			t.Fatalf("-cache %s: Bloom failed", caches.String())
 		}
 		if n := e.Calls("") - calls; n != uint64(4*len(caches)) {
 			t.Errorf("-cache %s: %d leaves ran, want %d", caches.String(), n, 4*len(caches))

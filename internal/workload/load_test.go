@@ -30,7 +30,9 @@ func TestLatencySpectrumFile(t *testing.T) {
 	}
 	db := loadedRail(t, e)
 	r := testing.Benchmark(func(b *testing.B) { runLoad(b, e.Bench(), db, "get-hit", 2000, nil, &upserts{}) })
-	if r.N != 1 || r.Extra["achieved-ops/s"] < 1000 || r.Extra["p9999-ns"] <= 0 {
+	// How many operations ran in the window is the machine's (a pause
+	// leaves them unrun); that the window was measured is not.
+	if r.N != 1 || r.Extra["achieved-ops/s"] <= 0 || r.Extra["p9999-ns"] <= 0 {
 		t.Fatalf("N=%d, metrics %v", r.N, r.Extra)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.hgrm"))
