@@ -129,6 +129,9 @@ type Sampler struct {
 	buf  [drawAhead]uint64
 	pos  int
 	bufN uint64
+	// Refilled, when set, is called after each batch: a test's slow
+	// sampler, which a benchmark's timed operation must not feel.
+	Refilled func()
 }
 
 // drawAhead is how many skewed draws a Sampler makes at once.
@@ -139,14 +142,17 @@ func (p *Params) NewSampler() *Sampler {
 	return &Sampler{p: p, latest: p.zipf, pos: drawAhead}
 }
 
-// Next draws an index in [0, n). n is the number of keys that exist now: at
-// least the Start keys, more as inserts are acknowledged.
+// Next draws an index in [0, n). For Latest n is the number of keys that
+// exist now: at least the Start keys, more as inserts are acknowledged.
 //
-// Zipf with Items 0 hashes a rank and takes it mod n, so when n changes the
-// hot keys move (YCSB instead takes a fixed count and redraws past the
-// acknowledged keys). With Items m the hot keys stay put while n >= m.
-// Latest grows its zeta as n grows; given a smaller n than before it redraws
-// the ranks that fall past the oldest key.
+// Zipf with Items 0 hashes a rank and takes it mod n, so n must stay fixed
+// for the hot keys to stay put: a caller whose keys grow passes a fixed
+// space beyond them and draws again past the acknowledged keys, as YCSB
+// does. With Items m the hot keys stay put while n >= m. Latest grows its
+// zeta as n grows; given a smaller n than before it redraws the ranks that
+// fall past the oldest key. Draws are made drawAhead at a time, so one call
+// in drawAhead costs that many draws: a caller draws before its clock
+// starts.
 func (s *Sampler) Next(r *dataset.Rand, n uint64) uint64 {
 	if n == 0 {
 		panic("keydist: Next over no keys")
@@ -159,6 +165,9 @@ func (s *Sampler) Next(r *dataset.Rand, n uint64) uint64 {
 			s.buf[i] = s.next(r, n)
 		}
 		s.pos, s.bufN = 0, n
+		if s.Refilled != nil {
+			s.Refilled()
+		}
 	}
 	s.pos++
 	return s.buf[s.pos-1]

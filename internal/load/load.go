@@ -40,6 +40,10 @@ type Config struct {
 	// start (Run only); 0 is one more window. An engine that serves at
 	// least half the rate works off its backlog within one window.
 	Drain time.Duration
+	// Prepare, when set, is called by worker w before its first operation
+	// and after each (Run only), outside the operation's timing: what
+	// the next operation needs of the harness, such as its key.
+	Prepare func(w int)
 }
 
 // Result is what a run measured. Latency and Service are merged from the
@@ -160,6 +164,9 @@ func Run(c Config, op Op) (*Result, error) {
 			defer wg.Done()
 			me := &ws[w]
 			prevEnd := int64(0)
+			if c.Prepare != nil {
+				c.Prepare(w)
+			}
 			for i := range slots {
 				if stop.Load() {
 					continue // drain until the clock stops
@@ -181,6 +188,9 @@ func Run(c Config, op Op) (*Result, error) {
 				me.svc.RecordNanos(end - now)
 				me.done++
 				me.last, prevEnd = end, end
+				if c.Prepare != nil {
+					c.Prepare(w)
+				}
 			}
 		}(w)
 	}

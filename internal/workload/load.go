@@ -88,13 +88,18 @@ func runLoad(b *testing.B, e *core.Bench, db engine.DB, op string, rate int, dis
 		w.drawFrom(dist)
 	}
 	defer closeLoadWorkers(ws)
+	at := func(rate int) load.Config { // keys drawn ahead, untimed
+		lc := c.at(rate)
+		lc.Prepare = func(w int) { ws[w].prepare() }
+		return lc
+	}
 	var res *load.Result
 	b.ResetTimer()
 	switch op {
 	case "get-hit", "get-miss":
 		hit := op == "get-hit"
 		res = windows(b, func() (*load.Result, error) {
-			return load.Run(c.at(rate), func(w int, _ uint64) error { return ws[w].get(hit) })
+			return load.Run(at(rate), func(w int, _ uint64) error { return ws[w].get(hit) })
 		})
 	case "upsert":
 		res = windows(b, func() (*load.Result, error) {
@@ -102,7 +107,7 @@ func runLoad(b *testing.B, e *core.Bench, db engine.DB, op string, rate int, dis
 		})
 	case "overwrite":
 		res = windows(b, func() (*load.Result, error) {
-			return load.Run(c.at(rate), func(w int, _ uint64) error { return ws[w].overwrite() })
+			return load.Run(at(rate), func(w int, _ uint64) error { return ws[w].overwrite() })
 		})
 	case "readwhilewriting":
 		wr := newLoadWorkers(e, db, rs, 1, 3000)[0]
@@ -111,14 +116,14 @@ func runLoad(b *testing.B, e *core.Bench, db engine.DB, op string, rate int, dis
 		res = windows(b, func() (*load.Result, error) {
 			done := make(chan error, 1)
 			go func() {
-				r, err := load.Run(load.Config{Rate: float64(c.WriteRate), Duration: c.LoadTime, Workers: 1},
+				r, err := load.Run(load.Config{Rate: float64(c.WriteRate), Duration: c.LoadTime, Workers: 1, Prepare: func(int) { wr.prepare() }},
 					func(int, uint64) error { return wr.overwrite() })
 				if err == nil {
 					writes = merge(writes, r)
 				}
 				done <- err
 			}()
-			r, err := load.Run(c.at(rate), func(w int, _ uint64) error { return ws[w].get(true) })
+			r, err := load.Run(at(rate), func(w int, _ uint64) error { return ws[w].get(true) })
 			if werr := <-done; werr != nil && err == nil {
 				err = fmt.Errorf("writer: %w", werr)
 			}
@@ -192,6 +197,11 @@ type keySource struct {
 	kb  [dataset.KeySize]byte
 	val []byte
 	idx uint64 // the key being read
+	// next's draw, made ahead by prepare outside the operation's timing
+	// (a skewed sampler draws in batches: one operation in 16 would pay
+	// for 16 draws)
+	drawn    uint64
+	hasDrawn bool
 }
 
 // drawFrom makes the source draw its keys from dist (nil: uniform).
@@ -202,8 +212,20 @@ func (k *keySource) drawFrom(dist *keydist.Params) {
 	}
 }
 
-// next is the index of the next existing key it reads or rewrites.
+// next is the index of the next existing key it reads or rewrites: the
+// one prepare drew, else one drawn now.
 func (k *keySource) next() uint64 {
+	if k.hasDrawn {
+		k.hasDrawn = false
+		return k.drawn
+	}
+	return k.draw()
+}
+
+// prepare draws next's key ahead, untimed (load.Config.Prepare).
+func (k *keySource) prepare() { k.drawn, k.hasDrawn = k.draw(), true }
+
+func (k *keySource) draw() uint64 {
 	if k.smp != nil {
 		return k.smp.Next(&k.rng, k.g.Keys)
 	}

@@ -28,7 +28,7 @@ func init() {
 		Fixtures: kvFixture,
 		Scratch:  ycsbScratch,
 		Units:    ycsbUnits(),
-		Options:  append([]core.Option{ycsbFlag, mixFlag, rwwRateFlag, scanPrefetchFlag}, distOptions...),
+		Options:  append([]core.Option{ycsbFlag, mixFlag, updateFlag, rwwRateFlag, scanPrefetchFlag}, distOptions...),
 		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, spec := range ycsbSelected(&e.Cfg) {
@@ -77,6 +77,23 @@ var mixFlag = &core.Flag[string]{Name: "mix",
 		}
 		_, err := parseMix(s)
 		return err
+	}}
+
+// updateFlag is -update: what one update of a mix is.
+var updateFlag = &core.Flag[string]{Name: "update", Default: "blind",
+	Usage: "what an update of BenchmarkYCSB is: blind (a put of the whole value, as pebble bench ycsb's) or read (a read of the key, then the put, timed as one operation, as YCSB's and go-ycsb's key-value bindings do)",
+	Check: func(s string, _ *core.Config) error {
+		if s != "blind" && s != "read" {
+			return errors.New("must be blind or read")
+		}
+		return nil
+	},
+	Echo: func(s string, _ *core.Config, line func(string, any)) {
+		if s == "read" {
+			line("ycsb-update", "read (a read of the key, then a put of the whole value, timed as one operation: YCSB's key-value bindings)")
+			return
+		}
+		line("ycsb-update", "blind (a put of the whole value, no read: pebble bench ycsb's; YCSB's key-value bindings read first)")
 	}}
 
 // rwwRateFlag is readwhilewriting's writer rate.

@@ -27,19 +27,16 @@ func runYCSB(b *testing.B, e *core.Bench, info engine.Info, db engine.DB, dir st
 	if err != nil {
 		b.Fatal(err)
 	}
-	sh := &ycsbShared{g: e.Gen, keys: e.Keys, lanes: make([]ycsbLane, stripes), stripes: uint64(stripes), dist: p,
-		deletes: spec.Mix[opDelete] > 0, prefetch: scanPrefetchFlag.Get(&e.Cfg)}
-	var acc float64
-	for op, share := range spec.Mix {
-		acc += share / 100
-		sh.cum[op] = acc
-	}
-	sh.cum[numOps-1] = 2 // past any draw, whatever rounding left
+	sh := newYCSBShared(e.Gen, e.Keys, p, spec.Mix, b.N, stripes)
+	sh.prefetch, sh.readUpd = scanPrefetchFlag.Get(&e.Cfg), updateFlag.Get(&e.Cfg) == "read"
 	rs := e.CallStreams(b)
 	ws := make([]*ycsbWorker, stripes)
 	for t := range ws {
 		ws[t] = newYCSBWorker(sh, t, db, rs, e.FullCheck)
 		defer ws[t].close()
+	}
+	if spec.Background {
+		ws[threads].readUpd = false // db_bench's writer puts blind
 	}
 	warmYCSB(b, e, db, sh, threads, min(b.N, ycsbWarmOps))
 
@@ -128,12 +125,8 @@ func runYCSB(b *testing.B, e *core.Bench, info engine.Info, db engine.DB, dir st
 	if hasDev {
 		b.ReportMetric(float64(devWritten)/float64(written), "dev-write-amp")
 	}
-	_, hi := sh.live()
-	var deleted uint64
-	for i := range sh.lanes {
-		deleted += sh.lanes[i].deleted.Load()
-	}
-	liveBytes := int64(hi-deleted) * int64(dataset.KeySize+e.Cfg.ValSize)
+	lo, hi := sh.live()
+	liveBytes := int64(hi-lo) * int64(dataset.KeySize+e.Cfg.ValSize)
 	if sp, err := engine.SpaceOf(info, dir); err == nil && liveBytes > 0 {
 		b.ReportMetric(float64(sp.Data)/float64(liveBytes), "space-amp")
 	} else if err != nil {
@@ -147,10 +140,8 @@ func warmYCSB(b *testing.B, e *core.Bench, db engine.DB, sh *ycsbShared, threads
 	if n == 0 {
 		return
 	}
-	warm := &ycsbShared{g: sh.g, keys: sh.keys, lanes: sh.lanes, stripes: sh.stripes, dist: sh.dist}
-	for op := range warm.cum {
-		warm.cum[op] = 2 // every op a read
-	}
+	warm := newYCSBShared(sh.g, sh.keys, sh.dist, opMix{opRead: 100}, 0, int(sh.stripes))
+	warm.space = sh.space // the round's hot keys
 	rs := e.StreamsOfCall(1 << 40)
 	core.RunThreads(threads, n, func(t, n int) {
 		w := newYCSBWorker(warm, t, db, rs, false)

@@ -9,8 +9,10 @@ import (
 
 // The operations of a mixed workload, as YCSB names them, and db_bench's
 // delete. An update writes the whole value (the suite's records are one
-// value, not YCSB's ten fields); rmw is a read then a write of the same
-// key, timed as one operation, as YCSB's read-modify-write is.
+// value, not YCSB's ten fields): a blind put, as pebble bench ycsb's, or
+// with -update read a read then the put, as YCSB's key-value bindings
+// do; rmw is a read then a write of the same key, timed as one
+// operation, as YCSB's read-modify-write is.
 type ycsbOp int
 
 const (
@@ -41,6 +43,26 @@ func (m opMix) String() string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// cum is the mix's cumulative shares, from 0 to 1, as pick reads them:
+// the share rounding leaves over goes to the last operation the mix
+// names, so an operation with no share never runs.
+func (m opMix) cum() [numOps]float64 {
+	var c [numOps]float64
+	var acc float64
+	last := opRead
+	for op, share := range m {
+		acc += share / 100
+		c[op] = acc
+		if share > 0 {
+			last = ycsbOp(op)
+		}
+	}
+	for op := last; op < numOps; op++ {
+		c[op] = 2 // past any draw
+	}
+	return c
 }
 
 // parseMix reads -mix: op=percent pairs that add up to 100.

@@ -14,19 +14,52 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// ycsbLane is what one goroutine publishes to the others: how far its
-// inserts and deletes went and the last version it wrote. Inserts and
-// deletes are striped over the goroutines (goroutine t of T inserts
-// Keys+t, Keys+t+T, ... and deletes t, t+T, ...), so every goroutine
-// knows, without a lock or a map, which keys exist: those below
-// Keys+T*min(inserted) exist unless deleted, those of stripe t below
-// t+T*deleted are gone. Padded to a cache line of its own.
+// ycsbLane is what one goroutine publishes to the others: the last
+// version it wrote. Padded to a cache line of its own.
 type ycsbLane struct {
-	inserted   atomic.Uint64 // inserts committed
-	delClaimed atomic.Uint64 // deletes started
-	deleted    atomic.Uint64 // deletes committed
-	version    atomic.Uint64 // the last version sequence it started writing
-	_          [32]byte
+	version atomic.Uint64 // the last version sequence it started writing
+	_       [56]byte
+}
+
+// ackSeq numbers the inserts (or deletes) of a round in one sequence that
+// every goroutine claims from, acknowledged in any order as each commits,
+// as YCSB's AcknowledgedCounterGenerator does: limit is the first number
+// not yet acknowledged, so everything below it is committed, and it trails
+// the newest acknowledged number only by the claims still in flight, at
+// any goroutine count. Lock-free: slot v&mask holds v+1 once v is
+// acknowledged, and whoever acknowledges moves limit past every
+// acknowledged number it finds.
+type ackSeq struct {
+	next  atomic.Uint64 // numbers claimed
+	_     [56]byte
+	limit atomic.Uint64 // numbers below it are acknowledged
+	_     [56]byte
+	acked []atomic.Uint64
+}
+
+// ackWindow is how far claims may run ahead of limit (YCSB's window).
+const ackWindow = 1 << 20
+
+// claim is the next number of the sequence.
+func (q *ackSeq) claim() (uint64, error) {
+	v := q.next.Add(1) - 1
+	if v-q.limit.Load() >= uint64(len(q.acked)) {
+		return 0, fmt.Errorf("%d inserts or deletes claimed and not yet acknowledged: more than the window of %d", v-q.limit.Load(), len(q.acked))
+	}
+	return v, nil
+}
+
+// ack acknowledges v, committed.
+func (q *ackSeq) ack(v uint64) {
+	mask := uint64(len(q.acked) - 1)
+	q.acked[v&mask].Store(v + 1)
+	for {
+		l := q.limit.Load()
+		if q.acked[l&mask].Load() != l+1 {
+			return
+		}
+		q.limit.CompareAndSwap(l, l+1)
+	}
 }
 
 // ycsbShared is the round's state every goroutine reads.
@@ -34,39 +67,54 @@ type ycsbShared struct {
 	g        *dataset.Gen
 	keys     uint64 // the fixture's
 	lanes    []ycsbLane
-	stripes  uint64 // goroutines that insert, delete or update
+	stripes  uint64 // goroutines that write: a version's tag names one
 	dist     *keydist.Params
+	space    uint64          // zipf: the indexes its ranks are hashed onto, fixed for the round
 	cum      [numOps]float64 // the mix's cumulative shares, from 0 to 1
 	deletes  bool
-	prefetch bool // -scan_prefetch
+	prefetch bool   // -scan_prefetch
+	readUpd  bool   // -update read: an update reads the key first
+	inserts  ackSeq // index keys+v is the v-th insert
+	dels     ackSeq // index v is the v-th delete
 	_        [64]byte
 	commits  atomic.Uint64 // writes committed: a reader older than the last is stale
 	_        [56]byte
 }
 
+// newYCSBShared is the state of a round of ops operations of mix over
+// dist at stripes writing goroutines. Under zipf the ranks are hashed onto
+// a key space fixed for the round, as YCSB's CoreWorkload sizes its
+// ScrambledZipfianGenerator: the keys, twice the inserts the mix is
+// expected to make, and one; a draw of a key not yet inserted (or
+// deleted) is drawn again. So the key that gets rank 0 is the same key
+// from the first operation to the last.
+func newYCSBShared(g *dataset.Gen, keys uint64, dist *keydist.Params, mix opMix, ops, stripes int) *ycsbShared {
+	sh := &ycsbShared{g: g, keys: keys, lanes: make([]ycsbLane, stripes), stripes: uint64(stripes), dist: dist,
+		space: keys + uint64(float64(ops)*mix[opInsert]/100*2) + 1, cum: mix.cum(), deletes: mix[opDelete] > 0}
+	if mix[opInsert] > 0 {
+		sh.inserts.acked = make([]atomic.Uint64, ackWindow)
+	}
+	if sh.deletes {
+		sh.dels.acked = make([]atomic.Uint64, ackWindow)
+	}
+	return sh
+}
+
 // live is the range of indexes every goroutine may draw: [lo, hi).
 func (s *ycsbShared) live() (lo, hi uint64) {
-	minIns, minDel := ^uint64(0), ^uint64(0)
-	for i := range s.lanes[:s.stripes] {
-		minIns = min(minIns, s.lanes[i].inserted.Load())
-		minDel = min(minDel, s.lanes[i].deleted.Load())
-	}
-	return min(s.stripes*minDel, s.keys), s.keys + s.stripes*minIns
+	return min(s.dels.limit.Load(), s.keys), s.keys + s.inserts.limit.Load()
 }
 
 // mayBeDeleted says whether index i may be deleted: its delete started.
 func (s *ycsbShared) mayBeDeleted(i uint64) bool {
-	return s.deletes && i < s.keys && i/s.stripes < s.lanes[i%s.stripes].delClaimed.Load()
+	return s.deletes && i < s.keys && i < s.dels.next.Load()
 }
 
 // written says whether a value of index i at version ver was written: an
 // inserted index by a started insert, a version by a started update.
 func (s *ycsbShared) written(i, ver uint64) bool {
-	if i >= s.keys {
-		j := i - s.keys
-		if j/s.stripes > s.lanes[j%s.stripes].inserted.Load() {
-			return false
-		}
+	if i >= s.keys && i-s.keys >= s.inserts.next.Load() {
+		return false
 	}
 	if ver == 0 {
 		return true
@@ -87,18 +135,16 @@ type ycsbWorker struct {
 	db      engine.DB
 	rd      engine.Reader
 	reads   int
-	epoch   uint64   // commits when the reader was made
-	deleted []uint64 // each stripe's deletes committed before it was made
+	epoch   uint64 // commits when the reader was made
+	deleted uint64 // deletes committed before it was made: indexes below it
 	smp     *keydist.Sampler
 	rng     dataset.Rand
 	chk     *dataset.Checker
 	kb, kb2 [dataset.KeySize]byte
 	vb      []byte
 	lo, hi  uint64 // the live range it draws from
-	ops     int64
+	readUpd bool   // an update reads the key first (-update read)
 	seq     uint64 // its versions
-	ins     uint64 // its inserts
-	dels    uint64 // its deletes
 	idx     uint64 // the key Get is reading
 	ver     uint64 // the version Get read
 	check   func([]byte) error
@@ -123,65 +169,150 @@ func newYCSBWorker(sh *ycsbShared, t int, db engine.DB, rs core.Streams, full bo
 		return err
 	}
 	w.lo, w.hi = sh.live()
-	w.deleted = make([]uint64, len(sh.lanes))
+	w.readUpd = sh.readUpd
 	return w
 }
 
 // run does n operations of the mix; it stops at the first error, in w.err.
 func (w *ycsbWorker) run(n int) {
-	for i := 0; i < n; i++ {
-		w.ops++
-		u := w.rng.Float64()
-		op := opRead
-		for op < numOps-1 && u >= w.sh.cum[op] {
-			op++
-		}
-		t0 := time.Now()
-		var err error
-		switch op {
-		case opRead:
-			err = w.read(w.draw())
-		case opUpdate:
-			var i uint64
-			if i, err = w.drawWritable(); err == nil {
-				err = w.update(i)
-			}
-		case opInsert:
-			err = w.insert()
-		case opScan:
-			err = w.scan(w.draw(), 1+int(w.rng.Below(ycsbMaxScan)))
-		case opRMW:
-			var i uint64
-			if i, err = w.drawWritable(); err == nil {
-				if err = w.read(i); err == nil {
-					err = w.update(i)
-				}
-			}
-		case opDelete:
-			err = w.delete()
-		}
-		w.lat[op].Record(time.Since(t0))
-		w.count[op]++
-		if err != nil {
+	for range n {
+		op := w.pick()
+		if err := w.do(op); err != nil {
 			w.err = fmt.Errorf("%s: %w", opNames[op], err)
 			return
 		}
 	}
 }
 
-// draw is an index of the live range from the shared distribution.
-func (w *ycsbWorker) draw() uint64 { return w.lo + w.smp.Next(&w.rng, w.hi-w.lo) }
+// pick draws the next operation from the mix's shares.
+func (w *ycsbWorker) pick() ycsbOp { return pickOp(&w.sh.cum, w.rng.Float64()) }
 
-// drawWritable draws a key no delete has started on, so an update never
-// brings a deleted key back; a mix that deleted nearly every key it draws
-// from ends with an error rather than a search without end.
-func (w *ycsbWorker) drawWritable() (uint64, error) {
+// pickOp is the operation a uniform draw u in [0, 1) picks from cum.
+func pickOp(cum *[numOps]float64, u float64) ycsbOp {
+	op := opRead
+	for op < numOps-1 && u >= cum[op] {
+		op++
+	}
+	return op
+}
+
+// do runs one operation and records its latency. What the harness
+// chooses comes before the clock starts: the key, the reader, the value
+// to write, an insert's or delete's number; the acknowledgement comes
+// after it stops. So the latency is the engine's operation alone, as
+// YCSB's DBWrapper times only the binding's call.
+func (w *ycsbWorker) do(op ycsbOp) error {
+	sh := w.sh
+	var rd engine.Reader
+	var i uint64
+	var err error
+	n := 0
+	switch op {
+	case opRead, opScan, opRMW:
+		if rd, err = w.reader(); err == nil {
+			i, err = w.draw(op == opRMW)
+		}
+		if op == opScan {
+			n = 1 + int(w.rng.Below(ycsbMaxScan))
+		}
+	case opUpdate:
+		if w.readUpd {
+			rd, err = w.reader()
+		} else {
+			w.lo, w.hi = sh.live()
+		}
+		if err == nil {
+			i, err = w.draw(true)
+		}
+	case opInsert:
+		var v uint64
+		v, err = sh.inserts.claim()
+		i = sh.keys + v
+		sh.g.Value(w.vb, i)
+	case opDelete:
+		if i, err = sh.dels.claim(); err == nil && i >= sh.keys {
+			err = errors.New("every key of the fixture is deleted: lower delete= in -mix or the operation count")
+		}
+	}
+	if err != nil {
+		return err
+	}
+	key := sh.g.Key(w.kb[:], i)
+	ver := uint64(0)
+	if op == opUpdate || op == opRMW {
+		ver = w.nextVersion()
+		sh.g.ValueV(w.vb, i, ver)
+	}
+
+	t0 := time.Now()
+	switch op {
+	case opRead:
+		err = w.read(rd, i, key)
+	case opScan:
+		err = w.scan(rd, key, n)
+	case opUpdate, opRMW:
+		if rd != nil {
+			err = w.read(rd, i, key)
+		}
+		if err == nil {
+			err = w.put(key, w.vb)
+		}
+	case opInsert:
+		err = w.put(key, w.vb)
+	case opDelete:
+		err = engine.Delete(w.db, key)
+	}
+	w.lat[op].Record(time.Since(t0))
+	w.count[op]++
+	if err != nil {
+		return err
+	}
+
+	switch op {
+	case opUpdate, opRMW:
+		w.own[i%ownWrites] = ownWrite{i + 1, ver}
+	case opInsert:
+		sh.inserts.ack(i - sh.keys)
+	case opDelete:
+		sh.dels.ack(i)
+	}
+	if op != opRead && op != opScan {
+		sh.commits.Add(1)
+	}
+	return nil
+}
+
+// draw is an index of the live range from the shared distribution; a
+// writable one is also one no delete has started on, so an update never
+// brings a deleted key back. Under zipf the ranks fall on the round's
+// fixed key space and a draw outside the live range is drawn again, as
+// YCSB redraws a key not yet inserted. A mix that deleted nearly every
+// key it draws from ends with an error rather than a search without end.
+func (w *ycsbWorker) draw(writable bool) (uint64, error) {
+	sh := w.sh
 	for range 1 << 16 {
-		if i := w.draw(); !w.sh.mayBeDeleted(i) {
+		var i uint64
+		if sh.dist.Kind == keydist.Zipf {
+			i = w.smp.Next(&w.rng, sh.space)
+			if i < w.lo || i >= w.hi {
+				continue
+			}
+		} else {
+			i = w.lo + w.smp.Next(&w.rng, w.hi-w.lo)
+		}
+		if !writable || !sh.mayBeDeleted(i) {
 			return i, nil
 		}
 	}
-	return 0, errors.New("65536 draws in a row found only deleted keys: lower delete= in -mix or the operation count")
+	return 0, errors.New("65536 draws in a row found no live key: lower delete= in -mix or the operation count")
+}
+
+// nextVersion is the version this goroutine's next update writes,
+// published before the write starts.
+func (w *ycsbWorker) nextVersion() uint64 {
+	w.seq++
+	w.sh.lanes[w.t].version.Store(w.seq)
+	return w.seq<<16 | (w.t + 1)
 }
 
 // reader is a reader that sees every write committed before the
@@ -200,11 +331,7 @@ func (w *ycsbWorker) reader() (engine.Reader, error) {
 		}
 		w.epoch = c
 		w.lo, w.hi = sh.live()
-		if sh.deletes {
-			for t := range sh.lanes {
-				w.deleted[t] = sh.lanes[t].deleted.Load()
-			}
-		}
+		w.deleted = sh.dels.limit.Load()
 		rd, err := w.db.NewReader()
 		if err != nil {
 			return nil, err
@@ -218,8 +345,7 @@ func (w *ycsbWorker) reader() (engine.Reader, error) {
 // deletedBefore says whether index i was deleted before the reader was
 // made.
 func (w *ycsbWorker) deletedBefore(i uint64) bool {
-	s := w.sh
-	return s.deletes && i < s.keys && i/s.stripes < w.deleted[i%s.stripes]
+	return w.sh.deletes && i < w.deleted
 }
 
 func (w *ycsbWorker) close() {
@@ -229,15 +355,12 @@ func (w *ycsbWorker) close() {
 	}
 }
 
-// read gets index i and verifies what it got.
-func (w *ycsbWorker) read(i uint64) error {
-	rd, err := w.reader()
-	if err != nil {
-		return err
-	}
+// read gets index i, whose key is key, through rd and verifies what it
+// got.
+func (w *ycsbWorker) read(rd engine.Reader, i uint64, key []byte) error {
 	gone := w.deletedBefore(i)
 	w.idx = i
-	found, err := rd.Get(w.sh.g.Key(w.kb[:], i), w.check)
+	found, err := rd.Get(key, w.check)
 	if err != nil {
 		return err
 	}
@@ -266,67 +389,23 @@ func (w *ycsbWorker) verify(i, ver uint64, gone bool) error {
 	return nil
 }
 
-// update writes the next version of index i.
-func (w *ycsbWorker) update(i uint64) error {
-	w.seq++
-	w.sh.lanes[w.t].version.Store(w.seq)
-	ver := w.seq<<16 | (w.t + 1)
-	if err := w.put(i, w.sh.g.ValueV(w.vb, i, ver)); err != nil {
-		return err
-	}
-	w.own[i%ownWrites] = ownWrite{i + 1, ver}
-	return nil
-}
-
-// insert writes the goroutine's next new key, beyond the fixture's.
-func (w *ycsbWorker) insert() error {
-	i := w.sh.keys + w.ins*w.sh.stripes + w.t
-	if err := w.put(i, w.sh.g.Value(w.vb, i)); err != nil {
-		return err
-	}
-	w.ins++
-	w.sh.lanes[w.t].inserted.Store(w.ins)
-	return nil
-}
-
-func (w *ycsbWorker) put(i uint64, v []byte) error {
+// put commits key and value in a batch of one.
+func (w *ycsbWorker) put(key, v []byte) error {
 	bt := w.db.NewBatch()
-	if err := bt.Set(w.sh.g.Key(w.kb[:], i), v); err != nil {
+	if err := bt.Set(key, v); err != nil {
 		return err
 	}
 	if err := bt.Commit(); err != nil {
 		return err
 	}
-	w.sh.commits.Add(1)
-	w.written += int64(dataset.KeySize + len(v))
+	w.written += int64(len(key) + len(v))
 	return nil
 }
 
-// delete removes the goroutine's next key of its stripe of the fixture.
-func (w *ycsbWorker) delete() error {
-	i := w.dels*w.sh.stripes + w.t
-	if i >= w.sh.keys {
-		return fmt.Errorf("goroutine %d deleted every key of its share of the fixture: lower delete= or the operation count", w.t)
-	}
-	lane := &w.sh.lanes[w.t]
-	lane.delClaimed.Store(w.dels + 1)
-	if err := engine.Delete(w.db, w.sh.g.Key(w.kb[:], i)); err != nil {
-		return err
-	}
-	w.dels++
-	lane.deleted.Store(w.dels)
-	w.sh.commits.Add(1)
-	return nil
-}
-
-// scan reads up to n keys from index i's key on, verifying each key, its
-// order and its value.
-func (w *ycsbWorker) scan(i uint64, n int) error {
-	rd, err := w.reader()
-	if err != nil {
-		return err
-	}
-	it, err := rd.NewIter(engine.IterOptions{Start: w.sh.g.Key(w.kb[:], i), NoPrefetch: !w.sh.prefetch})
+// scan reads up to n keys from start on, verifying each key, its order
+// and its value.
+func (w *ycsbWorker) scan(rd engine.Reader, start []byte, n int) error {
+	it, err := rd.NewIter(engine.IterOptions{Start: start, NoPrefetch: !w.sh.prefetch})
 	if err != nil {
 		return err
 	}
@@ -372,10 +451,8 @@ func (w *ycsbWorker) writeUntil(stop *atomic.Bool, bytesPerSec float64, started 
 			continue
 		}
 		next = next.Add(per)
-		t0 := time.Now()
-		err := w.update(w.draw())
-		w.lat[opUpdate].Record(time.Since(t0))
-		if w.count[opUpdate]++; w.count[opUpdate] == 1 {
+		err := w.do(opUpdate)
+		if w.count[opUpdate] == 1 || err != nil && w.count[opUpdate] == 0 {
 			close(started)
 		}
 		if err != nil {
