@@ -85,15 +85,15 @@ type SpaceGuard struct {
 // benchmark's name) by info with opts into opts.Dir. It fails at once,
 // before anything is written, when the free space is already below the
 // margin. Open the database, Wrap it, and Stop the guard once it is
-// closed. Without -space_guard the guard is nil, and Wrap and Stop do
-// nothing more than without one.
+// closed. Without -space_guard the guard reads the free space only when
+// a write failed, to say whether the device filled.
 func (e *Env) GuardSpace(what string, info engine.Info, opts engine.Options) (*SpaceGuard, error) {
-	if !e.Cfg.SpaceGuard {
-		return nil, nil
-	}
 	margin, reserve := writeMargin(info, opts, e.Cfg.Batch, e.Cfg.ValSize)
 	g := &SpaceGuard{dir: opts.Dir, what: what, margin: margin, reserve: reserve, stop: make(chan struct{}),
 		freeOf: freeSpace, sizeOf: engine.DirSize, engine: info.Name}
+	if !e.Cfg.SpaceGuard {
+		return g, nil
+	}
 	return g, g.start()
 }
 
@@ -136,15 +136,17 @@ func (g *SpaceGuard) watch() {
 
 // fail records, once, the error every later commit returns.
 func (g *SpaceGuard) fail(free int64) error {
-	err := g.error(free)
+	err := g.error(free, nil)
 	g.err.CompareAndSwap(nil, &err)
 	return *g.err.Load()
 }
 
 // error says where, how much is free, what was being written, and, when
 // the free space fell by more than the engine's directory grew, how much
-// something else took.
-func (g *SpaceGuard) error(free int64) error {
+// something else took; then the engine's write error when the device
+// filled before the guard read the free space (cause), or that writes
+// stopped before it did.
+func (g *SpaceGuard) error(free int64, cause error) error {
 	msg := fmt.Sprintf("no space left for writing %s: %s free under %s, below the margin of %s kept for what %s still writes on its own after its last commit (%s) and two batches",
 		g.what, Human(free), g.dir, Human(g.margin), g.engine, Human(g.reserve))
 	if size, err := g.sizeOf(g.dir); err == nil {
@@ -154,7 +156,23 @@ func (g *SpaceGuard) error(free int64) error {
 				Human(fell), g.what, Human(grew), Human(other))
 		}
 	}
+	if cause != nil {
+		return fmt.Errorf("%s; the device filled and the write failed: %w (docs/reliability.md)", msg, cause)
+	}
 	return fmt.Errorf("%s; writes stopped before the device filled (docs/reliability.md)", msg)
+}
+
+// filled is err, a failed write's error, said to be the device filling
+// when the free space is below the margin: the engine's own error may not
+// say it (LMDB reports a short write of its map as "input/output error").
+func (g *SpaceGuard) filled(err error) error {
+	if g == nil || err == nil {
+		return err
+	}
+	if free, ferr := g.freeOf(g.dir); ferr == nil && free < g.margin {
+		return g.error(free, err)
+	}
+	return err
 }
 
 // Err is nil while there is room; once the free space fell below the
@@ -220,7 +238,7 @@ func (b guardedBatch) Commit() error {
 	if err := b.g.Err(); err != nil {
 		return err
 	}
-	return b.Batch.Commit()
+	return b.g.filled(b.Batch.Commit())
 }
 
 // Delete removes key as engine.Delete does, once the guard allows writes.
@@ -228,5 +246,5 @@ func (d guardedDB) Delete(key []byte) error {
 	if err := d.g.Err(); err != nil {
 		return err
 	}
-	return engine.Delete(d.DB, key)
+	return d.g.filled(engine.Delete(d.DB, key))
 }
