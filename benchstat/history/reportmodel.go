@@ -12,7 +12,7 @@ import (
 	"github.com/kvbench/kvbench/benchstat/internal/changepoint"
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
 	"github.com/kvbench/kvbench/benchstat/internal/history"
-	"golang.org/x/perf/benchfmt"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
 
 // chartKey is one chart: a family's unit on one machine, over commits or
@@ -91,14 +91,11 @@ var procsSuffix = regexp.MustCompile(`-[0-9]+$`)
 func splitName(name string) (fam, engine, procs string) {
 	procs = procsSuffix.FindString(name)
 	n := strings.TrimPrefix(name, "Benchmark")
-	if op, eng, cfg, ok := engname.Split(benchfmt.Name(n)); ok {
-		fam = op
-		if cfg != "" {
-			fam += "/" + cfg
-		}
-		return fam, eng, procs
+	fam, engine, cfg := results.Split(n)
+	if cfg != "" {
+		fam += "/" + cfg
 	}
-	return strings.TrimSuffix(n, procs), "", procs
+	return fam, engine, procs
 }
 
 // primaryUnits are a family's headline units, the first it reports.

@@ -7,8 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/kvbench/kvbench/benchstat/internal/engname"
-	"golang.org/x/perf/benchfmt"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
 
 // benchstat runs benchstat on file with engines as columns.
@@ -28,7 +27,7 @@ func benchstat(file string, flags []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	n, err := Rewrite(in, file, out)
+	n, err := results.WithEngineKey(in, file, out)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -45,25 +44,4 @@ func benchstat(file string, flags []string, stdout, stderr io.Writer) error {
 	cmd := exec.Command("go", append(args, outPath)...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	return cmd.Run()
-}
-
-// Rewrite copies results from r to w with engine names moved into an
-// engine= key, and returns how many results it renamed.
-func Rewrite(r io.Reader, name string, w io.Writer) (int, error) {
-	rd := benchfmt.NewReader(r, name)
-	wr := benchfmt.NewWriter(w)
-	renamed := 0
-	for rd.Scan() {
-		rec := rd.Result()
-		if res, ok := rec.(*benchfmt.Result); ok {
-			if nn, ok := engname.EngineName(res.Name); ok {
-				res.Name = nn
-				renamed++
-			}
-		}
-		if err := wr.Write(rec); err != nil {
-			return renamed, err
-		}
-	}
-	return renamed, rd.Err()
 }

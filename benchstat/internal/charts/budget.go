@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 	ksummary "github.com/kvbench/kvbench/benchstat/internal/summary"
 )
 
@@ -69,12 +70,8 @@ func isBudgetRow(row ksummary.Row) bool {
 
 // hasMem reports whether a sub-benchmark name has a mem= part.
 func hasMem(config string) bool {
-	for _, p := range strings.Split(config, "/") {
-		if strings.HasPrefix(p, "mem=") {
-			return true
-		}
-	}
-	return false
+	_, ok := results.SplitConfig(config).Get("mem")
+	return ok
 }
 
 // diskRandRead is BenchmarkDisk's op=randread-4k at threads=1 in ops/s:
@@ -84,8 +81,11 @@ func diskRandRead(r *ksummary.Results) *ksummary.Stat {
 		return nil
 	}
 	for _, c := range r.Configs["Disk"] {
-		ps := strings.Split(c, "/")
-		if !slices.Contains(ps, "op=randread-4k") || !slices.Contains(ps, "threads=1") {
+		ps := results.SplitConfig(c)
+		if op, _ := ps.Get("op"); op != "randread-4k" {
+			continue
+		}
+		if th, _ := ps.Get("threads"); th != "1" {
 			continue
 		}
 		if v := r.Values[ksummary.Key{Op: "Disk", Config: c, Unit: "ops/s"}]; len(v) > 0 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 	"github.com/kvbench/kvbench/internal/engine"
 	"gonum.org/v1/plot/plotutil"
 )
@@ -159,7 +160,7 @@ BenchmarkReadRandomPebble/valsz=1024/threads=1/block=32KiB-2 1 1000 ns/op 240000
 		t.Fatalf("configs %q, want %q", got, want)
 	}
 	for _, c := range want {
-		if v := r.values[series{"ReadRandom", c, "Bolt", "ops/s"}]; len(v) != 1 || v[0] != 300000 {
+		if v := r.values[results.Key{Op: "ReadRandom", Engine: "Bolt", Config: c, Unit: "ops/s"}]; len(v) != 1 || v[0] != 300000 {
 			t.Errorf("Bolt at %s: %v", c, v)
 		}
 	}

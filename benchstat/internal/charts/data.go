@@ -5,59 +5,36 @@ import (
 	"io"
 	"math"
 	"os"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
-	"golang.org/x/perf/benchfmt"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 	"golang.org/x/perf/benchmath"
 )
 
-// series is every run of one operation, sub-benchmark, engine and unit.
-type series struct {
-	op, config, engine, unit string
-}
-
-// results holds the values of each series and the order things came in.
+// Results holds the values of each series and the order things came in.
 type Results struct {
-	values map[series][]float64
+	values map[results.Key][]float64
 	ops    []string            // operations in file order
 	config map[string][]string // sub-benchmarks of each operation, in file order
 }
 
+// ReadResults reads the per-engine results of a results file.
 func ReadResults(r io.Reader, name string) (*Results, error) {
-	res := &Results{values: map[series][]float64{}, config: map[string][]string{}}
-	rd := benchfmt.NewReader(r, name)
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.SyntaxError:
-			// As benchstat does: say so and go on. A progress line that
-			// landed inside a result line costs that one result.
-			fmt.Fprintf(os.Stderr, "charts: skipping %v\n", rec)
-		case *benchfmt.Result:
-			op, eng, cfg, ok := engname.Split(rec.Name)
-			if !ok {
-				continue // not a per-engine benchmark
-			}
-			if _, seen := res.config[op]; !seen {
-				res.ops = append(res.ops, op)
-			}
-			if !slices.Contains(res.config[op], cfg) {
-				res.config[op] = append(res.config[op], cfg)
-			}
-			for _, v := range rec.Values {
-				unit, val := v.Unit, v.Value
-				if v.OrigUnit != "" {
-					unit, val = v.OrigUnit, v.OrigValue
-				}
-				k := series{op, cfg, eng, unit}
-				res.values[k] = append(res.values[k], val)
-			}
-		}
+	f, err := results.Read(r, name)
+	if err != nil {
+		return nil, err
 	}
+	for _, e := range f.Skipped {
+		// As benchstat does: say so and go on. A progress line that
+		// landed inside a result line costs that one result.
+		fmt.Fprintf(os.Stderr, "charts: skipping %v\n", e)
+	}
+	s := f.Series(func(r *results.Result) bool { return r.Engine != "" })
+	res := &Results{values: s.Values, ops: s.Ops, config: s.Configs}
 	res.spanBlocks()
-	return res, rd.Err()
+	return res, nil
 }
 
 // spanBlocks shows an engine without data blocks (a B-tree: its leaves
@@ -86,12 +63,12 @@ func (r *Results) spanBlocks() {
 			continue
 		}
 		for k, vals := range r.values {
-			for _, d := range moved[k.config] {
-				if k.op == op {
-					r.values[series{op, d, k.engine, k.unit}] = vals
+			for _, d := range moved[k.Config] {
+				if k.Op == op {
+					r.values[results.Key{Op: op, Engine: k.Engine, Config: d, Unit: k.Unit}] = vals
 				}
 			}
-			if k.op == op && len(moved[k.config]) > 0 {
+			if k.Op == op && len(moved[k.Config]) > 0 {
 				delete(r.values, k)
 			}
 		}
@@ -105,8 +82,8 @@ func (r *Results) spanBlocks() {
 func (r *Results) engines(op, unit string) []string {
 	reported := map[string]bool{}
 	for k := range r.values {
-		if k.op == op && k.unit == unit {
-			reported[k.engine] = true
+		if k.Op == op && k.Unit == unit {
+			reported[k.Engine] = true
 		}
 	}
 	var out []string
@@ -178,8 +155,8 @@ func labels(configs []string) (short []string, common string) {
 func (r *Results) units(op string) []string {
 	seen := map[string]bool{}
 	for k := range r.values {
-		if k.op == op {
-			seen[k.unit] = true
+		if k.Op == op {
+			seen[k.Unit] = true
 		}
 	}
 	var out []string

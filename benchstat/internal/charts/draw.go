@@ -3,6 +3,8 @@ package charts
 import (
 	"slices"
 	"sort"
+
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
 
 // throughputUnits are tried in order; an operation is drawn in the first
@@ -11,7 +13,7 @@ var throughputUnits = []string{"ops/s", "keys/s", "MB/s", "ns/op"}
 
 // New is an empty set of results to Merge files into.
 func New() *Results {
-	return &Results{values: map[series][]float64{}, config: map[string][]string{}}
+	return &Results{values: map[results.Key][]float64{}, config: map[string][]string{}}
 }
 
 // Empty reports whether r holds no per-engine result.

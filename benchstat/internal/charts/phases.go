@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -39,7 +40,7 @@ func PopulateOverTime(r *Results, dir string) (string, error) {
 		for ci, c := range r.config[op] {
 			var pts plotter.XYs
 			for i, u := range phaseUnits {
-				if v := r.values[series{op, c, e, u}]; len(v) > 0 {
+				if v := r.values[results.Key{Op: op, Engine: e, Config: c, Unit: u}]; len(v) > 0 {
 					y := summarize(v).center / 1e3
 					pts = append(pts, plotter.XY{X: float64(i), Y: y})
 					top = max(top, y)

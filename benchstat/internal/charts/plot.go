@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -99,7 +100,7 @@ func throughputChart(r *Results, op string, configs []string, unit, dir string) 
 	for _, e := range engines {
 		for _, c := range configs {
 			var s summary
-			if v := r.values[series{op, c, e, unit}]; len(v) > 0 {
+			if v := r.values[results.Key{Op: op, Engine: e, Config: c, Unit: unit}]; len(v) > 0 {
 				s = summarize(v)
 				allCI = allCI && s.ci
 			}
@@ -111,7 +112,7 @@ func throughputChart(r *Results, op string, configs []string, unit, dir string) 
 		whiskers = "min-max of the runs (too few runs for a 95% interval)"
 		for _, e := range engines {
 			for i, c := range configs {
-				if v := r.values[series{op, c, e, unit}]; len(v) > 0 {
+				if v := r.values[results.Key{Op: op, Engine: e, Config: c, Unit: unit}]; len(v) > 0 {
 					sums[e][i].lo, sums[e][i].hi = minMax(v)
 				}
 			}
@@ -189,7 +190,7 @@ func latencyChart(r *Results, op, config, label string, units []string, dir stri
 			plotter.YErrors
 		}
 		for i, u := range units {
-			v := r.values[series{op, config, e, u}]
+			v := r.values[results.Key{Op: op, Engine: e, Config: config, Unit: u}]
 			if len(v) == 0 {
 				continue
 			}

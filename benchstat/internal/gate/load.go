@@ -3,9 +3,11 @@ package gate
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"sort"
 
+	resultsfile "github.com/kvbench/kvbench/benchstat/internal/results"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -55,35 +57,26 @@ func ReadFiles(paths ...string) (*Set, error) {
 // Read adds the results of one benchfmt stream. Syntax errors stop the
 // read: a gate that skipped lines could pass on half a file.
 func (s *Set) Read(r io.Reader, name string) error {
-	rd := benchfmt.NewReader(r, name)
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.SyntaxError:
-			return rec
-		case *benchfmt.Result:
-			n := string(rec.Name)
-			if g := rec.GetConfig("gate"); g != "" {
-				s.Gate[n] = g
-			}
-			if m := rec.GetConfig("mode"); m != "" {
-				s.Mode[n] = m
-			}
-			for _, v := range rec.Values {
-				unit, val := v.Unit, v.Value
-				if v.OrigUnit != "" {
-					unit, val = v.OrigUnit, v.OrigValue
-				}
-				k := Key{n, unit}
-				s.Values[k] = append(s.Values[k], val)
-			}
-		}
-	}
-	if err := rd.Err(); err != nil {
+	f, err := resultsfile.Read(r, name)
+	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	for k, v := range rd.Units() {
-		s.Units[k] = v
+	if len(f.Skipped) > 0 {
+		return f.Skipped[0]
 	}
+	for _, res := range f.Results {
+		if g := res.Label("gate"); g != "" {
+			s.Gate[res.Name] = g
+		}
+		if m := res.Label("mode"); m != "" {
+			s.Mode[res.Name] = m
+		}
+		for _, v := range res.Values {
+			k := Key{res.Name, v.Unit}
+			s.Values[k] = append(s.Values[k], v.Value)
+		}
+	}
+	maps.Copy(s.Units, f.Units)
 	return nil
 }
 

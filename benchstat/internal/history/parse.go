@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sort"
 
-	"golang.org/x/perf/benchfmt"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
 
 // Label is one key: value pair attached to a run.
@@ -37,36 +37,25 @@ type File struct {
 // built from half a file would look complete and be wrong. So is a file
 // with no results: there is nothing in it to follow over time.
 func Parse(name string, raw []byte) (*File, error) {
+	rf, err := results.Read(bytes.NewReader(raw), name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(rf.Skipped) > 0 {
+		return nil, rf.Skipped[0]
+	}
 	f := &File{Name: name, Raw: raw}
 	seen := map[Label]bool{}
-	rd := benchfmt.NewReader(bytes.NewReader(raw), name)
-	seq := 0
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.SyntaxError:
-			return nil, rec
-		case *benchfmt.Result:
-			for _, c := range rec.Config {
-				l := Label{c.Key, string(c.Value)}
-				if c.File && l.Value != "" && !seen[l] {
-					seen[l] = true
-					f.Config = append(f.Config, l)
-				}
+	for seq, res := range rf.Results {
+		for _, l := range res.Labels {
+			if l := Label(l); !seen[l] {
+				seen[l] = true
+				f.Config = append(f.Config, l)
 			}
-			n := "Benchmark" + string(rec.Name.Full()) // as written in the file
-			for _, v := range rec.Values {
-				// The unit as written: benchfmt turns ns/op into sec/op.
-				unit, val := v.Unit, v.Value
-				if v.OrigUnit != "" {
-					unit, val = v.OrigUnit, v.OrigValue
-				}
-				f.Results = append(f.Results, Result{Seq: seq, Name: n, Unit: unit, Value: val, Iters: rec.Iters})
-			}
-			seq++
 		}
-	}
-	if err := rd.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		for _, v := range res.Values {
+			f.Results = append(f.Results, Result{Seq: seq, Name: "Benchmark" + res.Name, Unit: v.Unit, Value: v.Value, Iters: res.Iters})
+		}
 	}
 	if len(f.Results) == 0 {
 		return nil, fmt.Errorf("%s: no benchmark results", name)

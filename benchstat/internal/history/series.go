@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 )
@@ -188,9 +189,12 @@ func (s *Store) unitLines(ctx context.Context, id int64, better map[string]int) 
 			lines.WriteByte('\n')
 		}
 	}
-	rd := benchfmt.NewReader(&lines, "units")
-	for rd.Scan() {
-		if u, ok := rd.Result().(*benchfmt.UnitMetadata); ok && u.Key == "better" {
+	f, err := results.Read(&lines, "units")
+	if err != nil {
+		return err
+	}
+	for _, u := range f.Units {
+		if u.Key == "better" {
 			switch u.Value {
 			case "higher":
 				better[u.OrigUnit] = 1

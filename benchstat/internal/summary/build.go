@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -115,41 +116,17 @@ func hasColumn(t Table, col string) bool {
 	return false
 }
 
-// part is one key=value element of a sub-benchmark name.
-type part struct{ k, v string }
-
-func parts(config string) []part {
-	var out []part
-	for _, p := range strings.Split(config, "/") {
-		if p == "" {
-			continue
-		}
-		k, v, _ := strings.Cut(p, "=")
-		out = append(out, part{k, v})
-	}
-	return out
-}
-
-func value(ps []part, k string) (string, bool) {
-	for _, p := range ps {
-		if p.k == k {
-			return p.v, true
-		}
-	}
-	return "", false
-}
-
 // matches reports whether ps passes every filter of where.
-func matches(ps []part, where []string) bool {
+func matches(ps results.Parts, where []string) bool {
 	for _, w := range where {
 		if neg, ok := strings.CutPrefix(w, "!"); ok {
-			if _, has := value(ps, neg); has {
+			if _, has := ps.Get(neg); has {
 				return false
 			}
 			continue
 		}
 		k, v, exact := strings.Cut(w, "=")
-		got, has := value(ps, k)
+		got, has := ps.Get(k)
 		if !has || (exact && got != v) {
 			return false
 		}
@@ -167,15 +144,15 @@ func oversubscribed(r *Results, t Table) []string {
 	}
 	var over []int
 	for _, row := range t.Rows {
-		for _, p := range parts(strings.ReplaceAll(row.Label, " ", "/")) {
-			if n, err := strconv.Atoi(p.v); err == nil && p.k == "threads" && n > cpus && !slices.Contains(over, n) {
+		for _, p := range results.SplitConfig(strings.ReplaceAll(row.Label, " ", "/")) {
+			if n, err := strconv.Atoi(p.Value); err == nil && p.Key == "threads" && n > cpus && !slices.Contains(over, n) {
 				over = append(over, n)
 			}
 		}
 	}
 	if t.Common != "" {
-		for _, p := range parts(strings.ReplaceAll(t.Common, " ", "/")) {
-			if n, err := strconv.Atoi(p.v); err == nil && p.k == "threads" && n > cpus && !slices.Contains(over, n) {
+		for _, p := range results.SplitConfig(strings.ReplaceAll(t.Common, " ", "/")) {
+			if n, err := strconv.Atoi(p.Value); err == nil && p.Key == "threads" && n > cpus && !slices.Contains(over, n) {
 				over = append(over, n)
 			}
 		}
@@ -189,10 +166,10 @@ func oversubscribed(r *Results, t Table) []string {
 }
 
 // withDefaults adds the parts defaults gives and ps leaves out.
-func withDefaults(ps []part, defaults map[string]string) []part {
+func withDefaults(ps results.Parts, defaults map[string]string) results.Parts {
 	for k, v := range defaults {
-		if _, ok := value(ps, k); !ok {
-			ps = append(ps, part{k, v})
+		if _, ok := ps.Get(k); !ok {
+			ps = append(ps, results.Part{Key: k, Value: v})
 		}
 	}
 	return ps
@@ -201,7 +178,7 @@ func withDefaults(ps []part, defaults map[string]string) []part {
 // candidate is one sub-benchmark an engine ran for a row.
 type candidate struct {
 	config string
-	rest   []part // name parts neither filtered nor a dimension
+	rest   results.Parts // name parts neither filtered nor a dimension
 }
 
 func buildTable(r *Results, q Section, placed map[string]bool) Table {
@@ -245,14 +222,14 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 	}
 	type named struct {
 		config string
-		ps     []part
+		ps     results.Parts
 	}
 	var configs []named
 	for _, config := range append(slices.Clone(r.Configs[b.Op]), r.killConfigs(b.Op)...) {
-		if ps := withDefaults(parts(config), b.Defaults); matches(ps, b.Where) {
+		if ps := withDefaults(results.SplitConfig(config), b.Defaults); matches(ps, b.Where) {
 			configs = append(configs, named{config, ps})
 			for _, d := range b.Dims {
-				if v, ok := value(ps, d); ok && !slices.Contains(dimVals[d], v) {
+				if v, ok := ps.Get(d); ok && !slices.Contains(dimVals[d], v) {
 					dimVals[d] = append(dimVals[d], v)
 				}
 			}
@@ -267,7 +244,7 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 		missing := false
 		for _, d := range b.Dims {
 			vs := []string{}
-			if v, ok := value(ps, d); ok {
+			if v, ok := ps.Get(d); ok {
 				vs = append(vs, v)
 			} else if slices.Contains(b.Span, d) {
 				vs, missing = dimVals[d], missing || len(dimVals[d]) > 0
@@ -283,9 +260,9 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 			}
 			keys = next
 		}
-		var rest []part
+		var rest results.Parts
 		for _, p := range ps {
-			if !filtered[p.k] && !slices.Contains(b.Dims, p.k) {
+			if !filtered[p.Key] && !slices.Contains(b.Dims, p.Key) {
 				rest = append(rest, p)
 			}
 		}
@@ -328,9 +305,9 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 		if b.Label != "" {
 			label = append(label, b.Label)
 		}
-		for _, p := range parts(rk) {
-			if varies[p.k] {
-				label = append(label, p.k+"="+p.v)
+		for _, p := range results.SplitConfig(rk) {
+			if varies[p.Key] {
+				label = append(label, p.Key+"="+p.Value)
 			}
 		}
 		chosen := map[string]string{}
@@ -349,7 +326,7 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 		for _, u := range b.Units {
 			row := Row{Label: strings.Join(append([]string{unitLabel(u)}, label...), " "), Unit: u, Cells: map[string]Cell{}}
 			for e, config := range chosen {
-				k := Key{b.Op, e, config, u}
+				k := Key{Op: b.Op, Engine: e, Config: config, Unit: u}
 				ks := r.killsOf(b.Op, e, config)
 				if len(ks) > 0 {
 					placed[b.Op+"\x00"+e+"\x00"+config] = true
@@ -389,8 +366,8 @@ func pick(r *Results, cs []candidate) (candidate, string) {
 	var differ []string
 	for _, p := range cs[0].rest {
 		for _, c := range cs[1:] {
-			if v, _ := value(c.rest, p.k); v != p.v && !slices.Contains(differ, p.k) {
-				differ = append(differ, p.k)
+			if v, _ := c.rest.Get(p.Key); v != p.Value && !slices.Contains(differ, p.Key) {
+				differ = append(differ, p.Key)
 			}
 		}
 	}
@@ -398,7 +375,7 @@ func pick(r *Results, cs []candidate) (candidate, string) {
 	for _, c := range cs {
 		ok := len(differ) > 0
 		for _, k := range differ {
-			v, _ := value(c.rest, k)
+			v, _ := c.rest.Get(k)
 			if run, has := r.Run[k]; !has || run != v {
 				ok = false
 			}
@@ -410,7 +387,7 @@ func pick(r *Results, cs []candidate) (candidate, string) {
 	}
 	var shown []string
 	for _, k := range differ {
-		v, _ := value(best.rest, k)
+		v, _ := best.rest.Get(k)
 		shown = append(shown, k+"="+v)
 	}
 	return best, fmt.Sprintf("%s shown (%s)", strings.Join(shown, " "), why)
@@ -424,16 +401,16 @@ func addReference(r *Results, t *Table, q Section) {
 			src = c
 			break
 		}
-		want, ok := value(parts(src.Src.Config), ref.Match)
+		want, ok := results.SplitConfig(src.Src.Config).Get(ref.Match)
 		if !ok {
 			continue
 		}
 		for _, config := range r.Configs[ref.Op] {
-			ps := parts(config)
-			if v, _ := value(ps, ref.Match); !matches(ps, ref.Where) || v != want {
+			ps := results.SplitConfig(config)
+			if v, _ := ps.Get(ref.Match); !matches(ps, ref.Where) || v != want {
 				continue
 			}
-			k := Key{ref.Op, "", config, row.Unit}
+			k := Key{Op: ref.Op, Config: config, Unit: row.Unit}
 			if vals := r.Values[k]; len(vals) > 0 {
 				t.Rows[i].Cells[ref.Column] = Cell{Src: k, Stat: Of(vals)}
 			}

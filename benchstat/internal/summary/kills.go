@@ -7,9 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 	"github.com/kvbench/kvbench/internal/memlimit"
-	"golang.org/x/perf/benchfmt"
 )
 
 // Kill is one benchmark that ended inside its memory budget without a
@@ -33,10 +32,7 @@ func readKills(data []byte) []Kill {
 		}
 		k := Kill{Kill: mk}
 		if name, ok := strings.CutPrefix(mk.Leaf, "Benchmark"); ok {
-			var isEngine bool
-			if k.Op, k.Engine, k.Config, isEngine = engname.Split(benchfmt.Name(name)); !isEngine {
-				k.Op, k.Config = splitPlain(benchfmt.Name(name))
-			}
+			k.Op, k.Engine, k.Config = results.Split(name)
 		}
 		out = append(out, k)
 	}

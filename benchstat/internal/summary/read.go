@@ -1,34 +1,21 @@
 // Package summary turns one kvbench results file into short tables that
 // answer the questions make bench asks, engines as columns. It reads the
-// file with benchfmt and takes medians and their spread from benchmath;
-// nothing is scraped from text.
+// file with benchstat/internal/results and takes medians and their spread
+// from benchmath; nothing is scraped from text.
 package summary
 
 import (
 	"bytes"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
-	"github.com/kvbench/kvbench/benchstat/internal/engname"
-	"golang.org/x/perf/benchfmt"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
 
 // Key names one series: every round of one benchmark and unit. Engine is
 // empty for benchmarks of no engine (Disk).
-type Key struct {
-	Op, Engine, Config, Unit string
-}
-
-// String is the benchmark and unit a series is of.
-func (k Key) String() string {
-	n := "Benchmark" + k.Op + k.Engine
-	if k.Config != "" {
-		n += "/" + k.Config
-	}
-	return n + " " + k.Unit
-}
+type Key = results.Key
 
 // Results is one results file by series, with the configuration lines the
 // file printed.
@@ -58,34 +45,15 @@ func Read(r io.Reader, name string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Results{Name: name, Values: map[Key][]float64{}, Configs: map[string][]string{},
-		Run: map[string]string{}, Settings: map[string]string{}, Kills: readKills(data)}
-	rd := benchfmt.NewReader(bytes.NewReader(data), name)
-	for rd.Scan() {
-		switch rec := rd.Result().(type) {
-		case *benchfmt.SyntaxError:
-			res.Skipped++
-		case *benchfmt.Result:
-			op, eng, cfg, ok := engname.Split(rec.Name)
-			if !ok {
-				op, cfg = splitPlain(rec.Name)
-			}
-			res.note(rec, eng)
-			if !slices.Contains(res.Configs[op], cfg) {
-				res.Configs[op] = append(res.Configs[op], cfg)
-			}
-			for _, v := range rec.Values {
-				unit, val := v.Unit, v.Value
-				if v.OrigUnit != "" {
-					unit, val = v.OrigUnit, v.OrigValue
-				}
-				k := Key{op, eng, cfg, unit}
-				res.Values[k] = append(res.Values[k], val)
-			}
-		}
-	}
-	if err := rd.Err(); err != nil {
+	f, err := results.Read(bytes.NewReader(data), name)
+	if err != nil {
 		return nil, err
+	}
+	s := f.Series(nil)
+	res := &Results{Name: name, Values: s.Values, Configs: s.Configs,
+		Run: map[string]string{}, Settings: map[string]string{}, Skipped: len(f.Skipped), Kills: readKills(data)}
+	for i := range f.Results {
+		res.note(&f.Results[i])
 	}
 	if len(res.Values) == 0 && len(res.Kills) == 0 {
 		return nil, fmt.Errorf("%s: no benchmark results", name)
@@ -94,15 +62,12 @@ func Read(r io.Reader, name string) (*Results, error) {
 }
 
 // note keeps the configuration lines of rec.
-func (r *Results) note(rec *benchfmt.Result, eng string) {
-	for _, c := range rec.Config {
-		if !c.File {
-			continue // name-derived keys (.fullname, /threads ...)
-		}
-		k, v := c.Key, string(c.Value)
+func (r *Results) note(rec *results.Result) {
+	for _, l := range rec.Labels {
+		k, v := l.Key, l.Value
 		if strings.HasPrefix(k, "settings-") || strings.HasPrefix(k, "fixture-") {
-			if eng != "" && strings.HasPrefix(k, "settings-") {
-				r.Settings[eng] = v
+			if rec.Engine != "" && strings.HasPrefix(k, "settings-") {
+				r.Settings[rec.Engine] = v
 			}
 			continue
 		}
@@ -111,17 +76,4 @@ func (r *Results) note(rec *benchfmt.Result, eng string) {
 			r.RunKeys = append(r.RunKeys, k)
 		}
 	}
-}
-
-// splitPlain is engname.Split for a benchmark of no engine: "Disk" and
-// "op=randread-4k/threads=1".
-func splitPlain(n benchfmt.Name) (op, config string) {
-	base, parts := n.Parts()
-	var cfg []string
-	for _, p := range parts {
-		if p[0] == '/' {
-			cfg = append(cfg, string(p[1:]))
-		}
-	}
-	return string(base), strings.Join(cfg, "/")
 }

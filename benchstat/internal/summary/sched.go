@@ -36,8 +36,8 @@ func schedBound(r *Results, k Key, op Stat) bool {
 	if !isOpP99(k.Unit) {
 		return false
 	}
-	s := Key{k.Op, k.Engine, k.Config, schedUnit}
-	vals := r.Values[s]
+	k.Unit = schedUnit
+	vals := r.Values[k]
 	return len(vals) > 0 && schedClose(Of(vals).Center, op.Center)
 }
 
