@@ -37,7 +37,7 @@ type ackSeq struct {
 	acked []atomic.Uint64
 }
 
-// ackWindow is how far claims may run ahead of limit (YCSB's window).
+// ackWindow is the most claims may run ahead of limit (YCSB's window).
 const ackWindow = 1 << 20
 
 // claim is the next number of the sequence.
@@ -91,11 +91,17 @@ type ycsbShared struct {
 func newYCSBShared(g *dataset.Gen, keys uint64, dist *keydist.Params, mix opMix, ops, stripes int) *ycsbShared {
 	sh := &ycsbShared{g: g, keys: keys, lanes: make([]ycsbLane, stripes), stripes: uint64(stripes), dist: dist,
 		space: keys + uint64(float64(ops)*mix[opInsert]/100*2) + 1, cum: mix.cum(), deletes: mix[opDelete] > 0}
+	// A round claims at most ops numbers, so a window of ops never
+	// overflows however far one goroutine falls behind.
+	win := 64
+	for win < ops && win < ackWindow {
+		win *= 2
+	}
 	if mix[opInsert] > 0 {
-		sh.inserts.acked = make([]atomic.Uint64, ackWindow)
+		sh.inserts.acked = make([]atomic.Uint64, win)
 	}
 	if sh.deletes {
-		sh.dels.acked = make([]atomic.Uint64, ackWindow)
+		sh.dels.acked = make([]atomic.Uint64, win)
 	}
 	return sh
 }

@@ -119,6 +119,23 @@ func TestYCSBMixes(t *testing.T) {
 	}
 }
 
+// TestYCSBUpdateRead: with -update read an update reads its key first,
+// verified as any read, and both run inside the update's one timing.
+func TestYCSBUpdateRead(t *testing.T) {
+	coretest.SetBenchtime(t, "1000x")
+	e, info, _, _ := ycsbEnv(t, "bolt")
+	updateFlag.Set(&e.Bench().Cfg, "read")
+	var failed bool
+	r := testing.Benchmark(func(b *testing.B) {
+		defer func() { failed = failed || b.Failed() }()
+		db, dir := loadedDB(t, e, "bolt")
+		runYCSB(b, e.Bench(), info, db, dir, ycsbSpecs[0], "zipf", 2)
+	})
+	if failed || r.N != 1000 || r.Extra["update-ops/s"] <= 0 {
+		t.Fatalf("N=%d failed=%v update-ops/s=%v", r.N, failed, r.Extra["update-ops/s"])
+	}
+}
+
 // TestYCSBVerifyCatches: what the verification must refuse. A write made
 // behind a goroutine's back (an older version, a version nobody wrote, a
 // deleted key brought back) fails its next read of that key.
