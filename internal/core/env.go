@@ -19,7 +19,7 @@ import (
 // Env is one run: its validated configuration, the data set, the suite's
 // own directory under -dir, the fixtures built for it, and its output.
 type Env struct {
-	RunData // what a workload's body reads of it (Bench)
+	RunData // the run's values
 
 	// Out receives configuration lines and, through testing, results;
 	// Log receives progress, never among result lines.
@@ -49,9 +49,6 @@ type Env struct {
 
 	block   ByteSize  // the block size of the pass running (forEachBlock); 0 outside one
 	handles []*Handle // handles opened, closed at the end of their pass
-
-	benchOnce sync.Once
-	bench     *Bench // the run as bodies see it (Bench)
 }
 
 // NewEnv validates c and derives the data set; it touches no file.

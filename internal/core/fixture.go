@@ -23,13 +23,13 @@ type Fixture struct {
 	// of -batch (WriteAll). Either way Setup flushes and settles it after.
 	// The hook's f has the options db was opened with (Dir set), and it may
 	// Reopen db.
-	Build func(e *Bench, db engine.DB, f *Fixture) error
+	Build func(e *Env, db engine.DB, f *Fixture) error
 	// Files, when set, makes a fixture of files no engine writes (the
 	// embedded cdb as a file): Engine, Options and Build are unused, and
 	// Files writes Data into dir, which exists and is empty, returning the
 	// manifest's EngineVersion, DiskBytes and Settled. Read it through
 	// e.FixtureDir; a Handle opens only engines.
-	Files func(e *Bench, dir string) (dataset.Manifest, error)
+	Files func(e *Env, dir string) (dataset.Manifest, error)
 }
 
 // LogicalBytes is what the fixture holds, keys plus values.
@@ -140,7 +140,7 @@ func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
 	if f.Build != nil {
 		opened := *f
 		opened.Options = o // with the directory it is built in
-		err = f.Build(e.Bench(), db, &opened)
+		err = f.Build(e, db, &opened)
 	} else {
 		err = e.WriteAll(db, f.Data, e.Cfg.Batch, 1, f.Params.Name())
 	}
@@ -171,7 +171,7 @@ func (e *Env) buildFiles(f *Fixture, dir string) (dataset.Manifest, error) {
 		return dataset.Manifest{}, err
 	}
 	start := time.Now()
-	m, err := f.Files(e.Bench(), dir)
+	m, err := f.Files(e, dir)
 	if err != nil {
 		return dataset.Manifest{}, err
 	}

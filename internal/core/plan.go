@@ -43,7 +43,7 @@ func (e *Env) NewPlan(pattern string) (*Plan, error) {
 		if t.W.Fixtures != nil {
 			e.planning = func(sub string) bool { return m.matchSub(t.Name(), sub) }
 			e.forEachBlock(t.Info, func() {
-				for _, f := range t.W.Fixtures(e.Bench(), t.Info) {
+				for _, f := range t.W.Fixtures(e, t.Info) {
 					if n := f.Params.Name(); !seen[n] {
 						seen[n] = true
 						p.Fixtures = append(p.Fixtures, f)
@@ -54,7 +54,7 @@ func (e *Env) NewPlan(pattern string) (*Plan, error) {
 			})
 		}
 		if t.W.Scratch != nil {
-			if s := t.W.Scratch(e.Bench(), t.Info); s > 0 {
+			if s := t.W.Scratch(e, t.Info); s > 0 {
 				p.Scratch = max(p.Scratch, s)
 				p.Margin = max(p.Margin, e.Cfg.WriteMargin(t.Info))
 			}

@@ -15,14 +15,14 @@ func init() {
 	Register(&Workload{
 		Name:    "Probe",
 		Engines: Everything,
-		Fixtures: func(e *Bench, info engine.Info) []*Fixture {
+		Fixtures: func(e *Env, info engine.Info) []*Fixture {
 			if info.Reference {
 				return nil
 			}
 			return []*Fixture{e.KVFor(info)}
 		},
 		Units: []Unit{Higher("ops/s")},
-		Run: func(b *testing.B, e *Bench, info engine.Info) {
+		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				h.Run(b, e.Shape()+"/"+SubName("cache", cache), cache, nil, func(b *testing.B, db engine.DB) { probe(b, e, db) })
@@ -32,7 +32,7 @@ func init() {
 }
 
 // probe reads b.N keys of the data set in order, each value verified.
-func probe(b *testing.B, e *Bench, db engine.DB) {
+func probe(b *testing.B, e *Env, db engine.DB) {
 	rd, err := db.NewReader()
 	if err != nil {
 		b.Fatal(err)

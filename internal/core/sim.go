@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/measure"
 	"github.com/kvbench/kvbench/internal/valgrind"
 )
 
@@ -13,8 +14,8 @@ import (
 // branch at its start and one at its end, nothing inside the loop.
 var underValgrind = valgrind.Running()
 
-// SimWarmUp runs n untimed operations through run before a counted
-// window, under Valgrind only (uninstrumented, so at several times native
+// TimeLoop's warm-up runs untimed operations before a counted window,
+// under Valgrind only (uninstrumented, so at several times native
 // speed). The Go runtime fills a type assertion's cache on about 1 in 1024
 // of its misses, at random (runtime.typeAssert), so a call path first taken
 // inside the window costs a varying number of slow lookups: in 2,000
@@ -24,10 +25,49 @@ var underValgrind = valgrind.Running()
 //
 // The b.N=1 probe Go runs before the counted b.N is not warmed: its count
 // is never reported (benchstat/sim reports the b.N of the result line).
-func SimWarmUp(b *testing.B, n int, run func(n int)) {
+
+// SimPace is how a warm leaf's timed loop runs under Valgrind: the
+// operations of its untimed warm-up pass and how often it yields.
+type SimPace struct{ Warm, Yield int }
+
+// The paces of point reads and of scans.
+var (
+	SimReads = SimPace{SimWarmReads, SimYieldReads}
+	SimScans = SimPace{SimWarmScans, SimYieldScans}
+)
+
+// TimeLoop is a warm leaf's timed loop, wrapped in one place: b.N
+// operations split over threads goroutines, op(t, n) doing n of them on
+// goroutine t, inside the benchmark's timer and callgrind's window (Under
+// Valgrind the loop yields every pace.Yield operations, after an untimed
+// warm-up pass of pace.Warm operations through the fresh states warm
+// makes; check runs after that pass). It reports the scheduler's wait
+// (sched-p99-ns) and returns the loop's wall and CPU time and disk
+// counters (b.ReportAllocs reports its allocations).
+func TimeLoop(b *testing.B, threads int, pace SimPace, op func(t, n int), warm func() (op func(t, n int), check func())) Timed {
 	if underValgrind && b.N > 1 {
-		run(n)
+		wop, check := warm()
+		RunThreads(threads, pace.Warm, func(t, n int) {
+			SimRun(n, pace.Yield, func(n int) { wop(t, n) })
+		})
+		check()
 	}
+	d0 := SampleDisk()
+	cpu0 := measure.CPUTime()
+	sched0 := SampleSched()
+	b.ReportAllocs()
+	b.ResetTimer()
+	sim := StartSim(b)
+	start := time.Now()
+	RunThreads(threads, b.N, func(t, n int) {
+		SimRun(n, pace.Yield, func(n int) { op(t, n) })
+	})
+	elapsed := time.Since(start)
+	sim.Stop()
+	b.StopTimer()
+	cpu := measure.CPUTime() - cpu0
+	ReportSched(b, threads, sched0)
+	return Timed{Elapsed: elapsed, CPU: cpu, Disk: SampleDisk().Sub(d0)}
 }
 
 // simSettle is how long a window waits, uncounted, for background
@@ -125,7 +165,7 @@ const (
 )
 
 // SimRun runs n ops of a loop through fn: a window's timed loop or a
-// SimWarmUp pass. Under Valgrind it calls fn with at most every ops at a
+// TimeLoop warm-up pass. Under Valgrind it calls fn with at most every ops at a
 // time and yields the processor after each call, the last one included,
 // so an engine's background goroutines do the work the ops hand them at
 // the same points in every run, inside the window that caused it. Without

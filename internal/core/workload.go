@@ -24,9 +24,9 @@ type Workload struct {
 	Engines func(engine.Info) bool
 	// Fixtures lists what it reads on an engine (nil info when Engines is
 	// nil). Every fixture is built in Setup, before the first result.
-	Fixtures func(e *Bench, info engine.Info) []*Fixture
+	Fixtures func(e *Env, info engine.Info) []*Fixture
 	// Scratch is the most it writes outside fixtures at one time, in bytes.
-	Scratch func(e *Bench, info engine.Info) int64
+	Scratch func(e *Env, info engine.Info) int64
 	// Units describes every unit it reports with b.ReportMetric. Which
 	// of them the regression gate judges, and which step of make bench
 	// runs it, are the tooling's to say (internal/families).
@@ -36,7 +36,7 @@ type Workload struct {
 	// Workloads that share flags list the same ones.
 	Options []Option
 	// Run is the body; it loops over the dimensions with b.Run.
-	Run func(b *testing.B, e *Bench, info engine.Info)
+	Run func(b *testing.B, e *Env, info engine.Info)
 
 	pkg string // the import path of the package that registered it
 }
@@ -156,7 +156,7 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 	e.WatchLeaf(b.Name()) // until a sub-benchmark names itself
 	e.forEachBlock(info, func() {
 		defer e.closeHandlesAfter(b)()
-		w.Run(b, e.Bench(), info)
+		w.Run(b, e, info)
 	})
 }
 

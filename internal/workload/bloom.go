@@ -23,7 +23,7 @@ func init() {
 	core.Register(&core.Workload{
 		Name:    "Bloom",
 		Engines: func(i engine.Info) bool { return i.TableFilters },
-		Fixtures: func(e *core.Bench, info engine.Info) []*core.Fixture {
+		Fixtures: func(e *core.Env, info engine.Info) []*core.Fixture {
 			var out []*core.Fixture
 			for _, fpr := range bloomFPRFlag.Get(&e.Cfg) {
 				out = append(out, tablesFixture(e, info, fpr))
@@ -32,7 +32,7 @@ func init() {
 		},
 		Units:   append([]core.Unit{core.Lower("open-ms"), core.Lower("open-read-B")}, loadUnits...),
 		Options: loadFlags,
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			c := loadOf(&e.Cfg)
 			rates := append(append([]int{}, c.Rates...), 0) // 0: closed loop
 			for _, fpr := range c.BloomFPR {
@@ -67,7 +67,7 @@ var bloomHitRates = []float64{0.1, 0.9}
 // tablesFixture is the engine's many-table fixture with filters at fpr (0:
 // none): the run's data set in -sst_tables groups of keys, each written
 // and then flushed to a table of its own, compactions off.
-func tablesFixture(e *core.Bench, info engine.Info, fpr float64) *core.Fixture {
+func tablesFixture(e *core.Env, info engine.Info, fpr float64) *core.Fixture {
 	n := sstTablesFlag.Get(&e.Cfg)
 	f := e.NewFixture(info, fmt.Sprintf("sst%d-bloom%s", n, fprName(fpr)), core.GenSource{G: e.Gen}, func(o *engine.Options) {
 		o.DisableCompactions = true
@@ -83,7 +83,7 @@ func tablesFixture(e *core.Bench, info engine.Info, fpr float64) *core.Fixture {
 // keys, each flushed to a table of its own. An engine whose Flush leaves
 // the table in its memtable (Badger writes it out only when it is full or
 // on Close) is reopened.
-func buildTables(e *core.Bench, db engine.DB, f *core.Fixture) error {
+func buildTables(e *core.Env, db engine.DB, f *core.Fixture) error {
 	n := uint64(sstTablesFlag.Get(&e.Cfg))
 	tables := func() int {
 		m, _ := filepath.Glob(filepath.Join(f.Options.Dir, "*.sst"))
@@ -133,7 +133,7 @@ const bloomWarmGets = 100
 
 // runBloom runs gets at rate (0: closed loop) for b.N windows, warm on
 // db, cold each on the fixture closed, evicted and reopened.
-func runBloom(b *testing.B, e *core.Bench, h *core.Handle, db engine.DB, cache string, hit float64, rate int) {
+func runBloom(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache string, hit float64, rate int) {
 	c := loadOf(&e.Cfg)
 	ws := newLoadWorkers(e, db, e.CallStreams(b), c.LoadWorkers, 6000)
 	defer closeLoadWorkers(ws)

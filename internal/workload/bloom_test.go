@@ -42,7 +42,7 @@ func TestBloomFixtures(t *testing.T) {
 	for _, name := range []string{"badger", "pebble"} {
 		info := coretest.Engine(t, name)
 		for _, fpr := range loadOf(&cfg).BloomFPR {
-			f := tablesFixture(e.Bench(), info, fpr)
+			f := tablesFixture(e, info, fpr)
 			dir, err := e.FixtureDir(f)
 			if err != nil {
 				t.Fatal(err)
@@ -99,7 +99,7 @@ func bloomEnv(t *testing.T, out io.Writer) *core.Env {
 // fixture of its own.
 func TestBloomLeavesStartInTheirCacheState(t *testing.T) {
 	e := bloomEnv(t, io.Discard)
-	f := tablesFixture(e.Bench(), coretest.Engine(t, "pebble"), 0.01)
+	f := tablesFixture(e, coretest.Engine(t, "pebble"), 0.01)
 	dir, err := e.FixtureDir(f)
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +142,7 @@ func TestBloomLeavesStartInTheirCacheState(t *testing.T) {
 	r := testing.Benchmark(func(b *testing.B) {
 		defer func() { failed = b.Failed() }() // runs after b.Fatal too
 		h := e.Open(b, opens.counted(f))
-		runBloom(b, e.Bench(), h, h.DB(b, core.Cold, nil), core.Cold, 0.5, 0)
+		runBloom(b, e, h, h.DB(b, core.Cold, nil), core.Cold, 0.5, 0)
 	})
 	if failed || r.N != 2 {
 		t.Fatalf("cold Bloom failed (N=%d)", r.N)

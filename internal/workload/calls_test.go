@@ -64,10 +64,10 @@ func TestCallsReadTheirOwnKeys(t *testing.T) {
 	coretest.SetBenchtime(t, "50x")
 	bodies := map[string]func(b *testing.B, e *core.Env, db engine.DB){
 		"ReadRandom": func(b *testing.B, e *core.Env, db engine.DB) {
-			readRandom(b, e.Bench(), db, readRandomRun{threads: 1, hitRate: 0.5})
+			readRandom(b, e, db, readRandomRun{threads: 1, hitRate: 0.5})
 		},
-		"Scan": func(b *testing.B, e *core.Env, db engine.DB) { scan(b, e.Bench(), db, 1) },
-		"Load": func(b *testing.B, e *core.Env, db engine.DB) { runLoad(b, e.Bench(), db, "get-hit", 2000, nil, nil) },
+		"Scan": func(b *testing.B, e *core.Env, db engine.DB) { scan(b, e, db, 1) },
+		"Load": func(b *testing.B, e *core.Env, db engine.DB) { runLoad(b, e, db, "get-hit", 2000, nil, nil) },
 	}
 	for name, body := range bodies {
 		coretest.CheckCalls(t, name, func(seed uint64) [][]string {

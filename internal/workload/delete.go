@@ -76,7 +76,7 @@ func init() {
 		Fixtures: kvFixture,
 		Scratch:  deleteScratch,
 		Units:    deleteUnits(),
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			h.Close(b) // only its copies are read
 			runQueue(b, e, h)
@@ -101,7 +101,7 @@ const queueScratchOps = 250_000
 // deleteScratch is one copy of the fixture at a time (counted like a
 // fixture, three times the logical bytes) and either what the queue
 // writes on it or the swath's fresh database of half the data set.
-func deleteScratch(e *core.Bench, _ engine.Info) int64 {
+func deleteScratch(e *core.Env, _ engine.Info) int64 {
 	logical := e.Gen.LogicalBytes()
 	queue := int64(queueScratchOps) * int64(queueKeySize+e.Cfg.ValSize)
 	return 3*logical + max(3*logical/2, queue)
@@ -114,7 +114,7 @@ func deleteScratch(e *core.Bench, _ engine.Info) int64 {
 // (engine.Deleter, BatchDeleter, RangeDeleter, Compacter), and can be
 // closed and reopened.
 type deleteCopy struct {
-	e     *core.Bench
+	e     *core.Env
 	info  engine.Info
 	o     engine.Options
 	label string
@@ -127,7 +127,7 @@ type deleteCopy struct {
 // fixture's options: a copy of the fixture when copy is set, else empty.
 // The copy and anything else dirty on its filesystem is written back
 // first, and memory earlier work left released, as loadLeaf does.
-func newDeleteDB(e *core.Bench, h *core.Handle, label string, copy bool) (*deleteCopy, error) {
+func newDeleteDB(e *core.Env, h *core.Handle, label string, copy bool) (*deleteCopy, error) {
 	info := h.Fixture().Engine
 	o := h.Options(nil)
 	o.Dir, o.ReadOnly = e.ScratchDir(info.Name), false
@@ -246,7 +246,7 @@ type queue struct {
 }
 
 // newQueue writes items 0 to n-1 in batches of batch and flushes them.
-func newQueue(e *core.Bench, c *deleteCopy, n, batch int) (*queue, error) {
+func newQueue(e *core.Env, c *deleteCopy, n, batch int) (*queue, error) {
 	del, ok := c.inner.(engine.Deleter)
 	if !ok {
 		return nil, fmt.Errorf("engine %s: no engine.Deleter", c.info.Name)
@@ -368,7 +368,7 @@ func (q *queue) verify() error {
 }
 
 // runQueue runs the queue leaf.
-func runQueue(b *testing.B, e *core.Bench, h *core.Handle) {
+func runQueue(b *testing.B, e *core.Env, h *core.Handle) {
 	info := h.Fixture().Engine
 	o := h.Options(nil)
 	o.ReadOnly = false
@@ -383,7 +383,7 @@ func runQueue(b *testing.B, e *core.Bench, h *core.Handle) {
 }
 
 // queueBody is the queue leaf: b.N ops on a new copy of the fixture.
-func queueBody(b *testing.B, e *core.Bench, h *core.Handle) {
+func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
 	b.StopTimer()
 	c, err := newDeleteDB(e, h, b.Name(), true)
 	if err != nil {
@@ -686,7 +686,7 @@ func swathLeaves(title string, ranges, compacts bool) []swathLeaf {
 
 // runSwath builds the fresh database of the surviving keys and runs
 // every leaf of the swath against it.
-func runSwath(b *testing.B, e *core.Bench, h *core.Handle) {
+func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 	info := h.Fixture().Engine
 	p := newSwathPlan(e.Gen)
 	if p.deleted == 0 || len(p.live) == 0 {
@@ -749,7 +749,7 @@ func runSwath(b *testing.B, e *core.Bench, h *core.Handle) {
 // swath was deleted by method and brought to state, each right after a
 // scan of the fresh database (the base of slowdown-x), so both see the
 // same machine. ns/op is the mean time of the leaf's own scans.
-func swathBody(b *testing.B, e *core.Bench, h *core.Handle, p *swathPlan, fresh *deleteCopy, method, state string) {
+func swathBody(b *testing.B, e *core.Env, h *core.Handle, p *swathPlan, fresh *deleteCopy, method, state string) {
 	b.StopTimer()
 	chk := p.NewChecker(e.FullCheck)
 	db := fresh.db

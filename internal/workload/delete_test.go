@@ -43,7 +43,7 @@ func testDeleteDB(t *testing.T, e *core.Env, name string, loaded bool) *deleteCo
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &deleteCopy{e: e.Bench(), info: info, o: o, label: name, inner: db, db: db}
+	c := &deleteCopy{e: e, info: info, o: o, label: name, inner: db, db: db}
 	t.Cleanup(func() { c.shut() })
 	if loaded {
 		if err := e.WriteAll(db, core.GenSource{G: e.Gen}, 500, 1, name); err != nil {
@@ -111,7 +111,7 @@ func TestDeleteQueueReadsItsHead(t *testing.T) {
 	for _, name := range deleteEngines {
 		t.Run(name, func(t *testing.T) {
 			c := testDeleteDB(t, e, name, true)
-			q, err := newQueue(e.Bench(), c, 10, 3)
+			q, err := newQueue(e, c, 10, 3)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,7 +162,7 @@ func TestDeleteQueueReportsItsMarks(t *testing.T) {
 	coretest.SetBenchtime(t, "1000x")
 	for _, name := range deleteEngines {
 		f := e.KVFor(coretest.Engine(t, name))
-		r := testing.Benchmark(func(b *testing.B) { queueBody(b, e.Bench(), e.Open(b, f)) })
+		r := testing.Benchmark(func(b *testing.B) { queueBody(b, e, e.Open(b, f)) })
 		if r.N != 1000 {
 			t.Fatalf("%s: the benchmark failed (N=%d)", name, r.N)
 		}
@@ -329,7 +329,7 @@ func TestDeleteRunsOnCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, state := range []string{"fresh", "deleted"} {
-		r := testing.Benchmark(func(b *testing.B) { swathBody(b, e.Bench(), e.Open(b, f), p, fresh, "range", state) })
+		r := testing.Benchmark(func(b *testing.B) { swathBody(b, e, e.Open(b, f), p, fresh, "range", state) })
 		if r.N != 2 || r.Extra["keys/s"] <= 0 || r.Extra["scan-p50-ns"] <= 0 {
 			t.Errorf("%s: N=%d, %v", state, r.N, r.Extra)
 		}

@@ -23,14 +23,14 @@ func init() {
 	core.Register(&core.Workload{
 		Name: "Disk",
 		// The prepared file and the one op=seqwrite-fsync writes.
-		Scratch: func(e *core.Bench, _ engine.Info) int64 { return 2 * diskFileSize(e) },
+		Scratch: func(e *core.Env, _ engine.Info) int64 { return 2 * diskFileSize(e) },
 		Units: []core.Unit{core.Higher("ops/s"), core.Lower("p50-ns"), core.Lower("p99-ns"), core.Lower("p999-ns"),
 			core.Lower("fsync-ms"), core.Info("file-MiB")},
-		Run: func(b *testing.B, e *core.Bench, _ engine.Info) { disk(b, e) },
+		Run: func(b *testing.B, e *core.Env, _ engine.Info) { disk(b, e) },
 	})
 }
 
-func disk(b *testing.B, e *core.Bench) {
+func disk(b *testing.B, e *core.Env) {
 	e.ClearSettings() // these results belong to no engine
 	dir := e.ScratchDir("disk")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -132,7 +132,7 @@ func evictFile(path string) (int64, error) {
 
 // diskFileSize is the size of the data set, at least 64 MiB so that short
 // runs still reach past a device's own cache, in whole MiB.
-func diskFileSize(e *core.Bench) int64 {
+func diskFileSize(e *core.Env) int64 {
 	n := max(e.Gen.LogicalBytes(), 64<<20)
 	return (n + 1<<20 - 1) &^ (1<<20 - 1)
 }

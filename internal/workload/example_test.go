@@ -38,7 +38,7 @@ func init() {
 		Fixtures: kvFixture,   // reads the shared fixture: Setup builds it first
 		Units:    []core.Unit{core.Higher("ops/s")},
 		Options:  []core.Option{strideFlag}, // echoed as "ascending-stride: 1"
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			stride := uint64(strideFlag.Get(&e.Cfg))
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {

@@ -21,7 +21,7 @@ import (
 // search left due: a search ends on rates the engine could not sustain,
 // and Badger stalls its writers until its compactions catch up, failing
 // the next search's first trial at a rate it sustains on a fresh copy.
-func freshLeaf(e *core.Bench, b *testing.B, h *core.Handle, name string, body func(b *testing.B, fresh func(*testing.B) engine.DB)) {
+func freshLeaf(e *core.Env, b *testing.B, h *core.Handle, name string, body func(b *testing.B, fresh func(*testing.B) engine.DB)) {
 	h.Close(b) // the fixture is not read while its copy is written
 	f := h.Fixture()
 	name = core.BlockLeaf(name, f.Engine, h.Options(nil))
@@ -33,7 +33,7 @@ func freshLeaf(e *core.Bench, b *testing.B, h *core.Handle, name string, body fu
 
 // freshDBs is the database freshLeaf's searches run on, one at a time.
 type freshDBs struct {
-	e     *core.Bench
+	e     *core.Env
 	h     *core.Handle // the fixture's; on the rail it holds the map
 	label string       // the space guard's name for the copies
 	w     *workCopy    // the open copy (nil on the rail)

@@ -26,7 +26,7 @@ func init() {
 		Scratch:  loadScratch,
 		Units:    loadUnits,
 		Options:  loadFlags,
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, op := range []string{"get", "put"} {
 				for _, rate := range rateFlag.Get(&e.Cfg) {
@@ -109,7 +109,7 @@ func (w *httpWorker) put(idx uint64) error {
 }
 
 // runHTTP is the body of BenchmarkHTTP<Engine>/op=get|put/rate=N.
-func runHTTP(b *testing.B, e *core.Bench, db engine.DB, op string, rate int, up *upserts) {
+func runHTTP(b *testing.B, e *core.Env, db engine.DB, op string, rate int, up *upserts) {
 	srv, err := kvhttp.Start(db, e.Gen.ValueSize)
 	if err != nil {
 		b.Fatal(err)

@@ -24,7 +24,7 @@ func init() {
 		Scratch:  kneeScratch,
 		Units:    []core.Unit{core.Higher("knee-ops/s"), core.Lower("knee-p99-ns"), core.Higher("knee-min-ops/s"), core.Higher("knee-max-ops/s"), core.Lower("knee-spread%")},
 		Options:  loadFlags,
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			slo := sloFlag.Get(&e.Cfg)
 			// Gets leave the fixture as they found it: every search reads
@@ -44,12 +44,12 @@ func init() {
 // its -knee_flushes memtables and two more in flight. The new keys the
 // whole search adds (each trial's rate × length) are not in it: they
 // depend on the knee it finds.
-func kneeScratch(e *core.Bench, info engine.Info) int64 {
+func kneeScratch(e *core.Env, info engine.Info) int64 {
 	if info.Reference {
 		return 0
 	}
 	extra := int64(0)
-	if info.TableFilters {
+	if info.DataBlocks {
 		extra = int64(kneeFlushesFlag.Get(&e.Cfg)+2) * int64(e.Cfg.MemtableMB) << 20
 	}
 	return 3 * (e.Gen.LogicalBytes() + extra)
@@ -82,13 +82,12 @@ type kneeCycle struct {
 
 // kneeCycleOf is the cycle of op on info's engine opened with o, the
 // options in force (a memory budget's memtable included). The engines
-// with table filters are the LSMs (Badger, Pebble, RocksDB), whose
-// memtable flushes to a table; bbolt, LMDB and the rail have none. An
-// upsert counts its key and value: the engines' per-entry overhead (a
-// skiplist node, a sequence number: tens of bytes) is left out, so a
-// trial errs long rather than short.
+// with data blocks are the LSMs, whose memtable flushes to a table;
+// bbolt, LMDB and the rail have none. An upsert counts its key and value:
+// the engines' per-entry overhead (a skiplist node, a sequence number:
+// tens of bytes) is left out, so a trial errs long rather than short.
 func kneeCycleOf(info engine.Info, o engine.Options, op string, valSize int) kneeCycle {
-	if op != "upsert" || !info.TableFilters || o.MemtableMB <= 0 {
+	if op != "upsert" || !info.DataBlocks || o.MemtableMB <= 0 {
 		return kneeCycle{}
 	}
 	return kneeCycle{memtable: int64(o.MemtableMB) << 20, perOp: int64(dataset.KeySize + valSize)}
@@ -96,7 +95,7 @@ func kneeCycleOf(info engine.Info, o engine.Options, op string, valSize int) kne
 
 // kneeCycleOn is the cycle of op on db, a copy of the engine's fixture of
 // the run's data set, which Knee opens with that fixture's options.
-func kneeCycleOn(e *core.Bench, db engine.DB, op string) kneeCycle {
+func kneeCycleOn(e *core.Env, db engine.DB, op string) kneeCycle {
 	info, ok := engine.Lookup(db.Name())
 	if !ok {
 		return kneeCycle{}
@@ -237,7 +236,7 @@ func (s kneeSpread) pct() (pct float64, ok bool) {
 // over more than one search, the lowest and highest knee and their
 // spread. A trial is one fixed-rate window of trialTime with load's
 // default drain.
-func runKnee(b *testing.B, e *core.Bench, op string, dbFor func(*testing.B) engine.DB) {
+func runKnee(b *testing.B, e *core.Env, op string, dbFor func(*testing.B) engine.DB) {
 	c := loadOf(&e.Cfg)
 	rs := e.CallStreams(b)
 	b.ResetTimer()
@@ -276,7 +275,7 @@ func runKnee(b *testing.B, e *core.Bench, op string, dbFor func(*testing.B) engi
 // set's end, as on a fresh copy. logf gets one line per trial (b.Logf,
 // not the progress log: its lines follow the result line, a line printed
 // while the benchmark runs would split it).
-func kneeSearch(e *core.Bench, c loadSettings, db engine.DB, op string, rs core.Streams, stream uint64, logf func(string, ...any)) (int, *load.Result, error) {
+func kneeSearch(e *core.Env, c loadSettings, db engine.DB, op string, rs core.Streams, stream uint64, logf func(string, ...any)) (int, *load.Result, error) {
 	ws := newLoadWorkers(e, db, rs, c.LoadWorkers, stream)
 	defer closeLoadWorkers(ws)
 	var up upserts

@@ -157,7 +157,7 @@ var lsm1k = kneeCycle{memtable: 64 << 20, perOp: 16 + 1024}
 // given; upserts on the B-trees and the rail, and gets anywhere, have none.
 func TestKneeCycleOf(t *testing.T) {
 	o := engine.Options{MemtableMB: 64}
-	for _, name := range []string{"badger", "pebble", "rocksdb"} {
+	for _, name := range []string{"badger", "goleveldb", "pebble", "rocksdb"} {
 		info := coretest.Engine(t, name)
 		if cy := kneeCycleOf(info, o, "upsert", 1024); cy != lsm1k {
 			t.Errorf("%s upsert: %+v, want %+v", name, cy, lsm1k)
@@ -192,10 +192,10 @@ func TestKneeCycleHasTheBudgetMemtable(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := kneeCycle{memtable: 1 << 20, perOp: 16 + 512}
-	if cy := kneeCycleOn(e.Bench(), namedDB{name: "pebble"}, "upsert"); cy != want {
+	if cy := kneeCycleOn(e, namedDB{name: "pebble"}, "upsert"); cy != want {
 		t.Errorf("pebble under a 40 MiB budget: %+v, want %+v", cy, want)
 	}
-	if cy := kneeCycleOn(e.Bench(), namedDB{name: "lmdb"}, "upsert"); cy != (kneeCycle{}) {
+	if cy := kneeCycleOn(e, namedDB{name: "lmdb"}, "upsert"); cy != (kneeCycle{}) {
 		t.Errorf("lmdb: %+v, want none", cy)
 	}
 }
@@ -347,7 +347,7 @@ func TestKneeReportsSpread(t *testing.T) {
 	}
 	db := loadedRail(t, e)
 	run := func() testing.BenchmarkResult {
-		return testing.Benchmark(func(b *testing.B) { runKnee(b, e.Bench(), "get", func(*testing.B) engine.DB { return db }) })
+		return testing.Benchmark(func(b *testing.B) { runKnee(b, e, "get", func(*testing.B) engine.DB { return db }) })
 	}
 
 	coretest.SetBenchtime(t, "1x")

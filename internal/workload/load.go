@@ -30,7 +30,7 @@ func init() {
 		Scratch:  loadScratch,
 		Units:    append([]core.Unit{core.Higher("write-ops/s"), core.Lower("write-p99-ns")}, loadUnits...),
 		Options:  append(append([]core.Option(nil), loadFlags...), distOptions...),
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			f := e.KVFor(info)
 			h := e.Open(b, f)
 			list := dists(&e.Cfg, "uniform")
@@ -67,7 +67,7 @@ var loadUnits = append([]core.Unit{core.Higher("achieved-ops/s"), core.Lower("un
 // in scratch: a copy of the engine's fixture (counted like a fixture, at
 // three times the logical bytes) and the new keys of one window at the
 // highest -rate. The rail writes to memory.
-func loadScratch(e *core.Bench, info engine.Info) int64 {
+func loadScratch(e *core.Env, info engine.Info) int64 {
 	if info.Reference {
 		return 0
 	}
@@ -80,7 +80,7 @@ func loadScratch(e *core.Bench, info engine.Info) int64 {
 }
 
 // runLoad is the body of every BenchmarkLoad<Engine>/op=.../rate=N.
-func runLoad(b *testing.B, e *core.Bench, db engine.DB, op string, rate int, dist *keydist.Params, up *upserts) {
+func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist *keydist.Params, up *upserts) {
 	c := loadOf(&e.Cfg)
 	rs := e.CallStreams(b)
 	ws := newLoadWorkers(e, db, rs, c.LoadWorkers, 2000)
@@ -153,7 +153,7 @@ func (c loadSettings) at(rate int) load.Config {
 // private copy of the fixture in scratch, removed when it ends, or, on
 // the calibration rail, on a freshly loaded map. The engine's settings
 // line for what body runs on is printed before the sub-benchmark starts.
-func loadLeaf(e *core.Bench, b *testing.B, h *core.Handle, name string, write bool, body func(b *testing.B, db engine.DB)) {
+func loadLeaf(e *core.Env, b *testing.B, h *core.Handle, name string, write bool, body func(b *testing.B, db engine.DB)) {
 	if !write {
 		h.Run(b, name, core.Warm, nil, body)
 		return
@@ -233,7 +233,7 @@ func (k *keySource) draw() uint64 {
 }
 
 // newKeySource is a goroutine's share of the round's streams rs.
-func newKeySource(e *core.Bench, rs core.Streams, stream uint64) keySource {
+func newKeySource(e *core.Env, rs core.Streams, stream uint64) keySource {
 	return keySource{g: e.Gen, rng: rs.Rand(stream), chk: e.Gen.NewChecker(e.FullCheck), val: make([]byte, e.Gen.ValueSize)}
 }
 
@@ -250,7 +250,7 @@ type loadWorker struct {
 
 // newLoadWorkers makes n workers on db, numbered from stream in the
 // round's streams rs.
-func newLoadWorkers(e *core.Bench, db engine.DB, rs core.Streams, n int, stream uint64) []*loadWorker {
+func newLoadWorkers(e *core.Env, db engine.DB, rs core.Streams, n int, stream uint64) []*loadWorker {
 	ws := make([]*loadWorker, n)
 	for i := range ws {
 		w := &loadWorker{keySource: newKeySource(e, rs, stream+uint64(i)), db: db}
@@ -325,7 +325,7 @@ type upserts struct{ n uint64 }
 
 // run is one fixed-rate window of writes of new keys: put(w, idx) writes
 // key idx.
-func (u *upserts) run(e *core.Bench, c load.Config, put func(w int, idx uint64) error) (*load.Result, error) {
+func (u *upserts) run(e *core.Env, c load.Config, put func(w int, idx uint64) error) (*load.Result, error) {
 	base := e.Gen.Keys + u.n
 	r, err := load.Run(c, func(w int, seq uint64) error { return put(w, base+seq) })
 	if r != nil {
@@ -336,7 +336,7 @@ func (u *upserts) run(e *core.Bench, c load.Config, put func(w int, idx uint64) 
 
 // verify reads back up to 1000 of the new keys, spread evenly over them,
 // and checks every value.
-func (u *upserts) verify(b *testing.B, e *core.Bench, db engine.DB) {
+func (u *upserts) verify(b *testing.B, e *core.Env, db engine.DB) {
 	rd, err := db.NewReader()
 	if err != nil {
 		b.Fatal(err)
@@ -387,7 +387,7 @@ func merge(total, res *load.Result) *load.Result {
 // the full percentile spectrum to a file named after the benchmark. The
 // percentiles cover every scheduled operation; unrun-% is the share that
 // the hard stop left unrun, whose latencies are lower bounds.
-func reportLoad(e *core.Bench, b *testing.B, res *load.Result) {
+func reportLoad(e *core.Env, b *testing.B, res *load.Result) {
 	if n := res.Latency.Count(); n != res.Scheduled || res.Done+res.Unrun != res.Scheduled {
 		b.Fatalf("%d operations scheduled, %d done, %d unrun, %d latencies: some are unaccounted for", res.Scheduled, res.Done, res.Unrun, n)
 	}
@@ -408,7 +408,7 @@ func reportLoad(e *core.Bench, b *testing.B, res *load.Result) {
 // writeSpectrum writes rec's HdrHistogram percentile spectrum (values in
 // ns) to <latency_dir>/<name>.hgrm, with the benchmark name's slashes made
 // file-name safe; nothing without -latency_dir.
-func writeSpectrum(e *core.Bench, name string, rec *measure.Recorder) error {
+func writeSpectrum(e *core.Env, name string, rec *measure.Recorder) error {
 	dir := latencyDirFlag.Get(&e.Cfg)
 	if dir == "" {
 		return nil

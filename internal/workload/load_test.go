@@ -29,7 +29,7 @@ func TestLatencySpectrumFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := loadedRail(t, e)
-	r := testing.Benchmark(func(b *testing.B) { runLoad(b, e.Bench(), db, "get-hit", 2000, nil, &upserts{}) })
+	r := testing.Benchmark(func(b *testing.B) { runLoad(b, e, db, "get-hit", 2000, nil, &upserts{}) })
 	// How many operations ran in the window is the machine's (a pause
 	// leaves them unrun); that the window was measured is not.
 	if r.N != 1 || r.Extra["achieved-ops/s"] <= 0 || r.Extra["p9999-ns"] <= 0 {
@@ -60,7 +60,7 @@ func TestLatencySpectrumFile(t *testing.T) {
 	}
 
 	// Named after the sub-benchmark, slashes made file-name safe.
-	if err := writeSpectrum(e.Bench(), "BenchmarkLoadMemory/op=get-hit/rate=2000", measure.NewRecorder()); err != nil {
+	if err := writeSpectrum(e, "BenchmarkLoadMemory/op=get-hit/rate=2000", measure.NewRecorder()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "BenchmarkLoadMemory_op=get-hit_rate=2000.hgrm")); err != nil {

@@ -21,7 +21,7 @@ func init() {
 		Engines:  core.Stores,
 		Fixtures: kvFixture,
 		Units:    []core.Unit{core.Lower("read-B/op")},
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				// The handle opens the fixture in the cache state (warm:
@@ -36,7 +36,7 @@ func init() {
 	})
 }
 
-func openAndRead(b *testing.B, e *core.Bench, info engine.Info, h *core.Handle, cache string) {
+func openAndRead(b *testing.B, e *core.Env, info engine.Info, h *core.Handle, cache string) {
 	h.Close(b) // nothing else may hold the fixture open
 	o := h.Options(nil)
 	g := e.Gen

@@ -48,7 +48,7 @@ var overwriteUnits = []core.Unit{core.Higher("keys/s"), core.Lower("write-amp"),
 // and what a pass may add before compactions drop the versions it
 // replaced: up to what a populate writes, three times the logical bytes
 // again.
-func overwriteScratch(e *core.Bench, _ engine.Info) int64 { return 6 * e.Gen.LogicalBytes() }
+func overwriteScratch(e *core.Env, _ engine.Info) int64 { return 6 * e.Gen.LogicalBytes() }
 
 // Overwrite: db_bench's overwrite, the steady state an LSM reaches only
 // once its whole data set has been rewritten. Populate measures the first
@@ -71,7 +71,7 @@ func init() {
 		Scratch:  overwriteScratch,
 		Units:    overwriteUnits,
 		Options:  []core.Option{overwritePassesFlag, writersFlag},
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			if !e.Gen.VersionedValues() {
 				b.Skipf("values of %d bytes with -value_ratio %v hold fewer than 16 random bytes: too few to carry the version each pass writes", e.Cfg.ValSize, e.Cfg.ValueRatio)
 			}
@@ -101,7 +101,7 @@ func init() {
 // copy of the fixture in src passes times (overwriteOnce), its last pass
 // the op's timed interval, and removes the copy. Every figure is a mean
 // over the ops.
-func overwrite(b *testing.B, e *core.Bench, info engine.Info, src string, opts engine.Options, passes int) {
+func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts engine.Options, passes int) {
 	b.StopTimer()
 	b.SetBytes(e.Gen.LogicalBytes())
 	rng := e.CallStreams(b).Rand(0)
@@ -137,7 +137,7 @@ func overwrite(b *testing.B, e *core.Bench, info engine.Info, src string, opts e
 // measureWrite from its first write (start) to the end of its interval
 // (stop). Then the database is read back whole: every key of the data set
 // once, each value the last pass's version.
-func overwriteOnce(e *core.Bench, info engine.Info, src string, opts engine.Options, orders []passOrder, label string, start, stop func()) (populateStats, error) {
+func overwriteOnce(e *core.Env, info engine.Info, src string, opts engine.Options, orders []passOrder, label string, start, stop func()) (populateStats, error) {
 	var st populateStats
 	if len(orders) == 0 {
 		return st, errors.New("no pass to run")
@@ -202,7 +202,7 @@ func overwriteOnce(e *core.Bench, info engine.Info, src string, opts engine.Opti
 
 // checkVersion reads the closed database in opts.Dir back whole: every key
 // of the data set, once, each holding version ver of its value.
-func checkVersion(e *core.Bench, info engine.Info, opts engine.Options, ver uint64) error {
+func checkVersion(e *core.Env, info engine.Info, opts engine.Options, ver uint64) error {
 	opts.ReadOnly = true
 	db, err := engine.OpenInfo(info, opts)
 	if err != nil {

@@ -194,7 +194,7 @@ func TestOverwriteOnceRewritesEveryKeyEachPass(t *testing.T) {
 		r := dataset.NewRand(5, 0)
 		orders := drawPassOrders(&r, e.Keys, passes)
 		started, stopped := 0, 0
-		st, err := overwriteOnce(e.Bench(), rec, src, o, orders, "test", func() { started++ }, func() { stopped++ })
+		st, err := overwriteOnce(e, rec, src, o, orders, "test", func() { started++ }, func() { stopped++ })
 		if err != nil {
 			t.Fatalf("%s: %v", info.Name, err)
 		}
@@ -311,10 +311,10 @@ func TestOverwriteCheckCatchesAStaleValue(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkVersion(e.Bench(), info, o, 2); err == nil || !strings.Contains(err.Error(), "key 7 holds version 1, want 2") {
+	if err := checkVersion(e, info, o, 2); err == nil || !strings.Contains(err.Error(), "key 7 holds version 1, want 2") {
 		t.Errorf("stale key: %v", err)
 	}
-	if err := checkVersion(e.Bench(), info, o, 1); err == nil {
+	if err := checkVersion(e, info, o, 1); err == nil {
 		t.Error("version 1 accepted for keys at version 2")
 	}
 }
@@ -355,7 +355,7 @@ func TestOverwriteBenchmark(t *testing.T) {
 		f := e.KVFor(info)
 		o := f.Options
 		o.ReadOnly = false
-		r := testing.Benchmark(func(b *testing.B) { overwrite(b, e.Bench(), info, src, o, 2) })
+		r := testing.Benchmark(func(b *testing.B) { overwrite(b, e, info, src, o, 2) })
 		for _, u := range []string{"keys/s", "write-amp", "space-amp", "log-MB"} {
 			if _, ok := r.Extra[u]; !ok || r.Extra[u] < 0 || (u != "log-MB" && r.Extra[u] == 0) {
 				t.Errorf("%s: %s = %v in %v", info.Name, u, r.Extra[u], r.Extra)

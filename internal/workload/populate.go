@@ -24,7 +24,7 @@ var writersFlag = &core.Flag[int]{Name: "writers", Default: 1,
 
 // populateScratch is one scratch database at a time, up to three times
 // the logical size of the data set.
-func populateScratch(e *core.Bench, _ engine.Info) int64 { return 3 * e.Gen.LogicalBytes() }
+func populateScratch(e *core.Env, _ engine.Info) int64 { return 3 * e.Gen.LogicalBytes() }
 
 // Populate: each op writes the whole data set into a fresh database in
 // batches of -batch through the engine's native batch path, from -writers
@@ -44,7 +44,7 @@ func init() {
 		Scratch: populateScratch,
 		Units:   populateUnits,
 		Options: []core.Option{writersFlag},
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			// With per-commit durability off and on, so the cost of sync
 			// is measured for every engine rather than assumed.
 			for _, sync := range []bool{false, true} {
@@ -60,7 +60,7 @@ func init() {
 		Scratch:     populateScratch,
 		Units:       populateUnits,
 		Options:     []core.Option{writersFlag},
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			for _, v := range core.Variants(info, engine.CommitMode) {
 				n := v.Name + "/" + core.SubName("writers", writersFlag.Get(&e.Cfg), "valsz", e.Cfg.ValSize, "batch", e.Cfg.Batch, "sync", e.Cfg.Sync)
 				runPopulate(b, e, info, n, v.Tweak)
@@ -72,7 +72,7 @@ func init() {
 // runPopulate runs populate as sub-benchmark sub (with the block size
 // appended, BlockLeaf) with the run's options as tweak changes them, after printing the engine's settings for exactly
 // those options.
-func runPopulate(b *testing.B, e *core.Bench, info engine.Info, sub string, tweak func(*engine.Options)) {
+func runPopulate(b *testing.B, e *core.Env, info engine.Info, sub string, tweak func(*engine.Options)) {
 	e.WatchLeaf(b.Name() + "/" + sub)
 	opts := e.Options(info, "", e.Gen.LogicalBytes())
 	tweak(&opts)
@@ -107,7 +107,7 @@ const memSamplePeriod = 20 * time.Millisecond
 // every engine (measureWrite): Open; the writes, in batches through the
 // engine's native batch path; Flush, Close and an fsync of every file
 // left. start and stop, when set, are called at the interval's ends.
-func populateOnce(e *core.Bench, info engine.Info, opts engine.Options, label string, start, stop func()) (populateStats, error) {
+func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label string, start, stop func()) (populateStats, error) {
 	writers := writersFlag.Get(&e.Cfg)
 	g, err := e.GuardSpace(label, info, opts)
 	if err != nil {
@@ -219,7 +219,7 @@ func measureWrite(info engine.Info, dir string, start, stop func(), open func() 
 // interval is the op's timed interval); the database is removed
 // afterwards. Every figure is a mean over the ops except the memory
 // growths, which are the largest.
-func populate(b *testing.B, e *core.Bench, info engine.Info, opts engine.Options) {
+func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) {
 	b.SetBytes(e.Gen.LogicalBytes())
 	var tally writeTally
 	b.StopTimer()

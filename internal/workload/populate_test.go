@@ -52,7 +52,7 @@ func TestPopulateOnceWritesEveryKey(t *testing.T) {
 	e := populateEnv(t, "BenchmarkPopulate", io.Discard)
 	for _, info := range compiled(registered(t, "Populate")) {
 		dir := t.TempDir()
-		st, err := populateOnce(e.Bench(), info, e.Cfg.Options(info, dir, e.Gen.LogicalBytes()), "test", nil, nil)
+		st, err := populateOnce(e, info, e.Cfg.Options(info, dir, e.Gen.LogicalBytes()), "test", nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", info.Name, err)
 		}
@@ -83,7 +83,7 @@ func TestPopulateBenchmark(t *testing.T) {
 	for _, info := range compiled(registered(t, "Populate")) {
 		out.Reset()
 		opts := e.Cfg.Options(info, "", e.Gen.LogicalBytes())
-		r := testing.Benchmark(func(b *testing.B) { populate(b, e.Bench(), info, opts) })
+		r := testing.Benchmark(func(b *testing.B) { populate(b, e, info, opts) })
 		if r.N != 1 || r.Extra["keys/s"] <= 0 || r.Extra["write-amp"] <= 0 || r.Extra["space-amp"] <= 0 || r.Bytes != e.Gen.LogicalBytes() {
 			t.Errorf("%s: result %+v", info.Name, r)
 		}

@@ -70,7 +70,7 @@ func writeFile(dir, name string, n int) error {
 
 func populateWith(t *testing.T, e *core.Env, info engine.Info) populateStats {
 	t.Helper()
-	st, err := populateOnce(e.Bench(), info, e.Cfg.Options(info, filepath.Join(t.TempDir(), "db"), e.Gen.LogicalBytes()), "test", nil, nil)
+	st, err := populateOnce(e, info, e.Cfg.Options(info, filepath.Join(t.TempDir(), "db"), e.Gen.LogicalBytes()), "test", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestPopulateIntervalEndsAfterCloseForEveryRate(t *testing.T) {
 	const slow = 300 * time.Millisecond
 	info := boltWith(t, nil, func(string) error { time.Sleep(slow); return nil })
 	opts := e.Cfg.Options(info, "", e.Gen.LogicalBytes())
-	r := testing.Benchmark(func(b *testing.B) { populate(b, e.Bench(), info, opts) })
+	r := testing.Benchmark(func(b *testing.B) { populate(b, e, info, opts) })
 	if r.N != 1 {
 		t.Fatalf("result %+v", r)
 	}

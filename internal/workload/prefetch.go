@@ -29,7 +29,7 @@ func init() {
 	core.Register(&core.Workload{
 		Name:    "Prefetch",
 		Engines: core.Stores,
-		Fixtures: func(e *core.Bench, info engine.Info) []*core.Fixture {
+		Fixtures: func(e *core.Env, info engine.Info) []*core.Fixture {
 			return []*core.Fixture{traceFixture(e, info)}
 		},
 		Units: []core.Unit{core.Lower("read-B/op"), core.Lower("read-MB"), core.Info("values/op"), core.Lower("majflt/op"),
@@ -41,7 +41,7 @@ func init() {
 
 // traceFixture is the engine's fixture of the trace data set, opened with
 // the run's options.
-func traceFixture(e *core.Bench, info engine.Info) *core.Fixture {
+func traceFixture(e *core.Env, info engine.Info) *core.Fixture {
 	return e.NewFixture(info, "trace", TraceSource{traces(e)}, nil)
 }
 
@@ -131,7 +131,7 @@ func (c prefetchCase) options(o engine.Options) (engine.Options, engine.IterOpti
 	return o, it
 }
 
-func runPrefetch(b *testing.B, e *core.Bench, info engine.Info) {
+func runPrefetch(b *testing.B, e *core.Env, info engine.Info) {
 	h := e.Open(b, traceFixture(e, info))
 	// Every leaf opens the fixture itself (cold leaves once per call, after
 	// eviction); the parent prints the settings of each leaf's options,
@@ -170,7 +170,7 @@ func prefetchOpen(b *testing.B, info engine.Info, o engine.Options) engine.DB {
 
 // prefetchOpenOnly is the seed's open-only baseline: one op opens the
 // store on a cold page cache (eviction untimed) and reads nothing.
-func prefetchOpenOnly(b *testing.B, e core.Fixtures, info engine.Info, o engine.Options) {
+func prefetchOpenOnly(b *testing.B, e *core.Env, info engine.Info, o engine.Options) {
 	var read, major, grow, peak, resident int64
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
@@ -214,7 +214,7 @@ func prefetchOpenOnly(b *testing.B, e core.Fixtures, info engine.Info, o engine.
 // up trace start+i mod -prefetch_traces and reads and verifies every value
 // under its prefix, start drawn per call (CallStreams). Without a bound it stops, as
 // the seed's code did, at the first key without the prefix.
-func prefetchLookups(b *testing.B, e *core.Bench, info engine.Info, o engine.Options, it engine.IterOptions, c prefetchCase) {
+func prefetchLookups(b *testing.B, e *core.Env, info engine.Info, o engine.Options, it engine.IterOptions, c prefetchCase) {
 	t := traces(e)
 	rng := e.CallStreams(b).Rand(7000)
 	start := int(rng.Below(uint64(t.N)))

@@ -42,7 +42,7 @@ var (
 
 // traces is the run's trace data set, from the flags and the run's seed
 // and value ratio (validated: it cannot fail).
-func traces(e *core.Bench) *dataset.Traces {
+func traces(e *core.Env) *dataset.Traces {
 	c := &e.Cfg
 	t, err := dataset.NewTraces(prefetchTracesFlag.Get(c), prefetchValSizeFlag.Get(c), c.ValueRatio, c.Seed)
 	if err != nil {

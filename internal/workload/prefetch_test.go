@@ -40,7 +40,7 @@ func TestTraceLookupCountsAndVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := traces(e.Bench())
+	tr := traces(e)
 	for _, info := range engine.All() {
 		t.Run(info.Name, func(t *testing.T) {
 			if info.Missing != "" {
@@ -175,7 +175,7 @@ func oldPrefetchNames(engineName string) []string {
 	switch engineName {
 	case "badger":
 		prefetch, bound = []string{"true", "false"}, []string{"none", "prefix"}
-	case "pebble":
+	case "pebble", "goleveldb":
 		bound = []string{"none", "prefix"}
 	case "rocksdb":
 		bound, readahead = []string{"none", "prefix"}, []string{"auto", "256KiB"}
@@ -227,7 +227,7 @@ func TestPrefetchCases(t *testing.T) {
 		if want := oldPrefetchNames(info.Name); strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s:\n got %v\nwant %v", info.Name, got, want)
 		}
-		ro := traceFixture(e.Bench(), info).Options
+		ro := traceFixture(e, info).Options
 		ro.Dir, ro.ReadOnly = "/fixture", true // as a Handle opens it
 		for _, c := range cases {
 			o, it := c.options(ro)
@@ -252,7 +252,7 @@ func TestPrefetchCases(t *testing.T) {
 			if o.Readahead != want {
 				t.Errorf("%s %s: Readahead %q, want %q", info.Name, c.name, o.Readahead, want)
 			}
-			if o.Dir != "/fixture" || !o.ReadOnly || o.ExpectedBytes != traces(e.Bench()).LogicalBytes() {
+			if o.Dir != "/fixture" || !o.ReadOnly || o.ExpectedBytes != traces(e).LogicalBytes() {
 				t.Errorf("%s %s: options %+v", info.Name, c.name, o)
 			}
 		}
@@ -289,7 +289,7 @@ func TestPrefetchConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr := traces(e.Bench()); tr.N != 7 || tr.Gen.ValueSize != 100 || tr.Keys() != 7*dataset.SpansPerTrace {
+	if tr := traces(e); tr.N != 7 || tr.Gen.ValueSize != 100 || tr.Keys() != 7*dataset.SpansPerTrace {
 		t.Fatalf("trace data set %+v", tr)
 	}
 	out := coretest.ConfigLines(e)
@@ -345,7 +345,7 @@ func TestPrefetchRuns(t *testing.T) {
 	out.Reset()
 	var failed bool
 	testing.Benchmark(func(b *testing.B) {
-		runPrefetch(b, e.Bench(), info)
+		runPrefetch(b, e, info)
 		failed = b.Failed()
 	})
 	if failed {

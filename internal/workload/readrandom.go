@@ -30,7 +30,7 @@ func init() {
 		Units: append(append([]core.Unit{core.Info("hit%"), core.Higher("mem-hit%"), core.Lower("sched-p99-ns"), core.Higher("ops/s"), core.Lower("cpu-ns/op"),
 			core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...), core.LatencyUnits...),
 		Options: append([]core.Option{hitRateFlag}, distOptions...),
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			list := dists(&e.Cfg, "uniform")
 			for _, cache := range h.Caches() {
@@ -61,7 +61,7 @@ func init() {
 
 // kvFixture declares the shared fixture of the run's data set: what every
 // workload that reads it returns from Workload.Fixtures.
-func kvFixture(e *core.Bench, info engine.Info) []*core.Fixture {
+func kvFixture(e *core.Env, info engine.Info) []*core.Fixture {
 	if info.Reference {
 		return nil // the rail loads the data set into memory
 	}
@@ -132,7 +132,7 @@ func (s *readStream) threadIO() int64 {
 
 // newReadStreams makes one stream per reader goroutine, each recording
 // latencies into lats[t], from the round's streams rs.
-func newReadStreams(e *core.Bench, rs core.Streams, lats []*measure.Recorder, rr readRandomRun) []*readStream {
+func newReadStreams(e *core.Env, rs core.Streams, lats []*measure.Recorder, rr readRandomRun) []*readStream {
 	out := make([]*readStream, len(lats))
 	for t := range out {
 		s := &readStream{g: e.Gen, hitRate: rr.hitRate, rng: rs.Rand(uint64(t) + 1000),
@@ -220,43 +220,27 @@ func newRecorders(threads int) []*measure.Recorder {
 }
 
 // readRandom times b.N reads of an open db, warm.
-func readRandom(b *testing.B, e *core.Bench, db engine.DB, rr readRandomRun) {
-	threads := rr.threads
-	readers, lats := core.NewReaders(b, db, threads)
+func readRandom(b *testing.B, e *core.Env, db engine.DB, rr readRandomRun) {
+	readers, lats := core.NewReaders(b, db, rr.threads)
 	streams := newReadStreams(e, e.CallStreams(b), lats, rr)
-	core.SimWarmUp(b, core.SimWarmReads, func(n int) {
-		warm := newReadStreams(e, e.CallStreams(b), newRecorders(threads), rr)
-		core.RunThreads(threads, n, func(t, n int) {
-			core.SimRun(n, core.SimYieldReads, func(n int) { warm[t].read(readers[t], n) })
-		})
-		for _, s := range warm {
-			if s.err != nil {
-				b.Fatalf("warm-up read: %v", s.err)
+	timed := core.TimeLoop(b, rr.threads, core.SimReads, func(t, n int) { streams[t].read(readers[t], n) },
+		func() (func(t, n int), func()) {
+			warm := newReadStreams(e, e.CallStreams(b), newRecorders(rr.threads), rr)
+			return func(t, n int) { warm[t].read(readers[t], n) }, func() {
+				for _, s := range warm {
+					if s.err != nil {
+						b.Fatalf("warm-up read: %v", s.err)
+					}
+				}
 			}
-		}
-	})
-	d0 := core.SampleDisk()
-	cpu0 := measure.CPUTime()
-	sched0 := core.SampleSched()
-	b.ReportAllocs()
-	b.ResetTimer()
-	sim := core.StartSim(b)
-	start := time.Now()
-	core.RunThreads(threads, b.N, func(t, n int) {
-		core.SimRun(n, core.SimYieldReads, func(n int) { streams[t].read(readers[t], n) })
-	})
-	elapsed := time.Since(start)
-	sim.Stop()
-	b.StopTimer()
-	cpu := measure.CPUTime() - cpu0
-	core.ReportSched(b, threads, sched0)
-	reportReads(b, streams, int64(b.N), elapsed, core.SampleDisk().Sub(d0), cpu)
+		})
+	reportReads(b, streams, int64(b.N), timed.Elapsed, timed.Disk, timed.CPU)
 }
 
 // readRandomCold times b.N cold rounds of -cold_ops reads each, split
 // across threads; each round's readers are opened on its fresh db and
 // closed after it, untimed.
-func readRandomCold(b *testing.B, e *core.Bench, h *core.Handle, rr readRandomRun) {
+func readRandomCold(b *testing.B, e *core.Env, h *core.Handle, rr readRandomRun) {
 	perRound := e.Cfg.ColdRoundOps()
 	streams := newReadStreams(e, e.CallStreams(b), newRecorders(rr.threads), rr)
 	timed := h.ColdReaders(b, rr.threads, perRound, func(t, n int, rd engine.Reader) { streams[t].read(rd, n) })

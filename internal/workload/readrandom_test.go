@@ -125,7 +125,7 @@ func TestReadRandomPercentilesMatchInjectedDelays(t *testing.T) {
 	// give about 3,000 samples, 60 of them slow, so p99 and p999 sit well
 	// inside the slow ones.
 	coretest.SetBenchtime(t, "100000x")
-	r := testing.Benchmark(func(b *testing.B) { readRandom(b, e.Bench(), db, readRandomRun{threads: 2, hitRate: 1}) })
+	r := testing.Benchmark(func(b *testing.B) { readRandom(b, e, db, readRandomRun{threads: 2, hitRate: 1}) })
 	if r.N == 0 {
 		t.Fatal("the benchmark failed")
 	}
@@ -172,7 +172,7 @@ func checkAgainstTruth(r testing.BenchmarkResult, truth, bound *measure.Recorder
 // samplePhases are the sampling phases of the first threads read streams
 // of call n.
 func samplePhases(e *core.Env, n uint64, threads int) []int64 {
-	streams := newReadStreams(e.Bench(), e.StreamsOfCall(n), make([]*measure.Recorder, threads), readRandomRun{threads: threads, hitRate: 1})
+	streams := newReadStreams(e, e.StreamsOfCall(n), make([]*measure.Recorder, threads), readRandomRun{threads: threads, hitRate: 1})
 	out := make([]int64, threads)
 	for t, s := range streams {
 		out[t] = s.phase

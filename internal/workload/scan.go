@@ -24,7 +24,7 @@ func init() {
 		Fixtures: kvFixture,
 		Units:    append([]core.Unit{core.Higher("keys/s"), core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...),
 		Options:  []core.Option{scanPrefetchFlag},
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				for _, values := range []bool{true, false} {
@@ -45,7 +45,7 @@ func init() {
 
 // iterOpts is a full scan's iterator: values or keys only, values read
 // ahead only under -scan_prefetch.
-func iterOpts(e *core.Bench, values bool) engine.IterOptions {
+func iterOpts(e *core.Env, values bool) engine.IterOptions {
 	return engine.IterOptions{KeysOnly: !values, NoPrefetch: !scanPrefetchFlag.Get(&e.Cfg)}
 }
 
@@ -53,7 +53,7 @@ func iterOpts(e *core.Bench, values bool) engine.IterOptions {
 // of its own (ColdRounds): it starts from a closed, evicted, reopened
 // fixture; reopening is not timed, its cost is reported as open-ms and
 // open-read-B, and its disk reads are not counted in read-B/op.
-func iterate(b *testing.B, e *core.Bench, h *core.Handle, db engine.DB, cache string, tweak func(*engine.Options), values bool) {
+func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache string, tweak func(*engine.Options), values bool) {
 	keys := e.Gen.Keys
 	chk := core.GenSource{G: e.Gen}.NewChecker(e.FullCheck)
 	perScan := int64(keys) * dataset.KeySize
@@ -106,7 +106,7 @@ func init() {
 		Units: append(append([]core.Unit{core.Info("keys/op"), core.Higher("keys/s"), core.Lower("sched-p99-ns"),
 			core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...), core.LatencyUnits...),
 		Options: []core.Option{scanLenFlag, scanPrefetchFlag},
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				for _, threads := range e.Cfg.Threads {
@@ -167,7 +167,7 @@ type scanStream struct {
 
 // newScanStreams makes one stream per scanning goroutine from the round's
 // streams rs.
-func newScanStreams(e *core.Bench, rs core.Streams, lats []*measure.Recorder) []*scanStream {
+func newScanStreams(e *core.Env, rs core.Streams, lats []*measure.Recorder) []*scanStream {
 	out := make([]*scanStream, len(lats))
 	for t := range out {
 		out[t] = &scanStream{g: e.Gen, scanLen: scanLenFlag.Get(&e.Cfg), rng: rs.Rand(uint64(t) + 2000),
@@ -198,39 +198,26 @@ func (s *scanStream) scan(rd engine.Reader, n int) {
 // warm. Each op opens an iterator at its start key, as a range read in an
 // application does; every entry's value is checked against its key and
 // the first entry must be the key sought.
-func scan(b *testing.B, e *core.Bench, db engine.DB, threads int) {
+func scan(b *testing.B, e *core.Env, db engine.DB, threads int) {
 	readers, lats := core.NewReaders(b, db, threads)
 	streams := newScanStreams(e, e.CallStreams(b), lats)
-	core.SimWarmUp(b, core.SimWarmScans, func(n int) {
-		warm := newScanStreams(e, e.CallStreams(b), newRecorders(threads))
-		core.RunThreads(threads, n, func(t, n int) {
-			core.SimRun(n, core.SimYieldScans, func(n int) { warm[t].scan(readers[t], n) })
-		})
-		for _, s := range warm {
-			if s.err != nil {
-				b.Fatalf("warm-up scan: %v", s.err)
+	timed := core.TimeLoop(b, threads, core.SimScans, func(t, n int) { streams[t].scan(readers[t], n) },
+		func() (func(t, n int), func()) {
+			warm := newScanStreams(e, e.CallStreams(b), newRecorders(threads))
+			return func(t, n int) { warm[t].scan(readers[t], n) }, func() {
+				for _, s := range warm {
+					if s.err != nil {
+						b.Fatalf("warm-up scan: %v", s.err)
+					}
+				}
 			}
-		}
-	})
-	d0 := core.SampleDisk()
-	sched0 := core.SampleSched()
-	b.ReportAllocs()
-	b.ResetTimer()
-	sim := core.StartSim(b)
-	start := time.Now()
-	core.RunThreads(threads, b.N, func(t, n int) {
-		core.SimRun(n, core.SimYieldScans, func(n int) { streams[t].scan(readers[t], n) })
-	})
-	elapsed := time.Since(start)
-	sim.Stop()
-	b.StopTimer()
-	core.ReportSched(b, threads, sched0)
-	reportScans(b, streams, int64(b.N), elapsed, core.SampleDisk().Sub(d0))
+		})
+	reportScans(b, streams, int64(b.N), timed.Elapsed, timed.Disk)
 }
 
 // scanCold times b.N cold rounds of -cold_ops seeks each, split across
 // threads, as readRandomCold does reads.
-func scanCold(b *testing.B, e *core.Bench, h *core.Handle, threads int) {
+func scanCold(b *testing.B, e *core.Env, h *core.Handle, threads int) {
 	perRound := e.Cfg.ColdRoundOps()
 	streams := newScanStreams(e, e.CallStreams(b), newRecorders(threads))
 	timed := h.ColdReaders(b, threads, perRound, func(t, n int, rd engine.Reader) { streams[t].scan(rd, n) })

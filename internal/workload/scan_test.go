@@ -68,7 +68,7 @@ func TestIterateReadsEveryKey(t *testing.T) {
 			r := testing.Benchmark(func(b *testing.B) {
 				h := e.Open(b, f)
 				db := h.DB(b, cache, nil)
-				iterate(b, e.Bench(), h, db, cache, nil, values)
+				iterate(b, e, h, db, cache, nil, values)
 			})
 			if r.N != 3 {
 				t.Fatalf("cache=%s values=%v: the benchmark failed (N=%d)", cache, values, r.N)
@@ -117,7 +117,7 @@ func TestScanReadsScanLenEntries(t *testing.T) {
 	for _, threads := range []int{1, 2} {
 		r := testing.Benchmark(func(b *testing.B) {
 			h := e.Open(b, f)
-			scan(b, e.Bench(), h.DB(b, core.Warm, nil), threads)
+			scan(b, e, h.DB(b, core.Warm, nil), threads)
 		})
 		if r.N != 200 {
 			t.Fatalf("threads=%d: the benchmark failed (N=%d)", threads, r.N)

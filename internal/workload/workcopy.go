@@ -19,7 +19,7 @@ type workCopy struct {
 	DB    engine.DB // under the space guard
 	Opts  engine.Options
 	guard *core.SpaceGuard
-	e     *core.Bench
+	e     *core.Env
 }
 
 // openWorkCopy copies the fixture that h reads (h's own database must be
@@ -33,7 +33,7 @@ type workCopy struct {
 // waiting behind that is charged to the engine), and the memory earlier
 // engines left to the Go collector and the C allocators released
 // (otherwise a large heap's collection runs during the measurement).
-func openWorkCopy(e *core.Bench, h *core.Handle, label string, tweak func(*engine.Options)) (*workCopy, error) {
+func openWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.Options)) (*workCopy, error) {
 	info := h.Fixture().Engine
 	w := &workCopy{Dir: e.ScratchDir(info.Name), e: e}
 	if err := copyTree(h.Dir(), w.Dir); err != nil {

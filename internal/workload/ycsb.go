@@ -29,7 +29,7 @@ func init() {
 		Scratch:  ycsbScratch,
 		Units:    ycsbUnits(),
 		Options:  append([]core.Option{ycsbFlag, mixFlag, updateFlag, rwwRateFlag, scanPrefetchFlag}, distOptions...),
-		Run: func(b *testing.B, e *core.Bench, info engine.Info) {
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, spec := range ycsbSelected(&e.Cfg) {
 				def := []string{spec.Dist}
@@ -136,7 +136,7 @@ func ycsbSelected(c *core.Config) []ycsbSpec {
 
 // ycsbScratch is a copy of the fixture (three times the logical bytes,
 // as Load's) and what a round may insert beyond it.
-func ycsbScratch(e *core.Bench, _ engine.Info) int64 {
+func ycsbScratch(e *core.Env, _ engine.Info) int64 {
 	return 4 * e.Gen.LogicalBytes()
 }
 
@@ -153,7 +153,7 @@ func ycsbUnits() []core.Unit {
 // ycsbLeaf runs one workload at one distribution and thread count as
 // sub-benchmark name: on the fixture when the mix only reads, otherwise
 // on a fresh copy of it each time testing calls the body.
-func ycsbLeaf(b *testing.B, e *core.Bench, h *core.Handle, name string, spec ycsbSpec, dist string, threads int) {
+func ycsbLeaf(b *testing.B, e *core.Env, h *core.Handle, name string, spec ycsbSpec, dist string, threads int) {
 	info := h.Fixture().Engine
 	if !spec.Mix.writes() && !spec.Background {
 		h.Run(b, name, core.Warm, nil, func(b *testing.B, db engine.DB) {

@@ -18,7 +18,7 @@ const ycsbWarmOps = 10000
 
 // runYCSB times b.N operations of spec over dist at threads goroutines on
 // db (in dir when it is a copy that writes, "" on the fixture itself).
-func runYCSB(b *testing.B, e *core.Bench, info engine.Info, db engine.DB, dir string, spec ycsbSpec, dist string, threads int) {
+func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir string, spec ycsbSpec, dist string, threads int) {
 	stripes := threads
 	if spec.Background {
 		stripes++ // the writer's
@@ -136,7 +136,7 @@ func runYCSB(b *testing.B, e *core.Bench, info engine.Info, db engine.DB, dir st
 
 // warmYCSB reads n keys of the distribution, untimed, with workers of
 // their own, so the round's counters and streams are untouched.
-func warmYCSB(b *testing.B, e *core.Bench, db engine.DB, sh *ycsbShared, threads, n int) {
+func warmYCSB(b *testing.B, e *core.Env, db engine.DB, sh *ycsbShared, threads, n int) {
 	if n == 0 {
 		return
 	}

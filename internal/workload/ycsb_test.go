@@ -93,7 +93,7 @@ func TestYCSBMixes(t *testing.T) {
 					// Every call starts from the loaded data, as each
 					// call's fresh copy of a fixture does.
 					db, dir := loadedDB(t, e, name)
-					runYCSB(b, e.Bench(), info, db, dir, spec, spec.Dist, threads)
+					runYCSB(b, e, info, db, dir, spec, spec.Dist, threads)
 				})
 				if r.N != ops || failed != "" {
 					t.Fatalf("%s %s threads=%d: N=%d %s", name, spec.Name, threads, r.N, failed)
@@ -124,12 +124,12 @@ func TestYCSBMixes(t *testing.T) {
 func TestYCSBUpdateRead(t *testing.T) {
 	coretest.SetBenchtime(t, "1000x")
 	e, info, _, _ := ycsbEnv(t, "bolt")
-	updateFlag.Set(&e.Bench().Cfg, "read")
+	updateFlag.Set(&e.Cfg, "read")
 	var failed bool
 	r := testing.Benchmark(func(b *testing.B) {
 		defer func() { failed = failed || b.Failed() }()
 		db, dir := loadedDB(t, e, "bolt")
-		runYCSB(b, e.Bench(), info, db, dir, ycsbSpecs[0], "zipf", 2)
+		runYCSB(b, e, info, db, dir, ycsbSpecs[0], "zipf", 2)
 	})
 	if failed || r.N != 1000 || r.Extra["update-ops/s"] <= 0 {
 		t.Fatalf("N=%d failed=%v update-ops/s=%v", r.N, failed, r.Extra["update-ops/s"])

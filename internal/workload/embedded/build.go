@@ -27,7 +27,7 @@ import (
 func init() {
 	core.Register(&core.Workload{
 		Name: "EmbedBuild",
-		Scratch: func(e *core.Bench, _ engine.Info) int64 {
+		Scratch: func(e *core.Env, _ engine.Info) int64 {
 			var n uint64 // none without a cdb: the benchmark fails
 			if d, _ := cdbOf(&e.Cfg); d != nil {
 				n = used(recordsFlag.Get(&e.Cfg), d)
@@ -36,7 +36,7 @@ func init() {
 		},
 		Units:   []core.Unit{core.Higher("records/s"), core.Lower("build-rss-MB")},
 		Options: flags,
-		Run: func(b *testing.B, e *core.Bench, _ engine.Info) {
+		Run: func(b *testing.B, e *core.Env, _ engine.Info) {
 			d, n := readSet(b, e)
 			for _, mode := range []string{"direct", "buffered"} {
 				e.ClearSettings()
@@ -46,7 +46,7 @@ func init() {
 	})
 }
 
-func embedBuild(b *testing.B, e *core.Bench, d *CDB, n uint64, buffered bool) {
+func embedBuild(b *testing.B, e *core.Env, d *CDB, n uint64, buffered bool) {
 	size := records.CDBSize(n)
 	b.SetBytes(size)
 	var elapsed time.Duration

@@ -39,7 +39,7 @@ func TestEmbedGetCallsReadTheirOwnKeys(t *testing.T) {
 		for range 2 {
 			r := testing.Benchmark(func(b *testing.B) {
 				log.Mark()
-				embedGet(b, e.Bench(), recordRail{log}, nil, 1000, true)
+				embedGet(b, e, recordRail{log}, nil, 1000, true)
 			})
 			if r.N != 50 {
 				t.Fatalf("the benchmark failed (N=%d)", r.N)

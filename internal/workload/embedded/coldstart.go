@@ -59,7 +59,7 @@ func init() {
 
 // coldFixtures is fixtures with the cdb file always: the minimal child
 // is built from it whatever source it reads.
-func coldFixtures(e *core.Bench, info engine.Info) []*core.Fixture {
+func coldFixtures(e *core.Env, info engine.Info) []*core.Fixture {
 	out := fixtures(e, info)
 	if d, _ := cdbOf(&e.Cfg); d != nil && !e.Selects("src=file") {
 		out = append([]*core.Fixture{fileFixture(d)}, out...)
@@ -247,7 +247,7 @@ func runColdChild(child coldChild, job coldJob) (coldResult, error) {
 
 // coldStartScratch is the copy of the test binary and the minimal child's
 // build.
-func coldStartScratch(e *core.Bench, _ engine.Info) int64 {
+func coldStartScratch(e *core.Env, _ engine.Info) int64 {
 	var size int64
 	if d, _ := cdbOf(&e.Cfg); d != nil {
 		size = d.Size
@@ -299,7 +299,7 @@ func writeSynced(path string, mode os.FileMode, r io.Reader) error {
 	return errors.Join(err, f.Close())
 }
 
-func runEmbedColdStart(b *testing.B, e *core.Bench, _ engine.Info) {
+func runEmbedColdStart(b *testing.B, e *core.Env, _ engine.Info) {
 	d, n := readSet(b, e)
 	dir := e.ScratchDir("coldstart")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -345,7 +345,7 @@ func childKinds(s embedSource) []string {
 // -bench pattern that selects no minimal leaf builds nothing), each in its
 // own directory under dir.
 type coldChildren struct {
-	e    *core.Bench
+	e    *core.Env
 	d    *CDB // the minimal child embeds it
 	dir  string
 	made map[string]madeChild // by kind, made or failed
@@ -390,7 +390,7 @@ func (k *coldChildren) make(kind string) (coldChild, error) {
 
 // coldSrc is a source as the cold-start children read it.
 type coldSrc struct {
-	e        *core.Bench
+	e        *core.Env
 	job      coldJob
 	child    coldChild // set per child=<kind> leaf (with)
 	dirs     []string  // evicted for cache=cold, read through for cache=warm: the child's, then the source's
@@ -412,7 +412,7 @@ func (c *coldSrc) with(child coldChild) *coldSrc {
 // source its read may touch (its fixture; none for the embedded cdb, which
 // is in the child's binary). An engine's fixture is opened here once,
 // untimed, for the settings the children read with.
-func coldSource(e *core.Bench, b *testing.B, d *CDB, s embedSource) *coldSrc {
+func coldSource(e *core.Env, b *testing.B, d *CDB, s embedSource) *coldSrc {
 	b.Helper()
 	c := &coldSrc{e: e, info: s.info}
 	switch {
@@ -464,7 +464,7 @@ func (c *coldSrc) evict(b *testing.B) (resident int64) {
 	return resident
 }
 
-func coldStart(b *testing.B, e *core.Bench, c *coldSrc, n uint64, cold bool) {
+func coldStart(b *testing.B, e *core.Env, c *coldSrc, n uint64, cold bool) {
 	job := c.job
 	rng := e.CallStreams(b).Rand(5)
 	if !cold { // the binary and every byte of the source in the page cache

@@ -326,7 +326,7 @@ func TestEmbedWorkloads(t *testing.T) {
 	}
 	// The cdb as a file is the embedded bytes.
 	d, _ := cdbOf(&e.Cfg)
-	path, err := filePath(e.Bench(), d)
+	path, err := filePath(e, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,8 +343,8 @@ func TestEmbedWorkloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, body := range map[string]func(*testing.B){
-		"get":     func(b *testing.B) { embedGet(b, e.Bench(), src, nil, 120, true) },
-		"seq":     func(b *testing.B) { embedGet(b, e.Bench(), src, nil, 120, false) },
+		"get":     func(b *testing.B) { embedGet(b, e, src, nil, 120, true) },
+		"seq":     func(b *testing.B) { embedGet(b, e, src, nil, 120, false) },
 		"iterate": func(b *testing.B) { embedIterate(b, src, nil, 120) },
 	} {
 		r := testing.Benchmark(body)
@@ -432,7 +432,7 @@ func TestEmbedLeavesStartInTheirCacheState(t *testing.T) {
 		d, n := cdbOfRun(t, e)
 		f := fileFixture(d)
 		if s.info.Name != "" {
-			f = engineFixture(e.Bench(), s.info)
+			f = engineFixture(e, s.info)
 		}
 		dir, err := e.FixtureDir(f)
 		if err != nil {
@@ -445,7 +445,7 @@ func TestEmbedLeavesStartInTheirCacheState(t *testing.T) {
 			if _, err := e.Evict(dir); err != nil {
 				b.Fatal(err)
 			}
-			r := openSource(e.Bench(), b, d, n, s)
+			r := openSource(e, b, d, n, s)
 			defer r.close(b)
 			r.run("warm", core.Warm, func(b *testing.B, src recordSource, rounds embedRounds) {
 				res, total := measure.ResidentDir(dir)
@@ -489,9 +489,9 @@ func TestEmbedLeavesStartInTheirCacheState(t *testing.T) {
 	for _, s := range []embedSource{{name: "file"}, {name: bolt.Title, info: bolt}} {
 		r := testing.Benchmark(func(b *testing.B) {
 			d, n := cdbOfRun(t, e)
-			rd := openSource(e.Bench(), b, d, n, s)
+			rd := openSource(e, b, d, n, s)
 			defer rd.close(b)
-			embedGet(b, e.Bench(), nil, rd.rounds(b), 120, true)
+			embedGet(b, e, nil, rd.rounds(b), 120, true)
 		})
 		if r.N != 3 || r.Extra["open-read-B"] <= 0 || r.Extra["records/s"] <= 0 {
 			t.Errorf("src=%s: cold EmbedGet: N=%d, %v", s.name, r.N, r.Extra)
@@ -539,7 +539,7 @@ func TestDamagedCDBFileIsRebuilt(t *testing.T) {
 	}
 	e, _ := setup()
 	d, _ := cdbOfRun(t, e)
-	path, err := filePath(e.Bench(), d)
+	path, err := filePath(e, d)
 	if err != nil {
 		t.Fatal(err)
 	}

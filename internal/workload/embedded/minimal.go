@@ -122,7 +122,7 @@ func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 // minimalChild builds the minimal child into dir for this run's cdb (the
 // file fixture: the same bytes the test binary embeds) and says so on the
 // log, with a warning when its Go differs from the test binary's.
-func minimalChild(e *core.Bench, d *CDB, dir string) (string, error) {
+func minimalChild(e *core.Env, d *CDB, dir string) (string, error) {
 	path, err := filePath(e, d)
 	if err != nil {
 		return "", err

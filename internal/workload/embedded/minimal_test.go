@@ -42,7 +42,7 @@ func TestMinimalColdChild(t *testing.T) {
 		t.Setenv("GOTMPDIR", "/dev/null/none")
 		t.Setenv("TMPDIR", "/dev/null/none")
 		d, _ := cdbOfRun(t, e)
-		bin, err = minimalChild(e.Bench(), d, filepath.Join(dir, childMinimal))
+		bin, err = minimalChild(e, d, filepath.Join(dir, childMinimal))
 	})
 	if reason, ok := asSkip(err); ok {
 		t.Skip(reason)
@@ -147,7 +147,7 @@ func TestMinimalColdChild(t *testing.T) {
 	for _, c := range []coldChild{child, {kind: childTestBinary, bin: tbin}} {
 		for _, cold := range []bool{true, false} {
 			r := testing.Benchmark(func(b *testing.B) {
-				coldStart(b, e.Bench(), coldSource(e.Bench(), b, nil, embedSource{name: "embedded"}).with(c), n, cold)
+				coldStart(b, e, coldSource(e, b, nil, embedSource{name: "embedded"}).with(c), n, cold)
 			})
 			if r.N != 2 {
 				t.Fatalf("child=%s cold=%v did not run", c.kind, cold)
@@ -183,7 +183,7 @@ func TestMinimalChildWithoutGo(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	dir := e.ScratchDir("coldstart")
 	d, _ := cdbOfRun(t, e)
-	_, err = minimalChild(e.Bench(), d, dir)
+	_, err = minimalChild(e, d, dir)
 	if reason, ok := asSkip(err); !ok || !strings.Contains(reason, "go command") || !strings.Contains(reason, "PATH") {
 		t.Fatalf("without go: %v, want a skip that names the go command and PATH", err)
 	}

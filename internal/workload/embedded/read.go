@@ -20,7 +20,7 @@ func init() {
 	// EmbedGet reads single records by key from each source: one
 	// verified Get per op, at random or in write order from a record drawn
 	// per round.
-	core.Register(readWorkload("EmbedGet", func(b *testing.B, e *core.Bench, _ engine.Info) {
+	core.Register(readWorkload("EmbedGet", func(b *testing.B, e *core.Env, _ engine.Info) {
 		d, n := readSet(b, e)
 		for _, s := range embedSources(true) {
 			b.Run("src="+s.name, func(b *testing.B) {
@@ -39,7 +39,7 @@ func init() {
 	// EmbedIterate reads every record in the source's own order (write
 	// order for cdb, key order for the engines): one verified record per
 	// op.
-	core.Register(readWorkload("EmbedIterate", func(b *testing.B, e *core.Bench, _ engine.Info) {
+	core.Register(readWorkload("EmbedIterate", func(b *testing.B, e *core.Env, _ engine.Info) {
 		d, n := readSet(b, e)
 		for _, s := range embedSources(true) {
 			if s.info.Missing != "" {
@@ -65,7 +65,7 @@ var readUnits = []core.Unit{core.Higher("records/s"), core.Lower("all-s"), core.
 	core.Lower("open-ms"), core.Lower("open-read-B")}
 
 // readWorkload is an Embed read workload with body run.
-func readWorkload(name string, run func(b *testing.B, e *core.Bench, info engine.Info)) *core.Workload {
+func readWorkload(name string, run func(b *testing.B, e *core.Env, info engine.Info)) *core.Workload {
 	return &core.Workload{Name: name, Fixtures: fixtures, Units: readUnits,
 		Options: flags, Run: run}
 }
@@ -84,7 +84,7 @@ func readWorkload(name string, run func(b *testing.B, e *core.Bench, info engine
 // embedReader is a source opened in a parent benchmark for the leaves
 // that read it.
 type embedReader struct {
-	e      *core.Bench
+	e      *core.Env
 	parent *testing.B
 	d      *CDB // the binary's
 	n      uint64
@@ -96,7 +96,7 @@ type embedReader struct {
 
 // openSource opens s, reading the first n records of d, for leaves of
 // parent. A store not compiled in skips parent.
-func openSource(e *core.Bench, parent *testing.B, d *CDB, n uint64, s embedSource) *embedReader {
+func openSource(e *core.Env, parent *testing.B, d *CDB, n uint64, s embedSource) *embedReader {
 	parent.Helper()
 	r := &embedReader{e: e, parent: parent, d: d, n: n}
 	switch {
@@ -295,7 +295,7 @@ func reportRead(b *testing.B, n uint64, ops int64, elapsed time.Duration, readBy
 
 // embedGet is one verified point read per op, at random or in write order
 // from a record drawn per round; cold, rounds of coldOps reads.
-func embedGet(b *testing.B, e *core.Bench, src recordSource, rounds embedRounds, n uint64, random bool) {
+func embedGet(b *testing.B, e *core.Env, src recordSource, rounds embedRounds, n uint64, random bool) {
 	rng := e.CallStreams(b).Rand(4)
 	seq := rng.Below(n)
 	var kb [records.MaxKeySize]byte

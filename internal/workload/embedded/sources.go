@@ -18,7 +18,7 @@ import (
 
 // readSet is the binary's cdb and how many of its records the run reads;
 // it fails b without one.
-func readSet(b *testing.B, e *core.Bench) (*CDB, uint64) {
+func readSet(b *testing.B, e *core.Env) (*CDB, uint64) {
 	b.Helper()
 	d, _ := cdbOf(&e.Cfg) // an error stopped the run before any work
 	if d == nil {
@@ -32,7 +32,7 @@ func readSet(b *testing.B, e *core.Bench) (*CDB, uint64) {
 // compiled in (src=<Engine>), each only where the pattern may run it
 // (src=none and src=embedded read none). The calibration rail loads them
 // into memory itself.
-func fixtures(e *core.Bench, _ engine.Info) []*core.Fixture {
+func fixtures(e *core.Env, _ engine.Info) []*core.Fixture {
 	d, _ := cdbOf(&e.Cfg)
 	if d == nil {
 		return nil // the benchmarks fail with the reason
@@ -60,7 +60,7 @@ func fileFixture(d *CDB) *core.Fixture {
 		Params: dataset.Params{Engine: "cdb", Keys: d.Records, FormatVersion: dataset.FormatVersion,
 			Compression: "none", Layout: map[string]string{"set": "lorem"}},
 		Data: recordSet{d.Records},
-		Files: func(_ *core.Bench, dir string) (dataset.Manifest, error) {
+		Files: func(_ *core.Env, dir string) (dataset.Manifest, error) {
 			err := writeSynced(filepath.Join(dir, fileName), 0o644, io.NewSectionReader(d.Data, 0, d.Size))
 			return dataset.Manifest{EngineVersion: cdbVersion(), DiskBytes: d.Size,
 				Settled: "copied from the embedded cdb and fsynced"}, err
@@ -69,7 +69,7 @@ func fileFixture(d *CDB) *core.Fixture {
 }
 
 // filePath is the cdb file of the file fixture, which Setup built.
-func filePath(e core.Fixtures, d *CDB) (string, error) {
+func filePath(e *core.Env, d *CDB) (string, error) {
 	dir, err := e.FixtureDir(fileFixture(d))
 	return filepath.Join(dir, fileName), err
 }
@@ -77,7 +77,7 @@ func filePath(e core.Fixtures, d *CDB) (string, error) {
 // engineFixture is the engine's database of the records the run uses,
 // written in record order through its batch path, with the run's options
 // (LMDB's map sized for the records rather than the main data set).
-func engineFixture(e *core.Bench, info engine.Info) *core.Fixture {
+func engineFixture(e *core.Env, info engine.Info) *core.Fixture {
 	d, _ := cdbOf(&e.Cfg)
 	f := e.NewFixture(info, "embed", recordSet{used(recordsFlag.Get(&e.Cfg), d)}, nil)
 	// The records depend on neither: one fixture serves every -seed and
