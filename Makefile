@@ -9,6 +9,9 @@ export GO
 # -trimpath: built without the checkout's path, so a second clone reuses
 # the first's build of it (kvb test builds everything so, for the same reason).
 KVB       = $(GO) run -trimpath ./benchstat/kvb
+# The lab's kvb (benchstat/lab, a module of its own: power, audit,
+# memfloor, spectrum), built by make lab-kvb and run from here.
+LAB_KVB   = $(RESULTS)/kvb-lab
 # RocksDB is compiled in when its headers are present (see `deps`).
 TAGS     ?= $(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)
 # The default run: a small data set that fits a laptop and a CI machine.
@@ -32,7 +35,7 @@ HISTORY  ?= on
 RUN_DATE := $(or $(RUN_DATE),$(shell date -u +%Y-%m-%dT%H:%M:%SZ))
 export RUN_DATE
 
-.PHONY: all deps valgrind-deps report-deps bench bench-full bench-mem bench-sim prefetch seed003 seed004 audit memfloor \
+.PHONY: all deps valgrind-deps report-deps bench bench-full bench-mem bench-sim prefetch seed003 seed004 audit memfloor lab-kvb lab-test \
 	summary report report-screenshot history-screenshot embed-data embed-clean \
 	test vet unit unit-race unit-side smoke smoke-tests smoke-paths e2e e2e-sim gate-smoke report-test gate-e2e gate-sim-power versions charts
 
@@ -148,18 +151,30 @@ seed003: deps
 seed004: deps
 	$(KVB) bench seed004 $(BENCH_FLAGS) -count $(COUNT)
 
+# The lab: the tools that study the suite itself rather than the engines
+# (kvb power, audit, memfloor, spectrum), a module of its own under
+# benchstat/lab that imports this one, so make test and make bench compile
+# none of it (docs/architecture.md, "Two modules"). lab-kvb builds its kvb
+# as $(LAB_KVB), which audit, memfloor, gate-e2e and gate-sim-power run
+# from here; lab-test vets the lab and runs its tests.
+lab-kvb:
+	$(GO) build -C benchstat/lab -trimpath -o '$(abspath $(LAB_KVB))' ./kvb
+lab-test:
+	$(GO) vet -C benchstat/lab ./...
+	$(GO) test -C benchstat/lab -count 1 ./...
+
 # audit: which engine settings decide a rank. make bench's rows (warm
 # reads and scans, YCSB A and C, populate, overwrite, open) for every
 # engine at the suite's settings and with each engine setting of
-# benchstat/audit/settings.go flipped, one process each, AUDIT_ROUNDS
+# benchstat/lab/audit/settings.go flipped, one process each, AUDIT_ROUNDS
 # interleaved rounds; the table goes into docs/engines.md ("Rank-sensitivity
 # audit"), the raw results to $(RESULTS)/audit. Time: docs/targets.md.
 AUDIT_ROUNDS ?= 3
-audit: deps
+audit: deps lab-kvb
 	$(KVB) build -tags '$(TAGS)' -o '$(BENCH_BIN)'
-	$(KVB) audit -bin $(BENCH_BIN) -rounds $(AUDIT_ROUNDS) $(DATA_FLAGS) -o $(RESULTS)/audit -doc docs/engines.md
+	$(LAB_KVB) audit -bin $(BENCH_BIN) -rounds $(AUDIT_ROUNDS) $(DATA_FLAGS) -o $(RESULTS)/audit -doc docs/engines.md
 
-# memfloor: each engine's memory floor (kvb memfloor): the smallest
+# memfloor: each engine's memory floor (the lab's kvb memfloor): the smallest
 # -mem_limit, in whole MiB, in which it populates each shape (keys_mil x
 # valsz) within MEMFLOOR_MULTIPLE of its time in a budget of twice the
 # data, every run under the one budget rule; then random reads in that
@@ -173,9 +188,9 @@ MEMFLOOR_FLAGS      ?=
 MEMFLOOR_ARGS = -bin $(BENCH_BIN) -shapes '$(MEMFLOOR_SHAPES)' $(if $(MEMFLOOR_ENGINES),-engines '$(MEMFLOOR_ENGINES)') \
 	-multiple $(MEMFLOOR_MULTIPLE) -resolution '$(MEMFLOOR_RESOLUTION)' $(if $(DIR),-dir '$(DIR)') \
 	-o $(RESULTS)/memfloor.txt $(if $(MEMFLOOR_FLAGS),-- $(MEMFLOOR_FLAGS))
-memfloor: deps
+memfloor: deps lab-kvb
 	$(KVB) build -tags '$(TAGS)' -o '$(BENCH_BIN)'
-	$(KVB) memfloor $(MEMFLOOR_ARGS)
+	$(LAB_KVB) memfloor $(MEMFLOOR_ARGS)
 	$(if $(filter off,$(HISTORY)),,$(KVB) record -role memfloor -date $(RUN_DATE) $(RESULTS)/memfloor.txt)
 
 # summary: the engines side by side, one section per question, from the
@@ -242,26 +257,27 @@ vet unit unit-race unit-side smoke smoke-tests smoke-paths e2e e2e-sim gate-smok
 # bbolt with an extra lookup per Get against v1.5.0 (kvb compare -module),
 # in time and in sim mode, and an unmodified copy passes; kvb versions on
 # two bbolt releases writes both files and records both. Then the gate's
-# error rates on this machine (kvb power, 36 min in all: docs/targets.md): GATE_AA
+# error rates on this machine (the lab's kvb power, 36 min in all: docs/targets.md): GATE_AA
 # A/A comparisons and GATE_RUNS per injected slowdown, at kvb compare's
 # defaults on the default data set; the table and chart of docs/gating.md
 # are written to $(RESULTS)/power and docs/img/gate-power.svg.
 GATE_AA ?= 20
 GATE_RUNS ?= 10
 gate-e2e: export HISTORY := off
-gate-e2e: deps
+gate-e2e: deps lab-kvb
 	KVBENCH_E2E=full $(GO) test -count 1 -timeout 0 -v ./benchstat
-	$(KVB) power -aa $(GATE_AA) -runs $(GATE_RUNS) -o $(RESULTS)/power -- $(if $(DIR),-dir $(DIR))
+	$(LAB_KVB) power -aa $(GATE_AA) -runs $(GATE_RUNS) -o $(RESULTS)/power -- $(if $(DIR),-dir $(DIR))
 	cp $(RESULTS)/power/power.svg docs/img/gate-power.svg
 
-# gate-sim-power: the gate's error rates in simulation mode (kvb compare
-# -mode sim, docs/gating.md "Simulation mode"): GATE_AA A/A comparisons of
-# every engine's warm ReadRandom and Scan, and GATE_RUNS comparisons with
-# every engine's reads 1% more instructions, then the spread, threshold
-# and injected-slowdown tables, into $(RESULTS)/power-sim (90 min: docs/targets.md).
+# gate-sim-power: the gate's error rates in simulation mode (the lab's kvb
+# power through kvb compare -mode sim, docs/gating.md "Simulation mode"):
+# GATE_AA A/A comparisons of every engine's warm ReadRandom and Scan, and
+# GATE_RUNS comparisons with every engine's reads 1% more instructions,
+# then the spread, threshold and injected-slowdown tables, into
+# $(RESULTS)/power-sim (90 min: docs/targets.md).
 SIM_ENGINES = (Badger|Bolt|Lmdb|Pebble|RocksDB)$$
-gate-sim-power: deps valgrind-deps
-	$(KVB) power -mode sim -aa $(GATE_AA) -slowdowns 1:$(GATE_RUNS) -slowed_bench 'BenchmarkReadRandom$(SIM_ENGINES)' \
+gate-sim-power: deps valgrind-deps lab-kvb
+	$(LAB_KVB) power -mode sim -aa $(GATE_AA) -slowdowns 1:$(GATE_RUNS) -slowed_bench 'BenchmarkReadRandom$(SIM_ENGINES)' \
 	  -o $(RESULTS)/power-sim -- -bench 'BenchmarkReadRandom$(SIM_ENGINES)|BenchmarkScan$(SIM_ENGINES)' $(if $(DIR),-dir $(DIR))
 
 # versions: the release matrix (docs/history.md, "Release matrix"): this

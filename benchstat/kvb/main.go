@@ -11,25 +11,22 @@
 // golang.org/x/perf's benchstat in a user's PATH. A subcommand is either
 // a file of its own here that registers itself from init, or a package
 // benchstat/<name> whose Command is listed in packaged
-// (docs/architecture.md).
+// (docs/architecture.md). The tools that study the suite itself are the
+// lab's kvb, in a module of its own (benchstat/lab).
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 
-	"github.com/kvbench/kvbench/benchstat/audit"
 	"github.com/kvbench/kvbench/benchstat/charts"
 	"github.com/kvbench/kvbench/benchstat/gate"
 	"github.com/kvbench/kvbench/benchstat/history"
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
-	"github.com/kvbench/kvbench/benchstat/memfloor"
-	"github.com/kvbench/kvbench/benchstat/power"
 	"github.com/kvbench/kvbench/benchstat/report"
 	"github.com/kvbench/kvbench/benchstat/sim"
-	"github.com/kvbench/kvbench/benchstat/spectrum"
 	"github.com/kvbench/kvbench/benchstat/summary"
 )
 
@@ -40,17 +37,25 @@ var commands = map[string]cli.Command{}
 // packaged are the subcommands that are packages of their own under
 // benchstat/, one directory each.
 var packaged = []cli.Command{
-	audit.Command,
 	charts.Command,
 	gate.Command,
 	history.Command,
-	memfloor.Command,
-	power.Command,
 	report.Command,
 	sim.Command,
-	spectrum.Command,
 	summary.Command,
 }
+
+// lab are the lab's commands: asked for here, kvb says where they are.
+var lab = []string{"audit", "memfloor", "power", "spectrum"}
+
+// program dispatches to the commands.
+var program = cli.Program{Commands: commands, Heading: "commands:", Elsewhere: func(name string, stderr io.Writer) bool {
+	if !slices.Contains(lab, name) {
+		return false
+	}
+	fmt.Fprintf(stderr, "kvb: %s is the lab's kvb's (benchstat/lab, docs/architecture.md): make lab-kvb builds it as results/kvb-lab\n", name)
+	return true
+}}
 
 func init() {
 	for _, c := range packaged {
@@ -70,47 +75,4 @@ func main() {
 }
 
 // run dispatches to a subcommand: exit 2 for a missing or unknown one.
-func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		overview(stderr)
-		return 2
-	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		return help(args[1:], stdout, stderr)
-	}
-	c, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "kvb: unknown command %q\n", args[0])
-		overview(stderr)
-		return 2
-	}
-	return c.Run(args[1:], stdout, stderr)
-}
-
-func help(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		overview(stdout)
-		return 0
-	}
-	c, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "kvb help: unknown command %q\n", args[0])
-		return 2
-	}
-	c.Help(stdout)
-	return 0
-}
-
-func overview(w io.Writer) {
-	fmt.Fprint(w, "usage: kvb COMMAND [arguments]\n\ncommands:\n")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Summary)
-	}
-	fmt.Fprint(w, "\nkvb help COMMAND shows a command's flags.\n")
-}
+func run(args []string, stdout, stderr io.Writer) int { return program.Run(args, stdout, stderr) }

@@ -20,6 +20,10 @@ func TestDispatch(t *testing.T) {
 		t.Errorf("help compare: exit %d, %q", code, out.String())
 	}
 	errb.Reset()
+	if code := run([]string{"power", "-aa", "1"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "make lab-kvb") {
+		t.Errorf("a command of the lab: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
 	if code := run([]string{"compare", "main", "-bogus"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-bogus") {
 		t.Errorf("compare with an unknown flag: exit %d, %q", code, errb.String())
 	}

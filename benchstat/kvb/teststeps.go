@@ -105,7 +105,6 @@ func (c *testConfig) jobs() map[string]testJob {
 		vet = append(vet, goCmd(nil, "vet", "-tags", "rocksdb", "./internal/engine"))
 	}
 	vet = append(vet, goCmd(nil, "vet", "-tags", "lmdb_bmatsuo", "./internal/engine"),
-		goCmd(nil, "vet", "-tags", "kvbench_slowdown", "./internal/engine"),
 		goCmd(nil, "run", c.staticcheck, "./..."))
 	if rocksdb {
 		vet = append(vet, goCmd(nil, "run", c.staticcheck, "-tags", "rocksdb", "./internal/engine"))

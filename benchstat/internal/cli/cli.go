@@ -1,7 +1,8 @@
 // Package cli is what a subcommand's package gives kvb (benchstat/kvb),
 // the suite's one program: its name, a line saying what it does, its help
 // and its entry point, and the one way its flags are read and its usage
-// errors reported.
+// errors reported; Program dispatches to such commands (kvb, and the
+// lab's kvb in benchstat/lab).
 package cli
 
 import (

@@ -23,7 +23,8 @@ type Package struct {
 }
 
 // ModulePackages reads every package of the module whose go.mod is in
-// root: each directory with Go files, but testdata and hidden ones. It
+// root: each directory with Go files, but testdata and hidden ones and
+// modules of their own (a directory with a go.mod, as go's ./... skips). It
 // parses imports only, from every file whatever its build tags, so an
 // import behind a tag (rocksdb, lmdb_bmatsuo) counts too.
 func ModulePackages(root string) ([]Package, error) {
@@ -38,6 +39,9 @@ func ModulePackages(root string) ([]Package, error) {
 			return err
 		}
 		if name := d.Name(); path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			return filepath.SkipDir
+		}
+		if _, err := os.Stat(filepath.Join(path, "go.mod")); path != root && err == nil {
 			return filepath.SkipDir
 		}
 		files, err := filepath.Glob(filepath.Join(path, "*.go"))

@@ -1,17 +1,19 @@
 //go:build kvbench_slowdown
 
-// Under the kvbench_slowdown build tag only, every engine's point read
-// also spins a calibrated busy loop: a known slowdown against which the
-// regression gate's power is measured (benchstat/power, docs/gating.md).
+// This file is no part of the suite on disk: kvb power adds it, as
+// kvbench_slowdown_test.go, to the one build of the suite it slows (go
+// test -c -overlay, benchstat/lab/power/slowdown.go). Every engine's
+// point read then also spins a calibrated busy loop: a known slowdown
+// against which the regression gate's power is measured (docs/gating.md).
 // KVBENCH_SLOWDOWN gives the extra work per read by engine, as time
 // ("bolt=45ns,pebble=210ns", a loop calibrated at start) or as
 // instructions ("bolt=22instr", a countdown of exactly that many, for
-// counting under callgrind, amd64 only), and applies on the head side only when
-// kvb compare runs the binary (KVBENCH_SIDE), so one binary on both sides
-// differs by the loop alone, not by its build. No Makefile target and no test build sets the
-// tag outside that measurement; the file is named to run its init after
-// every engine's registration.
-package engine
+// counting under callgrind, amd64 only), and applies on the head side only
+// when kvb compare runs the binary (KVBENCH_SIDE), so one binary on both
+// sides differs by the loop alone, not by its build. This package's init
+// runs after every package it imports, so after every engine's
+// registration.
+package kvbench
 
 import (
 	"fmt"
@@ -20,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/spin"
 )
 
@@ -57,7 +60,6 @@ func init() {
 	var rate float64
 	for _, part := range strings.Split(spec, ",") {
 		name, d, ok := strings.Cut(part, "=")
-		info, known := registry[name]
 		var work func()
 		var what string
 		if n, isInstr := strings.CutSuffix(d, "instr"); isInstr {
@@ -80,39 +82,10 @@ func init() {
 			}
 			work, what = func() { busy(spins) }, fmt.Sprintf("%v (%d spins)", delay, spins)
 		}
-		if !ok || !known {
+		if !ok || !engine.SlowReads(name, work) {
 			fmt.Fprintf(os.Stderr, "KVBENCH_SLOWDOWN %q: want engine=duration or engine=<n>instr,... with registered engines\n", part)
 			os.Exit(2)
 		}
-		open := info.Open
-		info.Open = func(o Options) (DB, error) {
-			db, err := open(o)
-			if err != nil {
-				return nil, err
-			}
-			return slowDB{db, work}, nil
-		}
-		registry[name] = info
 		fmt.Fprintf(os.Stderr, "kvbench: %s reads slowed by %s\n", name, what)
 	}
-}
-
-type slowDB struct {
-	DB
-	work func()
-}
-
-func (d slowDB) NewReader() (Reader, error) {
-	r, err := d.DB.NewReader()
-	return slowReader{r, d.work}, err
-}
-
-type slowReader struct {
-	Reader
-	work func()
-}
-
-func (r slowReader) Get(key []byte, fn func([]byte) error) (bool, error) {
-	r.work()
-	return r.Reader.Get(key, fn)
 }

@@ -8,9 +8,9 @@
 // changes a rank there decides a rank (docs/engines.md, "Rank-sensitivity
 // audit").
 //
-//	go run ./benchstat/kvb audit -bin results/kvbench.test [-rounds 3] [-dir D] [-o results/audit]
+//	results/kvb-lab audit -bin results/kvbench.test [-rounds 3] [-dir D] [-o results/audit]
 //	    [-doc docs/engines.md] [-only Badger,Pebble]
-//	go run ./benchstat/kvb audit -analyze results/audit [-doc docs/engines.md]
+//	results/kvb-lab audit -analyze results/audit [-doc docs/engines.md]
 //
 // The raw results go to -o, one benchfmt file per baseline and setting
 // (base-<engine>.txt, <engine>-<n>.txt), so -analyze can redo the table
@@ -50,7 +50,7 @@ const usage = `usage: kvb audit -bin results/kvbench.test [-rounds 3] [-dir D] [
        kvb audit -analyze results/audit [-doc docs/engines.md]
 
 Runs make bench's rows for each engine at the suite's settings and with
-each setting of benchstat/audit/settings.go flipped, rounds interleaved,
+each setting of benchstat/lab/audit/settings.go flipped, rounds interleaved,
 and prints the table of what each setting moves (docs/engines.md,
 "Rank-sensitivity audit"); -doc rewrites it there. Exit status: 0 done,
 2 bad usage or a failed step.

@@ -23,7 +23,7 @@ func TestEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "kvbench.test")
 	build := exec.Command("go", "test", "-c", "-o", bin, ".")
-	build.Dir = "../.."
+	build.Dir = "../../.."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go test -c: %v\n%s", err, out)
 	}

@@ -5,7 +5,7 @@
 // time with memory to spare; then it measures random reads in that
 // budget, beside the disk's own 4 KiB random reads.
 //
-//	go run ./benchstat/kvb memfloor -bin results/kvbench.test [-engines Bolt,Pebble] [-shapes 0.1x1024,0.25x128]
+//	results/kvb-lab memfloor -bin results/kvbench.test [-engines Bolt,Pebble] [-shapes 0.1x1024,0.25x128]
 //	    [-multiple 3] [-resolution 10%] [-timeout 30m] [-dir DIR] [-o results/memfloor.txt] [-- test binary flags]
 //
 // The rule. Each engine and shape is first populated in a budget of twice

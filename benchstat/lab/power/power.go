@@ -1,14 +1,14 @@
 // Package power is kvb power: it measures the regression gate on this
 // machine: how often an A/A comparison (the same binary on both sides)
 // fails it, and how often a known slowdown of one engine's reads is
-// caught. It builds the suite twice, once with the kvbench_slowdown tag (a
-// calibrated busy loop per read, internal/engine/zz_slowdown.go, on the
+// caught. It builds the suite twice, once with a calibrated busy loop per
+// read laid over its tree (slowdown/, through go test -overlay; on the
 // compared head side only, so that binary runs on both sides), then runs
 // kvb compare on prebuilt binaries at its defaults, rounds of every kind
 // interleaved so that the machine's drift over the hour hits every kind
 // alike.
 //
-//	go run ./benchstat/kvb power [-mode time|sim] [-aa 20] [-runs 10] [-slowdowns 2,5,10] [-slowed_bench REGEX] [-o results/power] [-- kvb compare flags]
+//	results/kvb-lab power [-mode time|sim] [-aa 20] [-runs 10] [-slowdowns 2,5,10] [-slowed_bench REGEX] [-o results/power] [-- kvb compare flags]
 //
 // In time mode each slowed run slows one engine, the next engine each run:
 // per read, by the given share of that engine's cpu-ns/op in the first A/A
@@ -157,10 +157,18 @@ func measure(o *options, stdout, stderr io.Writer) error {
 	if err := m.buildKvb(); err != nil {
 		return err
 	}
-	if err := m.buildSuite(base, o.tags); err != nil {
+	if err := m.buildSuite(base, o.tags, ""); err != nil {
 		return err
 	}
-	if err := m.buildSuite(slow, strings.TrimSpace(o.tags+" kvbench_slowdown")); err != nil {
+	root, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	overlay, err := writeSlowdownOverlay(root, dir)
+	if err != nil {
+		return err
+	}
+	if err := m.buildSuite(slow, strings.TrimSpace(o.tags+" "+slowdownTag), overlay); err != nil {
 		return err
 	}
 

@@ -40,10 +40,15 @@ func (m *comparisons) buildKvb() error {
 	return nil
 }
 
-// buildSuite builds the suite's test binary with tags.
-func (m *comparisons) buildSuite(out, tags string) error {
+// buildSuite builds the suite's test binary with tags, and with the
+// files of an -overlay laid over it unless overlay is "".
+func (m *comparisons) buildSuite(out, tags, overlay string) error {
 	fmt.Fprintf(m.stderr, "kvb power: building %s (tags %q)\n", filepath.Base(out), tags)
-	cmd := exec.Command("go", "test", "-c", "-tags", tags, "-o", out, ".")
+	args := []string{"test", "-c", "-tags", tags, "-o", out}
+	if overlay != "" {
+		args = append(args, "-overlay", overlay)
+	}
+	cmd := exec.Command("go", append(args, ".")...)
 	cmd.Stdout, cmd.Stderr = m.stderr, m.stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("build %s: %v", out, err)

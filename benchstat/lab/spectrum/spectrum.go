@@ -3,7 +3,7 @@
 // against percentile on HdrHistogram's usual axis, 1/(1-p), log scale, so
 // the tail is as wide as the body (docs/seed-003.md).
 //
-//	go run ./benchstat/kvb spectrum -o chart.svg name=file.hgrm ...
+//	results/kvb-lab spectrum -o chart.svg name=file.hgrm ...
 package spectrum
 
 import (

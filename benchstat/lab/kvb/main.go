@@ -1,0 +1,37 @@
+// Command kvb here is the lab's kvb: the tools that study the suite
+// itself rather than the engines, each a package of this module, with
+// the product's kvb flags and output. It is built from this module and
+// run from the repository's root, where the tools find the suite
+// (make audit, memfloor, gate-e2e, gate-sim-power build it as
+// results/kvb-lab):
+//
+//	go build -C benchstat/lab -o "$PWD/results/kvb-lab" ./kvb
+//	results/kvb-lab power [-mode time|sim] ... [-- kvb compare flags]
+//	results/kvb-lab help [COMMAND]
+package main
+
+import (
+	"os"
+
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/lab/audit"
+	"github.com/kvbench/kvbench/benchstat/lab/memfloor"
+	"github.com/kvbench/kvbench/benchstat/lab/power"
+	"github.com/kvbench/kvbench/benchstat/lab/spectrum"
+)
+
+// program dispatches to the lab's commands.
+var program = cli.Program{
+	Commands: map[string]cli.Command{},
+	Heading:  "the lab's commands (the product's: go run ./benchstat/kvb help):",
+}
+
+func init() {
+	for _, c := range []cli.Command{audit.Command, memfloor.Command, power.Command, spectrum.Command} {
+		program.Commands[c.Name] = c
+	}
+}
+
+func main() {
+	os.Exit(program.Run(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,87 @@
+package power
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSlowdownLaidOverTheSuite builds the suite as kvb power builds its
+// slowed binary and runs it: KVBENCH_SLOWDOWN slows the named engines'
+// reads on the head side, by the loop alone on the base side, and an
+// engine that is not registered stops the binary.
+func TestSlowdownLaidOverTheSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the suite's test binary")
+	}
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	overlay, err := writeSlowdownOverlay(root, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	bin := filepath.Join(dir, "slow.test")
+	m := &comparisons{dir: dir, stderr: io.Discard}
+	if err := m.buildSuite(bin, slowdownTag, overlay); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range slowdownFiles {
+		if _, err := os.Stat(filepath.Join(root, f)); err == nil {
+			t.Errorf("%s was written into the suite's tree", f)
+		}
+	}
+	run := func(side, spec string, args ...string) (string, string, int) {
+		cmd := exec.Command(bin, append([]string{"-test.run", "^$"}, args...)...)
+		cmd.Env = append(os.Environ(), "KVBENCH_SIDE="+side, "KVBENCH_SLOWDOWN="+spec)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return stdout.String(), stderr.String(), code
+	}
+	if _, stderr, code := run("head", "bolt=22instr,pebble=1ms"); code != 0 ||
+		!strings.Contains(stderr, "kvbench: bolt reads slowed by 22 instructions (") ||
+		!strings.Contains(stderr, "kvbench: pebble reads slowed by 1ms (") {
+		t.Errorf("head side: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run("base", "bolt=1ms"); code != 0 || !strings.Contains(stderr, "kvbench: bolt reads slowed by 1ms (0 spins)") {
+		t.Errorf("base side: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run("head", "nosuch=1ms"); code != 2 || !strings.Contains(stderr, `KVBENCH_SLOWDOWN "nosuch=1ms": want engine=duration`) {
+		t.Errorf("an engine not registered: exit %d\n%s", code, stderr)
+	}
+
+	// Bolt's warm reads: 2 ms each on the head side, a few µs on the base side.
+	const delay = 2 * time.Millisecond
+	nsPerOp := regexp.MustCompile(`(?m)^BenchmarkReadRandomBolt\S*\s+\d+\s+([0-9.]+) ns/op`)
+	for _, side := range []string{"head", "base"} {
+		stdout, stderr, code := run(side, "bolt="+delay.String(), "-test.bench", "^BenchmarkReadRandomBolt$//cache=warm", "-test.benchtime", "100x",
+			"-keys_mil", "0.002", "-valsz", "256", "-threads", "1", "-dir", dir)
+		lines := nsPerOp.FindAllStringSubmatch(stdout, -1)
+		if code != 0 || len(lines) == 0 || strings.Contains(stdout, "cache=cold") {
+			t.Fatalf("%s side: exit %d, no ReadRandomBolt result\n%s\n%s", side, code, stdout, stderr)
+		}
+		for _, l := range lines {
+			ns, _ := strconv.ParseFloat(l[1], 64)
+			if slowed := ns >= float64(delay.Nanoseconds()); slowed != (side == "head") {
+				t.Errorf("%s side: a read took %v: %s", side, time.Duration(ns), l[0])
+			}
+		}
+	}
+}
