@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/families"
 )
 
@@ -33,6 +34,7 @@ import (
 // command (each round runs it once).
 type memGroup struct {
 	target, sub, block string
+	info               engine.Info
 	args               []string
 }
 
@@ -68,7 +70,7 @@ func (c *benchConfig) memGroups(workloads, benchtime, blocks, dist string) []mem
 				if bs != "" {
 					args = append(args, "-block_size", bs)
 				}
-				out = append(out, memGroup{target: t.Name(), sub: sub, block: bs, args: args})
+				out = append(out, memGroup{target: t.Name(), sub: sub, block: bs, info: t.Info, args: args})
 			}
 		}
 	}

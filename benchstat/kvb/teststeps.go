@@ -64,6 +64,9 @@ const (
 	// (benchstat/e2e_test.go); e2eSim, the one under callgrind.
 	e2e    = "^TestE2E"
 	e2eSim = "^TestE2EModuleCopySim$"
+	// canonicalReads: each engine's point read calls the engine's own Get
+	// (internal/engine), counted under callgrind.
+	canonicalReads = "^TestPointReadsCallTheEnginesGet$"
 )
 
 // raceOnly are the packages under benchstat/ whose own code starts
@@ -118,6 +121,10 @@ func (c *testConfig) jobs() map[string]testJob {
 	if rocksdb {
 		side = append(side, goCmd(nil, "test", "-count", "1", "-tags", c.tags, "./internal/engine"),
 			goCmd(nil, "test", "-count", "1", "-tags", c.tags, "-run", "TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM", "./internal/core"))
+	} else {
+		// the canonical reads of every engine of the build, which -race
+		// cannot count (under callgrind)
+		side = append(side, goCmd(nil, "test", "-count", "1", "-run", canonicalReads, "./internal/engine"))
 	}
 	side = append(side, goCmd(nil, "test", "-count", "1", "-tags", "lmdb_bmatsuo", "./internal/engine"))
 

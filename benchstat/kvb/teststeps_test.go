@@ -47,6 +47,8 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 		if tags != "" {
 			want = append(want, "go test -count 1 -tags rocksdb ./internal/engine",
 				"go test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt|TestBudgetRuleReachesEveryLSM' ./internal/core")
+		} else {
+			want = append(want, "go test -count 1 -run '^TestPointReadsCallTheEnginesGet$' ./internal/engine")
 		}
 		want = append(want, "go test -count 1 -tags lmdb_bmatsuo ./internal/engine")
 		if got := commandsOf(jobs["unit-side"]); !slices.Equal(got, want) {

@@ -249,8 +249,10 @@ func units(cache bool) []string {
 	return simUnits[:1]
 }
 
-// godebug adds asyncpreemptoff=1 to env's GODEBUG (its last, as exec
-// takes it).
+// godebug adds asyncpreemptoff=1 and cpu.rdtscp=off to env's GODEBUG
+// (its last, as exec takes it). Valgrind's CPUID may report RDTSCP on a
+// CPU that lacks it (a VM's): the runtime's cputicks, which a contended
+// lock calls, then ends the process with SIGILL.
 func godebug(env []string) string {
 	g := ""
 	for _, kv := range env {
@@ -259,9 +261,9 @@ func godebug(env []string) string {
 		}
 	}
 	if g != "" {
-		return g + ",asyncpreemptoff=1"
+		g += ","
 	}
-	return "asyncpreemptoff=1"
+	return g + "asyncpreemptoff=1,cpu.rdtscp=off"
 }
 
 // multiThread matches a leaf that runs more than one goroutine of work.

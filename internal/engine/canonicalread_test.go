@@ -51,7 +51,7 @@ var simReadFlags = []string{"-threads", "1", "-cache", "warm", "-keys_mil", "0.0
 func TestPointReadsCallTheEnginesGet(t *testing.T) {
 	switch {
 	case raceBuild:
-		t.Skip("counted by the build without -race (make unit runs internal/engine again with -tags rocksdb)")
+		t.Skip("counted by the build without -race (make unit's unit-side job runs it without)")
 	case runtime.GOARCH != "amd64":
 		t.Skip("the injected loop is measured with amd64's objdump only")
 	}
@@ -86,7 +86,7 @@ func TestPointReadsCallTheEnginesGet(t *testing.T) {
 	for _, c := range canonicalReads {
 		switch {
 		case c.engine == "rocksdb" && rocksdbOpen == nil:
-			t.Run(c.engine, func(t *testing.T) { t.Skip("built without -tags rocksdb (make unit runs this test with it)") })
+			t.Run(c.engine, func(t *testing.T) { t.Skip("RocksDB is not in this build (-tags rocksdb)") })
 		case bmatsuo && c.engine != "lmdb":
 			t.Logf("%s left out: -tags lmdb_bmatsuo changes LMDB's binding only, the default build counts the rest", c.engine)
 		default:
