@@ -1,8 +1,9 @@
 # kvbench: `make bench` is the main job, `make test` runs every test.
 # Both install what they need (Debian's librocksdb-dev) first.
-# Each target is one call of the suite's program, benchstat/kvb, with the
-# variables below as its flags (go run ./benchstat/kvb help COMMAND says
-# what each does); the steps themselves are Go (docs/architecture.md).
+# Most targets are one call of the suite's program, benchstat/kvb, with
+# the variables below as its flags (go run ./benchstat/kvb help COMMAND
+# says what each does); docs/targets.md names the others. The steps
+# themselves are Go (docs/architecture.md).
 
 GO       ?= go
 export GO
@@ -232,8 +233,9 @@ embed-clean:
 # vet: go vet (and each build variant of internal/engine), staticcheck, and
 # no tracked file a compiled one. unit: unit and conformance tests under
 # the race detector, beside what runs without it (RocksDB compiled in, its
-# damaged fixtures too; LMDB on bmatsuo/lmdb-go; the simulations and
-# callgrind tests). smoke: every test of the main package, with every
+# damaged fixtures too, or without RocksDB the engines' point reads counted
+# under callgrind; LMDB on bmatsuo/lmdb-go; the simulations and callgrind
+# tests). smoke: every test of the main package, with every
 # benchmark once on a tiny data set (SMOKE_V=-v prints its results), beside
 # make bench's error path, the memory budget's path and gate-smoke (both
 # workflows pass actionlint; too few rounds refused; the gate's end-to-end

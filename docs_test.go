@@ -14,15 +14,25 @@ import (
 	"github.com/kvbench/kvbench/internal/flagreg"
 )
 
-// docFiles are the pages the link and recipe checks read: README.md and
-// every page under docs/.
-func docFiles(t *testing.T) []string {
+// docPage is a page the docs checks read, and its text.
+type docPage struct{ file, text string }
+
+// docPages are README.md and every page under docs/.
+func docPages(t *testing.T) []docPage {
 	t.Helper()
 	files, err := filepath.Glob("docs/*.md")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no docs/*.md: %v", err)
 	}
-	return append([]string{"README.md"}, files...)
+	var out []docPage
+	for _, f := range append([]string{"README.md"}, files...) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, docPage{f, string(data)})
+	}
+	return out
 }
 
 // prose is a page's text outside fenced code blocks, with inline code
@@ -117,12 +127,9 @@ func headingText(text string) string {
 // one of its headings.
 func TestDocLinksResolve(t *testing.T) {
 	checked := 0
-	for _, file := range docFiles(t) {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, l := range prose(string(data)) {
+	for _, page := range docPages(t) {
+		file := page.file
+		for i, l := range prose(page.text) {
 			for _, m := range linkRE.FindAllStringSubmatch(l, -1) {
 				target := m[1]
 				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
@@ -322,12 +329,9 @@ func TestRecipesSkipTestsAndUseRealFlags(t *testing.T) {
 	flags := registry()
 	flagRE := regexp.MustCompile(`(?:^|\s)-([a-z][a-z0-9_]*)`)
 	n := 0
-	for _, file := range docFiles(t) {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range fencedLines(string(data)) {
+	for _, page := range docPages(t) {
+		file := page.file
+		for _, l := range fencedLines(page.text) {
 			cmd := strings.TrimSpace(l)
 			if c, _, ok := strings.Cut(cmd, " #"); ok {
 				cmd = strings.TrimSpace(c)
@@ -357,5 +361,71 @@ func TestRecipesSkipTestsAndUseRealFlags(t *testing.T) {
 	}
 	if n < 20 {
 		t.Errorf("only %d go test commands found", n)
+	}
+}
+
+// TestRecipesMakeTheDirectoriesTheyName: a recipe that gives a flag whose
+// directory must exist already (its usage says "existing directory")
+// creates it first, in the same line (mkdir -p DIR && go test ...).
+func TestRecipesMakeTheDirectoriesTheyName(t *testing.T) {
+	var dirFlags []string
+	for _, o := range core.Flags() {
+		if strings.HasPrefix(o.FlagUsage(), "existing directory") {
+			dirFlags = append(dirFlags, o.FlagName())
+		}
+	}
+	if len(dirFlags) == 0 {
+		t.Fatal("no flag of the suite takes an existing directory: the usage text changed?")
+	}
+	n := 0
+	for _, page := range docPages(t) {
+		file := page.file
+		for _, l := range fencedLines(page.text) {
+			for _, f := range dirFlags {
+				m := regexp.MustCompile(`\s-` + f + `[ =](\S+)`).FindStringSubmatch(l)
+				if m == nil {
+					continue
+				}
+				n++
+				if !strings.Contains(l, "mkdir -p "+m[1]+" && ") {
+					t.Errorf("%s: %q gives -%s %s without creating it first (mkdir -p %s && ...)", file, strings.TrimSpace(l), f, m[1], m[1])
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no recipe gives a flag that takes an existing directory: the check reads nothing")
+	}
+}
+
+// TestProseNamesWholeFlags: a flag named in the pages' text (`-name`) that
+// is not one of the suite's, but the start of one (-keys for -keys_mil),
+// is a misspelling.
+func TestProseNamesWholeFlags(t *testing.T) {
+	flags := registry()
+	inline := regexp.MustCompile("`-([a-z][a-z0-9_]*)[` ]")
+	for _, page := range docPages(t) {
+		file := page.file
+		fenced := false
+		for i, l := range strings.Split(page.text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				fenced = !fenced
+			}
+			if fenced {
+				continue
+			}
+			for _, m := range inline.FindAllStringSubmatch(l, -1) {
+				name := m[1]
+				if _, ok := flags[name]; ok || goTestFlags[name] {
+					continue
+				}
+				for f := range flags {
+					if strings.HasPrefix(f, name+"_") {
+						t.Errorf("%s:%d: -%s is no flag of the suite; -%s?", file, i+1, name, f)
+						break
+					}
+				}
+			}
+		}
 	}
 }

@@ -79,3 +79,81 @@ func TestMakefileDefaultsAreKvbs(t *testing.T) {
 		}
 	}
 }
+
+// recipes are the Makefile's targets and their commands, a command's
+// continued lines joined (a rule that names several targets gives each
+// the same recipe).
+func recipes(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	rule := regexp.MustCompile(`^([a-z][a-z0-9 -]*):([^=]|$)`)
+	var targets []string
+	continued := false
+	for _, l := range readMakefile(t) {
+		switch m := rule.FindStringSubmatch(l); {
+		case strings.HasPrefix(l, "\t"):
+			for _, n := range targets {
+				if cmds := out[n]; continued {
+					cmds[len(cmds)-1] += " " + strings.TrimSpace(l)
+				} else {
+					out[n] = append(cmds, strings.TrimSpace(l))
+				}
+			}
+			continued = strings.HasSuffix(l, "\\")
+		case m != nil:
+			targets = strings.Fields(m[1])
+			for _, n := range targets {
+				if _, ok := out[n]; !ok {
+					out[n] = nil
+				}
+			}
+		default:
+			targets = nil
+		}
+	}
+	return out
+}
+
+// TestTargetsDocumented: docs/targets.md has a row for every target that
+// is not make test's step or job nor a dependency's install, and names
+// exactly the targets that are more than one call of kvb ("Every target
+// but ... is one call").
+func TestTargetsDocumented(t *testing.T) {
+	raw, err := os.ReadFile("../../docs/targets.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	steps := map[string]bool{"all": true, "deps": true, "valgrind-deps": true, "report-deps": true}
+	for _, s := range testSteps {
+		steps[s.name] = true
+	}
+	for j := range (&testConfig{}).jobs() {
+		steps[j] = true
+	}
+	m := regexp.MustCompile(`(?s)Every target but (.*?) is one\s+call`).FindStringSubmatch(doc)
+	if m == nil {
+		t.Fatal(`docs/targets.md: no sentence "Every target but ... is one call"`)
+	}
+	named := map[string]bool{}
+	for _, n := range regexp.MustCompile("`([a-z0-9-]+)`").FindAllStringSubmatch(m[1], -1) {
+		named[n[1]] = true
+	}
+	for name, lines := range recipes(t) {
+		if !steps[name] && !regexp.MustCompile("(?m)^\\| [^|]*`make "+regexp.QuoteMeta(name)+"[ `]").MatchString(doc) {
+			t.Errorf("docs/targets.md has no row for make %s", name)
+		}
+		var calls []string
+		for _, l := range lines {
+			if l != "@echo" {
+				calls = append(calls, l)
+			}
+		}
+		switch one := len(calls) == 1 && strings.Contains(calls[0], "$(KVB)"); {
+		case !one && len(calls) > 0 && !named[name]:
+			t.Errorf("make %s runs %q, not one call of kvb, and docs/targets.md's \"Every target but\" does not name it", name, calls)
+		case one && named[name]:
+			t.Errorf("make %s is one call of kvb, and docs/targets.md's \"Every target but\" names it", name)
+		}
+	}
+}

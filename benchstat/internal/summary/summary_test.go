@@ -242,3 +242,20 @@ func within(got, want float64) bool {
 	}
 	return math.Abs(got-want) <= math.Abs(want)*0.006
 }
+
+// TestDocsSampleIsTheSummary: the sample summary in docs/benchmarks.md is
+// what the summary prints today for the sample file, named from the
+// repository's root.
+func TestDocsSampleIsTheSummary(t *testing.T) {
+	const head = "kvbench summary of "
+	want := strings.Replace(printedSample(t), head+sample, head+"benchstat/internal/summary/"+sample, 1)
+	doc, err := os.ReadFile("../../../docs/benchmarks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```\n"+head+"benchstat/")
+	block, _, _ = strings.Cut(block, "\n```\n")
+	if got := head + "benchstat/" + block + "\n"; !ok || got != want {
+		t.Errorf("docs/benchmarks.md's sample summary is not the summary of %s today; it prints:\n%s", sample, want)
+	}
+}
