@@ -11,6 +11,7 @@ require (
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/linxGnu/grocksdb v1.7.15
+	github.com/syndtr/goleveldb v1.0.0
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/mod v0.41.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da

@@ -106,9 +106,10 @@ func TestSpaceGuardRefusesAtStart(t *testing.T) {
 func TestWriteReserves(t *testing.T) {
 	o := engine.Options{MemtableMB: 4, MemtablesInFlight: 3, L0CompactionTables: 4, BaseLevelBytes: 16 << 20, ExpectedBytes: 1 << 30, Compression: "none", CacheMB: 8}
 	want := map[string]int64{
-		"pebble":  (3+1+4)*4<<20 + 16<<20,
-		"rocksdb": (3+2+4)*4<<20 + 16<<20,
-		"badger":  (1+2+1+4)*4<<20 + 16<<20, // NumMemtables = in flight - 2
+		"pebble":    (3+1+4)*4<<20 + 16<<20,
+		"rocksdb":   (3+2+4)*4<<20 + 16<<20,
+		"badger":    (1+2+1+4)*4<<20 + 16<<20, // NumMemtables = in flight - 2
+		"goleveldb": (2+1+4)*4<<20 + 16<<20,   // two memtables at most
 	}
 	for _, info := range engine.All() {
 		var got int64

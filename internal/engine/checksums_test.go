@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -41,13 +40,13 @@ func TestChecksumsAsSettingsSay(t *testing.T) {
 	type store struct {
 		name, engine string
 		params       map[string]string
-		files        []string // extensions of the files that hold the values
+		data         func(name string) bool // the files that hold the values
 	}
 	stores := []store{{name: "badger/vlog", engine: "badger",
-		params: map[string]string{"badger_vthreshold": "64"}, files: []string{".vlog"}}}
+		params: map[string]string{"badger_vthreshold": "64"}, data: func(n string) bool { return filepath.Ext(n) == ".vlog" }}}
 	for _, info := range engine.All() {
 		if !info.Reference {
-			stores = append(stores, store{name: info.Name, engine: info.Name, files: []string{".sst", ".db", ".mdb"}})
+			stores = append(stores, store{name: info.Name, engine: info.Name, data: func(n string) bool { return info.LogFile == nil || !info.LogFile(n) }})
 		}
 	}
 	for _, st := range stores {
@@ -61,8 +60,8 @@ func TestChecksumsAsSettingsSay(t *testing.T) {
 			}
 			engine.WriteKeysForTest(t, st.engine, o, g)
 			want := g.Value(make([]byte, g.ValueSize), victim)
-			if n := corrupt(t, o.Dir, want, st.files); n == 0 {
-				t.Fatalf("the value is in no %v file", st.files)
+			if n := corrupt(t, o.Dir, want, st.data); n == 0 {
+				t.Fatal("the value is in no file of the store's data")
 			}
 			bad := bytes.Clone(want)
 			bad[len(bad)/2] ^= 0xff
@@ -123,17 +122,17 @@ func getRecovered(rd engine.Reader, key []byte) (v []byte, found bool, err error
 }
 
 // corrupt flips a byte in the middle of every copy of v in the store's
-// files with one of the extensions (tables, B-tree files, Badger's value
-// log), and returns how many it changed. Write-ahead logs are left alone:
-// reads do not go through them.
-func corrupt(t *testing.T, dir string, v []byte, exts []string) int {
+// files data selects (tables, B-tree files, Badger's value log), and
+// returns how many it changed. Write-ahead logs are left alone: reads do
+// not go through them.
+func corrupt(t *testing.T, dir string, v []byte, data func(name string) bool) int {
 	t.Helper()
 	n := 0
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		if !slices.Contains(exts, filepath.Ext(path)) {
+		if !data(d.Name()) {
 			return nil
 		}
 		b, err := os.ReadFile(path)

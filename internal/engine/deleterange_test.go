@@ -53,7 +53,7 @@ func writeRangeKeys(t *testing.T, db engine.DB) {
 // expected to.
 func TestDeleteRangeRemovesExactlyTheRange(t *testing.T) {
 	ranges := map[string]bool{"pebble": true, "rocksdb": true}
-	compacts := map[string]bool{"badger": true, "pebble": true, "rocksdb": true}
+	compacts := map[string]bool{"badger": true, "goleveldb": true, "pebble": true, "rocksdb": true}
 	want := outside(rangeStart, rangeEnd)
 	for _, info := range engine.All() {
 		t.Run(info.Name, func(t *testing.T) {

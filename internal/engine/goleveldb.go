@@ -1,0 +1,445 @@
+// goleveldb adapter (github.com/syndtr/goleveldb, a pure Go port of
+// LevelDB).
+//
+// The settings follow the same intent as every other LSM adapter, so that a
+// difference in results is a difference between engines, not between
+// configurations:
+//   - durability per commit comes from Options.Sync (WriteOptions.Sync on
+//     every write);
+//   - the block cache is an LRU cache of Options.CacheMB (0: none), the
+//     memtable (WriteBuffer) Options.MemtableMB (0: goleveldb's 4 MiB);
+//   - blocks are stored uncompressed unless Options.Compression says snappy
+//     (goleveldb's own default); it has no zstd;
+//   - tables get a bloom filter with Options.BloomBitsPerKey bits per key,
+//     as Pebble's and RocksDB's do;
+//   - data blocks are Options.BlockSize (0: goleveldb's 4 KiB), as for every
+//     LSM, with one index block per table;
+//   - every block read from a file is checksum-verified (StrictBlockChecksum,
+//     in goleveldb's default strict level) unless Options.SkipChecksums;
+//   - under a memory budget, level 0 compacts at Options.L0CompactionTables
+//     tables and level 1 holds Options.BaseLevelBytes, each level below ten
+//     times the last. goleveldb holds at most two memtables (the one filling
+//     and the one being flushed) and runs one compaction at a time, below
+//     the budget's bounds; it writes tables block by block;
+//   - goleveldb reads tables with pread. Options.Readahead "off" advises
+//     every table it opens FADV_RANDOM, as RocksDB and Pebble advise theirs,
+//     so the OS reads what a read asks for; compactions read through the
+//     same descriptors. "os" leaves goleveldb's default, no advice;
+//   - the info log is dropped, so that it costs nothing.
+//
+// goleveldb cannot keep many unmerged tables: it has no switch for the
+// compactions reads trigger (a table a lookup passes over too often is
+// compacted), so it declares no table filters experiment, and it has no
+// range delete. Everything else is goleveldb's default and Settings reports
+// the values that matter for performance.
+package engine
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/syndtr/goleveldb/leveldb"
+	"github.com/syndtr/goleveldb/leveldb/filter"
+	"github.com/syndtr/goleveldb/leveldb/iterator"
+	"github.com/syndtr/goleveldb/leveldb/opt"
+	"github.com/syndtr/goleveldb/leveldb/storage"
+	"github.com/syndtr/goleveldb/leveldb/util"
+	"golang.org/x/sys/unix"
+)
+
+const goleveldbModule = "github.com/syndtr/goleveldb"
+
+func init() {
+	Register(Info{
+		Name:         "goleveldb",
+		Title:        "Goleveldb",
+		Module:       goleveldbModule,
+		Version:      func() string { return ModuleVersion(goleveldbModule, leveldb.Open) },
+		Open:         openGoleveldb,
+		Compressions: []string{"none", "snappy"},
+		Layout:       lsmLayout,
+		DataBlocks:   true,
+		WriteReserve: goleveldbReserve,
+		Dims:         []Dim{boundDim},
+		// Journals (NNNNNN.log) and the info log (LOG, LOG.old).
+		LogFile: func(n string) bool {
+			return strings.HasSuffix(n, ".log") || n == "LOG" || strings.HasPrefix(n, "LOG.old")
+		},
+	})
+}
+
+var (
+	errGoleveldbClosed   = errors.New("goleveldb: database is closed")
+	errGoleveldbReadOnly = errors.New("goleveldb: database is read-only")
+)
+
+type goleveldbDB struct {
+	db        *leveldb.DB
+	stor      storage.Storage
+	dir       string
+	readOnly  bool
+	opts      *opt.Options
+	wo        *opt.WriteOptions
+	ro        *opt.ReadOptions
+	closed    atomic.Bool
+	lastWrite string // compaction output as the last settle poll saw it
+	settings  []Setting
+}
+
+// goleveldbOptions are goleveldb's options for o but the block cache, the
+// filter and the compression, which openGoleveldb adds (the write reserve
+// needs none of them).
+func goleveldbOptions(o Options) *opt.Options {
+	lo := &opt.Options{ReadOnly: o.ReadOnly, ErrorIfMissing: o.ReadOnly, BlockSize: o.BlockSize}
+	if o.MemtableMB > 0 {
+		lo.WriteBuffer = o.MemtableMB << 20
+	}
+	if n := o.L0CompactionTables; n > 0 {
+		lo.CompactionL0Trigger = n
+	}
+	if n := o.BaseLevelBytes; n > 0 {
+		// Level n holds CompactionTotalSize×10^n by default: level 1 is
+		// made n exactly, and each level below ten times the last.
+		lo.CompactionTotalSize = int(n)
+		lo.CompactionTotalSizeMultiplierPerLevel = []float64{0, 1, 10, 1e2, 1e3, 1e4, 1e5, 1e6}
+	}
+	if o.SkipChecksums {
+		lo.Strict = opt.DefaultStrict &^ opt.StrictBlockChecksum
+	}
+	return lo
+}
+
+// goleveldbReserve: two memtables, each a level-0 table once flushed, and
+// the next one's journal; a level-0 compaction (CompactionL0Trigger tables
+// into level 1).
+func goleveldbReserve(o Options) int64 {
+	lo := goleveldbOptions(o)
+	mem := int64(lo.GetWriteBuffer())
+	return (3+int64(lo.GetCompactionL0Trigger()))*mem + compactedBase(lo.GetCompactionTotalSize(1), o)
+}
+
+func openGoleveldb(o Options) (DB, error) {
+	lo := goleveldbOptions(o)
+	comp := "none"
+	switch o.Compression {
+	case "", "none":
+		lo.Compression = opt.NoCompression
+	case "snappy":
+		lo.Compression, comp = opt.SnappyCompression, "snappy"
+	default:
+		return nil, errors.New("goleveldb: unsupported compression " + strconv.Quote(o.Compression))
+	}
+	cacheS := "none"
+	if o.CacheMB > 0 {
+		lo.BlockCacheCapacity = o.CacheMB << 20
+		cacheS = lsmMiB(int64(lo.BlockCacheCapacity)) + " LRU"
+	} else {
+		lo.BlockCacheCapacity = -1 // goleveldb's zero
+	}
+	bloomS := "off"
+	if o.BloomBitsPerKey > 0 {
+		lo.Filter = filter.NewBloomFilter(o.BloomBitsPerKey)
+		bloomS = strconv.Itoa(o.BloomBitsPerKey) + " bits/key, every table"
+	}
+
+	fs, err := storage.OpenFile(o.Dir, o.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	stor := goleveldbStorage{Storage: fs, random: o.Readahead == ReadaheadOff}
+	db, err := leveldb.Open(stor, lo)
+	if err != nil {
+		fs.Close()
+		return nil, err
+	}
+	g := &goleveldbDB{db: db, stor: fs, dir: o.Dir, readOnly: o.ReadOnly, opts: lo,
+		wo: &opt.WriteOptions{Sync: o.Sync}, ro: &opt.ReadOptions{}}
+
+	checksums := "true (StrictBlockChecksum, goleveldb's default: every block read from a file)"
+	if o.SkipChecksums {
+		checksums = "false (StrictBlockChecksum off)"
+	}
+	readahead := ReadaheadOS + " (goleveldb's default: tables read with pread, no advice)"
+	if stor.random {
+		readahead = ReadaheadOff + " (tables FADV_RANDOM when opened, compactions' reads included; read with pread)"
+	}
+	g.settings = []Setting{
+		{"sync", strconv.FormatBool(o.Sync)},
+		{"block_cache", cacheS},
+		{"write_buffer", lsmMiB(int64(lo.GetWriteBuffer()))},
+		{"memtables", "2 at most (the one filling and the one being flushed: goleveldb's fixed number)"},
+		{"compression", comp},
+		{"bloom", bloomS},
+		{"block_size", lsmBlockSize(o, opt.DefaultBlockSize)},
+		{"index", "one index block per table, binary search (goleveldb's only kind)"},
+		{"verify_checksums", checksums},
+		{"compaction_l0_trigger", strconv.Itoa(lo.GetCompactionL0Trigger())},
+		{"write_l0_slowdown_trigger", strconv.Itoa(lo.GetWriteL0SlowdownTrigger()) + " (default)"},
+		{"write_l0_pause_trigger", strconv.Itoa(lo.GetWriteL0PauseTrigger()) + " (default)"},
+		{"level1_max_bytes", lsmMiB(lo.GetCompactionTotalSize(1)) + ", ten times more per level below"},
+		{"compaction_table_size", lsmMiB(int64(lo.GetCompactionTableSize(0))) + " (default)"},
+		{"compactions", "1 at a time, beside 1 memtable flush (goleveldb's fixed goroutines; read-triggered compactions included)"},
+		{"open_files_cache", strconv.Itoa(lo.GetOpenFilesCacheCapacity()) + " (default)"},
+		{"readahead", readahead},
+		{"read_only", strconv.FormatBool(o.ReadOnly)},
+		{"logger", "off"},
+		{"reader", "DB directly (no snapshot); Get returns a copy of the value (goleveldb has no call without one)"},
+		{"flush", "memtable written to level 0 (an empty transaction) + wait until no journal is queued for a flush, no level scores for compaction and no compaction finished since the last poll"},
+	}
+	return g, nil
+}
+
+// goleveldbStorage is goleveldb's file storage with its info log dropped
+// and, when random is set, every table it opens advised FADV_RANDOM.
+type goleveldbStorage struct {
+	storage.Storage
+	random bool
+}
+
+func (s goleveldbStorage) Log(string) {}
+
+func (s goleveldbStorage) Open(fd storage.FileDesc) (storage.Reader, error) {
+	r, err := s.Storage.Open(fd)
+	if err != nil || !s.random || fd.Type != storage.TypeTable {
+		return r, err
+	}
+	if f, ok := r.(interface{ Fd() uintptr }); ok {
+		if err := unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_RANDOM); err != nil {
+			r.Close()
+			return nil, os.NewSyscallError("fadvise", err)
+		}
+	}
+	return r, nil
+}
+
+func (g *goleveldbDB) Name() string    { return "goleveldb" }
+func (g *goleveldbDB) Version() string { return ModuleVersion(goleveldbModule, leveldb.Open) }
+
+func (g *goleveldbDB) Settings() []Setting {
+	return append([]Setting(nil), g.settings...)
+}
+
+func (g *goleveldbDB) Size() (int64, error) { return DirSize(g.dir) }
+
+func (g *goleveldbDB) Close() error {
+	if g.closed.Swap(true) {
+		return nil
+	}
+	err := g.db.Close()
+	if serr := g.stor.Close(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// NewReader reads the DB directly, as with Pebble: every Get and iterator
+// sees the latest committed data (an iterator is its own consistent view).
+func (g *goleveldbDB) NewReader() (Reader, error) {
+	if g.closed.Load() {
+		return nil, errGoleveldbClosed
+	}
+	return &goleveldbReader{g: g}, nil
+}
+
+func (g *goleveldbDB) NewBatch() Batch {
+	if err := g.writable(); err != nil {
+		return &lsmErrBatch{err: err}
+	}
+	return &goleveldbBatch{g: g, b: new(leveldb.Batch)}
+}
+
+// writable is why g cannot take a write now, or nil.
+func (g *goleveldbDB) writable() error {
+	if g.closed.Load() {
+		return errGoleveldbClosed
+	}
+	if g.readOnly {
+		return errGoleveldbReadOnly
+	}
+	return nil
+}
+
+// Flush writes the memtable to a level-0 table and waits for it: goleveldb
+// has no flush call, but opening a transaction does that first (the empty
+// transaction is then discarded). The table and the manifest are synced,
+// which makes everything durable whatever Options.Sync is. It then waits
+// (settle, the rule every engine shares) until goleveldb has nothing due:
+//   - no memtable queued for a flush (its journal, NNNNNN.log, is deleted
+//     once it is flushed, so at most the active one is left);
+//   - no level that scores for compaction, by goleveldb's own rule (level
+//     0: CompactionL0Trigger tables; level n: bytes over its target), which
+//     a running compaction's inputs keep scoring until it installs its
+//     output;
+//   - no compaction finished since the last poll (its output, from
+//     "leveldb.stats", changed): a compaction reads triggered shows only
+//     then.
+func (g *goleveldbDB) Flush() error {
+	if g.closed.Load() {
+		return errGoleveldbClosed
+	}
+	if g.readOnly {
+		return nil
+	}
+	tr, err := g.db.OpenTransaction()
+	if err != nil {
+		return err
+	}
+	tr.Discard()
+	// The first poll compares with what compactions had written by now.
+	if _, err := g.busy(); err != nil {
+		return err
+	}
+	return settle("goleveldb", g.busy)
+}
+
+// busy reports whether goleveldb has memtable flushes or compactions
+// running or due.
+func (g *goleveldbDB) busy() (bool, error) {
+	journals, _ := filepath.Glob(filepath.Join(g.dir, "*.log")) // the pattern is valid
+	stats, err := g.db.GetProperty("leveldb.stats")
+	if err != nil {
+		return false, err
+	}
+	// Rows: level | tables | size (MB) | time (s) | read (MB) | write (MB).
+	due, written := false, ""
+	for _, line := range strings.Split(stats, "\n") {
+		f := strings.Split(line, "|")
+		if len(f) != 6 {
+			continue
+		}
+		level, err1 := strconv.Atoi(strings.TrimSpace(f[0]))
+		tables, err2 := strconv.Atoi(strings.TrimSpace(f[1]))
+		mb, err3 := strconv.ParseFloat(strings.TrimSpace(f[2]), 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			continue // the header
+		}
+		if level == 0 {
+			due = due || tables >= g.opts.GetCompactionL0Trigger()
+		} else {
+			due = due || mb*(1<<20) >= float64(g.opts.GetCompactionTotalSize(level))
+		}
+		written += strings.TrimSpace(f[5]) + " "
+	}
+	changed := written != g.lastWrite
+	g.lastWrite = written
+	return len(journals) > 1 || due || changed, nil
+}
+
+// Delete removes key in a write of its own.
+func (g *goleveldbDB) Delete(key []byte) error {
+	if err := g.writable(); err != nil {
+		return err
+	}
+	return g.db.Delete(key, g.wo)
+}
+
+// DeleteBatch deletes keys in one batch.
+func (g *goleveldbDB) DeleteBatch(keys [][]byte) error {
+	if err := g.writable(); err != nil {
+		return err
+	}
+	b := new(leveldb.Batch)
+	for _, k := range keys {
+		b.Delete(k)
+	}
+	return g.db.Write(b, g.wo)
+}
+
+// Compact is CompactRange over [start, end): the memtable written out,
+// then every level's tables that hold keys of the range compacted into the
+// next, down to the last, where deletions are dropped with the keys they
+// cover. goleveldb has no range delete.
+func (g *goleveldbDB) Compact(start, end []byte) error {
+	if err := g.writable(); err != nil {
+		return err
+	}
+	return g.db.CompactRange(util.Range{Start: start, Limit: end})
+}
+
+type goleveldbReader struct {
+	g      *goleveldbDB
+	closed bool
+}
+
+// Get calls fn on the copy of the value goleveldb returns.
+func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if r.closed || r.g.closed.Load() {
+		return false, errGoleveldbClosed
+	}
+	v, err := r.g.db.Get(key, r.g.ro)
+	if err != nil {
+		if errors.Is(err, leveldb.ErrNotFound) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, fn(v)
+}
+
+// NewIter bounds the iterator with a util.Range (Start inclusive, Limit
+// exclusive) and positions it at its first key.
+func (r *goleveldbReader) NewIter(o IterOptions) (Iterator, error) {
+	if r.closed || r.g.closed.Load() {
+		return nil, errGoleveldbClosed
+	}
+	lower, upper := lsmIterBounds(o)
+	it := r.g.db.NewIterator(&util.Range{Start: lower, Limit: upper}, r.g.ro)
+	it.First()
+	return &goleveldbIter{it: it}, nil
+}
+
+// Close only marks the reader: it holds nothing.
+func (r *goleveldbReader) Close() error {
+	r.closed = true
+	return nil
+}
+
+type goleveldbIter struct {
+	it     iterator.Iterator
+	closed bool
+}
+
+func (it *goleveldbIter) Valid() bool            { return !it.closed && it.it.Valid() }
+func (it *goleveldbIter) Next()                  { it.it.Next() }
+func (it *goleveldbIter) Key() []byte            { return it.it.Key() }
+func (it *goleveldbIter) Value() ([]byte, error) { return it.it.Value(), nil }
+func (it *goleveldbIter) Err() error             { return it.it.Error() }
+
+func (it *goleveldbIter) Close() error {
+	if it.closed {
+		return nil
+	}
+	it.closed = true
+	err := it.it.Error()
+	it.it.Release()
+	return err
+}
+
+type goleveldbBatch struct {
+	g    *goleveldbDB
+	b    *leveldb.Batch
+	done bool
+}
+
+func (b *goleveldbBatch) Len() int { return b.b.Len() }
+
+// Set copies key and value into the batch's buffer.
+func (b *goleveldbBatch) Set(key, value []byte) error {
+	b.b.Put(key, value)
+	return nil
+}
+
+func (b *goleveldbBatch) Commit() error {
+	if b.done {
+		return errors.New("goleveldb: batch already committed")
+	}
+	b.done = true
+	if b.g.closed.Load() {
+		return errGoleveldbClosed
+	}
+	return b.g.db.Write(b.b, b.g.wo)
+}
