@@ -80,14 +80,8 @@ var mixFlag = &core.Flag[string]{Name: "mix",
 	}}
 
 // updateFlag is -update: what one update of a mix is.
-var updateFlag = &core.Flag[string]{Name: "update", Default: "blind",
+var updateFlag = &core.Flag[string]{Name: "update", Default: "blind", Choices: []string{"blind", "read"},
 	Usage: "what an update of BenchmarkYCSB is: blind (a put of the whole value, as pebble bench ycsb's) or read (a read of the key, then the put, timed as one operation, as YCSB's and go-ycsb's key-value bindings do)",
-	Check: func(s string, _ *core.Config) error {
-		if s != "blind" && s != "read" {
-			return errors.New("must be blind or read")
-		}
-		return nil
-	},
 	Echo: func(s string, _ *core.Config, line func(string, any)) {
 		if s == "read" {
 			line("ycsb-update", "read (a read of the key, then a put of the whole value, timed as one operation: YCSB's key-value bindings)")
