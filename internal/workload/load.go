@@ -222,8 +222,14 @@ func (k *keySource) next() uint64 {
 	return k.draw()
 }
 
-// prepare draws next's key ahead, untimed (load.Config.Prepare).
-func (k *keySource) prepare() { k.drawn, k.hasDrawn = k.draw(), true }
+// prepare draws next's key ahead, untimed (load.Config.Prepare), unless
+// one is drawn already: no draw is dropped, so a call reads its stream's
+// keys in order however its operations fall into windows.
+func (k *keySource) prepare() {
+	if !k.hasDrawn {
+		k.drawn, k.hasDrawn = k.draw(), true
+	}
+}
 
 func (k *keySource) draw() uint64 {
 	if k.smp != nil {
