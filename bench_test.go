@@ -19,7 +19,6 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/core"
-	"github.com/kvbench/kvbench/internal/core/coretest"
 	"github.com/kvbench/kvbench/internal/families"
 	"github.com/kvbench/kvbench/internal/workload/embedded"
 	"golang.org/x/perf/benchfmt"
@@ -32,9 +31,6 @@ import (
 func TestMain(m *testing.M) {
 	if embedded.IsColdChild() { // a cold-start child: one read, nothing else
 		os.Exit(m.Run())
-	}
-	if p := os.Getenv(pauseLogEnv); p != "" { // a child a test watches for pauses of the machine
-		coretest.WatchPauses(p)
 	}
 	flag.Parse()
 	core.Main(m.Run, cfg, benchPattern(), families.Gate)

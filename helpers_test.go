@@ -13,14 +13,7 @@ import (
 // process is the only honest way to see what a user would.
 func runSelf(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	return runSelfEnv(t, nil, args...)
-}
-
-// runSelfEnv is runSelf with env added to the child's environment.
-func runSelfEnv(t *testing.T, env []string, args ...string) (string, int) {
-	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {

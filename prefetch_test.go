@@ -12,11 +12,12 @@ import (
 // prefetchBenchmarks are seed 000's prefix-lookup benchmarks by the names
 // users type and gate on; the generated wrappers must keep every one.
 var prefetchBenchmarks = map[string]func(*testing.B){
-	"BenchmarkPrefetchBadger":  BenchmarkPrefetchBadger,
-	"BenchmarkPrefetchBolt":    BenchmarkPrefetchBolt,
-	"BenchmarkPrefetchLmdb":    BenchmarkPrefetchLmdb,
-	"BenchmarkPrefetchPebble":  BenchmarkPrefetchPebble,
-	"BenchmarkPrefetchRocksDB": BenchmarkPrefetchRocksDB,
+	"BenchmarkPrefetchBadger":    BenchmarkPrefetchBadger,
+	"BenchmarkPrefetchBolt":      BenchmarkPrefetchBolt,
+	"BenchmarkPrefetchGoleveldb": BenchmarkPrefetchGoleveldb,
+	"BenchmarkPrefetchLmdb":      BenchmarkPrefetchLmdb,
+	"BenchmarkPrefetchPebble":    BenchmarkPrefetchPebble,
+	"BenchmarkPrefetchRocksDB":   BenchmarkPrefetchRocksDB,
 }
 
 // TestPrefetchPlan: -bench patterns over this package's benchmarks plan

@@ -83,19 +83,18 @@ func (st *watchState) apply(l string) {
 	kind, arg, _ := strings.Cut(l, " ")
 	switch kind {
 	case "budget":
-		f := strings.SplitN(arg, " ", 3)
-		if len(f) != 3 {
+		f := strings.SplitN(arg, " ", 4)
+		if len(f) != 4 {
 			return
 		}
 		v, err1 := strconv.Atoi(f[0])
 		limit, err2 := strconv.ParseInt(f[1], 10, 64)
-		if err1 != nil || err2 != nil {
+		kills0, err3 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
 			return
 		}
-		st.budget = &Budget{Version: v, Limit: limit, Dir: f[2]}
-		if s, err := st.budget.Stats(); err == nil {
-			st.kills0 = s.OOMKills
-		}
+		st.budget = &Budget{Version: v, Limit: limit, Dir: f[3]}
+		st.kills0 = kills0
 	case "leaf":
 		st.leaf, st.settings = arg, ""
 	case "settings":

@@ -111,8 +111,8 @@ func TestWatcherQuietOnDone(t *testing.T) {
 		in     string
 		report bool
 	}{
-		{"budget 1 16777216 " + dir + "\nleaf BenchmarkX/a=1\ndone\n", false},
-		{"budget 1 16777216 " + dir + "\nleaf BenchmarkX/a=1\nsettings settings-bolt: k=v\n", true},
+		{"budget 1 16777216 0 " + dir + "\nleaf BenchmarkX/a=1\ndone\n", false},
+		{"budget 1 16777216 0 " + dir + "\nleaf BenchmarkX/a=1\nsettings settings-bolt: k=v\n", true},
 		{"leaf BenchmarkX/a=1\n", false}, // no budget entered: nothing to say
 	} {
 		var out, log bytes.Buffer

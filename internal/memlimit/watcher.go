@@ -140,7 +140,14 @@ func (p Parent) EnterWatched(limit int64) (*Budget, error) {
 		return nil, err
 	}
 	b.watch = w
-	w.send("budget", fmt.Sprintf("%d %d %s", b.Version, b.Limit, b.Dir))
+	// The kills the cgroup counted already, read now: a watcher that
+	// reads its message late, on a busy machine, would count a kill of
+	// this run as one before it.
+	var kills0 int64
+	if st, err := b.Stats(); err == nil {
+		kills0 = st.OOMKills
+	}
+	w.send("budget", fmt.Sprintf("%d %d %d %s", b.Version, b.Limit, kills0, b.Dir))
 	return b, nil
 }
 
