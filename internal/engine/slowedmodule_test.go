@@ -54,7 +54,9 @@ func slowedModule(t *testing.T, modVer, modDir, file, decl string, steps int) st
 	if err != nil {
 		base = t.TempDir()
 	}
-	dir := filepath.Join(base, "kvbench", "slowed-modules", fmt.Sprintf("%s-%d", strings.ReplaceAll(modVer, "/", "_"), steps))
+	// Beside the suite's default -dir (<cache>/kvbench), never in it: the
+	// suite refuses a kvbench directory it did not create.
+	dir := filepath.Join(base, "kvbench-slowed-modules", fmt.Sprintf("%s-%d", strings.ReplaceAll(modVer, "/", "_"), steps))
 	if slowedCopyDone(dir, file, src) {
 		return dir
 	}
