@@ -36,7 +36,7 @@ func argsOf(steps []task) [][]string {
 // by hand): a change to a row shows here.
 func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 	c := parseDefaults(t, "bench")
-	stores := "(Badger|Bolt|Lmdb|Pebble|RocksDB)$"
+	stores := "(" + storeTitles() + ")$" // every store the registry has
 	run := []string{"results/kvbench.test", "-test.run", "^$", "-test.count", "3", "-keys_mil", "0.1", "-valsz", "1024"}
 	row := func(more ...string) []string { return append(append([]string(nil), run...), more...) }
 	want := [][]string{
@@ -82,7 +82,8 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 		}
 		return s
 	}
-	wantMem := []string{memRun("Badger", "4KiB"), memRun("Badger", "32KiB"), memRun("Bolt", ""), memRun("Lmdb", ""), memRun("Memory", ""),
+	wantMem := []string{memRun("Badger", "4KiB"), memRun("Badger", "32KiB"), memRun("Bolt", ""),
+		memRun("Goleveldb", "4KiB"), memRun("Goleveldb", "32KiB"), memRun("Lmdb", ""), memRun("Memory", ""),
 		memRun("Pebble", "4KiB"), memRun("Pebble", "32KiB"), memRun("RocksDB", "4KiB"), memRun("RocksDB", "32KiB")}
 	if !slices.Equal(mem, wantMem) {
 		t.Errorf("the memory-budget row:\n got %q\nwant %q", mem, wantMem)
