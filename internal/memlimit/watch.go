@@ -116,6 +116,12 @@ func (st *watchState) sample(now time.Time) {
 	if s.OOMKills > st.kills0 && !st.lastAt.IsZero() {
 		return
 	}
+	// The kill's count can also lag the freeing: a charge that fell to
+	// under half from over half the budget since the last reading is the
+	// killer's doing, not the run's.
+	if !st.lastAt.IsZero() && st.last.Usage > st.budget.Limit/2 && s.Usage < st.last.Usage/2 {
+		return
+	}
 	st.last, st.lastAt = s, now
 }
 

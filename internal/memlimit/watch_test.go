@@ -232,6 +232,32 @@ func killChild(t *testing.T, path string) {
 			chunk[i] = 1
 		}
 		held = append(held, chunk)
-		time.Sleep(2 * time.Millisecond) // slow enough for the watcher's samples to follow
+		// Slow enough for the watcher's samples (every 10 ms) to follow
+		// on a busy machine: about half a second from the file's 4 MiB
+		// to the budget's 16 MiB.
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestSampleKeepsTheReadingBeforeTheKill: a reading taken after the
+// out-of-memory killer freed its victim, before the kernel counted the
+// kill, does not replace the reading before it; an ordinary fall of the
+// charge does.
+func TestSampleKeepsTheReadingBeforeTheKill(t *testing.T) {
+	dir := fakeCgroup(t, map[string]string{
+		"memory.stat":           "total_cache 4194304\ntotal_rss 0\n",
+		"memory.usage_in_bytes": "4292608\n",
+		"memory.oom_control":    "oom_kill 0\n",
+	})
+	before := time.Now()
+	st := &watchState{budget: &Budget{Version: 1, Limit: 16 << 20, Dir: dir}, last: Stats{Usage: 15 << 20, Anon: 11 << 20}, lastAt: before}
+	st.sample(before.Add(10 * time.Millisecond))
+	if st.last.Anon != 11<<20 || st.lastAt != before {
+		t.Errorf("the reading after the kill replaced the one before it: %+v", st.last)
+	}
+	st.last.Usage = 6 << 20 // under half the budget: a fall of the run's own
+	st.sample(before.Add(20 * time.Millisecond))
+	if st.last.Usage != 4292608 {
+		t.Errorf("an ordinary reading was dropped: %+v", st.last)
 	}
 }
