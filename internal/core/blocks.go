@@ -69,19 +69,6 @@ func (e *Env) blocks(info engine.Info) []ByteSize {
 	return e.Cfg.BlockSizes
 }
 
-// forEachBlock runs pass once per block size of info, with the size in
-// force for every fixture and option the pass declares (Env.Options). Run
-// closes the handles each pass opened before the next starts
-// (closeHandlesAfter), so that two block sizes never hold memory (caches,
-// maps) at once.
-func (e *Env) forEachBlock(info engine.Info, pass func()) {
-	defer func() { e.block = 0 }()
-	for _, bs := range e.blocks(info) {
-		e.block = bs
-		pass()
-	}
-}
-
 // Options is the configuration's options for info (Config.Options) at the
 // block size of the pass running.
 func (e *Env) Options(info engine.Info, dir string, logicalBytes int64) engine.Options {
@@ -106,14 +93,12 @@ func BlockLeaf(name string, info engine.Info, o engine.Options) string {
 	return name + "/block=" + memlimit.FormatSize(int64(o.BlockSize))
 }
 
-// closeHandlesAfter closes, when the pass ends, every handle opened during
-// it (Handle.Close is idempotent: their cleanup on b closes nothing more).
-func (e *Env) closeHandlesAfter(tb testing.TB) func() {
-	n := len(e.handles)
-	return func() {
-		for _, h := range e.handles[n:] {
-			h.Close(tb)
-		}
-		e.handles = e.handles[:n]
+// closeHandlesFrom closes every handle opened since e.handles had n
+// (Handle.Close is idempotent: their cleanup on b closes nothing more),
+// so that two block sizes never hold memory (caches, maps) at once.
+func (e *Env) closeHandlesFrom(tb testing.TB, n int) {
+	for _, h := range e.handles[n:] {
+		h.Close(tb)
 	}
+	e.handles = e.handles[:n]
 }

@@ -47,7 +47,7 @@ type Env struct {
 	scratchN atomic.Int64
 	budget   *memlimit.Budget // -mem_limit, once Setup has entered it
 
-	block   ByteSize  // the block size of the pass running (forEachBlock); 0 outside one
+	block   ByteSize  // the block size of the pass running (Run, one pass per size of blocks, each fixture and option in it at that size); 0 outside one
 	handles []*Handle // handles opened, closed at the end of their pass
 }
 

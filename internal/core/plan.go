@@ -42,7 +42,8 @@ func (e *Env) NewPlan(pattern string) (*Plan, error) {
 		p.Targets = append(p.Targets, t)
 		if t.W.Fixtures != nil {
 			e.planning = func(sub string) bool { return m.matchSub(t.Name(), sub) }
-			e.forEachBlock(t.Info, func() {
+			for _, bs := range e.blocks(t.Info) {
+				e.block = bs
 				for _, f := range t.W.Fixtures(e, t.Info) {
 					if n := f.Params.Name(); !seen[n] {
 						seen[n] = true
@@ -51,7 +52,8 @@ func (e *Env) NewPlan(pattern string) (*Plan, error) {
 						p.Margin = max(p.Margin, m)
 					}
 				}
-			})
+			}
+			e.block = 0
 		}
 		if t.W.Scratch != nil {
 			if s := t.W.Scratch(e, t.Info); s > 0 {

@@ -2,9 +2,7 @@ package core
 
 import (
 	"fmt"
-	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/dataset"
@@ -27,40 +25,6 @@ func NewReaders(b *testing.B, db engine.DB, threads int) ([]engine.Reader, []*me
 		lats[t] = measure.NewRecorder()
 	}
 	return readers, lats
-}
-
-// RunThreads splits n operations over threads goroutines, fn(t, ops) in
-// each, and waits for them all. A memory fault in one (a mapped file
-// damaged under the map) panics in the caller's goroutine once all are
-// done, where Handle.Run turns it into the benchmark's failure.
-func RunThreads(threads, n int, fn func(t, ops int)) {
-	var wg sync.WaitGroup
-	var once sync.Once
-	var fault any
-	for t := 0; t < threads; t++ {
-		ops := n / threads
-		if t < n%threads {
-			ops++
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					if !isFault(r) {
-						panic(r)
-					}
-					once.Do(func() { fault = r })
-				}
-			}()
-			debug.SetPanicOnFault(true)
-			fn(t, ops)
-		}()
-	}
-	wg.Wait()
-	if fault != nil {
-		panic(fault)
-	}
 }
 
 // ScanAll iterates over every key in order, checking that keys ascend and

@@ -3,6 +3,7 @@ package core
 import (
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,9 +48,7 @@ var (
 func TimeLoop(b *testing.B, threads int, pace SimPace, op func(t, n int), warm func() (op func(t, n int), check func())) Timed {
 	if underValgrind && b.N > 1 {
 		wop, check := warm()
-		RunThreads(threads, pace.Warm, func(t, n int) {
-			SimRun(n, pace.Yield, func(n int) { wop(t, n) })
-		})
+		RunThreads(threads, pace.Warm, pace.yielding(wop))
 		check()
 	}
 	d0 := SampleDisk()
@@ -59,15 +58,47 @@ func TimeLoop(b *testing.B, threads int, pace SimPace, op func(t, n int), warm f
 	b.ResetTimer()
 	sim := StartSim(b)
 	start := time.Now()
-	RunThreads(threads, b.N, func(t, n int) {
-		SimRun(n, pace.Yield, func(n int) { op(t, n) })
-	})
+	RunThreads(threads, b.N, pace.yielding(op))
 	elapsed := time.Since(start)
 	sim.Stop()
 	b.StopTimer()
 	cpu := measure.CPUTime() - cpu0
 	ReportSched(b, threads, sched0)
 	return Timed{Elapsed: elapsed, CPU: cpu, Disk: SampleDisk().Sub(d0)}
+}
+
+// RunThreads splits n operations over threads goroutines, fn(t, ops) in
+// each, and waits for them all. A memory fault in one (a mapped file
+// damaged under the map) panics in the caller's goroutine once all are
+// done, where Handle.Run turns it into the benchmark's failure.
+func RunThreads(threads, n int, fn func(t, ops int)) {
+	var wg sync.WaitGroup
+	var once sync.Once
+	var fault any
+	for t := 0; t < threads; t++ {
+		ops := n / threads
+		if t < n%threads {
+			ops++
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					if !isFault(r) {
+						panic(r)
+					}
+					once.Do(func() { fault = r })
+				}
+			}()
+			debug.SetPanicOnFault(true)
+			fn(t, ops)
+		}()
+	}
+	wg.Wait()
+	if fault != nil {
+		panic(fault)
+	}
 }
 
 // simSettle is how long a window waits, uncounted, for background
@@ -152,8 +183,9 @@ func (w SimWindow) Resume() {
 	}
 }
 
-// How many ops SimRun does between yields. Badger's block cache hands
-// each read's cache updates to two goroutines (ristretto's set buffer,
+// How many ops a timed loop does between yields under Valgrind. Badger's
+// block cache hands each read's cache updates to two goroutines
+// (ristretto's set buffer,
 // and batches of 64 recorded reads on a channel of 3 that drops what does
 // not fit); a yield at least every 64 point reads lets both keep up, so
 // none of that work is dropped or put off. A scan reads several blocks,
@@ -164,25 +196,26 @@ const (
 	SimYieldScans = 1
 )
 
-// SimRun runs n ops of a loop through fn: a window's timed loop or a
-// TimeLoop warm-up pass. Under Valgrind it calls fn with at most every ops at a
-// time and yields the processor after each call, the last one included,
-// so an engine's background goroutines do the work the ops hand them at
-// the same points in every run, inside the window that caused it. Without
-// the yields, under GOMAXPROCS=1 they ran only when Go's monitor thread
-// preempted the loop, and that thread ran through some windows and not at
-// all in others: Badger's reads counted about 18.3k or 14.2k instructions
-// each (docs/gating.md, "Simulation mode"). Outside Valgrind, fn(n).
-func SimRun(n, every int, fn func(n int)) {
+// yielding is op as a timed loop or a warm-up pass runs it: outside
+// Valgrind, op itself. Under Valgrind it calls op with at most p.Yield
+// ops at a time and yields the processor after each call, the last one
+// included, so an engine's background goroutines do the work the ops
+// hand them at the same points in every run, inside the window that
+// caused it. Without the yields, under GOMAXPROCS=1 they ran only when
+// Go's monitor thread preempted the loop, and that thread ran through
+// some windows and not at all in others: Badger's reads counted about
+// 18.3k or 14.2k instructions each (docs/gating.md, "Simulation mode").
+func (p SimPace) yielding(op func(t, n int)) func(t, n int) {
 	if !underValgrind {
-		fn(n)
-		return
+		return op
 	}
-	for n > 0 {
-		k := min(n, every)
-		fn(k)
-		n -= k
-		runtime.Gosched()
+	return func(t, n int) {
+		for n > 0 {
+			k := min(n, p.Yield)
+			op(t, k)
+			n -= k
+			runtime.Gosched()
+		}
 	}
 }
 

@@ -154,10 +154,13 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 	}
 	e.setGate(e.gates(w.Name))
 	e.WatchLeaf(b.Name()) // until a sub-benchmark names itself
-	e.forEachBlock(info, func() {
-		defer e.closeHandlesAfter(b)()
+	defer func() { e.block = 0 }()
+	for _, bs := range e.blocks(info) { // one pass per block size
+		e.block = bs
+		n := len(e.handles)
 		w.Run(b, e, info)
-	})
+		e.closeHandlesFrom(b, n)
+	}
 }
 
 // SubName joins key=value parts into a sub-benchmark name:
