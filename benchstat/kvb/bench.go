@@ -181,7 +181,11 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	if err := r.run(context.Background(), c.steps()); err != nil {
+	err = r.run(context.Background(), c.steps())
+	if !c.dryRun {
+		fmt.Fprint(stderr, r.timeTable("kvb bench "+c.set))
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "kvb bench: %v\n", err)
 		return statusOf(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/progress"
 )
@@ -31,20 +32,58 @@ type task struct {
 }
 
 // runner runs steps in order, each command printed first; dry prints
-// them and runs nothing (kvb bench -n).
+// them and runs nothing (kvb bench -n). took is each step's wall time, in
+// order, once run returns.
 type runner struct {
 	stdout, stderr io.Writer
 	dry            bool
+	took           []stepTime
+}
+
+// stepTime is one step's wall time and its name as timeTable shows it.
+type stepTime struct {
+	name string
+	d    time.Duration
 }
 
 // run runs every step; the first that fails stops the run with its error.
 func (r *runner) run(ctx context.Context, steps []task) error {
 	for _, s := range steps {
-		if err := r.one(ctx, s); err != nil {
+		start := time.Now()
+		err := r.one(ctx, s)
+		if s.note == "" {
+			r.took = append(r.took, stepTime{s.label(), time.Since(start)})
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// timeTable is where a run's time went: each step's seconds, in order.
+func (r *runner) timeTable(title string) string {
+	var all time.Duration
+	var b strings.Builder
+	for _, t := range r.took {
+		all += t.d
+		fmt.Fprintf(&b, "%7.1f s  %s\n", t.d.Seconds(), t.name)
+	}
+	return fmt.Sprintf("== %s: where the time went (%.1f s in all) ==\n", title, all.Seconds()) + b.String()
+}
+
+// label names a step in timeTable: the benchmarks a run of the test
+// binary selects with its flags after them, else the command's first words.
+func (s task) label() string {
+	if s.do != nil {
+		return strings.Join(s.show(), "; ")
+	}
+	for i, a := range s.args {
+		if a == "-test.bench" && i+1 < len(s.args) {
+			return shellJoin(s.args[i+1:])
+		}
+	}
+	return shellJoin(s.args[:min(len(s.args), 3)])
 }
 
 func (r *runner) one(ctx context.Context, s task) error {
