@@ -71,19 +71,18 @@ func CellText(c Cell) string {
 	return s
 }
 
-// Write prints the summary: a header naming the raw results and the run,
-// then one table per question.
+// Write prints the summary: a header naming the raw results, the run and
+// what a cell shows, then one table per question.
 func (s *Summary) Write(w io.Writer) error {
 	var b strings.Builder
 	r := s.Results
-	fmt.Fprintf(&b, "kvbench summary of %s (every round of every benchmark is there)\n", r.Name)
+	fmt.Fprintf(&b, "kvbench summary of %s (every round of every benchmark is there); cell: %s\n", r.Name, Legend)
 	if line := runLine(r, "data", "keys", "valsz", "value-ratio", "compression", "cache-mb", "readahead", "batch"); line != "" {
 		fmt.Fprintln(&b, line)
 	}
 	if line := runLine(r, "machine", "cpu-model", "cpus", "mem-total", "kernel", "go", "dir-fs", "dir-device"); line != "" {
 		fmt.Fprintln(&b, line)
 	}
-	fmt.Fprintln(&b, "cell: "+Legend)
 	if r.Skipped > 0 {
 		fmt.Fprintf(&b, "%d unreadable line(s) skipped\n", r.Skipped)
 	}
@@ -115,14 +114,12 @@ func writeTable(b *strings.Builder, t Table, said map[string]bool) {
 		title += " (" + n + ")"
 	}
 	fmt.Fprintln(b, title)
-	if t.Common != "" {
-		fmt.Fprintln(b, "   "+t.Common)
-	}
 	if len(t.Rows) == 0 {
 		fmt.Fprintln(b, "   not in these results")
 		return
 	}
-	grid := [][]string{append([]string{""}, t.Columns...)}
+	// What every row shares heads the column of row labels.
+	grid := [][]string{append([]string{t.Common}, t.Columns...)}
 	for _, row := range t.Rows {
 		line := []string{row.Label}
 		for _, c := range t.Columns {
