@@ -106,7 +106,7 @@ func (e *Env) ensure(f *Fixture) (string, error) {
 		return b.dir, nil
 	}
 	dir, m, err := e.Root.Ensure(f.Params, func(dir string) (dataset.Manifest, error) {
-		e.Logf("building fixture %s (%d keys, %s)", name, f.Data.Len(), Human(f.LogicalBytes()))
+		e.Logf("building fixture %s (%d keys, %s)%s", name, f.Data.Len(), Human(f.LogicalBytes()), e.buildEstimate(f))
 		return e.build(f, dir)
 	}, e.Logf)
 	if err != nil {
@@ -115,6 +115,19 @@ func (e *Env) ensure(f *Fixture) (string, error) {
 	e.Logf("fixture %s: %d keys, %s on disk, written by %s, built %s in %.1fs", name, m.KeyCount, Human(m.DiskBytes), m.EngineVersion, m.Built.Format(time.RFC3339), m.BuildSeconds)
 	e.fixtures[name] = builtFixture{dir, m}
 	return dir, nil
+}
+
+// buildEstimate says what f's build should take: its time and size on
+// disk, scaled from the build of the engine's fixture nearest in size on
+// this machine (dataset.Root.Estimate), or that there is none to go by.
+func (e *Env) buildEstimate(f *Fixture) string {
+	est, ok := e.Root.Estimate(f.Params, f.LogicalBytes())
+	if !ok {
+		return ": no estimate, no fixture of " + f.Engine.Name + " was built here before"
+	}
+	from := est.From
+	return fmt.Sprintf(": about %s and %s on disk, scaled from its %d-key build here (%.1fs; slower once the data outgrows memory)",
+		time.Duration(est.Seconds*float64(time.Second)).Round(time.Second), Human(est.DiskBytes), from.KeyCount, from.BuildSeconds)
 }
 
 // build writes the fixture into dir, flushes it (durable, compactions

@@ -179,17 +179,27 @@ func (e *Env) progress(label string, total uint64, done *atomic.Int64) (stop fun
 				n := done.Load()
 				rate := float64(n-last) / now.Sub(lastAt).Minutes()
 				last, lastAt = n, now
+				left := timeLeft(n, int64(total), now.Sub(start))
 				if tty {
 					pct := 100 * float64(n) / float64(total)
 					bar := strings.Repeat("=", int(pct/5)) + strings.Repeat(" ", 20-int(pct/5))
-					fmt.Fprintf(e.Log, "\r%s [%s] %5.1f%% %s of %s keys, %s keys/min   ", label, bar, pct, count(n), count(int64(total)), count(int64(rate)))
+					fmt.Fprintf(e.Log, "\r%s [%s] %5.1f%% %s of %s keys, %s keys/min, %s left   ", label, bar, pct, count(n), count(int64(total)), count(int64(rate)), left)
 				} else {
-					fmt.Fprintf(e.Log, "%s [%04.0fs] Write key rate per minute: %s. Total: %s of %s\n", label, now.Sub(start).Seconds(), count(int64(rate)), count(n), count(int64(total)))
+					fmt.Fprintf(e.Log, "%s [%04.0fs] Write key rate per minute: %s. Total: %s of %s, %s left\n", label, now.Sub(start).Seconds(), count(int64(rate)), count(n), count(int64(total)), left)
 				}
 			}
 		}
 	}()
 	return func() { close(quit); <-finished }
+}
+
+// timeLeft is the time the rest of total should take at the rate of the
+// done entries so far, which took elapsed ("?" before any is done).
+func timeLeft(done, total int64, elapsed time.Duration) string {
+	if done <= 0 {
+		return "?"
+	}
+	return (time.Duration(float64(elapsed) * float64(total-done) / float64(done))).Round(time.Second).String()
 }
 
 func count(n int64) string {

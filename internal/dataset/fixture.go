@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -157,6 +158,41 @@ func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...a
 		return "", nil, err
 	}
 	return dir, m, nil
+}
+
+// Estimate is what building a fixture should take, from the build on
+// this machine of another fixture of the same engine: From, the one
+// nearest in size.
+type Estimate struct {
+	Seconds   float64
+	DiskBytes int64
+	From      *Manifest
+}
+
+// Estimate scales the build of the fixture of p's engine under r nearest
+// to logical bytes in size (by ratio) to logical bytes: its bytes a second
+// and its bytes on disk per logical byte. ok is false when no fixture of
+// that engine was built here. A larger data set builds slower a byte
+// once it outgrows memory, so an estimate from a smaller one is low.
+func (r Root) Estimate(p Params, logical int64) (est Estimate, ok bool) {
+	dirs, _ := filepath.Glob(filepath.Join(r.Sub("fixtures"), p.Engine+"-*"))
+	best := math.Inf(1)
+	for _, dir := range dirs {
+		m, err := ReadManifest(dir)
+		if err != nil || m.Params.Engine != p.Engine || m.BuildSeconds <= 0 || m.LogicalBytes <= 0 {
+			continue
+		}
+		if d := math.Abs(math.Log(float64(m.LogicalBytes) / float64(logical))); d < best {
+			best, est.From = d, m
+		}
+	}
+	if est.From == nil {
+		return est, false
+	}
+	scale := float64(logical) / float64(est.From.LogicalBytes)
+	est.Seconds = est.From.BuildSeconds * scale
+	est.DiskBytes = int64(float64(est.From.DiskBytes) * scale)
+	return est, true
 }
 
 // ReadManifest reads dir's .ready.

@@ -297,3 +297,38 @@ func TestManifestWithoutFilesIsRebuilt(t *testing.T) {
 		t.Fatalf("calls=%d err=%v log=%q", calls, err, log.String())
 	}
 }
+
+// The estimate scales the build of the engine's fixture nearest in size:
+// of builds at 10 and 1,000 keys, a 2,000-key fixture goes by the second
+// (its 2 s and 900 bytes on disk, doubled); another engine's build and an
+// engine never built here give nothing.
+func TestEstimateScalesTheNearestBuild(t *testing.T) {
+	r, err := OpenRoot(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := func(engine string, keys uint64, seconds float64, disk int64) {
+		p := params()
+		p.Engine, p.Keys = engine, keys
+		_, _, err := r.Ensure(p, func(dir string) (Manifest, error) {
+			os.MkdirAll(dir, 0o755)
+			os.WriteFile(filepath.Join(dir, "data"), []byte("payload"), 0o644)
+			return Manifest{EngineVersion: "v1", KeyCount: keys, LogicalBytes: int64(keys) * 20, DiskBytes: disk, BuildSeconds: seconds, Settled: "flushed"}, nil
+		}, nolog)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	built("x", 10, 0.5, 300)
+	built("x", 1000, 2, 900)
+	built("y", 2000, 100, 1)
+	p := params()
+	est, ok := r.Estimate(p, 2000*20)
+	if !ok || est.From.KeyCount != 1000 || est.Seconds != 4 || est.DiskBytes != 1800 {
+		t.Fatalf("estimate %+v (from %+v), ok %v; want 4 s and 1800 bytes from the 1,000-key build", est, est.From, ok)
+	}
+	p.Engine = "z"
+	if est, ok := r.Estimate(p, 100); ok {
+		t.Fatalf("an engine never built here has an estimate: %+v", est)
+	}
+}
