@@ -14,6 +14,12 @@ func BenchmarkBloomBadger(b *testing.B)        { core.Run(b, core.Current(), "Bl
 func BenchmarkBloomPebble(b *testing.B)        { core.Run(b, core.Current(), "Bloom", "pebble") }
 func BenchmarkBloomRocksDB(b *testing.B)       { core.Run(b, core.Current(), "Bloom", "rocksdb") }
 func BenchmarkBoltBatch(b *testing.B)          { core.Run(b, core.Current(), "Batch", "bolt") }
+func BenchmarkCommitBadger(b *testing.B)       { core.Run(b, core.Current(), "Commit", "badger") }
+func BenchmarkCommitBolt(b *testing.B)         { core.Run(b, core.Current(), "Commit", "bolt") }
+func BenchmarkCommitGoleveldb(b *testing.B)    { core.Run(b, core.Current(), "Commit", "goleveldb") }
+func BenchmarkCommitLmdb(b *testing.B)         { core.Run(b, core.Current(), "Commit", "lmdb") }
+func BenchmarkCommitPebble(b *testing.B)       { core.Run(b, core.Current(), "Commit", "pebble") }
+func BenchmarkCommitRocksDB(b *testing.B)      { core.Run(b, core.Current(), "Commit", "rocksdb") }
 func BenchmarkDeleteBadger(b *testing.B)       { core.Run(b, core.Current(), "Delete", "badger") }
 func BenchmarkDeleteBolt(b *testing.B)         { core.Run(b, core.Current(), "Delete", "bolt") }
 func BenchmarkDeleteGoleveldb(b *testing.B)    { core.Run(b, core.Current(), "Delete", "goleveldb") }

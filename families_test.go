@@ -16,6 +16,7 @@ import (
 var pinnedFamilies = map[string]struct{ step, gate string }{
 	"Batch":          {"", "keys/s write-amp space-amp"},
 	"Bloom":          {"", "achieved-ops/s p99-ns"},
+	"Commit":         {"", "commits/s p99-ns"},
 	"Delete":         {"", ""},
 	"Disk":           {"read", ""},
 	"EmbedBuild":     {"", "records/s"},

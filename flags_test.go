@@ -70,6 +70,7 @@ func TestBadFlagsFailBeforeAnyWork(t *testing.T) {
 		{[]string{"-pebble_index_block", "100"}, "-pebble_index_block 100: must be a size from 1KiB to 1GiB"},
 		{[]string{"-bolt_freelist_sync=maybe"}, "-bolt_freelist_sync"},
 		{[]string{"-prefetch_traces", "9001"}, "-prefetch_traces 9001: must be from 1 to 9000"},
+		{[]string{"-commit_writers", "1,0x"}, "-commit_writers 0x: must be a count from 1 to 1024, or Nx for N times the CPUs"},
 		{[]string{"-dir", file}, "is not a directory"},
 		{[]string{"-dir", filepath.Join(dir, "missing")}, "does not exist"},
 		{[]string{"-keys_mil", "10000", "-valsz", "65536"}, "the run needs about"},

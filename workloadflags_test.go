@@ -21,7 +21,7 @@ func TestFlagsThatShapeFixturesNameThem(t *testing.T) {
 	// Another valid value for the flags whose next value is not one more
 	// (or, for a bool, the other), and the flags left out, with why.
 	other := map[string]string{"rate": "20000", "bloom_fpr": "0.02", "hit_rate": "0.5", "latency_dir": t.TempDir()}
-	other["overwrite_passes"] = "2"
+	other["overwrite_passes"], other["commit_writers"] = "2", "2"
 	other["keys_mil"], other["value_ratio"], other["cache"], other["mem_limit"], other["block_size"], other["threads"] = "0.2", "0.5", "warm", "1GiB", "8KiB", "2"
 	other["badger_vthreshold"], other["badger_compactors"], other["pebble_index_block"], other["pebble_compactions"] = "512", "3", "128KiB", "2"
 	other["dist"], other["zipf_theta"], other["zipf_items"], other["ycsb"], other["mix"] = "zipf,latest", "0.8", "1000", "A,C", "read=50,delete=50"

@@ -271,6 +271,7 @@ func openBadger(o Options) (DB, error) {
 	}
 	b.settings = []Setting{
 		{"sync_writes", strconv.FormatBool(bo.SyncWrites)},
+		{"group_commit", "WriteBatch per commit; one writer goroutine takes the transactions queued meanwhile as a group: the value log synced once per group, the memtable log after each transaction"},
 		{"block_cache", lsmMiB(bo.BlockCacheSize)},
 		{"index_cache", strconv.FormatInt(bo.IndexCacheSize, 10) + " (default: table indexes and filters kept in memory)"},
 		{"memtable", lsmMiB(bo.MemTableSize)},

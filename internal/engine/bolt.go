@@ -77,8 +77,8 @@ func init() {
 		Dims: []Dim{
 			// DB.Update (one transaction per batch) against DB.Batch
 			// (concurrent callers coalesced into one transaction), the
-			// switch badger-bench made for bbolt.
-			{Name: "mode", Values: []string{"update", "batch"}, Is: CommitMode,
+			// switch badger-bench made for bbolt: bbolt's group commit.
+			{Name: "mode", Values: []string{"update", "batch"}, Is: GroupCommit,
 				Apply: func(v string, o *Options, _ *IterOptions) { *o = o.WithParam("bolt_write", v) }},
 		},
 	})
@@ -200,6 +200,7 @@ func (d *boltDB) Settings() []Setting {
 		{"fill_percent", strconv.FormatFloat(bolt.DefaultFillPercent, 'g', -1, 64) + " (bbolt default: a split leaves pages half full; keys arrive in random order)"},
 		{"checksums", "none (engine has none)"},
 		{"write_mode", d.writeMode},
+		{"group_commit", boltGroupCommit(d.writeMode)},
 		{"get", boltGetNote(d.getMode)},
 		{"mmap_flags", boltMmapNote(d.db.MmapFlags)},
 	}
@@ -434,6 +435,15 @@ func (a *batchArena) entry(i int) (k, v []byte) {
 func (a *batchArena) reset() {
 	a.data = a.data[:0]
 	a.ends = a.ends[:0]
+}
+
+// boltGroupCommit says what bbolt does with concurrent commits under
+// bolt_write.
+func boltGroupCommit(mode string) string {
+	if mode == "batch" {
+		return "DB.Batch (concurrent commits coalesced into one transaction, up to batch_max_size of them or batch_max_delay)"
+	}
+	return "none (DB.Update: one transaction per commit, one writer at a time)"
 }
 
 // boltGetNote says how a point read finds its key under bolt_get.

@@ -214,6 +214,16 @@ type Batch interface {
 	Len() int
 }
 
+// Put writes key in a batch of its own: a transaction of one key through
+// the engine's batch path, durable as Options.Sync says.
+func Put(db DB, key, value []byte) error {
+	b := db.NewBatch()
+	if err := b.Set(key, value); err != nil {
+		return err
+	}
+	return b.Commit()
+}
+
 // Setting is one option as the adapter applied it.
 type Setting struct{ Key, Value string }
 
@@ -332,17 +342,21 @@ const (
 	IteratorReadahead Capability = "iterator-readahead" // the engine's own readahead for an iterator
 	IteratorBound     Capability = "iterator-bound"     // an iterator bounded by the engine, or stopped by the caller
 	CommitMode        Capability = "commit-mode"        // the engine's ways to commit a batch
+	// GroupCommit is a CommitMode that coalesces concurrent commits into
+	// one transaction or not (bbolt's DB.Batch against DB.Update):
+	// DimsWith(CommitMode) lists it too.
+	GroupCommit Capability = "group-commit"
 )
 
 // Capabilities lists them all.
-var Capabilities = []Capability{ValuePrefetch, MapReadahead, IteratorReadahead, IteratorBound, CommitMode}
+var Capabilities = []Capability{ValuePrefetch, MapReadahead, IteratorReadahead, IteratorBound, CommitMode, GroupCommit}
 
 // DimsWith lists the engine's dimensions that are one of caps, in the
 // engine's order.
 func (i Info) DimsWith(caps ...Capability) []Dim {
 	var out []Dim
 	for _, d := range i.Dims {
-		if slices.Contains(caps, d.Is) {
+		if slices.Contains(caps, d.Is) || d.Is == GroupCommit && slices.Contains(caps, CommitMode) {
 			out = append(out, d)
 		}
 	}

@@ -169,6 +169,7 @@ func openGoleveldb(o Options) (DB, error) {
 	}
 	g.settings = []Setting{
 		{"sync", strconv.FormatBool(o.Sync)},
+		{"group_commit", "write merge (DB.Write: the writer holding the lock merges queued batches, up to 128 KiB, into one journal write and one sync)"},
 		{"block_cache", cacheS},
 		{"write_buffer", lsmMiB(int64(lo.GetWriteBuffer()))},
 		{"memtables", "2 at most (the one filling and the one being flushed: goleveldb's fixed number)"},

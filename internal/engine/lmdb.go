@@ -225,6 +225,7 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 		{"writemap", strconv.FormatBool(flags&lmdbWriteMap != 0)},
 		{"notls", "true (forced by the binding)"},
 		{"write_mode", writeMode},
+		{"group_commit", "none (one write transaction at a time, each commit synced on its own)"},
 		{"max_readers", strconv.Itoa(maxReaders)},
 		{"readonly", strconv.FormatBool(o.ReadOnly)},
 		{"page_size", strconv.FormatUint(uint64(st.PSize), 10)},

@@ -242,6 +242,7 @@ func openPebble(o Options) (DB, error) {
 	}
 	p.settings = []Setting{
 		{"sync", strconv.FormatBool(o.Sync)},
+		{"group_commit", "commit pipeline (Batch.Commit: one WAL sync covers every commit queued behind it)"},
 		{"block_cache", lsmMiB(cache.MaxSize())},
 		{"memtable", lsmMiB(int64(po.MemTableSize))},
 		{"memtable_stop_writes_threshold", strconv.Itoa(po.MemTableStopWritesThreshold)},

@@ -312,6 +312,7 @@ func openRocksDB(o Options) (DB, error) {
 
 	r.settings = []Setting{
 		{"sync", strconv.FormatBool(o.Sync)},
+		{"group_commit", "write group (DB.Write: a leader writes the queued writers' batches to the WAL and syncs it once for the group)"},
 		{"block_cache", cacheS},
 		{"write_buffer_size", lsmMiB(int64(r.opts.GetWriteBufferSize()))},
 		{"max_write_buffer_number", strconv.Itoa(r.opts.GetMaxWriteBufferNumber())},

@@ -50,6 +50,7 @@ var byName = map[string]Family{
 	"Disk":       {Step: "read"},
 
 	"Batch":     {Gate: populateGate},
+	"Commit":    {Gate: []string{"commits/s", "p99-ns"}},
 	"Overwrite": {Gate: populateGate},
 	"YCSB":      {Gate: []string{"ns/op", "cpu-ns/op", "write-amp"}},
 	"Delete":    {},

@@ -41,12 +41,22 @@ func DeviceOf(dir string) (d Device, ok bool, err error) {
 	return Device{Name: filepath.Base(target)}, true, nil
 }
 
-// DiskStats are a device's cumulative counters, in bytes.
-type DiskStats struct{ ReadBytes, WrittenBytes int64 }
+// DiskStats are a device's cumulative counters: bytes read and written,
+// and the write and cache-flush requests it completed (a write merged
+// from several by the block layer counts once). Flushes are counted only
+// where CountsFlushes: kernels since 5.5, whose lines have the flush
+// fields; a device without a volatile write cache gets none, the block
+// layer drops them.
+type DiskStats struct {
+	ReadBytes, WrittenBytes int64
+	Writes, Flushes         int64
+	CountsFlushes           bool
+}
 
 // Sub returns the change from earlier to s.
 func (s DiskStats) Sub(earlier DiskStats) DiskStats {
-	return DiskStats{ReadBytes: s.ReadBytes - earlier.ReadBytes, WrittenBytes: s.WrittenBytes - earlier.WrittenBytes}
+	return DiskStats{ReadBytes: s.ReadBytes - earlier.ReadBytes, WrittenBytes: s.WrittenBytes - earlier.WrittenBytes,
+		Writes: s.Writes - earlier.Writes, Flushes: s.Flushes - earlier.Flushes, CountsFlushes: s.CountsFlushes && earlier.CountsFlushes}
 }
 
 // Stats reads the device's line of /proc/diskstats (sectors are 512 bytes
@@ -63,16 +73,23 @@ func readDiskStats(path, name string) (DiskStats, error) {
 	s := bufio.NewScanner(bytes.NewReader(b))
 	for s.Scan() {
 		f := bytes.Fields(s.Bytes())
-		// major minor name reads merged sectors-read ms writes merged sectors-written ...
+		// major minor name reads merged sectors-read ms writes merged
+		// sectors-written ms in-flight ms weighted-ms, then (4.18) four
+		// discard fields, then (5.5) flushes and their ms
 		if len(f) < 10 || string(f[2]) != name {
 			continue
 		}
-		rd, err1 := strconv.ParseInt(string(f[5]), 10, 64)
-		wr, err2 := strconv.ParseInt(string(f[9]), 10, 64)
-		if err1 != nil || err2 != nil {
+		var n [4]int64
+		var err error
+		for i, field := range []int{5, 9, 7, 18} {
+			if field < len(f) && err == nil {
+				n[i], err = strconv.ParseInt(string(f[field]), 10, 64)
+			}
+		}
+		if err != nil {
 			return DiskStats{}, fmt.Errorf("%s: bad line for %s: %q", path, name, s.Text())
 		}
-		return DiskStats{ReadBytes: rd * 512, WrittenBytes: wr * 512}, nil
+		return DiskStats{ReadBytes: n[0] * 512, WrittenBytes: n[1] * 512, Writes: n[2], Flushes: n[3], CountsFlushes: len(f) > 18}, nil
 	}
 	return DiskStats{}, fmt.Errorf("%s: no device %s", path, name)
 }

@@ -312,11 +312,7 @@ func (w *loadWorker) getMix(hitRate float64) error { return w.get(w.rng.Float64(
 // put writes value idx under key idx in a batch of one: what one PUT of
 // the seed's service does.
 func (w *loadWorker) put(idx uint64) error {
-	b := w.db.NewBatch()
-	if err := b.Set(w.g.Key(w.kb[:], idx), w.g.Value(w.val, idx)); err != nil {
-		return err
-	}
-	return b.Commit()
+	return engine.Put(w.db, w.g.Key(w.kb[:], idx), w.g.Value(w.val, idx))
 }
 
 // overwrite rewrites a random existing key. The value is the one the key

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"testing"
 
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/dataset"
@@ -61,6 +62,22 @@ func openWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.
 	}
 	w.guard, w.DB = g, g.Wrap(inner)
 	return w, nil
+}
+
+// copyForCall opens a fresh copy of h's fixture (openWorkCopy, with
+// tweak) for one call of b's body, b's timer stopped; done closes and
+// removes it.
+func copyForCall(b *testing.B, e *core.Env, h *core.Handle, tweak func(*engine.Options)) (w *workCopy, done func()) {
+	b.StopTimer()
+	w, err := openWorkCopy(e, h, b.Name(), tweak)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return w, func() {
+		if err := w.Close(); err != nil {
+			b.Error(err)
+		}
+	}
 }
 
 // Close closes the copy's database and removes the copy.

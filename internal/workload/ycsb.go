@@ -170,16 +170,8 @@ func ycsbLeaf(b *testing.B, e *core.Env, h *core.Handle, name string, spec ycsbS
 	leaf := core.BlockLeaf(name, info, o)
 	e.ShowFixtureSettings(info, s, h.Fixture()) // each round's copy of the fixture
 	b.Run(leaf, func(b *testing.B) {
-		b.StopTimer()
-		w, err := openWorkCopy(e, h, b.Name(), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() {
-			if err := w.Close(); err != nil {
-				b.Error(err)
-			}
-		}()
+		w, done := copyForCall(b, e, h, nil)
+		defer done()
 		b.StartTimer()
 		runYCSB(b, e, info, w.DB, w.Dir, spec, dist, threads)
 	})

@@ -397,11 +397,7 @@ func (w *ycsbWorker) verify(i, ver uint64, gone bool) error {
 
 // put commits key and value in a batch of one.
 func (w *ycsbWorker) put(key, v []byte) error {
-	bt := w.db.NewBatch()
-	if err := bt.Set(key, v); err != nil {
-		return err
-	}
-	if err := bt.Commit(); err != nil {
+	if err := engine.Put(w.db, key, v); err != nil {
 		return err
 	}
 	w.written += int64(len(key) + len(v))

@@ -1,0 +1,256 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// commitWritersFlag is -commit_writers: one writers= leaf per count.
+var commitWritersFlag = &core.Flag[core.WordList]{Name: "commit_writers", Default: core.WordList{"1", "8x"},
+	Usage: "comma-separated numbers of goroutines committing at once in BenchmarkCommit, one writers= sub-benchmark each: a count, or Nx for N times the CPUs",
+	Check: func(l core.WordList, _ *core.Config) error { _, err := commitWriters(l); return err },
+	Echo: func(l core.WordList, _ *core.Config, line func(string, any)) {
+		n, _ := commitWriters(l)
+		counts := core.IntList(n)
+		line("commit-writers", fmt.Sprintf("%s (%s on %d CPUs)", l.String(), counts.String(), runtime.NumCPU()))
+	}}
+
+// commitWriters are -commit_writers' counts, Nx as N times the CPUs.
+func commitWriters(l core.WordList) ([]int, error) {
+	if len(l) == 0 {
+		return nil, errors.New("must list at least one count")
+	}
+	var out []int
+	var errs []error
+	for _, w := range l {
+		n, err := strconv.Atoi(strings.TrimSuffix(w, "x"))
+		if strings.HasSuffix(w, "x") {
+			n *= runtime.NumCPU()
+		}
+		switch {
+		case err != nil || n < 1 || n > 1024:
+			errs = append(errs, core.FlagError("commit_writers", w, "must be a count from 1 to 1024, or Nx for N times the CPUs"))
+		case slices.Contains(out, n):
+			errs = append(errs, core.FlagError("commit_writers", l.String(), fmt.Sprintf("lists %d writers twice", n)))
+		}
+		out = append(out, n)
+	}
+	return out, errors.Join(errs...)
+}
+
+// commitScratchOps bounds the commits commitScratch counts: b.N beyond it
+// at the default -benchtime means under 4 µs a durable commit.
+const commitScratchOps = 250_000
+
+// Commit: durable commits, one key per transaction, from -commit_writers
+// goroutines at once, on a fresh copy of the engine's fixture each time
+// testing calls the leaf. Each commit is the engine's batch path with
+// one key, opened with Options.Sync whatever -sync says (on disk before
+// the commit returns), so what an engine does with concurrent commits
+// (its group commit, the settings line's group_commit) shows in
+// commits/s, the commit latency and the device's writes per commit. An
+// engine with ways to commit with and without coalescing (bbolt's
+// DB.Batch and DB.Update, engine.GroupCommit) runs each as mode=. After
+// the window the copy is closed, opened again read-only and every
+// committed key read back with its value.
+func init() {
+	core.Register(&core.Workload{
+		Name:     "Commit",
+		Engines:  core.Stores,
+		Fixtures: kvFixture,
+		Scratch: func(e *core.Env, _ engine.Info) int64 {
+			return 3 * (e.Gen.LogicalBytes() + commitScratchOps*int64(dataset.KeySize+e.Cfg.ValSize))
+		},
+		Units: append([]core.Unit{core.Higher("commits/s"), core.Lower("dev-writes/commit"), core.Lower("dev-flushes/commit")},
+			core.LatencyUnits...),
+		Options: []core.Option{commitWritersFlag},
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
+			h := e.Open(b, e.KVFor(info))
+			writers, _ := commitWriters(commitWritersFlag.Get(&e.Cfg)) // checked
+			for _, w := range writers {
+				for _, v := range core.Variants(info, engine.GroupCommit) {
+					commitLeaf(b, e, h, w, v)
+				}
+			}
+		},
+	})
+}
+
+// commitLeaf runs leaf writers=W[/mode=M] on fresh copies of h's fixture,
+// after printing the settings of a copy opened with the leaf's options.
+func commitLeaf(b *testing.B, e *core.Env, h *core.Handle, writers int, v core.Variant) {
+	info := h.Fixture().Engine
+	tweak := func(o *engine.Options) {
+		o.Sync = true
+		if v.Tweak != nil {
+			v.Tweak(o)
+		}
+	}
+	o := h.Options(tweak)
+	o.ReadOnly = false
+	name := e.Shape() + "/" + core.SubName("writers", writers)
+	if v.Name != "" {
+		name += "/" + v.Name
+	}
+	name = core.BlockLeaf(name, info, o)
+	e.WatchLeaf(b.Name() + "/" + name)
+	s, err := e.ScratchSettings(info, o) // the copy's: the fixture's options, writable
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.ShowFixtureSettings(info, s, h.Fixture())
+	b.Run(name, func(b *testing.B) {
+		w, done := copyForCall(b, e, h, tweak)
+		defer done()
+		r, err := commitOnce(e, info, w.DB, w.Opts, writers, b.N, func() { b.ResetTimer(); b.StartTimer() }, b.StopTimer)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.report(b)
+	})
+}
+
+// commitRun is what one call's commits saw over its window, from the
+// first commit's start to the last one's return.
+type commitRun struct {
+	commits int
+	elapsed time.Duration
+	lat     *measure.Recorder // every commit's latency
+	dev     measure.DiskStats // the device's counters over the window
+	hasDev  bool              // the database's directory has a block device under it
+}
+
+// deviceCounters reads the counters of the block device under dir; ok is
+// false when there is none (tmpfs, overlay). A test counts for it.
+var deviceCounters = func(dir string) (s measure.DiskStats, ok bool, err error) {
+	d, ok, err := measure.DeviceOf(dir)
+	if !ok || err != nil {
+		return s, ok, err
+	}
+	s, err = d.Stats()
+	return s, true, err
+}
+
+// commitOnce commits n new keys (indexes e.Keys on), one a transaction,
+// from writers goroutines into db, opened with o; the window runs from
+// start to stop, the device's counters read right outside it. Then it
+// closes db, opens o.Dir again read-only and reads every key back.
+func commitOnce(e *core.Env, info engine.Info, db engine.DB, o engine.Options, writers, n int, start, stop func()) (commitRun, error) {
+	cs := make([]*committer, writers)
+	for t := range cs {
+		cs[t] = &committer{g: e.Gen, next: e.Keys + uint64(t), step: uint64(writers), vb: make([]byte, e.Gen.ValueSize), lat: measure.NewRecorder()}
+	}
+	r := commitRun{commits: n}
+	dev0, hasDev, err := deviceCounters(o.Dir)
+	if err != nil {
+		return r, err
+	}
+	start()
+	t0 := time.Now()
+	core.RunThreads(writers, n, func(t, ops int) { cs[t].run(db, ops) })
+	r.elapsed = time.Since(t0)
+	stop()
+	dev1, _, err := deviceCounters(o.Dir)
+	if err != nil {
+		return r, err
+	}
+	r.dev, r.hasDev = dev1.Sub(dev0), hasDev
+	lats := make([]*measure.Recorder, len(cs))
+	for t, c := range cs {
+		if c.err != nil {
+			db.Close()
+			return r, fmt.Errorf("writer %d: %w", t, c.err)
+		}
+		lats[t] = c.lat
+	}
+	r.lat = measure.Merge(lats...)
+	if err := db.Close(); err != nil {
+		return r, fmt.Errorf("close: %w", err)
+	}
+	return r, readBack(e, info, o, n)
+}
+
+// committer is one goroutine's commits: keys next, next+step, ..., each
+// key and value made before its commit's clock starts. Padded so
+// committers never share a cache line.
+type committer struct {
+	_          [64]byte
+	g          *dataset.Gen
+	next, step uint64
+	kb         [dataset.KeySize]byte
+	vb         []byte
+	lat        *measure.Recorder
+	err        error
+	_          [64]byte
+}
+
+// run commits n keys; it stops at the first error, in c.err.
+func (c *committer) run(db engine.DB, n int) {
+	for range n {
+		i := c.next
+		c.next += c.step
+		key, val := c.g.Key(c.kb[:], i), c.g.Value(c.vb, i)
+		t0 := time.Now()
+		err := engine.Put(db, key, val)
+		c.lat.Record(time.Since(t0))
+		if err != nil {
+			c.err = fmt.Errorf("key %d: %w", i, err)
+			return
+		}
+	}
+}
+
+// readBack opens the database in o.Dir read-only and reads the n keys
+// commitOnce committed, checking every byte of each value.
+func readBack(e *core.Env, info engine.Info, o engine.Options, n int) error {
+	o.ReadOnly = true
+	db, err := engine.OpenInfo(info, o)
+	if err != nil {
+		return fmt.Errorf("reopen: %w", err)
+	}
+	defer db.Close()
+	rd, err := db.NewReader()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	chk := e.Gen.NewChecker(true)
+	var kb [dataset.KeySize]byte
+	var i uint64
+	check := func(v []byte) error { return chk.Check(i, v) }
+	for i = e.Keys; i < e.Keys+uint64(n); i++ {
+		found, err := rd.Get(e.Gen.Key(kb[:], i), check)
+		if err != nil {
+			return fmt.Errorf("after reopen, committed key %d: %w", i, err)
+		}
+		if !found {
+			return fmt.Errorf("after reopen, committed key %d is missing", i)
+		}
+	}
+	return nil
+}
+
+// report reports the run's figures: the device's per commit where -dir
+// has a device (flushes where its kernel counts them).
+func (r commitRun) report(b *testing.B) {
+	n := float64(r.commits)
+	b.ReportMetric(n/r.elapsed.Seconds(), "commits/s")
+	if r.hasDev {
+		b.ReportMetric(float64(r.dev.Writes)/n, "dev-writes/commit")
+		if r.dev.CountsFlushes {
+			b.ReportMetric(float64(r.dev.Flushes)/n, "dev-flushes/commit")
+		}
+	}
+	r.lat.Report(b.ReportMetric) // p50-ns, p99-ns, p999-ns
+}
