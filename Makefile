@@ -79,7 +79,10 @@ BENCHTIME ?= 0.3s
 # state"), at populate's block size, beside it, with the LSMs' memtables
 # at 4 MiB so the data set is 25 of them: at 64 MiB it is 1.6, each pass
 # one or two flushes, and whether a pass compacts flips from one pass to
-# the next.
+# the next. YCSB A and the overwrite pass also write their throughput over
+# time into $(RESULTS)/timeline (docs/methodology.md, "Throughput over
+# time"): YCSB A in 25 ms intervals, its window being a fraction of a
+# second; the overwrite pass, a commit of 1,000 keys at a time, in 500 ms.
 YCSB_BENCHTIME ?= 20000x
 YCSB_BLOCK     ?= 4KiB
 OVERWRITE_PASS ?= 2

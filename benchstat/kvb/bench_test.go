@@ -46,9 +46,9 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 		row("-test.bench", "^BenchmarkScan"+stores, "-test.benchtime", "0.3s", "-cache", "warm", "-threads", "1", "-block_size", "4KiB,32KiB"),
 		row("-test.bench", "^BenchmarkOpen"+stores, "-test.benchtime", "10x", "-cache", "cold"),
 		row("-test.bench", "^BenchmarkDisk$/op=randread-4k", "-test.benchtime", "0.3s", "-threads", "1"),
-		row("-test.bench", "^BenchmarkYCSB"+stores, "-test.benchtime", "20000x", "-ycsb", "A", "-dist", "zipf", "-threads", "1,2", "-block_size", "4KiB"),
+		row("-test.bench", "^BenchmarkYCSB"+stores, "-test.benchtime", "20000x", "-ycsb", "A", "-dist", "zipf", "-threads", "1,2", "-block_size", "4KiB", "-latency_dir", "results/timeline", "-interval", "25ms"),
 		row("-test.bench", "^BenchmarkYCSB"+stores, "-test.benchtime", "0.3s", "-ycsb", "C", "-dist", "zipf", "-threads", "1,2", "-block_size", "4KiB"),
-		row("-test.bench", "^BenchmarkOverwrite"+stores, "-test.benchtime", "1x", "-overwrite_passes", "2", "-memtable_mb", "4"),
+		row("-test.bench", "^BenchmarkOverwrite"+stores, "-test.benchtime", "1x", "-overwrite_passes", "2", "-memtable_mb", "4", "-latency_dir", "results/timeline", "-interval", "500ms"),
 	}
 	steps := c.steps()
 	got := argsOf(steps)
@@ -60,7 +60,11 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 			t.Errorf("command %d:\n got %q\nwant %q", i, got[i], want[i])
 		}
 	}
-	for i, s := range steps[1:9] {
+	// Before the rows, the timeline directory emptied of an earlier run's.
+	if show := steps[1].show(); !slices.Equal(show, []string{"mkdir -p results/timeline", "rm -f results/timeline/*.tsv"}) {
+		t.Errorf("step 1: %q; want the timeline directory made and emptied", show)
+	}
+	for i, s := range steps[2:10] {
 		if s.out != "results/bench.txt" || s.append != (i > 0) || !s.live {
 			t.Errorf("row %d: into %q (append %v, live %v); want the first to replace results/bench.txt, the rest to add to it", i, s.out, s.append, s.live)
 		}
@@ -91,7 +95,7 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 
 	// Then the record, the summary and the report, in that order.
 	var rest []string
-	for _, s := range steps[9:] {
+	for _, s := range steps[10:] {
 		rest = append(rest, s.show()...)
 	}
 	if len(rest) != 2*len(wantMem)+4 || !strings.HasPrefix(rest[len(rest)-5], "timeout 180 ") || !strings.HasPrefix(rest[len(rest)-4], "kvb record -role bench ") ||

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/engine"
@@ -42,10 +44,34 @@ func (c *benchConfig) benchRows() []benchRow {
 		{of("Scan"), c.benchtime, []string{"-cache", "warm", "-threads", "1", "-block_size", c.blocks}},
 		{of("Open"), c.openBenchtime, []string{"-cache", "cold"}},
 		{"^BenchmarkDisk$/op=randread-4k", c.benchtime, []string{"-threads", "1"}},
-		{of("YCSB"), c.ycsbBenchtime, []string{"-ycsb", "A", "-dist", "zipf", "-threads", c.threads, "-block_size", c.ycsbBlock}},
+		{of("YCSB"), c.ycsbBenchtime, []string{"-ycsb", "A", "-dist", "zipf", "-threads", c.threads, "-block_size", c.ycsbBlock, "-latency_dir", c.timelineDir(), "-interval", "25ms"}},
 		{of("YCSB"), c.benchtime, []string{"-ycsb", "C", "-dist", "zipf", "-threads", c.threads, "-block_size", c.ycsbBlock}},
-		{of("Overwrite"), "1x", []string{"-overwrite_passes", c.overwritePasses, "-memtable_mb", c.overwriteMemtable}},
+		{of("Overwrite"), "1x", []string{"-overwrite_passes", c.overwritePasses, "-memtable_mb", c.overwriteMemtable, "-latency_dir", c.timelineDir(), "-interval", "500ms"}},
 	}
+}
+
+// timelineDir is where make bench's writes that can stall (YCSB A, the
+// overwrite pass) write their throughput over time, one .tsv a leaf, which
+// the report draws (benchstat/internal/charts.Timelines).
+func (c *benchConfig) timelineDir() string { return c.resultsFile("timeline") }
+
+// freshTimelineDir empties the timeline directory of the .tsv files a run
+// before wrote there, so the report draws this run's alone.
+func (c *benchConfig) freshTimelineDir() task {
+	dir := c.timelineDir()
+	return task{show: func() []string { return []string{"mkdir -p " + shellQuote(dir), "rm -f " + shellQuote(dir) + "/*.tsv"} },
+		do: func(context.Context, *runner) error {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			old, _ := filepath.Glob(filepath.Join(dir, "*.tsv"))
+			for _, f := range old {
+				if err := os.Remove(f); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}
 }
 
 // benchSteps are make bench's: the rows into RESULTS/bench.txt (the
@@ -54,7 +80,7 @@ func (c *benchConfig) benchRows() []benchRow {
 // and the report.
 func (c *benchConfig) benchSteps() []task {
 	out := c.resultsFile("bench.txt")
-	steps := []task{c.build()}
+	steps := []task{c.build(), c.freshTimelineDir()}
 	for i, row := range c.benchRows() {
 		args := append([]string{c.binary(), "-test.run", "^$", "-test.count", itoa(c.count)}, c.suiteFlags()...)
 		args = append(append(args, "-test.bench", row.bench, "-test.benchtime", row.benchtime), row.flags...)

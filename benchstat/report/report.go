@@ -136,6 +136,13 @@ func drawCharts(path string, sum *summary.Summary) ([]chart, error) {
 	} else if f != "" {
 		files = append(files, f)
 	}
+	// The writes' throughput over time, which make bench writes beside
+	// its results file (-latency_dir RESULTS/timeline).
+	tl, err := charts.Timelines(filepath.Join(filepath.Dir(path), "timeline"), dir)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, tl...)
 	var out []chart
 	for _, f := range files {
 		b, err := os.ReadFile(f)

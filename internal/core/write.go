@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
 )
 
 // Source is a data set entries are written from: entry i's key and value,
@@ -64,20 +65,24 @@ func (c genChecker) CheckKey(k []byte) error {
 // writers-th batch, so each batch holds keys from all over the key space,
 // as a single writer's would. label names the work in progress lines.
 func (e *Env) WriteAll(db engine.DB, src Source, batchSize, writers int, label string) error {
-	_, err := e.WriteAllTimed(db, src, batchSize, writers, label)
+	_, err := e.WriteAllTimed(db, src, batchSize, writers, 0, label)
 	return err
 }
 
 // WriteTimes is how a write of the data set went over time: the rate of
 // its first tenth of entries and of its last tenth, so a write that slows
-// down as the data outgrows memory shows it.
+// down as the data outgrows memory shows it, and with an interval its
+// commits' rate and p99 in each interval of the write.
 type WriteTimes struct {
 	FirstRate, LastRate float64 // entries per second; 0 when too few entries to tell
+	Intervals           []measure.Interval
 }
 
 // WriteAllTimed is WriteAll, timing the first and the last tenth of the
-// entries (at batch granularity: one clock read per batch).
-func (e *Env) WriteAllTimed(db engine.DB, src Source, batchSize, writers int, label string) (WriteTimes, error) {
+// entries (at batch granularity: one clock read per batch) and, when
+// every > 0, every commit, for the commits' rate and p99 in each interval
+// of every (measure.Intervals).
+func (e *Env) WriteAllTimed(db engine.DB, src Source, batchSize, writers int, every time.Duration, label string) (WriteTimes, error) {
 	n := src.Len()
 	var done atomic.Int64
 	start := time.Now()
@@ -100,6 +105,13 @@ func (e *Env) WriteAllTimed(db engine.DB, src Source, batchSize, writers int, la
 	defer stop()
 	nBatches := (n + uint64(batchSize) - 1) / uint64(batchSize)
 	errs := make([]error, writers)
+	var tls []*measure.Timeline
+	if every > 0 {
+		tls = make([]*measure.Timeline, writers)
+		for w := range tls {
+			tls[w] = measure.NewTimeline(int(nBatches)/writers + 1)
+		}
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
@@ -116,16 +128,21 @@ func (e *Env) WriteAllTimed(db engine.DB, src Source, batchSize, writers int, la
 						return
 					}
 				}
+				t0 := time.Now()
 				if err := batch.Commit(); err != nil {
 					errs[w] = fmt.Errorf("commit of entries %d..%d: %w", lo, hi, err)
 					return
+				}
+				if tls != nil {
+					tls[w].Add(t0, time.Since(t0), int(hi-lo))
 				}
 				mark(done.Add(int64(hi - lo)))
 			}
 		}(w)
 	}
 	wg.Wait()
-	end := time.Since(start)
+	endAt := time.Now()
+	end := endAt.Sub(start)
 	for _, err := range errs {
 		if err != nil {
 			return WriteTimes{}, err
@@ -135,6 +152,13 @@ func (e *Env) WriteAllTimed(db engine.DB, src Source, batchSize, writers int, la
 		return WriteTimes{}, fmt.Errorf("wrote %d entries, want %d", got, n)
 	}
 	var wt WriteTimes
+	if tls != nil {
+		iv, err := measure.Intervals(tls, start, endAt, every)
+		if err != nil {
+			return WriteTimes{}, err
+		}
+		wt.Intervals = iv
+	}
 	if f := firstAt.Load(); f > 0 {
 		wt.FirstRate = float64(tenth) / time.Duration(f).Seconds()
 	}

@@ -50,8 +50,18 @@ func SpaceOf(i Info, dir string) (Space, error) {
 // clean cost a system call each.
 func SyncTree(dir string) error {
 	var dirs []string
+	// A file the engine removes meanwhile (an obsolete table a
+	// compaction left, deleted in the background) has nothing to sync.
+	gone := func(err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
+		if err != nil && path != dir {
+			return gone(err)
+		} else if err != nil {
 			return err
 		}
 		if d.IsDir() {
@@ -59,7 +69,7 @@ func SyncTree(dir string) error {
 			return nil
 		}
 		if d.Type().IsRegular() {
-			return SyncPath(path)
+			return gone(SyncPath(path))
 		}
 		return nil
 	})
@@ -67,7 +77,7 @@ func SyncTree(dir string) error {
 		return err
 	}
 	for _, d := range dirs {
-		if err := SyncPath(d); err != nil {
+		if err := gone(SyncPath(d)); err != nil {
 			return err
 		}
 	}

@@ -415,8 +415,7 @@ func writeSpectrum(e *core.Env, name string, rec *measure.Recorder) error {
 	if dir == "" {
 		return nil
 	}
-	file := filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(name)+".hgrm")
-	f, err := os.Create(file)
+	f, err := os.Create(latencyPath(dir, name, ".hgrm"))
 	if err != nil {
 		return err
 	}
@@ -426,6 +425,12 @@ func writeSpectrum(e *core.Env, name string, rec *measure.Recorder) error {
 		return err
 	}
 	return f.Close()
+}
+
+// latencyPath is the file of benchmark name's ext under -latency_dir dir,
+// the name's slashes and spaces made file-name safe.
+func latencyPath(dir, name, ext string) string {
+	return filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(name)+ext)
 }
 
 // syncFS writes back everything dirty on the filesystem that holds dir.

@@ -87,7 +87,7 @@ var (
 		Usage: "comma-separated Bloom filter false-positive rates for BenchmarkBloom (off: no filter), one bloom= sub-benchmark each",
 		Check: func(v FPRList, _ *core.Config) error { return nonEmpty(len(v), "rate") }}
 	latencyDirFlag = &core.Flag[string]{Name: "latency_dir",
-		Usage: "existing directory to write each fixed-rate sub-benchmark's full HDR percentile spectrum into (one .hgrm file each)",
+		Usage: "existing directory to write each fixed-rate sub-benchmark's full HDR percentile spectrum into (one .hgrm file each), and each write leaf's throughput over time (Overwrite, YCSB with writes, Commit: one .tsv each)",
 		Check: func(d string, _ *core.Config) error {
 			if d == "" {
 				return nil

@@ -40,8 +40,8 @@ var overwritePassesFlag = &core.Flag[core.IntList]{Name: "overwrite_passes", Def
 // starts on a database already open (and, after untimed passes, already
 // holding its caches), so growth over that baseline is not what
 // populate's growth over an empty database is.
-var overwriteUnits = []core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), core.Lower("dev-write-amp"), core.Lower("space-amp"),
-	core.Lower("log-MB"), core.Higher("first-keys/s"), core.Higher("last-keys/s")}
+var overwriteUnits = append([]core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), core.Lower("dev-write-amp"), core.Lower("space-amp"),
+	core.Lower("log-MB"), core.Higher("first-keys/s"), core.Higher("last-keys/s")}, timelineUnits...)
 
 // overwriteScratch is one copy of the fixture at a time, counted like a
 // fixture at three times the logical bytes (as loadScratch counts one),
@@ -70,7 +70,7 @@ func init() {
 		Fixtures: kvFixture,
 		Scratch:  overwriteScratch,
 		Units:    overwriteUnits,
-		Options:  []core.Option{overwritePassesFlag, writersFlag},
+		Options:  append([]core.Option{overwritePassesFlag, writersFlag}, timelineOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			if !e.Gen.VersionedValues() {
 				b.Skipf("values of %d bytes with -value_ratio %v hold fewer than 16 random bytes: too few to carry the version each pass writes", e.Cfg.ValSize, e.Cfg.ValueRatio)
@@ -126,6 +126,7 @@ func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts eng
 	}
 	sim.Stop()
 	tally.report(b, e.Keys, e.Gen.LogicalBytes(), false)
+	reportIntervals(b, e, tally.intervals)
 }
 
 // overwriteOnce copies the fixture in src to opts.Dir and rewrites every
@@ -160,7 +161,7 @@ func overwriteOnce(e *core.Env, info engine.Info, src string, opts engine.Option
 	writers := writersFlag.Get(&e.Cfg)
 	write := func(db engine.DB, p int) (core.WriteTimes, error) {
 		src := passSource{g: e.Gen, order: orders[p-1], version: uint64(p)}
-		return e.WriteAllTimed(db, src, e.Cfg.Batch, writers, fmt.Sprintf("%s pass %d", label, p))
+		return e.WriteAllTimed(db, src, e.Cfg.Batch, writers, intervalFlag.Get(&e.Cfg), fmt.Sprintf("%s pass %d", label, p))
 	}
 	last := len(orders)
 	for p := 1; p < last; p++ {

@@ -122,7 +122,7 @@ func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label stri
 		return g.Wrap(inner), nil
 	}
 	write := func(db engine.DB) (core.WriteTimes, error) {
-		return e.WriteAllTimed(db, core.GenSource{G: e.Gen}, e.Cfg.Batch, writers, label)
+		return e.WriteAllTimed(db, core.GenSource{G: e.Gen}, e.Cfg.Batch, writers, 0, label)
 	}
 	return measureWrite(info, opts.Dir, start, stop, open, write)
 }
@@ -252,6 +252,7 @@ type writeTally struct {
 	sum         populateStats
 	first, last float64 // sums of the ops' write-loop rates
 	ops         int
+	intervals   []measure.Interval // the ops' write loops', back to back
 }
 
 func (t *writeTally) add(st populateStats) {
@@ -267,6 +268,14 @@ func (t *writeTally) add(st populateStats) {
 	t.sum.mem.File = max(t.sum.mem.File, st.mem.File)
 	t.first += st.times.FirstRate
 	t.last += st.times.LastRate
+	var shift time.Duration
+	if n := len(t.intervals); n > 0 {
+		shift = t.intervals[n-1].End
+	}
+	for _, x := range st.times.Intervals {
+		x.Start, x.End = x.Start+shift, x.End+shift
+		t.intervals = append(t.intervals, x)
+	}
 }
 
 // report reports the tally of ops that each wrote keys entries of logical

@@ -28,7 +28,7 @@ func init() {
 		Fixtures: kvFixture,
 		Scratch:  ycsbScratch,
 		Units:    ycsbUnits(),
-		Options:  append([]core.Option{ycsbFlag, mixFlag, updateFlag, rwwRateFlag, scanPrefetchFlag}, distOptions...),
+		Options:  append(append([]core.Option{ycsbFlag, mixFlag, updateFlag, rwwRateFlag, scanPrefetchFlag}, distOptions...), timelineOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, spec := range ycsbSelected(&e.Cfg) {
@@ -141,7 +141,7 @@ func ycsbUnits() []core.Unit {
 	for _, op := range opNames {
 		u = append(u, core.Higher(op+"-ops/s"), core.Lower(op+"-p50-ns"), core.Lower(op+"-p99-ns"), core.Lower(op+"-p999-ns"))
 	}
-	return u
+	return append(u, timelineUnits...)
 }
 
 // ycsbLeaf runs one workload at one distribution and thread count as

@@ -65,6 +65,15 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 		go func() { ws[threads].writeUntil(&stop, rwwRateFlag.Get(&e.Cfg)*1e6, started); close(writerDone) }()
 		<-started
 	}
+	// A mix that writes keeps its operations' timeline (throughput over
+	// time).
+	var tls []*measure.Timeline
+	if spec.Mix.writes() {
+		tls = newTimelines(threads, b.N)
+		for t, tl := range tls {
+			ws[t].tl = tl
+		}
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
@@ -109,6 +118,13 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 		}
 	}
 	reportYCSB(b, ws[:threads], elapsed, cpu)
+	if tls != nil {
+		iv, err := measure.Intervals(tls, start, start.Add(elapsed), intervalFlag.Get(&e.Cfg))
+		if err != nil {
+			b.Fatal(err)
+		}
+		reportIntervals(b, e, iv)
+	}
 	if spec.Background {
 		wr := ws[threads]
 		b.ReportMetric(float64(wr.count[opUpdate])/elapsed.Seconds(), "write-ops/s")

@@ -156,6 +156,7 @@ type ycsbWorker struct {
 	check   func([]byte) error
 	own     [ownWrites]ownWrite
 	lat     [numOps]*measure.Recorder
+	tl      *measure.Timeline // nil: the window keeps none (ycsb_body.go)
 	count   [numOps]int64
 	written int64 // logical bytes written
 	scanned int64 // keys scans read
@@ -268,7 +269,11 @@ func (w *ycsbWorker) do(op ycsbOp) error {
 	case opDelete:
 		err = engine.Delete(w.db, key)
 	}
-	w.lat[op].Record(time.Since(t0))
+	d := time.Since(t0)
+	w.lat[op].Record(d)
+	if w.tl != nil {
+		w.tl.Add(t0, d, 1)
+	}
 	w.count[op]++
 	if err != nil {
 		return err

@@ -1,0 +1,140 @@
+package charts
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kvbench/kvbench/benchstat/internal/results"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// timeline is one leaf's throughput over time, as the suite writes it
+// under -latency_dir (measure.WriteIntervals): its operation, engine and
+// configuration, and each interval's start (s) and operations a second.
+type timeline struct {
+	op, engine, config string
+	start, rate        []float64
+}
+
+// readTimeline reads one .tsv the suite wrote.
+func readTimeline(path string) (timeline, error) {
+	var t timeline
+	f, err := os.Open(path)
+	if err != nil {
+		return t, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var head [2]string
+	for i := range head {
+		if sc.Scan() {
+			head[i] = sc.Text()
+		}
+	}
+	if !strings.HasPrefix(head[0], "# Benchmark") || head[1] != "start-s\tops/s\tp99-ns" {
+		return t, fmt.Errorf("%s: not a throughput timeline (its first lines are # and the benchmark's name, then start-s, ops/s, p99-ns)", path)
+	}
+	t.op, t.engine, t.config = results.Split(strings.TrimPrefix(head[0], "# Benchmark"))
+	for sc.Scan() {
+		cols := strings.Split(sc.Text(), "\t")
+		if len(cols) != 3 {
+			return t, fmt.Errorf("%s: line %q has %d columns, want 3", path, sc.Text(), len(cols))
+		}
+		s, err1 := strconv.ParseFloat(cols[0], 64)
+		r, err2 := strconv.ParseFloat(cols[1], 64)
+		if err1 != nil || err2 != nil {
+			return t, fmt.Errorf("%s: line %q: not numbers", path, sc.Text())
+		}
+		t.start, t.rate = append(t.start, s), append(t.rate, r)
+	}
+	return t, sc.Err()
+}
+
+// Timelines draws the throughput over time of the .tsv files in dir:
+// one chart per question (an operation and its configuration, the block
+// size aside), each engine a line (a second block size dashed). It
+// returns the files written into out, none when dir has no timeline.
+func Timelines(dir, out string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.tsv"))
+	if err != nil {
+		return nil, err
+	}
+	groups := map[string][]timeline{}
+	var order []string
+	for _, p := range paths {
+		t, err := readTimeline(p)
+		if err != nil {
+			return nil, err
+		}
+		var rest []string
+		for _, part := range results.SplitConfig(t.config) {
+			if part.Key != "block" {
+				rest = append(rest, part.Key+"="+part.Value)
+			}
+		}
+		k := t.op + " " + strings.Join(rest, "/")
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], t)
+	}
+	slices.Sort(order)
+	var files []string
+	for i, k := range order {
+		f, err := timelineChart(k, groups[k], filepath.Join(out, fmt.Sprintf("timeline-%d.%s", i+1, Format)))
+		if err != nil {
+			return files, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// timelineChart draws one question's timelines into name.
+func timelineChart(title string, ts []timeline, name string) (string, error) {
+	p := plot.New()
+	p.Title.Text = title + ": operations a second in each interval"
+	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p.X.Label.Text = "s into the timed window"
+	p.Y.Label.Text = "k ops/s"
+	p.Y.Min = 0
+	p.Legend.Top = true
+	slices.SortFunc(ts, func(a, b timeline) int { return strings.Compare(a.engine+a.config, b.engine+b.config) })
+	seen := map[string]bool{}
+	var top float64
+	for _, t := range ts {
+		pts := make(plotter.XYs, len(t.start))
+		for i := range t.start {
+			pts[i] = plotter.XY{X: t.start[i], Y: t.rate[i] / 1e3}
+			top = max(top, pts[i].Y)
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(pts)
+		if err != nil {
+			return "", err
+		}
+		l.Color = engineColor(t.engine)
+		label := t.engine
+		if bs, ok := results.SplitConfig(t.config).Get("block"); ok {
+			label += " block=" + bs
+		}
+		if seen[t.engine] {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+		}
+		seen[t.engine] = true
+		p.Add(l)
+		p.Legend.Add(label, l)
+	}
+	p.Y.Max = 1.3 * top // room for the legend
+	p.Add(plotter.NewGrid())
+	return name, p.Save(16*vg.Centimeter, 10*vg.Centimeter, name)
+}

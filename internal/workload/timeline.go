@@ -1,0 +1,68 @@
+package workload
+
+import (
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// Throughput over time, for the writes that can stall (Overwrite's timed
+// pass, YCSB with writes, Commit): every commit's end and latency is kept
+// (measure.Timeline), and after the window each -interval's rate and p99
+// give the leaf's stall figures and, with -latency_dir, a file of its own
+// (docs/methodology.md, "Throughput over time").
+
+// intervalFlag is -interval.
+var intervalFlag = &core.Flag[time.Duration]{Name: "interval", Default: 100 * time.Millisecond,
+	Usage: "interval of the writes' throughput over time (Overwrite, YCSB with writes, Commit): commits a second and p99 in each, the stall figures stall% and worst-interval-x, and with -latency_dir a .tsv of them per leaf",
+	Check: func(d time.Duration, _ *core.Config) error {
+		if d < time.Millisecond {
+			return errors.New("must be at least 1ms")
+		}
+		return nil
+	}}
+
+// timelineOptions are the flags of the workloads that keep a timeline.
+var timelineOptions = []core.Option{intervalFlag, latencyDirFlag}
+
+// timelineUnits are their figures: the share of intervals below half the
+// median interval's rate, and the slowest interval's rate over the median.
+var timelineUnits = []core.Unit{core.Lower("stall%"), core.Higher("worst-interval-x")}
+
+// newTimelines makes one timeline per writer goroutine, with room for
+// each one's share of ops commits.
+func newTimelines(writers int, ops int) []*measure.Timeline {
+	tls := make([]*measure.Timeline, writers)
+	for w := range tls {
+		tls[w] = measure.NewTimeline(ops/writers + 1)
+	}
+	return tls
+}
+
+// reportIntervals reports the stall figures of a window's intervals, when
+// the window is long enough to judge (measure.Stalls), and writes them to
+// <latency_dir>/<name>.tsv (slashes made file-name safe).
+func reportIntervals(b *testing.B, e *core.Env, iv []measure.Interval) {
+	if stalled, worst, ok := measure.Stalls(iv); ok {
+		b.ReportMetric(stalled, "stall%")
+		b.ReportMetric(worst, "worst-interval-x")
+	}
+	dir := latencyDirFlag.Get(&e.Cfg)
+	if dir == "" {
+		return
+	}
+	f, err := os.Create(latencyPath(dir, b.Name(), ".tsv"))
+	if err == nil {
+		err = measure.WriteIntervals(f, b.Name(), iv)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+}
