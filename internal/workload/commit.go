@@ -72,9 +72,9 @@ func init() {
 		Scratch: func(e *core.Env, _ engine.Info) int64 {
 			return 3 * (e.Gen.LogicalBytes() + commitScratchOps*int64(dataset.KeySize+e.Cfg.ValSize))
 		},
-		Units: append([]core.Unit{core.Higher("commits/s"), core.Lower("dev-writes/commit"), core.Lower("dev-flushes/commit")},
-			core.LatencyUnits...),
-		Options: []core.Option{commitWritersFlag},
+		Units: append(append([]core.Unit{core.Higher("commits/s"), core.Lower("dev-writes/commit"), core.Lower("dev-flushes/commit")},
+			core.LatencyUnits...), timelineUnits...),
+		Options: append([]core.Option{commitWritersFlag}, timelineOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			writers, _ := commitWriters(commitWritersFlag.Get(&e.Cfg)) // checked
@@ -118,17 +118,19 @@ func commitLeaf(b *testing.B, e *core.Env, h *core.Handle, writers int, v core.V
 			b.Fatal(err)
 		}
 		r.report(b)
+		reportIntervals(b, e, r.intervals)
 	})
 }
 
 // commitRun is what one call's commits saw over its window, from the
 // first commit's start to the last one's return.
 type commitRun struct {
-	commits int
-	elapsed time.Duration
-	lat     *measure.Recorder // every commit's latency
-	dev     measure.DiskStats // the device's counters over the window
-	hasDev  bool              // the database's directory has a block device under it
+	commits   int
+	elapsed   time.Duration
+	lat       *measure.Recorder // every commit's latency
+	intervals []measure.Interval
+	dev       measure.DiskStats // the device's counters over the window
+	hasDev    bool              // the database's directory has a block device under it
 }
 
 // deviceCounters reads the counters of the block device under dir; ok is
@@ -148,8 +150,9 @@ var deviceCounters = func(dir string) (s measure.DiskStats, ok bool, err error) 
 // closes db, opens o.Dir again read-only and reads every key back.
 func commitOnce(e *core.Env, info engine.Info, db engine.DB, o engine.Options, writers, n int, start, stop func()) (commitRun, error) {
 	cs := make([]*committer, writers)
+	tls := newTimelines(writers, n)
 	for t := range cs {
-		cs[t] = &committer{g: e.Gen, next: e.Keys + uint64(t), step: uint64(writers), vb: make([]byte, e.Gen.ValueSize), lat: measure.NewRecorder()}
+		cs[t] = &committer{g: e.Gen, next: e.Keys + uint64(t), step: uint64(writers), vb: make([]byte, e.Gen.ValueSize), lat: measure.NewRecorder(), tl: tls[t]}
 	}
 	r := commitRun{commits: n}
 	dev0, hasDev, err := deviceCounters(o.Dir)
@@ -166,6 +169,10 @@ func commitOnce(e *core.Env, info engine.Info, db engine.DB, o engine.Options, w
 		return r, err
 	}
 	r.dev, r.hasDev = dev1.Sub(dev0), hasDev
+	if r.intervals, err = measure.Intervals(tls, t0, t0.Add(r.elapsed), intervalFlag.Get(&e.Cfg)); err != nil {
+		db.Close()
+		return r, err
+	}
 	lats := make([]*measure.Recorder, len(cs))
 	for t, c := range cs {
 		if c.err != nil {
@@ -191,6 +198,7 @@ type committer struct {
 	kb         [dataset.KeySize]byte
 	vb         []byte
 	lat        *measure.Recorder
+	tl         *measure.Timeline
 	err        error
 	_          [64]byte
 }
@@ -203,7 +211,9 @@ func (c *committer) run(db engine.DB, n int) {
 		key, val := c.g.Key(c.kb[:], i), c.g.Value(c.vb, i)
 		t0 := time.Now()
 		err := engine.Put(db, key, val)
-		c.lat.Record(time.Since(t0))
+		d := time.Since(t0)
+		c.lat.Record(d)
+		c.tl.Add(t0, d, 1)
 		if err != nil {
 			c.err = fmt.Errorf("key %d: %w", i, err)
 			return
