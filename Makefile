@@ -88,6 +88,10 @@ YCSB_BLOCK     ?= 4KiB
 OVERWRITE_PASS ?= 2
 OVERWRITE_MEMTABLE ?= 4
 OPEN_BENCHTIME ?= 10x
+# The commit row: durable commits of one key (BenchmarkCommit) from 1 and
+# 8× the CPUs' writers, COMMIT_BENCHTIME commits a round, each round on a
+# fresh copy of the fixture; their rate over time in 20 ms intervals.
+COMMIT_BENCHTIME ?= 200x
 MEM_COUNT ?= 1
 BENCH_BIN  = $(RESULTS)/kvbench.test
 
@@ -136,7 +140,7 @@ DATA_FLAGS  = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir '$(DIR)')
 RUN_FLAGS   = -tags '$(TAGS)' -results '$(RESULTS)' $(DATA_FLAGS) $(if $(filter off,$(HISTORY)),-no-history) -date $(RUN_DATE)
 BENCH_FLAGS = $(RUN_FLAGS) -benchtime $(BENCHTIME) $(call opt,THREADS,threads) $(call opt,OVERSUB,oversub) -blocks $(BLOCKS) \
 	-ycsb_benchtime $(YCSB_BENCHTIME) -ycsb_block $(YCSB_BLOCK) -overwrite_passes $(OVERWRITE_PASS) \
-	-overwrite_memtable $(OVERWRITE_MEMTABLE) -open_benchtime $(OPEN_BENCHTIME) -mem_count $(MEM_COUNT) \
+	-overwrite_memtable $(OVERWRITE_MEMTABLE) -open_benchtime $(OPEN_BENCHTIME) -commit_benchtime $(COMMIT_BENCHTIME) -mem_count $(MEM_COUNT) \
 	-mem_limit $(MEM_LIMIT) -mem_benchtime $(MEM_BENCHTIME) -mem_timeout $(MEM_TIMEOUT) -mem_workloads '$(MEM_WORKLOADS)' \
 	-mem_dist '$(MEM_DIST)' -mem_blocks '$(MEM_BLOCKS)' -sim_benchtime '$(SIM_BENCHTIME)' -prefetch_traces $(PREFETCH_TRACES)
 

@@ -36,6 +36,7 @@ type benchConfig struct {
 	benchtime, threads, oversub, blocks           string
 	ycsbBenchtime, ycsbBlock, openBenchtime       string
 	overwritePasses, overwriteMemtable            string
+	commitBenchtime                               string
 	memLimit, memBenchtime, memWorkloads, memDist string
 	memBlocks, simBenchtime, prefetchTraces       string
 	noHistory                                     bool
@@ -79,6 +80,7 @@ func benchFlags(c *benchConfig) *flag.FlagSet {
 	fs.StringVar(&c.overwritePasses, "overwrite_passes", "2", "the overwrite row's steady-state pass (OVERWRITE_PASS)")
 	fs.StringVar(&c.overwriteMemtable, "overwrite_memtable", "4", "the overwrite row's memtable MiB (OVERWRITE_MEMTABLE)")
 	fs.StringVar(&c.openBenchtime, "open_benchtime", "10x", "opens per round of the open row (OPEN_BENCHTIME)")
+	fs.StringVar(&c.commitBenchtime, "commit_benchtime", "200x", "durable commits per round of the commit row (COMMIT_BENCHTIME)")
 	fs.IntVar(&c.memCount, "mem_count", 1, "rounds of make bench's memory-budget row (MEM_COUNT)")
 	fs.StringVar(&c.memLimit, "mem_limit", "26MiB", "the memory budget (MEM_LIMIT)")
 	fs.StringVar(&c.memBenchtime, "mem_benchtime", "1s", "time of each budget round of sets full and mem (MEM_BENCHTIME; make bench's row runs -benchtime)")

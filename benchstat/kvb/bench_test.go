@@ -42,13 +42,15 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 	want := [][]string{
 		{"go", "test", "-c", "-tags", "rocksdb", "-o", "results/kvbench.test", "."},
 		row("-test.bench", "^BenchmarkPopulate"+stores+"/valsz/batch/sync=false", "-test.benchtime", "1x"),
-		row("-test.bench", "^BenchmarkReadRandom"+stores, "-test.benchtime", "0.3s", "-cache", "warm", "-threads", "1,2,16", "-block_size", "4KiB,32KiB"),
+		row("-test.bench", "^BenchmarkReadRandom"+stores, "-test.benchtime", "0.3s", "-cache", "warm", "-threads", "1,2,16", "-block_size", "4KiB"),
+		row("-test.bench", "^BenchmarkReadRandom(Badger|Goleveldb|Pebble|RocksDB)$", "-test.benchtime", "0.3s", "-cache", "warm", "-threads", "1", "-block_size", "32KiB"),
 		row("-test.bench", "^BenchmarkScan"+stores, "-test.benchtime", "0.3s", "-cache", "warm", "-threads", "1", "-block_size", "4KiB,32KiB"),
 		row("-test.bench", "^BenchmarkOpen"+stores, "-test.benchtime", "10x", "-cache", "cold"),
 		row("-test.bench", "^BenchmarkDisk$/op=randread-4k", "-test.benchtime", "0.3s", "-threads", "1"),
 		row("-test.bench", "^BenchmarkYCSB"+stores, "-test.benchtime", "20000x", "-ycsb", "A", "-dist", "zipf", "-threads", "1,2", "-block_size", "4KiB", "-latency_dir", "results/timeline", "-interval", "25ms"),
 		row("-test.bench", "^BenchmarkYCSB"+stores, "-test.benchtime", "0.3s", "-ycsb", "C", "-dist", "zipf", "-threads", "1,2", "-block_size", "4KiB"),
 		row("-test.bench", "^BenchmarkOverwrite"+stores, "-test.benchtime", "1x", "-overwrite_passes", "2", "-memtable_mb", "4", "-latency_dir", "results/timeline", "-interval", "500ms"),
+		row("-test.bench", "^BenchmarkCommit"+stores, "-test.benchtime", "200x", "-commit_writers", "1,8x", "-block_size", "4KiB", "-latency_dir", "results/timeline", "-interval", "20ms"),
 	}
 	steps := c.steps()
 	got := argsOf(steps)
@@ -64,7 +66,7 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 	if show := steps[1].show(); !slices.Equal(show, []string{"mkdir -p results/timeline", "rm -f results/timeline/*.tsv"}) {
 		t.Errorf("step 1: %q; want the timeline directory made and emptied", show)
 	}
-	for i, s := range steps[2:10] {
+	for i, s := range steps[2:12] {
 		if s.out != "results/bench.txt" || s.append != (i > 0) || !s.live {
 			t.Errorf("row %d: into %q (append %v, live %v); want the first to replace results/bench.txt, the rest to add to it", i, s.out, s.append, s.live)
 		}
@@ -95,7 +97,7 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 
 	// Then the record, the summary and the report, in that order.
 	var rest []string
-	for _, s := range steps[10:] {
+	for _, s := range steps[12:] {
 		rest = append(rest, s.show()...)
 	}
 	if len(rest) != 2*len(wantMem)+4 || !strings.HasPrefix(rest[len(rest)-5], "timeout 180 ") || !strings.HasPrefix(rest[len(rest)-4], "kvb record -role bench ") ||

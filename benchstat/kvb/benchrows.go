@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/engine"
@@ -31,23 +32,54 @@ func storeTitles() string {
 	return strings.Join(t, "|")
 }
 
+// lsmTitles are the names of the stores with data blocks (the LSMs).
+func lsmTitles() string {
+	var t []string
+	for _, info := range engine.All() {
+		if !info.Reference && info.DataBlocks {
+			t = append(t, info.Title)
+		}
+	}
+	return strings.Join(t, "|")
+}
+
 // benchRows are make bench's rows: writes (populate, sync off), warm
 // point reads at 1, N and 8N goroutines, scans, open (cold), the disk's
 // own 4 KiB random reads, YCSB A and C under Zipfian keys, the overwrite
-// steady state. The memory-budget row follows them (memRow).
+// steady state, durable commits of one key from 1 and 8× the CPUs'
+// writers. The memory-budget row follows them (memRow).
 func (c *benchConfig) benchRows() []benchRow {
 	stores := storeTitles()
 	of := func(workload string) string { return "^Benchmark" + workload + "(" + stores + ")$" }
-	return []benchRow{
+	rows := []benchRow{
 		{of("Populate") + "/valsz/batch/sync=false", "1x", nil},
-		{of("ReadRandom"), c.benchtime, []string{"-cache", "warm", "-threads", c.threads + "," + c.oversub, "-block_size", c.blocks}},
+		{of("ReadRandom"), c.benchtime, []string{"-cache", "warm", "-threads", c.threads + "," + c.oversub, "-block_size", c.firstBlock()}},
 		{of("Scan"), c.benchtime, []string{"-cache", "warm", "-threads", "1", "-block_size", c.blocks}},
 		{of("Open"), c.openBenchtime, []string{"-cache", "cold"}},
 		{"^BenchmarkDisk$/op=randread-4k", c.benchtime, []string{"-threads", "1"}},
 		{of("YCSB"), c.ycsbBenchtime, []string{"-ycsb", "A", "-dist", "zipf", "-threads", c.threads, "-block_size", c.ycsbBlock, "-latency_dir", c.timelineDir(), "-interval", "25ms"}},
 		{of("YCSB"), c.benchtime, []string{"-ycsb", "C", "-dist", "zipf", "-threads", c.threads, "-block_size", c.ycsbBlock}},
 		{of("Overwrite"), "1x", []string{"-overwrite_passes", c.overwritePasses, "-memtable_mb", c.overwriteMemtable, "-latency_dir", c.timelineDir(), "-interval", "500ms"}},
+		{of("Commit"), c.commitBenchtime, []string{"-commit_writers", "1,8x", "-block_size", c.ycsbBlock, "-latency_dir", c.timelineDir(), "-interval", "20ms"}},
 	}
+	// The LSMs' warm point reads at the other block sizes, on one thread
+	// (the B-trees, which have no block, ran in the row above).
+	if rest := c.otherBlocks(); rest != "" {
+		row := benchRow{"^BenchmarkReadRandom(" + lsmTitles() + ")$", c.benchtime, []string{"-cache", "warm", "-threads", "1", "-block_size", rest}}
+		rows = slices.Insert(rows, 2, row)
+	}
+	return rows
+}
+
+// firstBlock is the first of BLOCKS, at which the warm point reads run
+// at every thread count; otherBlocks the rest, at which the LSMs' run on
+// one thread: the block size's trade is a single reader's, the threads'
+// scaling is seen at one size.
+func (c *benchConfig) firstBlock() string { return strings.Split(c.blocks, ",")[0] }
+
+func (c *benchConfig) otherBlocks() string {
+	_, rest, _ := strings.Cut(c.blocks, ",")
+	return rest
 }
 
 // timelineDir is where make bench's writes that can stall (YCSB A, the

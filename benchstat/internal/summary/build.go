@@ -316,7 +316,7 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 			if len(cs) == 0 {
 				continue
 			}
-			c, note := pick(r, cs)
+			c, note := pick(r, cs, b.prefer(rk))
 			chosen[e] = c.config
 			if note != "" && !slices.Contains(notes, e+": "+note) {
 				notes = append(notes, e+": "+note)
@@ -352,14 +352,26 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 			}
 		}
 	}
+	if b.Note != "" && len(rows) > 0 {
+		notes = append(notes, b.Note)
+	}
 	return rows, common, notes
+}
+
+// prefer is the variant b shows on row rk for an engine that ran several.
+func (b Block) prefer(rk string) map[string]string {
+	if b.Prefer == nil {
+		return nil
+	}
+	return b.Prefer(results.SplitConfig(rk))
 }
 
 // pick chooses the sub-benchmark that stands for an engine on a row when
 // it ran several: on each name key they differ in, the one whose value is
 // the run's own setting of that key (readahead=off under -readahead off),
-// otherwise the first the file has. The note says which and why.
-func pick(r *Results, cs []candidate) (candidate, string) {
+// else the block's preferred value of it (prefer), otherwise the first
+// the file has. The note says which and why.
+func pick(r *Results, cs []candidate, prefer map[string]string) (candidate, string) {
 	if len(cs) == 1 {
 		return cs[0], ""
 	}
@@ -383,6 +395,17 @@ func pick(r *Results, cs []candidate) (candidate, string) {
 		if ok {
 			best, why = c, "the run's own setting"
 			break
+		}
+	}
+	if why != "the run's own setting" {
+	prefs:
+		for _, c := range cs {
+			for _, k := range differ {
+				if v, _ := c.rest.Get(k); prefer[k] == "" || prefer[k] != v {
+					continue prefs
+				}
+			}
+			return c, "" // the block's Note says which
 		}
 	}
 	var shown []string

@@ -1,5 +1,7 @@
 package summary
 
+import "github.com/kvbench/kvbench/benchstat/internal/results"
+
 // Questions are the sections of the summary, in order: what make bench
 // asks of every engine. A block's rows are its units times every value of
 // its dimensions the run has; what a block does not name and an engine
@@ -10,7 +12,7 @@ var Questions = []Section{
 		Title: "Writes: populate a fresh database; overwrite every key of it (the steady state; make bench: 4 MiB memtables), batches of the run's -batch",
 		Blocks: []Block{
 			{Op: "Populate", Where: []string{"!mem"}, Dims: []string{"block", "sync"}, Span: lsmBlock,
-				Units: []string{"keys/s", "write-amp", "dev-write-amp", "space-amp"}},
+				Units: []string{"keys/s", "write-amp", "space-amp"}},
 			{Op: "Overwrite", Label: "overwrite", Where: []string{"!mem"}, Dims: []string{"block", "pass"}, Span: lsmBlock,
 				Units: []string{"keys/s", "write-amp", "space-amp"}},
 		},
@@ -23,13 +25,19 @@ var Questions = []Section{
 	{
 		Title: "Point reads in a memory budget, beside the disk's own 4 KiB random reads",
 		Blocks: []Block{{Op: "ReadRandom", Where: []string{"mem"}, Dims: []string{"mem", "block", "cache", "dist", "hit", "threads"}, Span: lsmBlock,
-			Defaults: uniformDist, Units: []string{"ops/s", "p99-ns", "read-B/op", "mem-hit%"}}},
+			Defaults: uniformDist, Units: []string{"ops/s", "p99-ns", "read-B/op"}}},
 		Reference: &Reference{Column: "Disk", Op: "Disk", Where: []string{"op=randread-4k"}, Match: "threads"},
 	},
 	{
 		Title: "Mixed reads and writes under skew: YCSB workloads, closed loop, every operation timed",
 		Blocks: []Block{{Op: "YCSB", Where: []string{"!mem"}, Dims: []string{"workload", "dist", "threads", "block"}, Span: lsmBlock,
 			Units: []string{"ops/s", "read-p99-ns", "update-p99-ns", "write-amp"}}},
+	},
+	{
+		Title: "Durable commits: one key a transaction, on disk before the commit returns, from 1 and 8× the CPUs' writers",
+		Blocks: []Block{{Op: "Commit", Dims: []string{"writers", "block"}, Span: lsmBlock,
+			Prefer: boltCommitMode, Note: "Bolt: one writer's DB.Update (mode=update), several writers' DB.Batch (mode=batch); both in the report",
+			Units: []string{"commits/s", "p99-ns", "dev-flushes/commit"}}},
 	},
 	{
 		Title: "Range scans: seek to a random key, read the next -scan_len",
@@ -45,6 +53,15 @@ var Questions = []Section{
 		Blocks: []Block{{Op: "Open", Dims: []string{"block", "cache"}, Span: lsmBlock,
 			Units: []string{"ns/op", "read-B/op"}}},
 	},
+}
+
+// boltCommitMode is the commit path a service on bbolt takes: Update for
+// one writer, Batch, which coalesces concurrent Updates, for several.
+func boltCommitMode(row results.Parts) map[string]string {
+	if w, _ := row.Get("writers"); w == "1" {
+		return map[string]string{"mode": "update"}
+	}
+	return map[string]string{"mode": "batch"}
 }
 
 // uniformDist: a ReadRandom leaf without dist= read uniformly (its name
@@ -78,7 +95,12 @@ type Block struct {
 	Span []string
 	// Defaults are the values of dimensions a name leaves out.
 	Defaults map[string]string
-	Units    []string
+	// Prefer names, for a row, the variant shown of an engine that ran
+	// several on it (bbolt's mode=batch|update) where the run's settings
+	// do not; Note says which, under the block.
+	Prefer func(row results.Parts) map[string]string
+	Note   string
+	Units  []string
 }
 
 // Reference is a column of a benchmark of no engine.
