@@ -9,7 +9,7 @@ import (
 
 // throughputUnits are tried in order; an operation is drawn in the first
 // it reports.
-var throughputUnits = []string{"ops/s", "keys/s", "MB/s", "ns/op"}
+var throughputUnits = []string{"ops/s", "keys/s", "commits/s", "MB/s", "ns/op"}
 
 // New is an empty set of results to Merge files into.
 func New() *Results {

@@ -3,6 +3,7 @@ package charts
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +21,7 @@ import (
 // configuration, and each interval's start (s) and operations a second.
 type timeline struct {
 	op, engine, config string
+	label              string // its line's name in its chart
 	start, rate        []float64
 }
 
@@ -58,34 +60,48 @@ func readTimeline(path string) (timeline, error) {
 }
 
 // Timelines draws the throughput over time of the .tsv files in dir:
-// one chart per question (an operation and its configuration, the block
-// size aside), each engine a line (a second block size dashed). It
-// returns the files written into out, none when dir has no timeline.
+// one chart per question (an operation and the values of the dimensions
+// every engine of it has), each leaf a line, named by its engine and its
+// engine-only dimensions (block=, mode=; a second line of an engine
+// dashed). It returns the files written into out, none when dir has no
+// timeline.
 func Timelines(dir, out string) ([]string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.tsv"))
 	if err != nil {
 		return nil, err
 	}
-	groups := map[string][]timeline{}
-	var order []string
+	byOp := map[string][]timeline{}
 	for _, p := range paths {
 		t, err := readTimeline(p)
 		if err != nil {
 			return nil, err
 		}
-		var rest []string
-		for _, part := range results.SplitConfig(t.config) {
-			if part.Key != "block" {
-				rest = append(rest, part.Key+"="+part.Value)
+		byOp[t.op] = append(byOp[t.op], t)
+	}
+	groups := map[string][]timeline{}
+	for op, ts := range byOp {
+		// The keys every leaf of op has: the question's dimensions.
+		shared := map[string]int{}
+		for _, t := range ts {
+			for _, p := range results.SplitConfig(t.config) {
+				shared[p.Key]++
 			}
 		}
-		k := t.op + " " + strings.Join(rest, "/")
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
+		for _, t := range ts {
+			var q, own []string
+			for _, p := range results.SplitConfig(t.config) {
+				if shared[p.Key] == len(ts) {
+					q = append(q, p.Key+"="+p.Value)
+				} else {
+					own = append(own, p.Key+"="+p.Value)
+				}
+			}
+			t.label = strings.TrimSpace(t.engine + " " + strings.Join(own, " "))
+			k := op + " " + strings.Join(q, "/")
+			groups[k] = append(groups[k], t)
 		}
-		groups[k] = append(groups[k], t)
 	}
-	slices.Sort(order)
+	order := slices.Sorted(maps.Keys(groups))
 	var files []string
 	for i, k := range order {
 		f, err := timelineChart(k, groups[k], filepath.Join(out, fmt.Sprintf("timeline-%d.%s", i+1, Format)))
@@ -106,7 +122,7 @@ func timelineChart(title string, ts []timeline, name string) (string, error) {
 	p.Y.Label.Text = "k ops/s"
 	p.Y.Min = 0
 	p.Legend.Top = true
-	slices.SortFunc(ts, func(a, b timeline) int { return strings.Compare(a.engine+a.config, b.engine+b.config) })
+	slices.SortFunc(ts, func(a, b timeline) int { return strings.Compare(a.label, b.label) })
 	seen := map[string]bool{}
 	var top float64
 	for _, t := range ts {
@@ -123,16 +139,12 @@ func timelineChart(title string, ts []timeline, name string) (string, error) {
 			return "", err
 		}
 		l.Color = engineColor(t.engine)
-		label := t.engine
-		if bs, ok := results.SplitConfig(t.config).Get("block"); ok {
-			label += " block=" + bs
-		}
 		if seen[t.engine] {
 			l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 		}
 		seen[t.engine] = true
 		p.Add(l)
-		p.Legend.Add(label, l)
+		p.Legend.Add(t.label, l)
 	}
 	p.Y.Max = 1.3 * top // room for the legend
 	p.Add(plotter.NewGrid())
