@@ -36,7 +36,7 @@ HISTORY  ?= on
 RUN_DATE := $(or $(RUN_DATE),$(shell date -u +%Y-%m-%dT%H:%M:%SZ))
 export RUN_DATE
 
-.PHONY: all deps valgrind-deps report-deps bench bench-full bench-mem bench-sim prefetch seed003 seed004 audit memfloor lab-kvb lab-test \
+.PHONY: all deps valgrind-deps report-deps bench bench-full bench-mem bench-scale bench-sim prefetch seed003 seed004 audit memfloor lab-kvb lab-test \
 	summary report report-screenshot history-screenshot embed-data embed-clean \
 	test vet unit unit-race unit-side smoke smoke-tests smoke-paths e2e e2e-sim gate-smoke report-test gate-e2e gate-sim-power versions charts
 
@@ -150,6 +150,13 @@ bench-full: deps
 	$(KVB) bench full $(BENCH_FLAGS) -count $(FULL_COUNT)
 bench-mem:
 	$(KVB) bench mem $(BENCH_FLAGS) -count $(COUNT)
+# bench-scale: the main questions at your own size, e.g.
+# make bench-scale KEYS_MIL=10 VALSZ=256 DIR=/mnt/data (docs/benchmarks.md,
+# "At your own size"): warm reads, YCSB A and C, durable commits; one
+# round each (SCALE_COUNT), reads 1 s a round.
+SCALE_COUNT ?= 1
+bench-scale: deps
+	$(KVB) bench scale $(BENCH_FLAGS) -count $(SCALE_COUNT) -benchtime 1s
 bench-sim: deps valgrind-deps
 	$(KVB) bench sim $(BENCH_FLAGS) -count $(SIM_COUNT)
 prefetch: deps

@@ -49,6 +49,7 @@ var benchSets = []struct{ name, what string }{
 	{"bench", "make bench: populate, warm reads, scans, open, the disk, YCSB A and C, overwrite, reads in a memory budget; recorded, then the summary and the report"},
 	{"full", "make bench-full: every benchmark of both steps, the harness alone, the memory budget for reads and populate; recorded, summary, report"},
 	{"mem", "make bench-mem: the memory-limited row, each round a process of its own, added to RESULTS/bench.txt"},
+	{"scale", "make bench-scale: the main questions at the user's size (KEYS_MIL, DIR): warm reads, YCSB A and C, durable commits; RESULTS/scale.txt, recorded, its summary"},
 	{"sim", "make bench-sim: make bench's warm reads and scans as instruction counts under callgrind, RESULTS/bench-sim.txt, recorded"},
 	{"prefetch", "make prefetch: seed 000's prefix lookups on every engine, recorded"},
 	{"seed003", "make seed003: seed 003's fixed-rate, knee, Bloom and HTTP runs, recorded"},
@@ -203,6 +204,8 @@ func (c *benchConfig) steps() []task {
 		return []task{c.build(), c.memRow(c.memWorkloads, c.count, c.memBenchtime, c.memBlocks, c.memDist)}
 	case "sim":
 		return c.simSteps()
+	case "scale":
+		return c.scaleSteps()
 	case "prefetch":
 		return c.prefetchSteps()
 	case "seed003":

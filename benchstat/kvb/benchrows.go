@@ -85,7 +85,12 @@ func (c *benchConfig) otherBlocks() string {
 // timelineDir is where make bench's writes that can stall (YCSB A, the
 // overwrite pass) write their throughput over time, one .tsv a leaf, which
 // the report draws (benchstat/internal/charts.Timelines).
-func (c *benchConfig) timelineDir() string { return c.resultsFile("timeline") }
+func (c *benchConfig) timelineDir() string {
+	if c.set == "scale" {
+		return c.resultsFile("scale-timeline") // make bench's stay for its report
+	}
+	return c.resultsFile("timeline")
+}
 
 // freshTimelineDir empties the timeline directory of the .tsv files a run
 // before wrote there, so the report draws this run's alone.
@@ -121,6 +126,33 @@ func (c *benchConfig) benchSteps() []task {
 	steps = append(steps, c.memRow("readrandom", c.memCount, c.benchtime, c.blocks, "uniform,zipf"))
 	steps = append(steps, c.record("bench", out)...)
 	return append(steps, c.summaryAndReport(out)...)
+}
+
+// scaleSteps are make bench-scale's: the questions a service asks first,
+// at the size the user gives (KEYS_MIL, DIR), each row at the default
+// block size: warm point reads at 1 and N goroutines, YCSB A and C under
+// Zipfian keys at N, durable commits at 1 and 8N writers, into
+// RESULTS/scale.txt; the record and its summary. The fixtures' builds say
+// what they should take and how long is left, and their manifests keep
+// each build's time (docs/benchmarks.md, "At your own size").
+func (c *benchConfig) scaleSteps() []task {
+	out := c.resultsFile("scale.txt")
+	n := c.threads[strings.LastIndex(c.threads, ",")+1:]
+	of := func(workload string) string { return "^Benchmark" + workload + "(" + storeTitles() + ")$" }
+	rows := []benchRow{
+		{of("ReadRandom"), c.benchtime, []string{"-cache", "warm", "-threads", c.threads}},
+		{of("YCSB"), c.ycsbBenchtime, []string{"-ycsb", "A", "-dist", "zipf", "-threads", n, "-latency_dir", c.timelineDir()}},
+		{of("YCSB"), c.benchtime, []string{"-ycsb", "C", "-dist", "zipf", "-threads", n}},
+		{of("Commit"), c.commitBenchtime, []string{"-commit_writers", "1,8x", "-latency_dir", c.timelineDir(), "-interval", "20ms"}},
+	}
+	steps := []task{c.build(), c.freshTimelineDir()}
+	for i, row := range rows {
+		args := append([]string{c.binary(), "-test.run", "^$", "-test.count", itoa(c.count), "-test.timeout", "0"}, c.suiteFlags()...)
+		args = append(append(args, "-test.bench", row.bench, "-test.benchtime", row.benchtime), row.flags...)
+		steps = append(steps, task{args: args, out: out, append: i > 0, live: true})
+	}
+	steps = append(steps, c.record("scale", out)...)
+	return append(steps, inProcess("summary", []string{"-o", c.resultsFile("scale-summary.txt"), out}, ""))
 }
 
 // fullSteps are make bench-full's: every benchmark of the write step
