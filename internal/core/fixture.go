@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/kvbench/kvbench/internal/dataset"
@@ -122,12 +123,20 @@ func (e *Env) ensure(f *Fixture) (string, error) {
 // this machine (dataset.Root.Estimate), or that there is none to go by.
 func (e *Env) buildEstimate(f *Fixture) string {
 	est, ok := e.Root.Estimate(f.Params, f.LogicalBytes())
+	where := "here"
 	if !ok {
-		return ": no estimate, no fixture of " + f.Engine.Name + " was built here before"
+		// The default -dir's builds, on this machine too, read only.
+		if c, err := os.UserCacheDir(); err == nil && filepath.Join(c, "kvbench") != e.Root.Path {
+			est, ok = dataset.Root{Path: filepath.Join(c, "kvbench")}.Estimate(f.Params, f.LogicalBytes())
+			where = "in " + c
+		}
+	}
+	if !ok {
+		return ": no estimate, no fixture of " + f.Engine.Name + " was built here or in the default -dir before"
 	}
 	from := est.From
-	return fmt.Sprintf(": about %s and %s on disk, scaled from its %d-key build here (%.1fs; slower once the data outgrows memory)",
-		time.Duration(est.Seconds*float64(time.Second)).Round(time.Second), Human(est.DiskBytes), from.KeyCount, from.BuildSeconds)
+	return fmt.Sprintf(": about %s and %s on disk, scaled from its %d-key build %s (%.1fs; slower once the data outgrows memory)",
+		time.Duration(est.Seconds*float64(time.Second)).Round(time.Second), Human(est.DiskBytes), from.KeyCount, where, from.BuildSeconds)
 }
 
 // build writes the fixture into dir, flushes it (durable, compactions
