@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -160,38 +162,51 @@ func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...a
 	return dir, m, nil
 }
 
-// Estimate is what building a fixture should take, from the build on
-// this machine of another fixture of the same engine: From, the one
-// nearest in size.
+// Estimate is what building a fixture should take, from the builds on
+// this machine of other fixtures of the same engine: From, the one
+// nearest in size, and Exponent, how its time grows with the data (1:
+// in proportion).
 type Estimate struct {
 	Seconds   float64
 	DiskBytes int64
 	From      *Manifest
+	Exponent  float64
 }
 
-// Estimate scales the build of the fixture of p's engine under r nearest
-// to logical bytes in size (by ratio) to logical bytes: its bytes a second
-// and its bytes on disk per logical byte. ok is false when no fixture of
-// that engine was built here. A larger data set builds slower a byte
-// once it outgrows memory, so an estimate from a smaller one is low.
+// Estimate scales the builds of p's engine under r to logical bytes. The
+// time a byte grows as a data set outgrows caches and levels are added,
+// so with builds of two sizes or more the time follows the power law
+// through the two nearest to logical bytes (by ratio), its exponent held
+// from 1 to 2; with one, it is in proportion, low for a larger set. The
+// disk bytes are in proportion to the nearest build's. ok is false when
+// no fixture of that engine was built here.
 func (r Root) Estimate(p Params, logical int64) (est Estimate, ok bool) {
 	dirs, _ := filepath.Glob(filepath.Join(r.Sub("fixtures"), p.Engine+"-*"))
-	best := math.Inf(1)
+	var builds []*Manifest
 	for _, dir := range dirs {
 		m, err := ReadManifest(dir)
 		if err != nil || m.Params.Engine != p.Engine || m.BuildSeconds <= 0 || m.LogicalBytes <= 0 {
 			continue
 		}
-		if d := math.Abs(math.Log(float64(m.LogicalBytes) / float64(logical))); d < best {
-			best, est.From = d, m
-		}
+		builds = append(builds, m)
 	}
-	if est.From == nil {
+	if len(builds) == 0 {
 		return est, false
 	}
-	scale := float64(logical) / float64(est.From.LogicalBytes)
-	est.Seconds = est.From.BuildSeconds * scale
-	est.DiskBytes = int64(float64(est.From.DiskBytes) * scale)
+	dist := func(m *Manifest) float64 { return math.Abs(math.Log(float64(m.LogicalBytes) / float64(logical))) }
+	slices.SortFunc(builds, func(a, b *Manifest) int { return cmp.Compare(dist(a), dist(b)) })
+	near := builds[0]
+	est.From, est.Exponent = near, 1
+	for _, m := range builds[1:] {
+		if m.LogicalBytes != near.LogicalBytes {
+			k := math.Log(m.BuildSeconds/near.BuildSeconds) / math.Log(float64(m.LogicalBytes)/float64(near.LogicalBytes))
+			est.Exponent = min(max(k, 1), 2)
+			break
+		}
+	}
+	scale := float64(logical) / float64(near.LogicalBytes)
+	est.Seconds = near.BuildSeconds * math.Pow(scale, est.Exponent)
+	est.DiskBytes = int64(float64(near.DiskBytes) * scale)
 	return est, true
 }
 

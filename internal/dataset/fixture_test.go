@@ -3,6 +3,7 @@ package dataset
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -298,10 +299,10 @@ func TestManifestWithoutFilesIsRebuilt(t *testing.T) {
 	}
 }
 
-// The estimate scales the build of the engine's fixture nearest in size:
-// of builds at 10 and 1,000 keys, a 2,000-key fixture goes by the second
-// (its 2 s and 900 bytes on disk, doubled); another engine's build and an
-// engine never built here give nothing.
+// The estimate scales the builds of the engine's fixtures: one build in
+// proportion (2,000 keys: twice the 1,000-key build's 2 s and 900 bytes
+// on disk); with two sizes by the power law through the two nearest;
+// another engine's build and an engine never built here give nothing.
 func TestEstimateScalesTheNearestBuild(t *testing.T) {
 	r, err := OpenRoot(t.TempDir())
 	if err != nil {
@@ -319,13 +320,26 @@ func TestEstimateScalesTheNearestBuild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	built("x", 10, 0.5, 300)
 	built("x", 1000, 2, 900)
 	built("y", 2000, 100, 1)
 	p := params()
 	est, ok := r.Estimate(p, 2000*20)
-	if !ok || est.From.KeyCount != 1000 || est.Seconds != 4 || est.DiskBytes != 1800 {
-		t.Fatalf("estimate %+v (from %+v), ok %v; want 4 s and 1800 bytes from the 1,000-key build", est, est.From, ok)
+	if !ok || est.From.KeyCount != 1000 || est.Seconds != 4 || est.DiskBytes != 1800 || est.Exponent != 1 {
+		t.Fatalf("estimate %+v (from %+v), ok %v; want 4 s and 1800 bytes from the one 1,000-key build", est, est.From, ok)
+	}
+	// A second size: the time follows the power law through the two
+	// nearest, 1,000 keys in 2 s and 100 keys in 0.1 s (exponent 1.30).
+	built("x", 100, 0.1, 90)
+	est, _ = r.Estimate(p, 10000*20)
+	if k := math.Log(20) / math.Log(10); est.From.KeyCount != 1000 || math.Abs(est.Exponent-k) > 1e-9 || math.Abs(est.Seconds-2*math.Pow(10, k)) > 1e-6 {
+		t.Errorf("10,000 keys: %.2f s at exponent %.3f from %d keys; want %.2f s at %.3f from 1,000", est.Seconds, est.Exponent, est.From.KeyCount, 2*math.Pow(10, k), k)
+	}
+	// A build that grew slower than in proportion still scales in
+	// proportion at least.
+	built("x", 10, 0.05, 10)
+	est, _ = r.Estimate(p, 20*20)
+	if est.From.KeyCount != 10 || est.Exponent != 1 || math.Abs(est.Seconds-0.1) > 1e-9 {
+		t.Errorf("20 keys: %.3f s at exponent %.3f from %d keys; want 0.1 s at 1 from 10", est.Seconds, est.Exponent, est.From.KeyCount)
 	}
 	p.Engine = "z"
 	if est, ok := r.Estimate(p, 100); ok {
