@@ -50,7 +50,7 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 		} else {
 			want = append(want, "go test -count 1 -run '^TestPointReadsCallTheEnginesGet$' ./internal/engine")
 		}
-		want = append(want, "go test -count 1 -tags lmdb_bmatsuo ./internal/engine")
+		want = append(want, "go test -count 1 -tags lmdb_bmatsuo -run /lmdb ./internal/engine")
 		if got := commandsOf(jobs["unit-side"]); !slices.Equal(got, want) {
 			t.Errorf("unit-side, -tags %q:\n got %q\nwant %q", tags, got, want)
 		}
