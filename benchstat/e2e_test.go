@@ -232,25 +232,37 @@ func TestE2EModuleCopySim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := filepath.Join(tmp, "data")
-	os.Mkdir(data, 0o755)
 	sim := []string{"-mode", "sim", "-count", fmt.Sprint(simRounds)} // -benchtime (compareBolt) is what a sim round counts
-	code, md := compareModule(t, "v1.5.0", slow, data, filepath.Join(tmp, "slow"), sim...)
-	failed := simFailures(t, filepath.Join(tmp, "slow"))
-	if code != 1 || !failed["instr/op"] || !failed["est-cycles/op"] {
-		t.Errorf("Bucket.Get 1%% slower: exit %d, want 1 with ReadRandomBolt's instr/op and est-cycles/op regressed (gate.json: %v):\n%s", code, failed, md)
+	// The two comparisons side by side: each runs one process at a time
+	// under callgrind, on one CPU. Each has a -dir of its own, so neither
+	// waits on the other's fixture lock.
+	compare := func(t *testing.T, name, head string) (int, string) {
+		data := filepath.Join(tmp, name+"-data")
+		os.Mkdir(data, 0o755)
+		return compareModule(t, "v1.5.0", head, data, filepath.Join(tmp, name), sim...)
 	}
-	t.Logf("Bucket.Get 1%% slower:\n%s", grepLine(md, "| REGRESSION"))
-	code, md = compareModule(t, "v1.5.0", same, data, filepath.Join(tmp, "same"), sim...)
-	if code != 0 {
-		t.Errorf("an unmodified copy of bbolt: exit %d, want 0", code)
-	}
-	// Passed because both counts were compared, not because none was.
-	for _, unit := range []string{"instr/op", "est-cycles/op"} {
-		if !strings.Contains(md, "| sim | `ReadRandomBolt/") || !strings.Contains(md, "| "+unit+" |") {
-			t.Errorf("the unmodified copy's gate compared no sim %s:\n%s", unit, md)
+	t.Run("slower", func(t *testing.T) {
+		t.Parallel()
+		code, md := compare(t, "slow", slow)
+		failed := simFailures(t, filepath.Join(tmp, "slow"))
+		if code != 1 || !failed["instr/op"] || !failed["est-cycles/op"] {
+			t.Errorf("Bucket.Get 1%% slower: exit %d, want 1 with ReadRandomBolt's instr/op and est-cycles/op regressed (gate.json: %v):\n%s", code, failed, md)
 		}
-	}
+		t.Logf("Bucket.Get 1%% slower:\n%s", grepLine(md, "| REGRESSION"))
+	})
+	t.Run("unmodified", func(t *testing.T) {
+		t.Parallel()
+		code, md := compare(t, "same", same)
+		if code != 0 {
+			t.Errorf("an unmodified copy of bbolt: exit %d, want 0", code)
+		}
+		// Passed because both counts were compared, not because none was.
+		for _, unit := range []string{"instr/op", "est-cycles/op"} {
+			if !strings.Contains(md, "| sim | `ReadRandomBolt/") || !strings.Contains(md, "| "+unit+" |") {
+				t.Errorf("the unmodified copy's gate compared no sim %s:\n%s", unit, md)
+			}
+		}
+	})
 }
 
 // simFailures reads gate.json in dir: the units of ReadRandomBolt's sim
