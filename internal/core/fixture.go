@@ -135,9 +135,9 @@ func (e *Env) buildEstimate(f *Fixture) string {
 		return ": no estimate, no fixture of " + f.Engine.Name + " was built here or in the default -dir before"
 	}
 	from := est.From
-	growth := "in proportion, low for a larger set"
-	if est.Exponent != 1 {
-		growth = fmt.Sprintf("time ∝ size^%.2f, as between its builds %s", est.Exponent, where)
+	growth := fmt.Sprintf("time ∝ size^%.2f, as between its builds %s", est.Exponent, where)
+	if est.Exponent == dataset.OneSizeExponent {
+		growth = fmt.Sprintf("time ∝ size^%.1f, the growth measured between 1M and 10M keys", est.Exponent)
 	}
 	return fmt.Sprintf(": about %s and %s on disk, scaled from its %d-key build %s (%.1fs; %s)",
 		time.Duration(est.Seconds*float64(time.Second)).Round(time.Second), Human(est.DiskBytes), from.KeyCount, where, from.BuildSeconds, growth)

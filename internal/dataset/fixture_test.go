@@ -299,10 +299,11 @@ func TestManifestWithoutFilesIsRebuilt(t *testing.T) {
 	}
 }
 
-// The estimate scales the builds of the engine's fixtures: one build in
-// proportion (2,000 keys: twice the 1,000-key build's 2 s and 900 bytes
-// on disk); with two sizes by the power law through the two nearest;
-// another engine's build and an engine never built here give nothing.
+// The estimate scales the builds of the engine's fixtures: one build by
+// OneSizeExponent (2,000 keys: the 1,000-key build's 2 s × 2^1.3, its 900
+// bytes on disk doubled); with two sizes by the power law through the two
+// nearest; another engine's build and an engine never built here give
+// nothing.
 func TestEstimateScalesTheNearestBuild(t *testing.T) {
 	r, err := OpenRoot(t.TempDir())
 	if err != nil {
@@ -324,8 +325,8 @@ func TestEstimateScalesTheNearestBuild(t *testing.T) {
 	built("y", 2000, 100, 1)
 	p := params()
 	est, ok := r.Estimate(p, 2000*20)
-	if !ok || est.From.KeyCount != 1000 || est.Seconds != 4 || est.DiskBytes != 1800 || est.Exponent != 1 {
-		t.Fatalf("estimate %+v (from %+v), ok %v; want 4 s and 1800 bytes from the one 1,000-key build", est, est.From, ok)
+	if want := 2 * math.Pow(2, OneSizeExponent); !ok || est.From.KeyCount != 1000 || math.Abs(est.Seconds-want) > 1e-9 || est.DiskBytes != 1800 || est.Exponent != OneSizeExponent {
+		t.Fatalf("estimate %+v (from %+v), ok %v; want %.2f s and 1800 bytes from the one 1,000-key build", est, est.From, ok, want)
 	}
 	// A second size: the time follows the power law through the two
 	// nearest, 1,000 keys in 2 s and 100 keys in 0.1 s (exponent 1.30).
@@ -333,6 +334,21 @@ func TestEstimateScalesTheNearestBuild(t *testing.T) {
 	est, _ = r.Estimate(p, 10000*20)
 	if k := math.Log(20) / math.Log(10); est.From.KeyCount != 1000 || math.Abs(est.Exponent-k) > 1e-9 || math.Abs(est.Seconds-2*math.Pow(10, k)) > 1e-6 {
 		t.Errorf("10,000 keys: %.2f s at exponent %.3f from %d keys; want %.2f s at %.3f from 1,000", est.Seconds, est.Exponent, est.From.KeyCount, 2*math.Pow(10, k), k)
+	}
+	// Builds of another value size count only when there are none of
+	// p's: a 100,000-key build of 8-byte values is far nearer in bytes
+	// than the 1,000-key one, and is passed over.
+	other := params()
+	other.Keys, other.ValueSize = 100000, 8
+	if _, _, err := r.Ensure(other, func(dir string) (Manifest, error) {
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "data"), []byte("payload"), 0o644)
+		return Manifest{EngineVersion: "v1", KeyCount: 100000, LogicalBytes: 10000 * 20, DiskBytes: 5, BuildSeconds: 1000, Settled: "flushed"}, nil
+	}, nolog); err != nil {
+		t.Fatal(err)
+	}
+	if est, _ = r.Estimate(p, 10000*20); est.From.KeyCount != 1000 {
+		t.Errorf("10,000 keys went by the %d-key build of other values", est.From.KeyCount)
 	}
 	// A build that grew slower than in proportion still scales in
 	// proportion at least.
