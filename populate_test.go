@@ -23,9 +23,12 @@ func TestKilledFixtureBuildIsRebuilt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a fixture in a child process")
 	}
+	// 50k keys in commits of 50: about 2 s to build here, the first
+	// MiB of the file in a small part of that.
+	const keys = 50_000
 	dir := t.TempDir()
 	args := []string{"-test.run=^$", "-test.bench=BenchmarkReadRandomBolt", "-test.benchtime=1x",
-		"-keys_mil", "0.2", "-valsz", "256", "-batch", "50", "-threads", "1", "-dir", dir}
+		"-keys_mil", strconv.FormatFloat(keys/1e6, 'f', -1, 64), "-valsz", "256", "-batch", "50", "-threads", "1", "-dir", dir}
 	child := exec.Command(os.Args[0], args...)
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
@@ -65,12 +68,12 @@ func TestKilledFixtureBuildIsRebuilt(t *testing.T) {
 		t.Fatalf("rerun ran no benchmark:\n%s", out)
 	}
 	m, err := dataset.ReadManifest(fixture)
-	if err != nil || m.KeyCount != 200_000 || m.Params.Engine != "bolt" {
+	if err != nil || m.KeyCount != keys || m.Params.Engine != "bolt" {
 		t.Fatalf("manifest after rebuild: %+v, %v", m, err)
 	}
 	// Every key is there, once, with its own value. The engine's own
 	// options are at their defaults, as the child's were.
-	g, _ := dataset.New(dataset.Spec{Keys: 200_000, ValueSize: 256, ValueRatio: 1, Seed: 1})
+	g, _ := dataset.New(dataset.Spec{Keys: keys, ValueSize: 256, ValueRatio: 1, Seed: 1})
 	db, err := engine.Open("bolt", engine.Options{Dir: fixture, ReadOnly: true, Compression: "none"})
 	if err != nil {
 		t.Fatal(err)
@@ -94,8 +97,8 @@ func TestKilledFixtureBuildIsRebuilt(t *testing.T) {
 		}
 		n++
 	}
-	if n != 200_000 {
-		t.Fatalf("rebuilt fixture has %d keys, want 200000", n)
+	if n != keys {
+		t.Fatalf("rebuilt fixture has %d keys, want %d", n, keys)
 	}
 }
 
@@ -196,8 +199,10 @@ func fill(t *testing.T, dir, path string, leave int64) {
 	}
 }
 
-// crashMarks are what a crash prints instead of the suite's error.
-var crashMarks = []string{"panic:", "fatal error", "SIGBUS", "SIGSEGV", "signal: ", "goroutine "}
+// crashMarks are what a crash prints instead of the suite's error; a
+// stack trace's goroutines head their lines ("one writer goroutine" is in
+// a settings line).
+var crashMarks = []string{"panic:", "fatal error", "SIGBUS", "SIGSEGV", "signal: ", "\ngoroutine "}
 
 // TestDiskFillsDuringWrites: another process fills the filesystem under
 // -dir while an engine builds its fixture, and while it populates. Every
@@ -208,16 +213,29 @@ var crashMarks = []string{"panic:", "fatal error", "SIGBUS", "SIGSEGV", "signal:
 // (-space_guard=false) while the filler leaves under 1 MiB, so that the
 // engine's own write fails (LMDB's a short write, "input/output error"):
 // the error still names the lack of space.
+//
+// The writer is stopped (SIGSTOP) while the filler takes the space, and
+// continued once its guard's next read of the free space is due: however
+// fast the engine or slow the filler, the space goes while the engine
+// still has most of its keys to write, and the guard's first read after
+// it sees the space gone, as when another process fills the disk faster
+// than the guard reads.
 func TestDiskFillsDuringWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds fixtures in child processes")
 	}
 	t.Parallel() // beside TestEveryBenchmarkWritesOnlyUnderDir
-	// 100k keys take the fastest engine about half a second to write:
-	// several of the guard's reads after the filler.
-	const keysMil, memtable = "0.1", "2"
+	// 50k keys of 1 KiB: the writer is stopped at 4 MiB of about 50, so
+	// the test has the rest of the build (a quarter of a second for the
+	// fastest engine) to see the 4 MiB; the next run builds all 50.
+	const keysMil, memtable = "0.05", "2"
+	// A filesystem of 320 MiB holds what a run estimates it needs (three
+	// times the data set, 52 MB, and the writer's margin, up to 83 MiB);
+	// its guard waits at most 320 MiB / 4 GiB/s between reads of the free
+	// space, the rate it allows a writer (core.SpaceGuard.nextPoll).
+	const size, guardWait = "320m", 320 * time.Second / 4096
 	cfg := core.Default()
-	cfg.KeysMil, cfg.MemtableMB = 0.1, 2
+	cfg.KeysMil, cfg.MemtableMB = 0.05, 2
 	for _, info := range engine.All() {
 		if info.Reference || info.Missing != "" {
 			continue
@@ -237,7 +255,7 @@ func TestDiskFillsDuringWrites(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(info.Title+"/"+c.name, func(t *testing.T) {
-				dir := mountTmpfs(t, "512m")
+				dir := mountTmpfs(t, size)
 				args := []string{"-test.run=^$", "-test.bench=" + c.bench, "-test.benchtime=1x", "-keys_mil", keysMil,
 					"-memtable_mb", memtable, "-cache", "warm", "-threads", "1", "-hit_rate", "1", "-dir", dir}
 				child := exec.Command(os.Args[0], append(args, "-space_guard="+strconv.FormatBool(c.guard))...)
@@ -246,13 +264,20 @@ func TestDiskFillsDuringWrites(t *testing.T) {
 				if err := child.Start(); err != nil {
 					t.Fatal(err)
 				}
-				// Once the engine has written 4 MiB, the filler takes all
-				// but c.leave (up to 1 MiB more).
+				// Once the engine has written 4 MiB, it is stopped and the
+				// filler takes all but c.leave (up to 1 MiB more); it goes
+				// on once its guard's next read is due.
 				own := filepath.Join(dir, "kvbench")
 				filled := false
 				for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
 					if n, _ := engine.DirSize(own); n > 4<<20 {
-						fill(t, dir, filepath.Join(dir, "filler"), c.leave)
+						child.Process.Signal(syscall.SIGSTOP)
+						stopped := time.Now()
+						func() {
+							defer child.Process.Signal(syscall.SIGCONT)
+							fill(t, dir, filepath.Join(dir, "filler"), c.leave)
+							time.Sleep(guardWait - time.Since(stopped))
+						}()
 						filled = true
 						break
 					}
