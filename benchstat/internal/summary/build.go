@@ -281,6 +281,13 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 			}
 		}
 	}
+	// lsmsRan: some engine has the span dimension (not only those without).
+	lsmsRan := false
+	for _, byEngine := range cands {
+		for e := range byEngine {
+			lsmsRan = lsmsRan || !slices.Contains(spanned, e)
+		}
+	}
 	if len(spanned) > 0 {
 		notes = append(notes, fmt.Sprintf("%s: no %s; each result is shown on every %s row",
 			strings.Join(spanned, ", "), strings.Join(b.Span, ", "), strings.Join(b.Span, ", ")))
@@ -347,7 +354,13 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 					row.Cells[e] = Cell{Src: k, Note: "killed: see " + killedAt[e]}
 				}
 			}
-			if len(row.Cells) > 0 {
+			// A row only engines without its span dimension fill (the
+			// B-trees' on a block size no LSM ran at) says nothing new.
+			own := len(spanned) == 0
+			for e := range row.Cells {
+				own = own || !slices.Contains(spanned, e)
+			}
+			if len(row.Cells) > 0 && (own || !lsmsRan) {
 				rows = append(rows, row)
 			}
 		}
