@@ -57,13 +57,13 @@ valgrind-deps:
 report-deps:
 	@$(KVB) deps chromium
 
-# bench: the main job, sized to answer six questions in a few minutes
+# bench: the main job, sized to answer seven questions in minutes
 # (docs/benchmarks.md, "What make bench measures"): write throughput and
 # amplification (populate, sync off, and the steady state of an
 # overwrite); warm point reads at 1 and N threads; point reads in a
 # memory budget, uniform and Zipfian, beside the disk's own 4 KiB
 # random-read rate; mixed reads and writes under skew (YCSB A and C);
-# range scans (seek and read 100); open time (cold). The point-read,
+# durable commits of one key from 1 and 8N writers; range scans (seek and read 100); open time (cold). The point-read,
 # budget and scan rows run the LSMs at each of BLOCKS. One test binary
 # runs every step; raw results go to $(RESULTS)/bench.txt, recorded in
 # the history store, then the summary ($(RESULTS)/summary.txt) and the
