@@ -17,7 +17,7 @@ import (
 // cache directory pointing at empty directories too, and checks that
 // nothing outside <dir>/kvbench was created, changed or removed, even for
 // a moment (a directory's mtime moves when an entry comes or goes), but
-// the .hgrm spectra -latency_dir asks for. Given suite flags, this test
+// the .hgrm spectra and .tsv timelines -latency_dir asks for. Given suite flags, this test
 // binary passes them on instead of its own tiny set: make smoke's one
 // pass of every benchmark is this test's.
 func TestEveryBenchmarkWritesOnlyUnderDir(t *testing.T) {
@@ -37,13 +37,13 @@ func TestEveryBenchmarkWritesOnlyUnderDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	// -dir's own mtime moves when kvbench/ is made; everything in
-	// kvbench/ is the suite's; -latency_dir gets .hgrm files.
+	// kvbench/ is the suite's; -latency_dir gets .hgrm and .tsv files.
 	outside := func() map[string]string {
 		st := treeState(t, base)
 		delete(st, dir)
 		delete(st, hgrm)
 		for p := range st {
-			if strings.HasPrefix(p, filepath.Join(dir, "kvbench")) || filepath.Dir(p) == hgrm && strings.HasSuffix(p, ".hgrm") {
+			if strings.HasPrefix(p, filepath.Join(dir, "kvbench")) || filepath.Dir(p) == hgrm && (strings.HasSuffix(p, ".hgrm") || strings.HasSuffix(p, ".tsv")) {
 				delete(st, p)
 			}
 		}
@@ -88,6 +88,9 @@ func TestEveryBenchmarkWritesOnlyUnderDir(t *testing.T) {
 	}
 	if spectra, _ := filepath.Glob(filepath.Join(hgrm, "*.hgrm")); len(spectra) == 0 {
 		t.Error("-latency_dir holds no spectrum")
+	}
+	if timelines, _ := filepath.Glob(filepath.Join(hgrm, "*.tsv")); len(timelines) == 0 {
+		t.Error("-latency_dir holds no timeline")
 	}
 	// Every benchmark ran, each engine compiled in.
 	for _, target := range core.Targets() {
