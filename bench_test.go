@@ -8,7 +8,7 @@
 // over to core.Main. docs/architecture.md has the layout.
 package kvbench
 
-//go:generate go run ./internal/cmd/genwrappers -o benchmarks_gen_test.go
+//go:generate go run ./internal/cmd/genwrappers -o benchmarks_gen_test.go -engname benchstat/internal/engname/engines_gen.go
 
 import (
 	"bytes"

@@ -1,14 +1,16 @@
 // Package engname finds the engine in a kvbench benchmark name, and the
 // stores a test binary has benchmarks of. The engines are the ones
 // registered in internal/engine: a benchmark name ends in the engine's
-// Title ("ReadRandomBadger").
+// Title ("ReadRandomBadger"). Their list is generated (engines_gen.go, by
+// go generate in the repository's root), so that the tooling's packages
+// read names without linking every engine (TestRegisteredEngines holds
+// it to the registry).
 package engname
 
 import (
 	"bytes"
 	"sort"
 
-	"github.com/kvbench/kvbench/internal/engine"
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -17,11 +19,11 @@ import (
 // engines (and pick their colours) in this order.
 func Titles() []string {
 	var stores, rails []string
-	for _, i := range engine.All() {
-		if i.Reference {
-			rails = append(rails, i.Title)
+	for _, i := range registered {
+		if i.reference {
+			rails = append(rails, i.title)
 		} else {
-			stores = append(stores, i.Title)
+			stores = append(stores, i.title)
 		}
 	}
 	return append(stores, rails...)

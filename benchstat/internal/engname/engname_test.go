@@ -41,10 +41,20 @@ func TestSplit(t *testing.T) {
 	}
 }
 
-// TestRegisteredEngines: every engine in the registry is found in a
-// benchmark name and listed in Titles once, the stores before the
-// reference rails, so no engine's results are ever dropped.
+// TestRegisteredEngines: the generated list is the registry's (an
+// engine added without go generate fails here), and every engine in the
+// registry is found in a benchmark name and listed in Titles once, the
+// stores before the reference rails, so no engine's results are ever
+// dropped.
 func TestRegisteredEngines(t *testing.T) {
+	all := engine.All()
+	stale := len(registered) != len(all)
+	for i := 0; !stale && i < len(all); i++ {
+		stale = registered[i].title != all[i].Title || registered[i].reference != all[i].Reference
+	}
+	if stale {
+		t.Fatalf("engines_gen.go lists %v, the registry %v: run go generate . in the repository's root", registered, engine.Names())
+	}
 	titles := Titles()
 	if len(titles) != len(engine.All()) {
 		t.Fatalf("Titles() = %v, registry has %v", titles, engine.Names())

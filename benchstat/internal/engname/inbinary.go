@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-
-	"github.com/kvbench/kvbench/internal/engine"
 )
 
 // InBinary lists the stores the suite's test binary bin has a benchmark
@@ -19,8 +17,8 @@ func InBinary(bin, family string) ([]string, error) {
 		return nil, fmt.Errorf("%s -test.list: %w", bin, err)
 	}
 	rails := map[string]bool{}
-	for _, i := range engine.All() {
-		rails[i.Title] = i.Reference
+	for _, i := range registered {
+		rails[i.title] = i.reference
 	}
 	var stores []string
 	for _, name := range strings.Fields(string(out)) {
