@@ -140,7 +140,7 @@ func trimpathFlags(goflags string) string {
 // longestFirst are make test's jobs, longest first as make test measured
 // them (docs/targets.md): the pool starts them in this order, so the
 // short ones fill the cores at the end. A job not listed goes last.
-var longestFirst = []string{"unit-side", "e2e-sim", "smoke-tests", "unit-race", "e2e", "smoke-paths", "report-test", "vet"}
+var longestFirst = []string{"unit-race", "unit-side", "smoke-tests", "e2e-sim", "e2e", "smoke-paths", "report-test", "vet"}
 
 func jobRank(name string) int {
 	if i := slices.Index(longestFirst, name); i >= 0 {

@@ -44,25 +44,21 @@ type testStep struct {
 // longest first (longestFirst). A job is a step of its own too.
 var testSteps = []testStep{
 	{name: "vet", jobs: []string{"vet"}},
-	// unit-race, every package under internal/ under -race but the
-	// longest tests of internal/workload, its longest package; unit-side,
-	// those tests (the same race-built test binary), then the runs
+	// unit-race, every package under internal/ under -race but
+	// notRaced, internal/workload (the longest) first; unit-side, the runs
 	// without -race.
 	{name: "unit", jobs: []string{"unit-race", "unit-side"}},
 	// The main package's tests (child processes that wait on timers and
 	// the disk); make bench's error path, the memory budget's path and
 	// the workflows' lint; the gate's end-to-end tests, the sim-mode one
-	// (one process under callgrind at a time, the longest job) apart.
+	// (its two comparisons side by side under callgrind) apart.
 	{name: "smoke", jobs: []string{"smoke-tests", "smoke-paths", "e2e-sim", "e2e"}},
 	{name: "report-test", jobs: []string{"report-test"}},
 }
 
-// The unit tests that run apart from unit-race.
 const (
 	// unitFirst: the packages whose tests start first, the longest.
 	unitFirst = "./internal/workload/..."
-	// unitSide: internal/workload's longest tests, beside the rest.
-	unitSide = "^(TestCallsReadTheirOwnKeys|TestTwinRunsWhereBoltRuns|TestYCSBMixes|TestReadRandomPercentilesMatchInjectedDelays)$"
 	// e2e: the end-to-end tests of kvb compare and kvb versions
 	// (benchstat/e2e_test.go); e2eSim, the one under callgrind.
 	e2e    = "^TestE2E"
@@ -139,7 +135,7 @@ func (c *testConfig) jobs() map[string]testJob {
 		vet = append(vet, goCmd(nil, "run", c.staticcheck, "-tags", "rocksdb", "./internal/engine"))
 	}
 
-	side = append(side, goCmd(raceEnv, "test", "-race", "-count", "1", "-run", unitSide, "./internal/workload"),
+	side = append(side,
 		// the tooling's packages, the end-to-end tests aside (smoke-paths)
 		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, "test", "-count", "1", "-skip", e2e, "./benchstat/..."),
 		// notRaced, every engine of the build; the canonical reads
@@ -169,7 +165,7 @@ func (c *testConfig) jobs() map[string]testJob {
 
 	return map[string]testJob{
 		"vet": {"vet", vet},
-		"unit-race": {"unit-race", []testCmd{goCmd(raceEnv, append(append([]string{"test", "-race", "-count", "1", "-skip", unitSide,
+		"unit-race": {"unit-race", []testCmd{goCmd(raceEnv, append(append([]string{"test", "-race", "-count", "1",
 			unitFirst}, racedInternal()...), raceOnly...)...)}},
 		"unit-side": {"unit-side", side},
 		// every test of the main package, every benchmark once on a tiny
