@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // testConfig is what shapes make test's steps.
@@ -72,11 +73,12 @@ const (
 // by side by the workloads, whose tests run under -race; internal/spin
 // and internal/valgrind count under callgrind, which a -race binary
 // cannot run.
-var notRaced = []string{"./internal/engine", "./internal/spin", "./internal/valgrind"}
+var notRaced = []string{"./internal/engine", "./internal/spin", "./internal/valgrind",
+	"./internal/benchpattern", "./internal/families", "./internal/flagreg", "./internal/records"}
 
 // racedInternal is ./internal/... but notRaced, as go list expands it
 // ("./internal/..." whole when go list fails: the run then says why).
-func racedInternal() []string {
+var racedInternal = sync.OnceValue(func() []string {
 	const module = "github.com/kvbench/kvbench/"
 	out, err := exec.Command(goTool(), "list", module+"internal/...").Output()
 	if err != nil {
@@ -89,7 +91,7 @@ func racedInternal() []string {
 		}
 	}
 	return pkgs
-}
+})
 
 // raceOnly are the packages under benchstat/ whose own code starts
 // goroutines; the others' tests run without -race, which would build

@@ -60,7 +60,7 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 		}
 		want = []string{
 			"KVBENCH_CHROMIUM=skip go test -count 1 -skip '^TestE2E' ./benchstat/...",
-			"go test -count 1 -tags " + tagArg + " ./internal/engine ./internal/spin ./internal/valgrind",
+			"go test -count 1 -tags " + tagArg + " " + strings.Join(notRaced, " "),
 		}
 		if tags != "" {
 			want = append(want, "go test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt/rocksdb|TestBudgetRuleReachesEveryLSM/rocksdb' ./internal/core")
