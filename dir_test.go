@@ -58,7 +58,7 @@ func TestEveryBenchmarkWritesOnlyUnderDir(t *testing.T) {
 			"-rate", "10000", "-write_rate", "1000", "-load_time", "10ms",
 			"-knee_time", "1ms", "-knee_start", "50000000", "-knee_steps", "0",
 			"-sst_tables", "2", "-bloom_fpr", "0.01",
-			"-prefetch_traces", "1", "-prefetch_valsz", "64", "-embed_records", "100"}
+			"-prefetch_traces", "1", "-prefetch_valsz", "64", "-embed_records", "100", "-memtable_mb", "4"}
 	}
 	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^$", "-test.bench=.", "-test.benchtime=1x",
 		"-dir", dir, "-latency_dir", hgrm}, args...)...)
