@@ -31,7 +31,7 @@ func worktrees(t *testing.T) string {
 func TestVersionsUsage(t *testing.T) {
 	repo := repoRoot(t)
 	unchanged(t, repo)
-	t.Setenv("GOPROXY", "off")
+	offline(t, repo)
 	t.Setenv("HISTORY", "off")
 	tmp := t.TempDir()
 	other := filepath.Join(tmp, "other")
@@ -203,7 +203,7 @@ func brokenCopy(t *testing.T, dir, line string) {
 func TestVersionThatDoesNotBuildStopsTheRun(t *testing.T) {
 	repo := repoRoot(t)
 	unchanged(t, repo)
-	t.Setenv("GOPROXY", "off")
+	offline(t, repo)
 	tmp := t.TempDir()
 	a, b := filepath.Join(tmp, "a"), filepath.Join(tmp, "b")
 	brokenCopy(t, a, "func kvbenchBrokenA() { kvbenchUndefinedA() }")
