@@ -16,7 +16,7 @@ import (
 // rather than assuming it: pass 1 starts from the bulk-loaded fixture,
 // pass 2 from a data set rewritten once, and pass 3 says whether pass 2
 // was steady already (docs/methodology.md, "What overwrite measures").
-var overwritePassesFlag = &core.Flag[core.IntList]{Name: "overwrite_passes", Default: core.IntList{1, 2, 3},
+var overwritePassesFlag = &core.Flag[core.IntList]{Name: "overwrite_passes", Default: core.IntList{1, 2, 3}, Shapes: true,
 	Usage: "comma-separated pass counts P, one pass=P sub-benchmark each in BenchmarkOverwrite: the data set is rewritten P times, passes 1 to P-1 untimed, pass P measured",
 	Check: func(v core.IntList, _ *core.Config) error {
 		if len(v) == 0 {
@@ -37,8 +37,7 @@ var overwritePassesFlag = &core.Flag[core.IntList]{Name: "overwrite_passes", Def
 	}}
 
 // overwriteUnits are populate's, less the memory growths: the interval
-// starts on a database already open (and, after untimed passes, already
-// holding its caches), so growth over that baseline is not what
+// starts on a database already open, so growth over that baseline is not what
 // populate's growth over an empty database is.
 var overwriteUnits = append([]core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), core.Lower("dev-write-amp"), core.Lower("space-amp"),
 	core.Lower("log-MB"), core.Higher("first-keys/s"), core.Higher("last-keys/s")}, timelineUnits...)
@@ -53,41 +52,48 @@ func overwriteScratch(e *core.Env, _ engine.Info) int64 { return 6 * e.Gen.Logic
 // Overwrite: db_bench's overwrite, the steady state an LSM reaches only
 // once its whole data set has been rewritten. Populate measures the first
 // write of the data set into an empty database; here every op starts from
-// a private copy of the engine's fixture (the loaded data set) and
-// rewrites every key of it, in batches of -batch through the engine's
-// native batch path from -writers goroutines, in a random order that
-// differs from pass to pass. Leaf pass=P rewrites the data set P times:
-// passes 1 to P-1 untimed, pass P timed and counted as populate is
+// a private copy of a fixture and rewrites every key of it once, in
+// batches of -batch through the engine's native batch path from -writers
+// goroutines, in a random order drawn for the op. Leaf pass=P times the
+// data set's P-th write after its load: its op copies the engine's
+// fixture of the data set rewritten P-1 times (rewrittenFixture; for P=1
+// the loaded data set itself) and counts pass P as populate is counted
 // (measureWrite), over an interval that starts at its first write, so its
-// figures stand beside populate's under the same names. Each pass writes a version of its own of every
-// value (pass p writes version p; the fixture holds version 0), and after
-// the timed pass the whole database is read back: every key once, each
-// holding version P.
+// figures stand beside populate's under the same names. Each pass writes a
+// version of its own of every value (pass p writes version p; the loaded
+// data set holds version 0), and after the timed pass the whole database
+// is read back: every key once, each holding version P.
 func init() {
 	core.Register(&core.Workload{
-		Name:     "Overwrite",
-		Engines:  core.Stores,
-		Fixtures: kvFixture,
-		Scratch:  overwriteScratch,
-		Units:    overwriteUnits,
-		Options:  append([]core.Option{overwritePassesFlag, writersFlag}, timelineOptions...),
+		Name:    "Overwrite",
+		Engines: core.Stores,
+		Fixtures: func(e *core.Env, info engine.Info) []*core.Fixture {
+			var fs []*core.Fixture
+			for _, passes := range overwritePassesFlag.Get(&e.Cfg) {
+				fs = append(fs, rewrittenFixture(e, info, passes-1))
+			}
+			return fs
+		},
+		Scratch: overwriteScratch,
+		Units:   overwriteUnits,
+		Options: append([]core.Option{overwritePassesFlag, writersFlag}, timelineOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			if !e.Gen.VersionedValues() {
 				b.Skipf("values of %d bytes with -value_ratio %v hold fewer than 16 random bytes: too few to carry the version each pass writes", e.Cfg.ValSize, e.Cfg.ValueRatio)
 			}
-			f := e.KVFor(info)
-			src, err := e.FixtureDir(f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			o := f.Options
-			o.Dir, o.ReadOnly = "", false
-			// The copy's settings: the fixture's options, writable.
-			s, err := e.ScratchSettings(info, o)
-			if err != nil {
-				b.Fatal(err)
-			}
 			for _, passes := range overwritePassesFlag.Get(&e.Cfg) {
+				f := rewrittenFixture(e, info, passes-1)
+				src, err := e.FixtureDir(f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				o := f.Options
+				o.Dir, o.ReadOnly = "", false
+				// The copy's settings: the fixture's options, writable.
+				s, err := e.ScratchSettings(info, o)
+				if err != nil {
+					b.Fatal(err)
+				}
 				name := core.BlockLeaf(e.Shape()+"/"+core.SubName("batch", e.Cfg.Batch, "pass", passes), info, o)
 				e.WatchLeaf(b.Name() + "/" + name)
 				e.ShowFixtureSettings(info, s, f)
@@ -97,10 +103,10 @@ func init() {
 	})
 }
 
-// overwrite is the body of leaf pass=passes: each op rewrites a fresh
-// copy of the fixture in src passes times (overwriteOnce), its last pass
-// the op's timed interval, and removes the copy. Every figure is a mean
-// over the ops.
+// overwrite is the body of leaf pass=passes: each op copies the fixture
+// in src, which holds version passes-1 of every value, rewrites the copy
+// once (overwriteOnce), timed, and removes it. Every figure is a mean over
+// the ops.
 func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts engine.Options, passes int) {
 	b.StopTimer()
 	b.SetBytes(e.Gen.LogicalBytes())
@@ -112,10 +118,10 @@ func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts eng
 	start := func() { sim.Resume(); b.StartTimer() }
 	stop := func() { b.StopTimer(); sim.Pause() }
 	for n := 0; n < b.N; n++ {
-		orders := drawPassOrders(&rng, e.Keys, passes)
+		order := drawPassOrders(&rng, e.Keys, 1)[0]
 		o := opts
 		o.Dir = e.ScratchDir(info.Name)
-		st, err := overwriteOnce(e, info, src, o, orders, info.Name+" overwrite", start, stop)
+		st, err := overwriteOnce(e, info, src, o, passSource{g: e.Gen, order: order, version: uint64(passes)}, info.Name+" overwrite", start, stop)
 		if rerr := e.Root.RemoveAll(o.Dir); err == nil {
 			err = rerr
 		}
@@ -129,20 +135,55 @@ func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts eng
 	reportIntervals(b, e, tally.intervals)
 }
 
-// overwriteOnce copies the fixture in src to opts.Dir and rewrites every
-// key of it once per order, pass p (from 1) in orders[p-1] with version p
-// of every value. Each pass opens the database, writes, flushes and
-// closes it, so each starts as the first does on the fixture's copy:
-// closed with its flushes and compactions settled, nothing held in
-// memory. The passes before the last are untimed; the last is counted by
-// measureWrite from its first write (start) to the end of its interval
-// (stop). Then the database is read back whole: every key of the data set
-// once, each value the last pass's version.
-func overwriteOnce(e *core.Env, info engine.Info, src string, opts engine.Options, orders []passOrder, label string, start, stop func()) (populateStats, error) {
-	var st populateStats
-	if len(orders) == 0 {
-		return st, errors.New("no pass to run")
+// rewrittenFixture is the engine's fixture of the data set rewritten
+// passes times after its load, the state leaf pass=passes+1 starts from;
+// for passes 0, the engine's fixture of the data set (KVFor). It is built
+// as a round of the leaf's passes before its timed one would be, once:
+// the data set loaded as the shared fixture is, then each pass p writes
+// version p of every value in its own order (drawn from -seed, so a
+// rebuild writes the same), in batches of -batch from one writer, and is
+// flushed and the database closed before the next, every compaction
+// settled.
+func rewrittenFixture(e *core.Env, info engine.Info, passes int) *core.Fixture {
+	if passes == 0 {
+		return e.KVFor(info)
 	}
+	whole := passOrder{n: e.Keys, a: 1} // index order: the fixture's Data, to check it
+	f := e.NewFixture(info, fmt.Sprintf("rewritten%d", passes), passSource{g: e.Gen, order: whole, version: uint64(passes)}, nil)
+	f.Build = func(e *core.Env, db engine.DB, f *core.Fixture) error {
+		if err := e.WriteAll(db, core.GenSource{G: e.Gen}, e.Cfg.Batch, 1, f.Params.Name()); err != nil {
+			return err
+		}
+		r := dataset.NewRand(e.Cfg.Seed, rewriteStream)
+		for i, order := range drawPassOrders(&r, e.Keys, passes) {
+			if err := db.Flush(); err != nil {
+				return err
+			}
+			if err := core.Reopen(db); err != nil {
+				return err
+			}
+			p := uint64(i + 1)
+			if err := e.WriteAll(db, passSource{g: e.Gen, order: order, version: p}, e.Cfg.Batch, 1, fmt.Sprintf("%s pass %d", f.Params.Name(), p)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return f
+}
+
+// rewriteStream is the random stream, of the run's seed, that the
+// rewritten fixtures' pass orders are drawn from.
+const rewriteStream = 0x6f76657277726974 // "overwrit"
+
+// overwriteOnce copies the fixture in src to opts.Dir and writes src's
+// pass into the copy, timed: opened, then counted by measureWrite from its
+// first write (start) to the end of its interval (stop). The copy is
+// written back first, so none of it is written during the timed pass and
+// charged to it. Then the database is read back whole: every key of the
+// data set once, each value the pass's version.
+func overwriteOnce(e *core.Env, info engine.Info, src string, opts engine.Options, pass passSource, label string, start, stop func()) (populateStats, error) {
+	var st populateStats
 	if err := copyTree(src, opts.Dir); err != nil {
 		return st, fmt.Errorf("copy fixture: %w", err)
 	}
@@ -151,54 +192,24 @@ func overwriteOnce(e *core.Env, info engine.Info, src string, opts engine.Option
 		return st, err
 	}
 	defer g.Stop()
-	open := func() (engine.DB, error) {
-		inner, err := engine.OpenInfo(info, opts)
-		if err != nil {
-			return nil, err
-		}
-		return g.Wrap(inner), nil
-	}
-	writers := writersFlag.Get(&e.Cfg)
-	write := func(db engine.DB, p int) (core.WriteTimes, error) {
-		src := passSource{g: e.Gen, order: orders[p-1], version: uint64(p)}
-		return e.WriteAllTimed(db, src, e.Cfg.Batch, writers, intervalFlag.Get(&e.Cfg), fmt.Sprintf("%s pass %d", label, p))
-	}
-	last := len(orders)
-	for p := 1; p < last; p++ {
-		db, err := open()
-		if err != nil {
-			return st, err
-		}
-		if _, err := write(db, p); err != nil {
-			db.Close()
-			return st, fmt.Errorf("pass %d: %w", p, err)
-		}
-		if err := db.Flush(); err != nil {
-			db.Close()
-			return st, fmt.Errorf("pass %d: flush: %w", p, err)
-		}
-		if err := db.Close(); err != nil {
-			return st, fmt.Errorf("pass %d: close: %w", p, err)
-		}
-	}
-	// The copy and the untimed passes written back, so none of it is
-	// written during the timed pass and charged to it; then the database
-	// opened, before the interval (the pass is what is measured).
 	if err := syncFS(opts.Dir); err != nil {
 		return st, fmt.Errorf("sync the fixture's copy: %w", err)
 	}
-	db, err := open()
+	inner, err := engine.OpenInfo(info, opts)
 	if err != nil {
 		return st, err
 	}
+	db := g.Wrap(inner)
 	defer db.Close() // measureWrite closes it, unless it fails first
 	st, err = measureWrite(info, opts.Dir, start, stop,
 		func() (engine.DB, error) { return db, nil },
-		func(db engine.DB) (core.WriteTimes, error) { return write(db, last) })
+		func(db engine.DB) (core.WriteTimes, error) {
+			return e.WriteAllTimed(db, pass, e.Cfg.Batch, writersFlag.Get(&e.Cfg), intervalFlag.Get(&e.Cfg), fmt.Sprintf("%s pass %d", label, pass.version))
+		})
 	if err != nil {
-		return st, fmt.Errorf("pass %d: %w", last, err)
+		return st, fmt.Errorf("pass %d: %w", pass.version, err)
 	}
-	return st, checkVersion(e, info, opts, uint64(last))
+	return st, checkVersion(e, info, opts, pass.version)
 }
 
 // checkVersion reads the closed database in opts.Dir back whole: every key

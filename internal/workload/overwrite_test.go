@@ -165,19 +165,25 @@ func fixtureState(t *testing.T, dir string) map[string]string {
 	return st
 }
 
-// An op rewrites every key once per pass, each pass in its own order
-// with its own version of every value, through batches of -batch; the
-// database it leaves holds every key once, at the last pass's version;
-// and the fixture it copied is untouched.
+// The fixture of the data set rewritten twice holds every key at version
+// 2; an op on it rewrites every key once, in the op's order with version
+// 3 of every value, through batches of -batch; the database it leaves
+// holds every key once, at version 3; and the fixture it copied is
+// untouched.
 func TestOverwriteOnceRewritesEveryKeyEachPass(t *testing.T) {
 	e := overwriteEnv(t, io.Discard, core.IntList{3})
 	writersFlag.Set(&e.Cfg, 1) // one writer: the log is in each pass's order
 	const passes = 3
 	for _, info := range overwriteEngines(t) {
-		f := e.KVFor(info)
+		f := rewrittenFixture(e, info, passes-1)
 		src, err := e.FixtureDir(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		fo := f.Options
+		fo.Dir = src
+		if err := checkVersion(e, info, fo, passes-1); err != nil {
+			t.Fatalf("%s: the fixture rewritten %d times: %v", info.Name, passes-1, err)
 		}
 		before := fixtureState(t, src)
 		log := &writeLog{}
@@ -192,9 +198,9 @@ func TestOverwriteOnceRewritesEveryKeyEachPass(t *testing.T) {
 		o := f.Options
 		o.Dir, o.ReadOnly = filepath.Join(t.TempDir(), "db"), false
 		r := dataset.NewRand(5, 0)
-		orders := drawPassOrders(&r, e.Keys, passes)
+		order := drawPassOrders(&r, e.Keys, 1)[0]
 		started, stopped := 0, 0
-		st, err := overwriteOnce(e, rec, src, o, orders, "test", func() { started++ }, func() { stopped++ })
+		st, err := overwriteOnce(e, rec, src, o, passSource{g: e.Gen, order: order, version: passes}, "test", func() { started++ }, func() { stopped++ })
 		if err != nil {
 			t.Fatalf("%s: %v", info.Name, err)
 		}
@@ -205,21 +211,18 @@ func TestOverwriteOnceRewritesEveryKeyEachPass(t *testing.T) {
 			t.Errorf("%s: stats %+v", info.Name, st)
 		}
 
-		// What went through the batches: pass by pass, in each pass's
-		// order, each with its version.
+		// What went through the batches: one pass, in its order, each
+		// value at its version.
 		n := int(e.Keys)
-		if len(log.entries) != passes*n {
-			t.Fatalf("%s: %d entries written, want %d passes of %d", info.Name, len(log.entries), passes, n)
+		if len(log.entries) != n {
+			t.Fatalf("%s: %d entries written, want one pass of %d", info.Name, len(log.entries), n)
 		}
-		batches := (n + e.Cfg.Batch - 1) / e.Cfg.Batch
-		if log.commits != passes*batches {
-			t.Errorf("%s: %d commits, want %d a pass", info.Name, log.commits, batches)
+		if batches := (n + e.Cfg.Batch - 1) / e.Cfg.Batch; log.commits != batches {
+			t.Errorf("%s: %d commits, want %d", info.Name, log.commits, batches)
 		}
-		for p := 1; p <= passes; p++ {
-			for i, w := range log.entries[(p-1)*n : p*n] {
-				if want := orders[p-1].at(uint64(i)); w.index != want || w.version != uint64(p) {
-					t.Fatalf("%s: pass %d write %d: index %d version %d, want index %d version %d", info.Name, p, i, w.index, w.version, want, p)
-				}
+		for i, w := range log.entries {
+			if want := order.at(uint64(i)); w.index != want || w.version != passes {
+				t.Fatalf("%s: write %d: index %d version %d, want index %d version %d", info.Name, i, w.index, w.version, want, passes)
 			}
 		}
 
@@ -351,11 +354,16 @@ func TestOverwriteBenchmark(t *testing.T) {
 			t.Errorf("%s: the fixture changed:\nbefore %v\nafter  %v", info.Name, before, after)
 		}
 
-		// The body alone, for its metrics.
-		f := e.KVFor(info)
+		// The body alone, for its metrics: pass 2, on the fixture
+		// rewritten once.
+		f := rewrittenFixture(e, info, 1)
+		rewritten, err := e.FixtureDir(f)
+		if err != nil {
+			t.Fatal(err)
+		}
 		o := f.Options
 		o.ReadOnly = false
-		r := testing.Benchmark(func(b *testing.B) { overwrite(b, e, info, src, o, 2) })
+		r := testing.Benchmark(func(b *testing.B) { overwrite(b, e, info, rewritten, o, 2) })
 		for _, u := range []string{"keys/s", "write-amp", "space-amp", "log-MB"} {
 			if _, ok := r.Extra[u]; !ok || r.Extra[u] < 0 || (u != "log-MB" && r.Extra[u] == 0) {
 				t.Errorf("%s: %s = %v in %v", info.Name, u, r.Extra[u], r.Extra)
