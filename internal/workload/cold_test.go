@@ -98,9 +98,9 @@ func TestColdRoundsDoTheSameWorkWhateverBN(t *testing.T) {
 		body     func(b *testing.B, h *core.Handle, db engine.DB)
 	}{
 		{"ReadRandom", 0, 100, true, func(b *testing.B, h *core.Handle, _ engine.DB) {
-			readRandomCold(b, e, h, readRandomRun{threads: 2, hitRate: 0.5})
+			readLeaf(b, e, h, core.Cold, readRandomRun{threads: 2, hitRate: 0.5})
 		}},
-		{"Scan", 37, 37, true, func(b *testing.B, h *core.Handle, _ engine.DB) { scanCold(b, e, h, 2) }},
+		{"Scan", 37, 37, true, func(b *testing.B, h *core.Handle, _ engine.DB) { scanLeaf(b, e, h, core.Cold, 2) }},
 		{"Iterate", 37, 1, false, func(b *testing.B, h *core.Handle, db engine.DB) { iterate(b, e, h, db, core.Cold, nil, true) }},
 	}
 	for _, c := range cases {
