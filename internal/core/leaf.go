@@ -119,10 +119,10 @@ func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace,
 	defer closeReaders()           // before the handle closes the db, on failure too
 	errs := make([]error, threads) // made here, outside the timed window
 	// pass runs n operations of op split over the goroutines, each through
-	// its reader, yielding after every yield of them (0: never). A memory
-	// fault in one panics here once all are done, where Run's guard turns
-	// it into b's failure.
-	pass := func(what string, n, yield int, op func(t, n int, rd engine.Reader) error) {
+	// its reader, yielding after every yield of them (0: never), and
+	// returns the first goroutine's error. A memory fault in one panics
+	// here once all are done, where Run's guard turns it into b's failure.
+	pass := func(n, yield int, op func(t, n int, rd engine.Reader) error) error {
 		var g group
 		clear(errs)
 		for t := range threads {
@@ -146,16 +146,21 @@ func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace,
 		g.wait()
 		for t, err := range errs {
 			if err != nil {
-				b.Fatalf("%sgoroutine %d: %v", what, t, err)
+				return fmt.Errorf("goroutine %d: %w", t, err)
 			}
 		}
+		return nil
 	}
 
 	if cache == Cold {
 		perRound := h.e.Cfg.ColdRoundOps()
 		timed := h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
 			openReaders(db)
-			return func() { pass("", perRound, 0, op) }, closeReaders
+			return func() {
+				if err := pass(perRound, 0, op); err != nil {
+					b.Fatal(err)
+				}
+			}, closeReaders
 		})
 		timed.Ops = int64(b.N) * int64(perRound)
 		timed.ReportPerOp(b, timed.Ops)
@@ -165,7 +170,9 @@ func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace,
 
 	openReaders(h.db)
 	if underValgrind && b.N > 1 && pace.Warm > 0 && warm != nil {
-		pass("warm-up: ", pace.Warm, pace.Yield, warm())
+		if err := pass(pace.Warm, pace.Yield, warm()); err != nil {
+			b.Fatalf("warm-up: %v", err)
+		}
 	}
 	yield := 0
 	if underValgrind {
@@ -178,10 +185,13 @@ func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace,
 	b.ResetTimer()
 	sim := startSim(b)
 	start := time.Now()
-	pass("", b.N, yield, op)
+	err := pass(b.N, yield, op)
 	elapsed := time.Since(start)
 	sim.stop()
 	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
 	cpu := measure.CPUTime() - cpu0
 	reportSched(b, threads, sched0)
 	timed := Timed{Ops: int64(b.N), Elapsed: elapsed, CPU: cpu, Disk: sampleDisk().Sub(d0)}

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"io"
 	"math"
@@ -189,5 +190,30 @@ func TestColdOpsFlag(t *testing.T) {
 	scanEnv(t, &out)
 	if !strings.Contains(out.String(), "\ncold-ops: 100\n") {
 		t.Errorf("no cold-ops: 100 line in the configuration:\n%s", out.String())
+	}
+}
+
+// TestTimeLoopFailsOnAnOperationsError: an operation's error fails the
+// leaf, warm and cold.
+func TestTimeLoopFailsOnAnOperationsError(t *testing.T) {
+	e := scanEnv(t, io.Discard)
+	coretest.SetBenchtime(t, "10x")
+	f := e.KVFor(coretest.Engine(t, "bolt"))
+	for _, cache := range []string{core.Warm, core.Cold} {
+		failed := false
+		testing.Benchmark(func(b *testing.B) {
+			defer func() { failed = b.Failed() }() // Fatal ends the function
+			h := e.Open(b, f)
+			h.DB(b, cache, nil)
+			h.TimeLoop(b, cache, 2, core.SimReads, func(t, n int, _ engine.Reader) error {
+				if t == 1 {
+					return errors.New("a wrong value")
+				}
+				return nil
+			}, nil)
+		})
+		if !failed {
+			t.Errorf("cache=%s: an operation's error did not fail the leaf", cache)
+		}
 	}
 }
