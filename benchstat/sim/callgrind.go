@@ -13,7 +13,7 @@ import (
 )
 
 // window is one timed loop's counters, from the dump that
-// core.SimWindow.Stop asked callgrind for.
+// the suite's window (internal/core/sim.go) asked callgrind for.
 type window struct {
 	leaf   string // the benchmark's full name, as b.Name() gives it
 	n      int64  // b.N of that run

@@ -14,9 +14,9 @@
 // with GOMAXPROCS=1 (Valgrind runs one thread at a time:
 // idle Go processors would spin and count) and with asynchronous
 // preemption off (callgrind mishandles Go's preemption signal). Each
-// leaf's window is marked by the suite itself (internal/core.StartSim):
-// counters are zeroed where its timed loop starts and dumped where it
-// ends, so setup, warm-up and other leaves stay out. Leaves without a
+// leaf's window is marked by the suite itself (internal/core's TimeLoop
+// and TimeInParts): counters are zeroed where its timed loop starts and
+// dumped where it ends, so setup, warm-up and other leaves stay out. Leaves without a
 // window (families that stay on time mode: cold, budget, fixed-rate,
 // knee) and leaves with more than one thread are left out, each with a
 // line on stderr saying why.

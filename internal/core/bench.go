@@ -30,3 +30,7 @@ func (d *RunData) Shape() string {
 	}
 	return s
 }
+
+// LeafName is the name of a leaf on the run's data set: Shape, then the
+// key=value parts kv (SubName): "valsz=1024/cache=warm/threads=16".
+func (d *RunData) LeafName(kv ...any) string { return d.Shape() + "/" + SubName(kv...) }

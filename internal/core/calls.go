@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/measure"
 )
 
 // testing calls every (sub-)benchmark body several times: with b.N = 1,
@@ -54,13 +55,37 @@ func (e *Env) StreamsOfCall(n uint64) Streams {
 // streams apart (one per goroutine).
 func (s Streams) Rand(stream uint64) dataset.Rand { return dataset.NewRand(s.seed, stream) }
 
-// LatencySampleMask selects the reads whose latency is recorded: 1 in 32,
-// at a phase drawn per call (SamplePhase). Timing every op would cost
+// LatencySample is how many of a stream's point reads each recorded
+// latency stands for: 1 in 32, at a phase drawn per call, so the first
+// read after an open is not always among them. Timing every op would cost
 // more than some reads (a time.Now pair is ~150 ns on some VMs); the
 // configuration's latency-sample line states it.
-const LatencySampleMask = 31
+const LatencySample = 32
 
-// SamplePhase picks which reads of a stream are timed: those whose op
-// number plus the phase is a multiple of LatencySampleMask+1. Drawn per
-// call, so the first read after an open is not always among them.
-func SamplePhase(r *dataset.Rand) int64 { return int64(r.Uint64() & LatencySampleMask) }
+// Stream is one goroutine's part of a call: its random numbers (Rand) and
+// the latencies it records (Lat), of the ops Sampled picks.
+type Stream struct {
+	dataset.Rand
+	Lat         *measure.Recorder
+	phase, mask int64
+}
+
+// Threads are n streams, numbered first to first+n-1, one per goroutine,
+// each with an empty latency recorder and timing one op in every: 1 times
+// each (a scan), LatencySample one read in 32, from a phase drawn first
+// from the stream.
+func (s Streams) Threads(first uint64, n, every int) []Stream {
+	out := make([]Stream, n)
+	for t := range out {
+		st := Stream{Rand: s.Rand(first + uint64(t)), Lat: measure.NewRecorder(), mask: int64(every - 1)}
+		if every > 1 {
+			st.phase = int64(st.Uint64()) & st.mask
+		}
+		out[t] = st
+	}
+	return out
+}
+
+// Sampled reports whether op number op of the stream (counted from the
+// call's first) is one whose latency is recorded.
+func (s *Stream) Sampled(op int64) bool { return (op+s.phase)&s.mask == 0 }

@@ -77,8 +77,9 @@ func (h *Handle) Reopen(b *testing.B, tweak func(*engine.Options)) (engine.DB, O
 	return h.db, h.cost
 }
 
-// Timed is what the timed parts of a leaf's rounds cost, summed.
+// Timed is what the timed parts of a leaf's loop or rounds cost, summed.
 type Timed struct {
+	Ops        int64         // operations: b.N, or every round's (TimeLoop)
 	Elapsed    time.Duration // b.Elapsed()
 	Disk       DiskCounters  // device bytes read and major faults
 	CPU        time.Duration // the process's user and system CPU time
@@ -119,7 +120,7 @@ func RunColdRounds(b *testing.B, start func() (run, done func(), open OpenCost))
 		run, done, c := start()
 		opens.Time += c.Time
 		opens.ReadBytes += c.ReadBytes
-		d0 := SampleDisk()
+		d0 := sampleDisk()
 		cpu0 := measure.CPUTime()
 		runtime.ReadMemStats(&ms)
 		m0, a0 := ms.Mallocs, ms.TotalAlloc
@@ -130,12 +131,12 @@ func RunColdRounds(b *testing.B, start func() (run, done func(), open OpenCost))
 		t.Mallocs += ms.Mallocs - m0
 		t.AllocBytes += ms.TotalAlloc - a0
 		t.CPU += measure.CPUTime() - cpu0
-		t.Disk = t.Disk.Add(SampleDisk().Sub(d0))
+		t.Disk = t.Disk.Add(sampleDisk().Sub(d0))
 		if done != nil {
 			done()
 		}
 	}
-	t.Elapsed = b.Elapsed()
+	t.Ops, t.Elapsed = int64(b.N), b.Elapsed()
 	b.ReportMetric(float64(opens.Time.Nanoseconds())/1e6/float64(b.N), "open-ms")
 	b.ReportMetric(float64(opens.ReadBytes)/float64(b.N), "open-read-B")
 	return t
@@ -149,33 +150,4 @@ func (t Timed) ReportPerOp(b *testing.B, ops int64) {
 	b.ReportMetric(float64(t.Elapsed.Nanoseconds())/float64(ops), "ns/op")
 	b.ReportMetric(float64(t.AllocBytes)/float64(ops), "B/op")
 	b.ReportMetric(float64(t.Mallocs)/float64(ops), "allocs/op")
-}
-
-// ColdReaders runs b.N cold rounds (ColdRounds) of perRound operations
-// split across threads goroutines: each round opens one reader per
-// goroutine on its fresh db, untimed, runs op(t, n, reader) in each, timed,
-// and closes the readers, untimed.
-func (h *Handle) ColdReaders(b *testing.B, threads, perRound int, op func(t, n int, rd engine.Reader)) Timed {
-	readers := make([]engine.Reader, threads)
-	work := func(t, n int) { op(t, n, readers[t]) }
-	run := func() { RunThreads(threads, perRound, work) }
-	closeReaders := func() {
-		for t, r := range readers {
-			if r != nil {
-				r.Close()
-				readers[t] = nil
-			}
-		}
-	}
-	defer closeReaders() // before the handle closes the db, on failure too
-	return h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
-		for t := range readers {
-			r, err := db.NewReader()
-			if err != nil {
-				b.Fatal(err)
-			}
-			readers[t] = r
-		}
-		return run, closeReaders
-	})
 }

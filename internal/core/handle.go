@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/engine"
@@ -75,29 +74,6 @@ func (h *Handle) Options(tweak func(*engine.Options)) engine.Options {
 	return o
 }
 
-// Run runs body as sub-benchmark name on the fixture in the given cache
-// state, opened with the fixture's options as tweak changes them. Before
-// the sub-benchmark starts, the handle is opened (and, warm, read once)
-// and the engine's settings line for exactly those options is printed,
-// so a benchfmt reader attaches it to this result and no other.
-//
-// Each time testing calls the sub-benchmark: warm reuses the open db;
-// cold closes it, evicts the fixture's files and reopens it, untimed (a
-// cold body that reads in rounds, ColdRounds, takes that db as its first
-// round).
-func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Options), body func(b *testing.B, db engine.DB)) {
-	defer h.guard(b)()
-	h.e.WatchLeaf(b.Name() + "/" + name) // opening and warming up count as its own
-	o := h.Options(tweak)
-	name = BlockLeaf(name, h.f.Engine, o)
-	db := h.open(b, cache, o, true)
-	h.e.ShowFixtureSettings(h.f.Engine, db.Settings(), h.f)
-	b.Run(name, func(b *testing.B) {
-		defer h.guard(b)()
-		body(b, h.open(b, cache, o, false))
-	})
-}
-
 // Settings is the engine's settings on the fixture opened with o (from
 // Options), read from an open of its own, closed before it returns: for
 // leaves that open the fixture themselves, whose parent prints them
@@ -118,45 +94,6 @@ func (h *Handle) Settings(o engine.Options) ([]engine.Setting, error) {
 // sub-benchmark, whose result it reads.
 func (h *Handle) DB(b *testing.B, cache string, tweak func(*engine.Options)) engine.DB {
 	return h.open(b, cache, h.Options(tweak), false)
-}
-
-// guard makes a memory fault in this goroutine (a read of a mapped file
-// that changed under the map: past the end of a truncated file, bbolt's
-// and LMDB's pages) a panic rather than a crash of the process, and
-// returns the function to defer that turns that panic into b's failure,
-// naming the fixture and how to rebuild it. Setup checked the files'
-// sizes (and checksums, when cheap) before the run; this is for what
-// those checks cannot see. RunThreads hands its goroutines' faults to
-// its caller. A fault inside C code (LMDB's own B-tree walk, RocksDB)
-// still ends the process.
-func (h *Handle) guard(b *testing.B) func() {
-	old := debug.SetPanicOnFault(true)
-	return func() {
-		debug.SetPanicOnFault(old)
-		r := recover()
-		if r == nil {
-			return
-		}
-		if !isFault(r) {
-			panic(r)
-		}
-		// Abandoned, not closed: the read that faulted never let go of
-		// the engine's locks, and Close would wait for them forever.
-		h.db, h.fresh = nil, false
-		b.Fatal(h.faultError(r))
-	}
-}
-
-// faultError is the error of a memory fault reading the fixture.
-func (h *Handle) faultError(r any) error {
-	return fmt.Errorf("fixture %s: a read of its files faulted (%v): they changed or are damaged where the checks before the run do not look; rerun with -verify full to check every file's checksum and rebuild what differs, or remove %s to rebuild it", filepath.Base(h.dir), r, h.dir)
-}
-
-// isFault reports whether a recovered value is a memory fault that
-// debug.SetPanicOnFault turned into a panic.
-func isFault(r any) bool {
-	_, ok := r.(interface{ Addr() uintptr })
-	return ok
 }
 
 // open returns the fixture opened with o in the cache state; first is the

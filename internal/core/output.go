@@ -133,7 +133,7 @@ func (e *Env) EchoConfig(w io.Writer) {
 		line("dir-readahead", deviceReadahead(e.Dir))
 	}
 	c.echoFlags(sharedFlags, line)
-	line("latency-sample", fmt.Sprintf("1/%d reads (HDR histogram, ns)", LatencySampleMask+1))
+	line("latency-sample", fmt.Sprintf("1/%d reads (HDR histogram, ns)", LatencySample))
 	line("timestamp-ns", timestampCost())
 	c.echoFlags(engineFlags(), line)
 	line("rocksdb-lib", engine.RocksDBLibVersion())

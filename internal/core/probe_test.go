@@ -25,7 +25,7 @@ func init() {
 		Run: func(b *testing.B, e *Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
-				h.Run(b, e.Shape()+"/"+SubName("cache", cache), cache, nil, func(b *testing.B, db engine.DB) { probe(b, e, db) })
+				h.Run(b, e.LeafName("cache", cache), cache, nil, func(b *testing.B, db engine.DB) { probe(b, e, db) })
 			}
 		},
 	})

@@ -10,23 +10,6 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// NewReaders opens one reader and one latency recorder per goroutine; the
-// readers close when the benchmark ends.
-func NewReaders(b *testing.B, db engine.DB, threads int) ([]engine.Reader, []*measure.Recorder) {
-	readers := make([]engine.Reader, threads)
-	lats := make([]*measure.Recorder, threads)
-	for t := range readers {
-		r, err := db.NewReader()
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { r.Close() })
-		readers[t] = r
-		lats[t] = measure.NewRecorder()
-	}
-	return readers, lats
-}
-
 // ScanAll iterates over every key in order, checking that keys ascend and
 // that each key (and value, when values is set) is the data set's. It
 // returns the keys and bytes (key plus value) it read.
@@ -89,8 +72,8 @@ func TrimFloat(f float64) string {
 // reports both per op over its timed part.
 type DiskCounters struct{ ReadBytes, Majflt int64 }
 
-// SampleDisk reads the process's counters now.
-func SampleDisk() DiskCounters {
+// sampleDisk reads the process's counters now.
+func sampleDisk() DiskCounters {
 	io, _ := measure.ReadIO()
 	return DiskCounters{io.ReadBytes, measure.ReadFaults().Major}
 }
@@ -113,3 +96,7 @@ func (c DiskCounters) Report(b *testing.B, ops int64) {
 
 // DiskUnits declares what DiskCounters.Report reports.
 var DiskUnits = []Unit{Lower("read-B/op"), Lower("majflt/op")}
+
+// LoopUnits declares what TimeLoop reports: the scheduler's wait, a cold
+// round's open and the disk counters.
+var LoopUnits = append([]Unit{Lower("sched-p99-ns"), Lower("open-ms"), Lower("open-read-B")}, DiskUnits...)

@@ -14,29 +14,29 @@ import (
 
 const schedMetric = "/sched/latencies:seconds"
 
-// SchedSample is the scheduler's latency histogram at one moment.
-type SchedSample struct {
+// schedSample is the scheduler's latency histogram at one moment.
+type schedSample struct {
 	counts  []uint64
 	buckets []float64
 }
 
-// SampleSched reads the histogram now (it allocates: call it outside
+// sampleSched reads the histogram now (it allocates: call it outside
 // timed loops).
-func SampleSched() SchedSample {
+func sampleSched() schedSample {
 	s := []metrics.Sample{{Name: schedMetric}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindFloat64Histogram {
-		return SchedSample{}
+		return schedSample{}
 	}
 	h := s[0].Value.Float64Histogram()
-	return SchedSample{counts: append([]uint64(nil), h.Counts...), buckets: h.Buckets}
+	return schedSample{counts: append([]uint64(nil), h.Counts...), buckets: h.Buckets}
 }
 
 // Percentile is the p-th percentile (0 to 100), in nanoseconds, of the
 // waits that began between prev and s: the upper edge of the histogram's
 // bucket that holds it (its buckets are a few per power of two). NaN when
 // nothing waited.
-func (s SchedSample) Percentile(prev SchedSample, p float64) float64 {
+func (s schedSample) Percentile(prev schedSample, p float64) float64 {
 	if len(s.counts) == 0 || len(prev.counts) != len(s.counts) {
 		return math.NaN()
 	}
@@ -61,13 +61,13 @@ func (s SchedSample) Percentile(prev SchedSample, p float64) float64 {
 	return math.NaN()
 }
 
-// ReportSched reports sched-p99-ns over [prev, now] for a leaf of more
+// reportSched reports sched-p99-ns over [prev, now] for a leaf of more
 // than one thread.
-func ReportSched(b *testing.B, threads int, prev SchedSample) {
+func reportSched(b *testing.B, threads int, prev schedSample) {
 	if threads < 2 {
 		return
 	}
-	if v := SampleSched().Percentile(prev, 99); !math.IsNaN(v) {
+	if v := sampleSched().Percentile(prev, 99); !math.IsNaN(v) {
 		b.ReportMetric(v, "sched-p99-ns")
 	}
 }

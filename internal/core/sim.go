@@ -3,11 +3,9 @@ package core
 import (
 	"runtime"
 	"runtime/debug"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/kvbench/kvbench/internal/measure"
 	"github.com/kvbench/kvbench/internal/valgrind"
 )
 
@@ -31,75 +29,14 @@ var underValgrind = valgrind.Running()
 // operations of its untimed warm-up pass and how often it yields.
 type SimPace struct{ Warm, Yield int }
 
-// The paces of point reads and of scans.
+// The paces of point reads, of range scans, and of full scans, which
+// take each of their paths so many times over that they need neither a
+// warm-up pass (the handle's warm-up scanned the fixture) nor yields.
 var (
-	SimReads = SimPace{SimWarmReads, SimYieldReads}
-	SimScans = SimPace{SimWarmScans, SimYieldScans}
+	SimReads     = SimPace{simWarmReads, simYieldReads}
+	SimScans     = SimPace{simWarmScans, simYieldScans}
+	SimFullScans = SimPace{}
 )
-
-// TimeLoop is a warm leaf's timed loop, wrapped in one place: b.N
-// operations split over threads goroutines, op(t, n) doing n of them on
-// goroutine t, inside the benchmark's timer and callgrind's window (Under
-// Valgrind the loop yields every pace.Yield operations, after an untimed
-// warm-up pass of pace.Warm operations through the fresh states warm
-// makes; check runs after that pass). It reports the scheduler's wait
-// (sched-p99-ns) and returns the loop's wall and CPU time and disk
-// counters (b.ReportAllocs reports its allocations).
-func TimeLoop(b *testing.B, threads int, pace SimPace, op func(t, n int), warm func() (op func(t, n int), check func())) Timed {
-	if underValgrind && b.N > 1 {
-		wop, check := warm()
-		RunThreads(threads, pace.Warm, pace.yielding(wop))
-		check()
-	}
-	d0 := SampleDisk()
-	cpu0 := measure.CPUTime()
-	sched0 := SampleSched()
-	b.ReportAllocs()
-	b.ResetTimer()
-	sim := StartSim(b)
-	start := time.Now()
-	RunThreads(threads, b.N, pace.yielding(op))
-	elapsed := time.Since(start)
-	sim.Stop()
-	b.StopTimer()
-	cpu := measure.CPUTime() - cpu0
-	ReportSched(b, threads, sched0)
-	return Timed{Elapsed: elapsed, CPU: cpu, Disk: SampleDisk().Sub(d0)}
-}
-
-// RunThreads splits n operations over threads goroutines, fn(t, ops) in
-// each, and waits for them all. A memory fault in one (a mapped file
-// damaged under the map) panics in the caller's goroutine once all are
-// done, where Handle.Run turns it into the benchmark's failure.
-func RunThreads(threads, n int, fn func(t, ops int)) {
-	var wg sync.WaitGroup
-	var once sync.Once
-	var fault any
-	for t := 0; t < threads; t++ {
-		ops := n / threads
-		if t < n%threads {
-			ops++
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil {
-					if !isFault(r) {
-						panic(r)
-					}
-					once.Do(func() { fault = r })
-				}
-			}()
-			debug.SetPanicOnFault(true)
-			fn(t, ops)
-		}()
-	}
-	wg.Wait()
-	if fault != nil {
-		panic(fault)
-	}
-}
 
 // simSettle is how long a window waits, uncounted, for background
 // goroutines to drain what came before it.
@@ -110,15 +47,15 @@ const simSettle = 50 * time.Millisecond
 // path taken once per scan and left uncached costs a scan of 77,000 or
 // more instructions about 50 more: under 0.1%).
 const (
-	SimWarmReads = 10_000
-	SimWarmScans = 200
+	simWarmReads = 10_000
+	simWarmScans = 200
 )
 
-// SimWindow marks one timed loop for callgrind (benchstat/sim): its
+// simWindow marks one timed loop for callgrind (benchstat/sim): its
 // counters are zeroed where the loop starts and dumped where it ends, in
 // a dump described by valgrind.WindowReason, so a leaf's instructions
 // exclude its setup, the fixture's warm-up and every other leaf.
-type SimWindow struct {
+type simWindow struct {
 	reason            []byte
 	gcPercent, memLim int64
 	memProfileRate    int
@@ -129,11 +66,11 @@ type SimWindow struct {
 // gate's, not a setting that shapes a count.
 const simHeadroom = 2 << 30
 
-// StartSim opens b's window; call it right after b.ResetTimer (or
-// StartTimer) and end it with Stop right before b.StopTimer.
-func StartSim(b *testing.B) SimWindow {
+// startSim opens b's window; call it right after b.ResetTimer (or
+// StartTimer) and end it with stop right before b.StopTimer.
+func startSim(b *testing.B) simWindow {
 	if !underValgrind {
-		return SimWindow{}
+		return simWindow{}
 	}
 	// Built before the zero, so the name's allocation is not counted.
 	r := valgrind.WindowReason(b.Name(), b.N)
@@ -154,7 +91,7 @@ func StartSim(b *testing.B) SimWindow {
 	// its neighbours). Allocation is counted by B/op and allocs/op instead.
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	w := SimWindow{reason: r, gcPercent: int64(debug.SetGCPercent(-1))}
+	w := simWindow{reason: r, gcPercent: int64(debug.SetGCPercent(-1))}
 	w.memLim = debug.SetMemoryLimit(int64(ms.HeapAlloc) + simHeadroom)
 	// No allocation sampling inside the window: the runtime records a
 	// stack for one allocation in about every 512 KiB, at random points,
@@ -166,24 +103,30 @@ func StartSim(b *testing.B) SimWindow {
 	return w
 }
 
-// Pause stops counting until Resume, for a timed interval in pieces (a
-// populate op's, between b.StartTimer and b.StopTimer): the counts so far
-// are kept, and code run meanwhile, background goroutines' included, is
-// not instrumented.
-func (w SimWindow) Pause() {
+// pause stops counting until resume: the counts so far are kept, and
+// code run meanwhile, background goroutines' included, is not
+// instrumented.
+func (w simWindow) pause() {
 	if w.reason != nil {
 		valgrind.StopInstrumentation()
 	}
 }
 
-// Resume counts again after Pause.
-func (w SimWindow) Resume() {
+// resume counts again after pause.
+func (w simWindow) resume() {
 	if w.reason != nil {
 		valgrind.StartInstrumentation()
 	}
 }
 
-// How many ops a timed loop does between yields under Valgrind. Badger's
+// How many ops a timed loop does between yields under Valgrind, where it
+// yields the processor after each batch, the last one included, so an
+// engine's background goroutines do the work the ops hand them at the
+// same points in every run, inside the window that caused it. Without the
+// yields, under GOMAXPROCS=1 they ran only when Go's monitor thread
+// preempted the loop, and that thread ran through some windows and not at
+// all in others: Badger's reads counted about 18.3k or 14.2k instructions
+// each (docs/gating.md, "Simulation mode"). Badger's
 // block cache hands each read's cache updates to two goroutines
 // (ristretto's set buffer,
 // and batches of 64 recorded reads on a channel of 3 that drops what does
@@ -192,35 +135,12 @@ func (w SimWindow) Resume() {
 // so scans yield after each one (a yield is a few hundred instructions, a
 // scan 77,000 or more).
 const (
-	SimYieldReads = 64
-	SimYieldScans = 1
+	simYieldReads = 64
+	simYieldScans = 1
 )
 
-// yielding is op as a timed loop or a warm-up pass runs it: outside
-// Valgrind, op itself. Under Valgrind it calls op with at most p.Yield
-// ops at a time and yields the processor after each call, the last one
-// included, so an engine's background goroutines do the work the ops
-// hand them at the same points in every run, inside the window that
-// caused it. Without the yields, under GOMAXPROCS=1 they ran only when
-// Go's monitor thread preempted the loop, and that thread ran through
-// some windows and not at all in others: Badger's reads counted about
-// 18.3k or 14.2k instructions each (docs/gating.md, "Simulation mode").
-func (p SimPace) yielding(op func(t, n int)) func(t, n int) {
-	if !underValgrind {
-		return op
-	}
-	return func(t, n int) {
-		for n > 0 {
-			k := min(n, p.Yield)
-			op(t, k)
-			n -= k
-			runtime.Gosched()
-		}
-	}
-}
-
-// Stop dumps the window's counters.
-func (w SimWindow) Stop() {
+// stop dumps the window's counters.
+func (w simWindow) stop() {
 	if w.reason != nil {
 		valgrind.DumpStatsAt(w.reason)
 		valgrind.StopInstrumentation()
@@ -228,4 +148,16 @@ func (w SimWindow) Stop() {
 		debug.SetGCPercent(int(w.gcPercent))
 		debug.SetMemoryLimit(w.memLim)
 	}
+}
+
+// TimeInParts runs body with b's timer stopped, inside one callgrind
+// window that counts only between each start and stop body calls: for a
+// leaf whose ops time a part of their work (populate's write interval,
+// overwrite's last pass), start and stop around each timed part.
+func TimeInParts(b *testing.B, body func(start, stop func())) {
+	b.StopTimer()
+	sim := startSim(b)
+	sim.pause()
+	body(func() { sim.resume(); b.StartTimer() }, func() { b.StopTimer(); sim.pause() })
+	sim.stop()
 }

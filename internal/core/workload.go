@@ -164,10 +164,15 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 }
 
 // SubName joins key=value parts into a sub-benchmark name:
-// SubName("cache", "warm", "threads", 16) is "cache=warm/threads=16".
+// SubName("cache", "warm", "threads", 16) is "cache=warm/threads=16". A
+// part whose value is "" is left out: a level a name has only away from
+// its default (dist=zipf).
 func SubName(kv ...any) string {
 	s := ""
 	for i := 0; i+1 < len(kv); i += 2 {
+		if v, ok := kv[i+1].(string); ok && v == "" {
+			continue
+		}
 		if s != "" {
 			s += "/"
 		}

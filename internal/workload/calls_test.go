@@ -58,26 +58,73 @@ func railEnv(t *testing.T, seed uint64) (*core.Env, engine.DB) {
 	return e, db
 }
 
+// railHandle is a handle, for b, on the rail's fixture of e's data set
+// whose every db is wrap of the one the rail opens (and loads), which
+// h.DB opens: a test reads what a leaf does through it.
+func railHandle(b *testing.B, e *core.Env, wrap func(engine.DB) engine.DB) *core.Handle {
+	info, ok := engine.Lookup("memory")
+	if !ok || !info.Reference {
+		b.Fatal("the memory rail is not registered")
+	}
+	f := e.KVFor(info)
+	open := f.Engine.Open
+	f.Engine.Open = func(o engine.Options) (engine.DB, error) {
+		db, err := open(o)
+		if err != nil {
+			return nil, err
+		}
+		return wrap(db), nil
+	}
+	return e.Open(b, f)
+}
+
+// readLeaf and scanLeaf are ReadRandom's and Scan's leaf bodies as their
+// Run hands them to Handle.Run, on h's db in the cache state, which the
+// caller opened (Handle.DB) as Run does.
+func readLeaf(b *testing.B, e *core.Env, h *core.Handle, cache string, rr readRandomRun) {
+	streams := newReadStreams(e, e.CallStreams(b), rr)
+	warm := func() func(t, n int, rd engine.Reader) error { return newReadStreams(e, e.CallStreams(b), rr).read }
+	reportReads(b, streams, h.TimeLoop(b, cache, rr.threads, core.SimReads, streams.read, warm))
+}
+
+func scanLeaf(b *testing.B, e *core.Env, h *core.Handle, cache string, threads int) {
+	streams := newScanStreams(e, e.CallStreams(b), threads)
+	warm := func() func(t, n int, rd engine.Reader) error {
+		return newScanStreams(e, e.CallStreams(b), threads).scan
+	}
+	reportScans(b, streams, h.TimeLoop(b, cache, threads, core.SimScans, streams.scan, warm))
+}
+
 // TestCallsReadTheirOwnKeys holds each workload body here that draws
 // random keys to the rule of core.CallStreams (coretest.CheckCalls).
 func TestCallsReadTheirOwnKeys(t *testing.T) {
 	coretest.SetBenchtime(t, "50x")
-	bodies := map[string]func(b *testing.B, e *core.Env, db engine.DB){
-		"ReadRandom": func(b *testing.B, e *core.Env, db engine.DB) {
-			readRandom(b, e, db, readRandomRun{threads: 1, hitRate: 0.5})
+	// Each body reads through wrap: the rail's db a handle opens, or db,
+	// the rail loaded once.
+	bodies := map[string]func(b *testing.B, e *core.Env, wrap func(engine.DB) engine.DB, db engine.DB){
+		"ReadRandom": func(b *testing.B, e *core.Env, wrap func(engine.DB) engine.DB, _ engine.DB) {
+			h := railHandle(b, e, wrap)
+			h.DB(b, core.Warm, nil)
+			readLeaf(b, e, h, core.Warm, readRandomRun{threads: 1, hitRate: 0.5})
 		},
-		"Scan": func(b *testing.B, e *core.Env, db engine.DB) { scan(b, e, db, 1) },
-		"Load": func(b *testing.B, e *core.Env, db engine.DB) { runLoad(b, e, db, "get-hit", 2000, nil, nil) },
+		"Scan": func(b *testing.B, e *core.Env, wrap func(engine.DB) engine.DB, _ engine.DB) {
+			h := railHandle(b, e, wrap)
+			h.DB(b, core.Warm, nil)
+			scanLeaf(b, e, h, core.Warm, 1)
+		},
+		"Load": func(b *testing.B, e *core.Env, wrap func(engine.DB) engine.DB, db engine.DB) {
+			runLoad(b, e, wrap(db), "get-hit", 2000, nil, nil)
+		},
 	}
 	for name, body := range bodies {
 		coretest.CheckCalls(t, name, func(seed uint64) [][]string {
 			e, db := railEnv(t, seed)
 			log := &coretest.KeyLog{}
-			ldb := &logDB{DB: db, log: log}
+			wrap := func(db engine.DB) engine.DB { return &logDB{DB: db, log: log} }
 			for range 2 {
 				r := testing.Benchmark(func(b *testing.B) {
 					log.Mark()
-					body(b, e, ldb)
+					body(b, e, wrap, db)
 				})
 				if r.N != 50 {
 					t.Fatalf("%s: the benchmark failed (N=%d)", name, r.N)
@@ -96,9 +143,13 @@ func TestSamplePhaseVaries(t *testing.T) {
 	first := 0
 	phases := map[int64]bool{}
 	for n := uint64(1); n <= 64; n++ {
-		p := samplePhases(e, n, 1)[0]
-		phases[p] = true
-		if p&core.LatencySampleMask == 0 {
+		s := callReadStreams(e, n, 1)[0]
+		op := int64(0) // the first sampled op: the phase, counted back from 32
+		for !s.Sampled(op) {
+			op++
+		}
+		phases[op] = true
+		if op == 0 {
 			first++
 		}
 	}

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"io"
 	"math"
@@ -98,9 +99,9 @@ func TestColdRoundsDoTheSameWorkWhateverBN(t *testing.T) {
 		body     func(b *testing.B, h *core.Handle, db engine.DB)
 	}{
 		{"ReadRandom", 0, 100, true, func(b *testing.B, h *core.Handle, _ engine.DB) {
-			readRandomCold(b, e, h, readRandomRun{threads: 2, hitRate: 0.5})
+			readLeaf(b, e, h, core.Cold, readRandomRun{threads: 2, hitRate: 0.5})
 		}},
-		{"Scan", 37, 37, true, func(b *testing.B, h *core.Handle, _ engine.DB) { scanCold(b, e, h, 2) }},
+		{"Scan", 37, 37, true, func(b *testing.B, h *core.Handle, _ engine.DB) { scanLeaf(b, e, h, core.Cold, 2) }},
 		{"Iterate", 37, 1, false, func(b *testing.B, h *core.Handle, db engine.DB) { iterate(b, e, h, db, core.Cold, nil, true) }},
 	}
 	for _, c := range cases {
@@ -189,5 +190,30 @@ func TestColdOpsFlag(t *testing.T) {
 	scanEnv(t, &out)
 	if !strings.Contains(out.String(), "\ncold-ops: 100\n") {
 		t.Errorf("no cold-ops: 100 line in the configuration:\n%s", out.String())
+	}
+}
+
+// TestTimeLoopFailsOnAnOperationsError: an operation's error fails the
+// leaf, warm and cold.
+func TestTimeLoopFailsOnAnOperationsError(t *testing.T) {
+	e := scanEnv(t, io.Discard)
+	coretest.SetBenchtime(t, "10x")
+	f := e.KVFor(coretest.Engine(t, "bolt"))
+	for _, cache := range []string{core.Warm, core.Cold} {
+		failed := false
+		testing.Benchmark(func(b *testing.B) {
+			defer func() { failed = b.Failed() }() // Fatal ends the function
+			h := e.Open(b, f)
+			h.DB(b, cache, nil)
+			h.TimeLoop(b, cache, 2, core.SimReads, func(t, n int, _ engine.Reader) error {
+				if t == 1 {
+					return errors.New("a wrong value")
+				}
+				return nil
+			}, nil)
+		})
+		if !failed {
+			t.Errorf("cache=%s: an operation's error did not fail the leaf", cache)
+		}
 	}
 }

@@ -99,7 +99,7 @@ func commitLeaf(b *testing.B, e *core.Env, h *core.Handle, writers int, v core.V
 	}
 	o := h.Options(tweak)
 	o.ReadOnly = false
-	name := e.Shape() + "/" + core.SubName("writers", writers)
+	name := e.LeafName("writers", writers)
 	if v.Name != "" {
 		name += "/" + v.Name
 	}

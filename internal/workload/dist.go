@@ -13,7 +13,7 @@ import (
 // "Key distributions"): -dist names the ones a family runs, a dimension of
 // its own (dist=zipf); -zipf_theta and -zipf_items shape zipf and latest.
 // Without -dist each family runs its default; ReadRandom and Load name
-// every distribution but uniform (distLevel), YCSB every one.
+// every distribution but uniform (distName), YCSB every one.
 
 var distFlag = &core.Flag[core.WordList]{Name: "dist",
 	Usage: "comma-separated key distributions of ReadRandom, Load and YCSB, one sub-benchmark each: uniform, zipf (YCSB's scrambled Zipfian), latest (YCSB's skewed latest); unset, ReadRandom and Load read uniformly and each YCSB workload uses its own (ReadRandom and Load name every one but uniform in their leaves, dist=zipf)",
@@ -72,15 +72,15 @@ func dists(c *core.Config, def ...string) []string {
 	return def
 }
 
-// distLevel is the dist= level of a ReadRandom or Load leaf's name: none
-// for uniform, the families' only distribution before -dist, so a name
-// recorded then means the same now and history goes on; dist=<d>/ for the
-// others.
-func distLevel(d string) string {
+// distName is the value of a ReadRandom or Load leaf's dist= level: ""
+// for uniform, the families' only distribution before -dist, which leaves
+// the level out (SubName) so a name recorded then means the same now and
+// history goes on; the distribution's name for the others.
+func distName(d string) string {
 	if d == "uniform" {
 		return ""
 	}
-	return "dist=" + d + "/"
+	return d
 }
 
 var distCache struct {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -41,7 +40,7 @@ func init() {
 						b.Fatal(err)
 					}
 					for _, rate := range rateFlag.Get(&e.Cfg) {
-						n := "op=" + op + "/" + distLevel(d) + "rate=" + strconv.Itoa(rate)
+						n := core.SubName("op", op, "dist", distName(d), "rate", rate)
 						if op == "readwhilewriting" && info.Reference {
 							b.Run(core.BlockLeaf(n, info, f.Options), func(b *testing.B) {
 								b.Skip("the calibration rail copies its whole map on a write while readers hold it")

@@ -28,7 +28,7 @@ func init() {
 				// one untimed open and pass loads the page cache) and
 				// prints its settings; the body then closes it and times
 				// opens of its own.
-				h.Run(b, e.Shape()+"/"+core.SubName("cache", cache), cache, nil, func(b *testing.B, _ engine.DB) {
+				h.Run(b, e.LeafName("cache", cache), cache, nil, func(b *testing.B, _ engine.DB) {
 					openAndRead(b, e, info, h, cache)
 				})
 			}

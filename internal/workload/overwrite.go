@@ -94,7 +94,7 @@ func init() {
 				if err != nil {
 					b.Fatal(err)
 				}
-				name := core.BlockLeaf(e.Shape()+"/"+core.SubName("batch", e.Cfg.Batch, "pass", passes), info, o)
+				name := core.BlockLeaf(e.LeafName("batch", e.Cfg.Batch, "pass", passes), info, o)
 				e.WatchLeaf(b.Name() + "/" + name)
 				e.ShowFixtureSettings(info, s, f)
 				b.Run(name, func(b *testing.B) { overwrite(b, e, info, src, o, passes) })
@@ -112,25 +112,21 @@ func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts eng
 	b.SetBytes(e.Gen.LogicalBytes())
 	rng := e.CallStreams(b).Rand(0)
 	var tally writeTally
-	// Counted under callgrind over each op's timed pass only.
-	sim := core.StartSim(b)
-	sim.Pause()
-	start := func() { sim.Resume(); b.StartTimer() }
-	stop := func() { b.StopTimer(); sim.Pause() }
-	for n := 0; n < b.N; n++ {
-		order := drawPassOrders(&rng, e.Keys, 1)[0]
-		o := opts
-		o.Dir = e.ScratchDir(info.Name)
-		st, err := overwriteOnce(e, info, src, o, passSource{g: e.Gen, order: order, version: uint64(passes)}, info.Name+" overwrite", start, stop)
-		if rerr := e.Root.RemoveAll(o.Dir); err == nil {
-			err = rerr
+	core.TimeInParts(b, func(start, stop func()) {
+		for n := 0; n < b.N; n++ {
+			order := drawPassOrders(&rng, e.Keys, 1)[0]
+			o := opts
+			o.Dir = e.ScratchDir(info.Name)
+			st, err := overwriteOnce(e, info, src, o, passSource{g: e.Gen, order: order, version: uint64(passes)}, info.Name+" overwrite", start, stop)
+			if rerr := e.Root.RemoveAll(o.Dir); err == nil {
+				err = rerr
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			tally.add(st)
 		}
-		if err != nil {
-			b.Fatal(err)
-		}
-		tally.add(st)
-	}
-	sim.Stop()
+	})
 	tally.report(b, e.Keys, e.Gen.LogicalBytes(), false)
 	reportIntervals(b, e, tally.intervals)
 }

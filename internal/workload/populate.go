@@ -48,7 +48,7 @@ func init() {
 			// With per-commit durability off and on, so the cost of sync
 			// is measured for every engine rather than assumed.
 			for _, sync := range []bool{false, true} {
-				n := e.Shape() + "/" + core.SubName("batch", e.Cfg.Batch, "sync", sync)
+				n := e.LeafName("batch", e.Cfg.Batch, "sync", sync)
 				runPopulate(b, e, info, n, func(o *engine.Options) { o.Sync = sync })
 			}
 		},
@@ -222,27 +222,22 @@ func measureWrite(info engine.Info, dir string, start, stop func(), open func() 
 func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) {
 	b.SetBytes(e.Gen.LogicalBytes())
 	var tally writeTally
-	b.StopTimer()
-	// Counted under callgrind from each op's start to its stop only.
-	sim := core.StartSim(b)
-	sim.Pause()
-	start := func() { sim.Resume(); b.StartTimer() }
-	stop := func() { b.StopTimer(); sim.Pause() }
-	for n := 0; n < b.N; n++ {
-		dir := e.ScratchDir(info.Name)
-		o := opts
-		o.Dir = dir
-		st, err := populateOnce(e, info, o, info.Name+" populate", start, stop)
-		if err != nil {
-			e.Root.RemoveAll(dir)
-			b.Fatal(err)
+	core.TimeInParts(b, func(start, stop func()) {
+		for n := 0; n < b.N; n++ {
+			dir := e.ScratchDir(info.Name)
+			o := opts
+			o.Dir = dir
+			st, err := populateOnce(e, info, o, info.Name+" populate", start, stop)
+			if err != nil {
+				e.Root.RemoveAll(dir)
+				b.Fatal(err)
+			}
+			tally.add(st)
+			if err := e.Root.RemoveAll(dir); err != nil {
+				b.Fatal(err)
+			}
 		}
-		tally.add(st)
-		if err := e.Root.RemoveAll(dir); err != nil {
-			b.Fatal(err)
-		}
-	}
-	sim.Stop()
+	})
 	tally.report(b, e.Keys, e.Gen.LogicalBytes(), true)
 }
 

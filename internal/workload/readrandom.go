@@ -27,29 +27,27 @@ func init() {
 		Name:     "ReadRandom",
 		Engines:  core.Everything,
 		Fixtures: kvFixture,
-		Units: append(append([]core.Unit{core.Info("hit%"), core.Higher("mem-hit%"), core.Lower("sched-p99-ns"), core.Higher("ops/s"), core.Lower("cpu-ns/op"),
-			core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...), core.LatencyUnits...),
+		Units: append(append([]core.Unit{core.Info("hit%"), core.Higher("mem-hit%"), core.Higher("ops/s"), core.Lower("cpu-ns/op")},
+			core.LoopUnits...), core.LatencyUnits...),
 		Options: append([]core.Option{hitRateFlag}, distOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
-			list := dists(&e.Cfg, "uniform")
 			for _, cache := range h.Caches() {
-				for _, d := range list {
+				for _, d := range dists(&e.Cfg, "uniform") {
 					p, err := keyDist(&e.Cfg, d, e.Keys)
 					if err != nil {
 						b.Fatal(err)
 					}
 					for _, hit := range hitRateFlag.Get(&e.Cfg) {
 						for _, threads := range e.Cfg.Threads {
-							n := e.Shape() + "/" + core.SubName("cache", cache) + "/" + distLevel(d) +
-								core.SubName("hit", core.TrimFloat(hit*100)+"%", "threads", threads)
+							name := e.LeafName("cache", cache, "dist", distName(d), "hit", core.TrimFloat(hit*100)+"%", "threads", threads)
 							rr := readRandomRun{threads: threads, hitRate: hit, dist: p, countIO: cache == core.Cold || e.Budget() != nil}
-							h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) {
-								if cache == core.Cold {
-									readRandomCold(b, e, h, rr)
-								} else {
-									readRandom(b, e, db, rr)
-								}
+							h.Run(b, name, cache, nil, func(b *testing.B, _ engine.DB) {
+								// A stream per goroutine for the timed loop, and
+								// fresh ones for simulation mode's warm-up pass.
+								streams := newReadStreams(e, e.CallStreams(b), rr)
+								warm := func() func(t, n int, rd engine.Reader) error { return newReadStreams(e, e.CallStreams(b), rr).read }
+								reportReads(b, streams, h.TimeLoop(b, cache, threads, core.SimReads, streams.read, warm))
 							})
 						}
 					}
@@ -93,24 +91,22 @@ type readRandomRun struct {
 	countIO bool
 }
 
-// readStream is one reader goroutine's reads: its own random keys,
-// checker, latency samples and tally, kept across the rounds of a cold
-// leaf. Padded so streams never share a cache line.
+// readStream is one reader goroutine's reads: its own random keys and
+// latency samples (core.Stream), checker and tally, kept across the
+// rounds of a cold leaf. Padded so streams never share a cache line.
 type readStream struct {
-	_          [64]byte
-	g          *dataset.Gen
-	hitRate    float64
-	smp        *keydist.Sampler // nil: uniform
-	rng        dataset.Rand
-	chk        *dataset.Checker
-	lat        *measure.Recorder
-	check      func([]byte) error // s.checkValue, bound once
-	idx        uint64             // the key Get is reading
-	phase      int64              // samplePhase: which op numbers are timed
-	kb         [dataset.KeySize]byte
-	ops, found int64
-	bytes      int64
-	err        error
+	_ [64]byte
+	core.Stream
+	g       *dataset.Gen
+	hitRate float64
+	smp     *keydist.Sampler // nil: uniform
+	chk     *dataset.Checker
+	check   func([]byte) error // s.checkValue, bound once
+	idx     uint64             // the key Get is reading
+	kb      [dataset.KeySize]byte
+	ops     int64 // counted across the call, which with the stream's phase picks the sampled ones
+	found   int64
+	bytes   int64
 	// countIO: each sampled read also counts whether it went to the
 	// device (memHits of ioSampled did not); its goroutine is locked to
 	// its thread, whose counters these are.
@@ -119,6 +115,9 @@ type readStream struct {
 	ru                 unix.Rusage
 	_                  [64]byte
 }
+
+// readStreams are a leaf's reader goroutines' streams, one each.
+type readStreams []*readStream
 
 // threadIO is the calling thread's reads from the device so far: blocks
 // read (read_bytes/512, whatever the engine read them with) and major
@@ -130,18 +129,15 @@ func (s *readStream) threadIO() int64 {
 	return s.ru.Inblock + s.ru.Majflt
 }
 
-// newReadStreams makes one stream per reader goroutine, each recording
-// latencies into lats[t], from the round's streams rs.
-func newReadStreams(e *core.Env, rs core.Streams, lats []*measure.Recorder, rr readRandomRun) []*readStream {
-	out := make([]*readStream, len(lats))
-	for t := range out {
-		s := &readStream{g: e.Gen, hitRate: rr.hitRate, rng: rs.Rand(uint64(t) + 1000),
-			chk: e.Gen.NewChecker(e.FullCheck), lat: lats[t]}
+// newReadStreams makes one stream per reader goroutine from the call's
+// streams rs.
+func newReadStreams(e *core.Env, rs core.Streams, rr readRandomRun) readStreams {
+	out := make(readStreams, rr.threads)
+	for t, st := range rs.Threads(1000, rr.threads, core.LatencySample) {
+		s := &readStream{Stream: st, g: e.Gen, hitRate: rr.hitRate, chk: e.Gen.NewChecker(e.FullCheck), countIO: rr.countIO}
 		if rr.dist != nil && rr.dist.Kind != keydist.Uniform {
 			s.smp = rr.dist.NewSampler()
 		}
-		s.phase = core.SamplePhase(&s.rng)
-		s.countIO = rr.countIO
 		s.check = s.checkValue
 		out[t] = s
 	}
@@ -153,31 +149,32 @@ func (s *readStream) checkValue(v []byte) error {
 	return s.chk.Check(s.idx, v) // Get returns it
 }
 
-// read does n reads through rd; it stops at the first error, in s.err.
-// Its ops count on from the stream's earlier reads, which with the
-// stream's phase choose the sampled ones.
-func (s *readStream) read(rd engine.Reader, n int) {
+// read does n reads of goroutine t's stream through rd; it stops at the
+// first error. Its ops count on from the stream's earlier reads, which
+// with the stream's phase choose the sampled ones.
+func (ss readStreams) read(t, n int, rd engine.Reader) error {
+	s := ss[t]
 	if s.countIO {
 		runtime.LockOSThread() // threadIO's counters are this thread's
 		defer runtime.UnlockOSThread()
 	}
 	g := s.g
-	op, phase := s.ops, s.phase
+	op := s.ops
 	defer func() { s.ops = op }()
 	for end := op + int64(n); op < end; op++ {
 		if s.smp != nil {
-			s.idx = s.smp.Next(&s.rng, g.Keys)
+			s.idx = s.smp.Next(&s.Rand, g.Keys)
 		} else {
-			s.idx = s.rng.Below(g.Keys)
+			s.idx = s.Rand.Below(g.Keys)
 		}
-		hit := s.rng.Float64() < s.hitRate
+		hit := s.Rand.Float64() < s.hitRate
 		var key []byte
 		if hit {
 			key = g.Key(s.kb[:], s.idx)
 		} else {
 			key = g.MissKey(s.kb[:], s.idx)
 		}
-		sampled := (op+phase)&core.LatencySampleMask == 0
+		sampled := s.Sampled(op)
 		var t0 time.Time
 		var io0 int64
 		if sampled {
@@ -188,7 +185,7 @@ func (s *readStream) read(rd engine.Reader, n int) {
 		}
 		found, err := rd.Get(key, s.check)
 		if sampled {
-			s.lat.Record(time.Since(t0))
+			s.Lat.Record(time.Since(t0))
 			if s.countIO {
 				s.ioSampled++
 				if s.threadIO() == io0 {
@@ -197,84 +194,41 @@ func (s *readStream) read(rd engine.Reader, n int) {
 			}
 		}
 		if err != nil {
-			s.err = err
-			return
+			return err
 		}
 		if found != hit {
-			s.err = fmt.Errorf("key %d (hit=%v): found=%v", s.idx, hit, found)
-			return
+			return fmt.Errorf("key %d (hit=%v): found=%v", s.idx, hit, found)
 		}
 		if found {
 			s.found++
 		}
 	}
+	return nil
 }
 
-// newRecorders makes one latency recorder per thread.
-func newRecorders(threads int) []*measure.Recorder {
-	lats := make([]*measure.Recorder, threads)
-	for t := range lats {
-		lats[t] = measure.NewRecorder()
-	}
-	return lats
-}
-
-// readRandom times b.N reads of an open db, warm.
-func readRandom(b *testing.B, e *core.Env, db engine.DB, rr readRandomRun) {
-	readers, lats := core.NewReaders(b, db, rr.threads)
-	streams := newReadStreams(e, e.CallStreams(b), lats, rr)
-	timed := core.TimeLoop(b, rr.threads, core.SimReads, func(t, n int) { streams[t].read(readers[t], n) },
-		func() (func(t, n int), func()) {
-			warm := newReadStreams(e, e.CallStreams(b), newRecorders(rr.threads), rr)
-			return func(t, n int) { warm[t].read(readers[t], n) }, func() {
-				for _, s := range warm {
-					if s.err != nil {
-						b.Fatalf("warm-up read: %v", s.err)
-					}
-				}
-			}
-		})
-	reportReads(b, streams, int64(b.N), timed.Elapsed, timed.Disk, timed.CPU)
-}
-
-// readRandomCold times b.N cold rounds of -cold_ops reads each, split
-// across threads; each round's readers are opened on its fresh db and
-// closed after it, untimed.
-func readRandomCold(b *testing.B, e *core.Env, h *core.Handle, rr readRandomRun) {
-	perRound := e.Cfg.ColdRoundOps()
-	streams := newReadStreams(e, e.CallStreams(b), newRecorders(rr.threads), rr)
-	timed := h.ColdReaders(b, rr.threads, perRound, func(t, n int, rd engine.Reader) { streams[t].read(rd, n) })
-	ops := int64(b.N) * int64(perRound)
-	timed.ReportPerOp(b, ops)
-	reportReads(b, streams, ops, timed.Elapsed, timed.Disk, timed.CPU)
-}
-
-// reportReads checks the streams' tallies (ops reads in all) and reports
-// their figures over the timed elapsed, disk bytes and CPU time.
-func reportReads(b *testing.B, streams []*readStream, ops int64, elapsed time.Duration, disk core.DiskCounters, cpu time.Duration) {
+// reportReads checks the streams' tallies against the loop's operations
+// and reports their figures over its timed part.
+func reportReads(b *testing.B, streams readStreams, timed core.Timed) {
 	var done, found, bytes, sampled, memHits int64
 	lats := make([]*measure.Recorder, len(streams))
 	for i, s := range streams {
-		if s.err != nil {
-			b.Fatalf("reader %d: %v", i, s.err)
-		}
 		done += s.ops
 		found += s.found
 		bytes += s.bytes
 		sampled += s.ioSampled
 		memHits += s.memHits
-		lats[i] = s.lat
+		lats[i] = s.Lat
 	}
+	ops, elapsed := timed.Ops, timed.Elapsed
 	if done != ops {
 		b.Fatalf("%d reads done, want %d", done, ops)
 	}
 	b.ReportMetric(100*float64(found)/float64(ops), "hit%")
 	b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
 	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
-	disk.Report(b, ops)
 	if sampled > 0 {
 		b.ReportMetric(100*float64(memHits)/float64(sampled), "mem-hit%")
 	}
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(ops), "cpu-ns/op") // robust to other processes' load
-	measure.Merge(lats...).Report(b.ReportMetric)                        // p50-ns, p99-ns, p999-ns of the sampled reads
+	b.ReportMetric(float64(timed.CPU.Nanoseconds())/float64(ops), "cpu-ns/op") // robust to other processes' load
+	measure.Merge(lats...).Report(b.ReportMetric)                              // p50-ns, p99-ns, p999-ns of the sampled reads
 }

@@ -46,19 +46,19 @@ func (d *delayDB) NewReader() (engine.Reader, error) {
 	return dr, err
 }
 
-// truth is the reads of the last len(phases) readers that readRandom
-// sampled, reader t at phases[t], timed inside Get; bound is each of them
+// truth is the reads of the last len(streams) readers that readRandom
+// sampled, reader t as streams[t] does, timed inside Get; bound is each of them
 // plus the time outside any Get before and after it (to the reader's
 // opening before the first, to now after the last). The harness's timer
 // around Get takes a read's time and part of those gaps, whatever the
 // machine does: at each rank its figure is between the two.
-func (d *delayDB) truth(phases []int64) (truth, bound *measure.Recorder) {
+func (d *delayDB) truth(streams readStreams) (truth, bound *measure.Recorder) {
 	truth, bound = measure.NewRecorder(), measure.NewRecorder()
-	rs := d.readers[len(d.readers)-len(phases):]
+	rs := d.readers[len(d.readers)-len(streams):]
 	for t, r := range rs {
 		now := time.Since(r.opened)
 		for i := range r.starts {
-			if (int64(i)+phases[t])&core.LatencySampleMask != 0 {
+			if !streams[t].Sampled(int64(i)) {
 				continue
 			}
 			prevEnd, nextStart := time.Duration(0), now
@@ -100,10 +100,6 @@ func TestReadRandomPercentilesMatchInjectedDelays(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a benchmark for about a second")
 	}
-	info, ok := engine.Lookup("memory")
-	if !ok || !info.Reference {
-		t.Fatal("the memory rail is not registered")
-	}
 	c := core.Default()
 	c.KeysMil, c.ValSize, c.ValueRatio, c.Seed = 0.005, 64, 1, 7
 	e, err := core.NewEnv(c, io.Discard, io.Discard)
@@ -111,27 +107,24 @@ func TestReadRandomPercentilesMatchInjectedDelays(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Running.Store(true)
-	mem, err := engine.Open(info.Name, engine.Options{Dir: t.TempDir(), ExpectedBytes: e.Gen.LogicalBytes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mem.Close()
-	if err := e.WriteAll(mem, core.GenSource{G: e.Gen}, 1000, 1, "memory load"); err != nil {
-		t.Fatal(err)
-	}
 	const fast, slow = 20 * time.Microsecond, 400 * time.Microsecond
-	db := &delayDB{DB: mem, gen: e.Gen, fast: fast, slow: slow, slowEvery: 50}
+	db := &delayDB{gen: e.Gen, fast: fast, slow: slow, slowEvery: 50}
+	wrap := func(mem engine.DB) engine.DB { db.DB = mem; return db }
 	// A fixed count, whatever -benchtime the run was given: 100,000 reads
 	// give about 3,000 samples, 60 of them slow, so p99 and p999 sit well
 	// inside the slow ones.
 	coretest.SetBenchtime(t, "100000x")
-	r := testing.Benchmark(func(b *testing.B) { readRandom(b, e, db, readRandomRun{threads: 2, hitRate: 1}) })
+	r := testing.Benchmark(func(b *testing.B) {
+		h := railHandle(b, e, wrap)
+		h.DB(b, core.Warm, nil)
+		readLeaf(b, e, h, core.Warm, readRandomRun{threads: 2, hitRate: 1})
+	})
 	if r.N == 0 {
 		t.Fatal("the benchmark failed")
 	}
 	// testing.Benchmark runs one read first, then r.N: the last two
 	// readers are the run reported, in the last call.
-	truth, bound := db.truth(samplePhases(e, e.Calls(""), 2))
+	truth, bound := db.truth(callReadStreams(e, e.Calls(""), 2))
 	for _, msg := range checkAgainstTruth(r, truth, bound, fast, slow) {
 		t.Error(msg)
 	}
@@ -148,7 +141,7 @@ func checkAgainstTruth(r testing.BenchmarkResult, truth, bound *measure.Recorder
 		errs = append(errs, fmt.Sprintf("hit%% = %v, want 100", hit))
 	}
 	// Two readers share r.N reads; each times 1 in 32 of them.
-	every := core.LatencySampleMask + 1
+	every := core.LatencySample
 	if n, lo, hi := truth.Count(), int64(r.N/every-2), int64(r.N/every+2); n < lo || n > hi {
 		errs = append(errs, fmt.Sprintf("%d of %d reads sampled, want 1 in %d per reader", n, r.N, every))
 	}
@@ -169,13 +162,8 @@ func checkAgainstTruth(r testing.BenchmarkResult, truth, bound *measure.Recorder
 	return errs
 }
 
-// samplePhases are the sampling phases of the first threads read streams
-// of call n.
-func samplePhases(e *core.Env, n uint64, threads int) []int64 {
-	streams := newReadStreams(e, e.StreamsOfCall(n), make([]*measure.Recorder, threads), readRandomRun{threads: threads, hitRate: 1})
-	out := make([]int64, threads)
-	for t, s := range streams {
-		out[t] = s.phase
-	}
-	return out
+// callReadStreams are the first threads read streams of call n, as
+// ReadRandom drew them.
+func callReadStreams(e *core.Env, n uint64, threads int) readStreams {
+	return newReadStreams(e, e.StreamsOfCall(n), readRandomRun{threads: threads, hitRate: 1})
 }

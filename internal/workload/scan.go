@@ -29,7 +29,7 @@ func init() {
 			for _, cache := range h.Caches() {
 				for _, values := range []bool{true, false} {
 					for _, v := range core.Variants(info, iterateCaps...) {
-						n := e.Shape() + "/" + core.SubName("cache", cache, "values", values)
+						n := e.LeafName("cache", cache, "values", values)
 						if v.Name != "" {
 							n += "/" + v.Name
 						}
@@ -52,7 +52,8 @@ func iterOpts(e *core.Env, values bool) engine.IterOptions {
 // iterate times b.N full scans. In the cold state every scan is a round
 // of its own (ColdRounds): it starts from a closed, evicted, reopened
 // fixture; reopening is not timed, its cost is reported as open-ms and
-// open-read-B, and its disk reads are not counted in read-B/op.
+// open-read-B, and its disk reads are not counted in read-B/op. Warm or
+// cold, each scan opens a reader of its own.
 func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache string, tweak func(*engine.Options), values bool) {
 	keys := e.Gen.Keys
 	chk := core.GenSource{G: e.Gen}.NewChecker(e.FullCheck)
@@ -60,38 +61,36 @@ func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache stri
 	if values {
 		perScan += int64(keys) * int64(e.Cfg.ValSize)
 	}
-	var n uint64
-	var err error
-	check := func() {
-		if err != nil {
-			b.Fatal(err)
+	scanAll := func(db engine.DB) error {
+		n, _, err := core.ScanAllWith(db, iterOpts(e, values), chk)
+		if err == nil && n != keys {
+			err = fmt.Errorf("scan read %d keys, the fixture has %d", n, keys)
 		}
-		if n != keys {
-			b.Fatalf("scan read %d keys, the fixture has %d", n, keys)
-		}
+		return err
 	}
 	b.SetBytes(perScan)
 	b.ReportAllocs()
-	var disk core.DiskCounters
 	if cache == core.Cold {
+		var err error
 		timed := h.ColdRounds(b, tweak, func(db engine.DB) (func(), func()) {
-			return func() { n, _, err = core.ScanAllWith(db, iterOpts(e, values), chk) }, check
+			return func() { err = scanAll(db) }, func() {
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
-		disk = timed.Disk
+		timed.Disk.Report(b, timed.Ops)
 	} else {
-		b.ResetTimer()
-		sim := core.StartSim(b)
-		for i := 0; i < b.N; i++ {
-			d0 := core.SampleDisk()
-			n, _, err = core.ScanAllWith(db, iterOpts(e, values), chk)
-			disk = disk.Add(core.SampleDisk().Sub(d0))
-			check()
-		}
-		sim.Stop()
-		b.StopTimer()
+		h.TimeLoop(b, cache, 1, core.SimFullScans, func(_, n int, _ engine.Reader) error {
+			for range n {
+				if err := scanAll(db); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil)
 	}
 	b.ReportMetric(float64(keys)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
-	disk.Report(b, int64(b.N))
 }
 
 // Scan: range scans, db_bench's seekrandom and YCSB workload E. One op
@@ -103,20 +102,19 @@ func init() {
 		Name:     "Scan",
 		Engines:  core.Everything,
 		Fixtures: kvFixture,
-		Units: append(append([]core.Unit{core.Info("keys/op"), core.Higher("keys/s"), core.Lower("sched-p99-ns"),
-			core.Lower("open-ms"), core.Lower("open-read-B")}, core.DiskUnits...), core.LatencyUnits...),
-		Options: []core.Option{scanLenFlag, scanPrefetchFlag},
+		Units:    append(append([]core.Unit{core.Info("keys/op"), core.Higher("keys/s")}, core.LoopUnits...), core.LatencyUnits...),
+		Options:  []core.Option{scanLenFlag, scanPrefetchFlag},
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				for _, threads := range e.Cfg.Threads {
-					n := e.Shape() + "/" + core.SubName("cache", cache, "scan_len", scanLenFlag.Get(&e.Cfg), "threads", threads)
-					h.Run(b, n, cache, nil, func(b *testing.B, db engine.DB) {
-						if cache == core.Cold {
-							scanCold(b, e, h, threads)
-						} else {
-							scan(b, e, db, threads)
+					name := e.LeafName("cache", cache, "scan_len", scanLenFlag.Get(&e.Cfg), "threads", threads)
+					h.Run(b, name, cache, nil, func(b *testing.B, _ engine.DB) {
+						streams := newScanStreams(e, e.CallStreams(b), threads)
+						warm := func() func(t, n int, rd engine.Reader) error {
+							return newScanStreams(e, e.CallStreams(b), threads).scan
 						}
+						reportScans(b, streams, h.TimeLoop(b, cache, threads, core.SimScans, streams.scan, warm))
 					})
 				}
 			}
@@ -148,105 +146,75 @@ var scanLenFlag = &core.Flag[int]{Name: "scan_len", Default: 100,
 	Usage: "entries read after each seek in BenchmarkScan",
 	Check: func(n int, _ *core.Config) error { return intRange(n, 1, 1_000_000) }}
 
-// scanStream is one scanning goroutine's seeks: its own random keys,
-// checker, latencies and tally, kept across the rounds of a cold leaf.
-// Padded like readStream.
+// scanStream is one scanning goroutine's seeks: its own random keys and
+// latencies (core.Stream), checker and tally, kept across the rounds of
+// a cold leaf. Padded like readStream.
 type scanStream struct {
-	_                   [64]byte
+	_ [64]byte
+	core.Stream
 	g                   *dataset.Gen
 	scanLen             int
-	rng                 dataset.Rand
 	chk                 *dataset.Checker
-	lat                 *measure.Recorder
 	prefetch            bool // -scan_prefetch
 	kb                  [dataset.KeySize]byte
 	ops, entries, bytes int64
-	err                 error
 	_                   [64]byte
 }
 
-// newScanStreams makes one stream per scanning goroutine from the round's
-// streams rs.
-func newScanStreams(e *core.Env, rs core.Streams, lats []*measure.Recorder) []*scanStream {
-	out := make([]*scanStream, len(lats))
-	for t := range out {
-		out[t] = &scanStream{g: e.Gen, scanLen: scanLenFlag.Get(&e.Cfg), rng: rs.Rand(uint64(t) + 2000),
-			chk: e.Gen.NewChecker(e.FullCheck), lat: lats[t], prefetch: scanPrefetchFlag.Get(&e.Cfg)}
+// scanStreams are a leaf's scanning goroutines' streams, one each.
+type scanStreams []*scanStream
+
+// newScanStreams makes one stream per scanning goroutine from the call's
+// streams rs, each timing every seek.
+func newScanStreams(e *core.Env, rs core.Streams, threads int) scanStreams {
+	out := make(scanStreams, threads)
+	for t, st := range rs.Threads(2000, threads, 1) {
+		out[t] = &scanStream{Stream: st, g: e.Gen, scanLen: scanLenFlag.Get(&e.Cfg),
+			chk: e.Gen.NewChecker(e.FullCheck), prefetch: scanPrefetchFlag.Get(&e.Cfg)}
 	}
 	return out
 }
 
-// scan does n seek-and-read-next operations through rd; it stops at the
-// first error, in s.err.
-func (s *scanStream) scan(rd engine.Reader, n int) {
+// scan does n seek-and-read-next operations of goroutine t's stream
+// through rd; it stops at the first error. Each op opens an iterator at
+// its start key, as a range read in an application does; every entry's
+// value is checked against its key and the first entry must be the key
+// sought.
+func (ss scanStreams) scan(t, n int, rd engine.Reader) error {
+	s := ss[t]
 	for i := 0; i < n; i++ {
-		seek := s.g.Key(s.kb[:], s.rng.Below(s.g.Keys))
+		seek := s.g.Key(s.kb[:], s.Rand.Below(s.g.Keys))
 		t0 := time.Now() // a scan is long next to a timestamp: time every one
 		entries, bytes, err := scanFrom(rd, engine.IterOptions{Start: seek, NoPrefetch: !s.prefetch}, s.scanLen, s.chk)
-		s.lat.Record(time.Since(t0))
+		s.Lat.Record(time.Since(t0))
 		if err != nil {
-			s.err = err
-			return
+			return err
 		}
 		s.ops++
 		s.entries += entries
 		s.bytes += bytes
 	}
+	return nil
 }
 
-// scan times b.N seek-and-read-next operations over threads goroutines,
-// warm. Each op opens an iterator at its start key, as a range read in an
-// application does; every entry's value is checked against its key and
-// the first entry must be the key sought.
-func scan(b *testing.B, e *core.Env, db engine.DB, threads int) {
-	readers, lats := core.NewReaders(b, db, threads)
-	streams := newScanStreams(e, e.CallStreams(b), lats)
-	timed := core.TimeLoop(b, threads, core.SimScans, func(t, n int) { streams[t].scan(readers[t], n) },
-		func() (func(t, n int), func()) {
-			warm := newScanStreams(e, e.CallStreams(b), newRecorders(threads))
-			return func(t, n int) { warm[t].scan(readers[t], n) }, func() {
-				for _, s := range warm {
-					if s.err != nil {
-						b.Fatalf("warm-up scan: %v", s.err)
-					}
-				}
-			}
-		})
-	reportScans(b, streams, int64(b.N), timed.Elapsed, timed.Disk)
-}
-
-// scanCold times b.N cold rounds of -cold_ops seeks each, split across
-// threads, as readRandomCold does reads.
-func scanCold(b *testing.B, e *core.Env, h *core.Handle, threads int) {
-	perRound := e.Cfg.ColdRoundOps()
-	streams := newScanStreams(e, e.CallStreams(b), newRecorders(threads))
-	timed := h.ColdReaders(b, threads, perRound, func(t, n int, rd engine.Reader) { streams[t].scan(rd, n) })
-	ops := int64(b.N) * int64(perRound)
-	timed.ReportPerOp(b, ops)
-	reportScans(b, streams, ops, timed.Elapsed, timed.Disk)
-}
-
-// reportScans checks the streams' tallies (ops seeks in all) and reports
-// their figures over the timed elapsed and disk bytes.
-func reportScans(b *testing.B, streams []*scanStream, ops int64, elapsed time.Duration, disk core.DiskCounters) {
+// reportScans checks the streams' tallies against the loop's operations
+// and reports their figures over its timed part.
+func reportScans(b *testing.B, streams scanStreams, timed core.Timed) {
 	var done, entries, bytes int64
 	lats := make([]*measure.Recorder, len(streams))
 	for i, s := range streams {
-		if s.err != nil {
-			b.Fatalf("scanner %d: %v", i, s.err)
-		}
 		done += s.ops
 		entries += s.entries
 		bytes += s.bytes
-		lats[i] = s.lat
+		lats[i] = s.Lat
 	}
+	ops, elapsed := timed.Ops, timed.Elapsed
 	if done != ops {
 		b.Fatalf("%d seeks done, want %d", done, ops)
 	}
 	b.ReportMetric(float64(entries)/float64(ops), "keys/op")
 	b.ReportMetric(float64(entries)/elapsed.Seconds(), "keys/s")
 	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
-	disk.Report(b, ops)
 	measure.Merge(lats...).Report(b.ReportMetric)
 }
 

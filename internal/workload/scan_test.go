@@ -117,7 +117,8 @@ func TestScanReadsScanLenEntries(t *testing.T) {
 	for _, threads := range []int{1, 2} {
 		r := testing.Benchmark(func(b *testing.B) {
 			h := e.Open(b, f)
-			scan(b, e, h.DB(b, core.Warm, nil), threads)
+			h.DB(b, core.Warm, nil)
+			scanLeaf(b, e, h, core.Warm, threads)
 		})
 		if r.N != 200 {
 			t.Fatalf("threads=%d: the benchmark failed (N=%d)", threads, r.N)

@@ -39,7 +39,7 @@ func init() {
 				list := dists(&e.Cfg, def...)
 				for _, d := range list {
 					for _, threads := range e.Cfg.Threads {
-						n := e.Shape() + "/" + core.SubName("workload", spec.Name, "dist", d, "threads", threads)
+						n := e.LeafName("workload", spec.Name, "dist", d, "threads", threads)
 						ycsbLeaf(b, e, h, n, spec, d, threads)
 					}
 				}

@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
 	"github.com/kvbench/kvbench/benchstat/internal/results"
@@ -46,12 +45,12 @@ func (r *Results) spanBlocks() {
 		var keep []string
 		moved := map[string][]string{} // c -> its c/block=... siblings
 		for _, c := range r.config[op] {
-			if strings.Contains(c, "/block=") {
+			if _, ok := results.SplitConfig(c).Get("block"); ok {
 				keep = append(keep, c)
 				continue
 			}
 			for _, d := range r.config[op] {
-				if rest, ok := strings.CutPrefix(d, c+"/block="); ok && !strings.Contains(rest, "/") {
+				if ps := results.SplitConfig(d); len(ps) > 1 && ps[len(ps)-1].Key == "block" && ps[:len(ps)-1].String() == c {
 					moved[c] = append(moved[c], d)
 				}
 			}
@@ -123,32 +122,32 @@ func summarize(vals []float64) summary {
 // labels shortens sub-benchmark names to the parts that differ between
 // them, and returns the parts they share.
 func labels(configs []string) (short []string, common string) {
-	split := make([][]string, len(configs))
-	count := map[string]int{}
+	split := make([]results.Parts, len(configs))
+	count := map[results.Part]int{}
 	for i, c := range configs {
-		split[i] = strings.Split(c, "/")
+		split[i] = results.SplitConfig(c)
 		for _, p := range split[i] {
 			count[p]++
 		}
 	}
-	var shared []string
+	var shared results.Parts
 	if len(configs) > 0 {
 		for _, p := range split[0] {
-			if count[p] == len(configs) && p != "" {
+			if count[p] == len(configs) {
 				shared = append(shared, p)
 			}
 		}
 	}
 	for _, parts := range split {
-		var keep []string
+		var keep results.Parts
 		for _, p := range parts {
 			if count[p] != len(configs) {
 				keep = append(keep, p)
 			}
 		}
-		short = append(short, strings.Join(keep, " "))
+		short = append(short, keep.Join(" "))
 	}
-	return short, strings.Join(shared, " ")
+	return short, shared.Join(" ")
 }
 
 // units lists the units reported for op, sorted.

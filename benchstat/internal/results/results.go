@@ -38,6 +38,7 @@ type Result struct {
 	// Labels are the file's configuration lines in force at the result,
 	// in the order they came.
 	Labels []Label
+	Line   int // its line in the file, from 1
 }
 
 // Value is one measurement, in the unit the file wrote.
@@ -48,6 +49,16 @@ type Value struct {
 
 // Label is one configuration line: "keys: 100000".
 type Label struct{ Key, Value string }
+
+// Value is r's value in unit, as the file wrote it (ns/op).
+func (r *Result) Value(unit string) (float64, bool) {
+	for _, v := range r.Values {
+		if v.Unit == unit {
+			return v.Value, true
+		}
+	}
+	return 0, false
+}
 
 // Label is the value of the configuration line key in force at r, "" if
 // none.
@@ -80,6 +91,7 @@ func Read(r io.Reader, name string) (*File, error) {
 				}
 			}
 			res := Result{Name: string(rec.Name), Iters: rec.Iters, Labels: labels}
+			_, res.Line = rec.Pos()
 			res.Op, res.Engine, res.Config = n.split(rec)
 			for _, v := range rec.Values {
 				if v.OrigUnit != "" { // benchfmt's tidied unit: sec/op for ns/op
@@ -201,6 +213,36 @@ func SplitConfig(config string) Parts {
 	return out
 }
 
+// String joins the parts into a configuration again, as SplitConfig
+// read it.
+func (ps Parts) String() string { return ps.Join("/") }
+
+// Join is the parts, "key=value" or a bare "key", joined by sep.
+func (ps Parts) Join(sep string) string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(p.Key)
+		if p.Value != "" {
+			b.WriteString("=" + p.Value)
+		}
+	}
+	return b.String()
+}
+
+// Without is ps less the parts named key.
+func (ps Parts) Without(key string) Parts {
+	var out Parts
+	for _, p := range ps {
+		if p.Key != key {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Get is the value of the first part named key.
 func (ps Parts) Get(key string) (string, bool) {
 	for _, p := range ps {
@@ -209,6 +251,34 @@ func (ps Parts) Get(key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Match reports whether ps passes every filter: "key=value" must be
+// among the parts, "key" must be there with any value, "!key" must be
+// absent.
+func (ps Parts) Match(filters []string) bool {
+	for _, f := range filters {
+		key, present := FilterKey(f)
+		got, has := ps.Get(key)
+		if !present {
+			if has {
+				return false
+			}
+			continue
+		}
+		if _, want, exact := strings.Cut(f, "="); !has || exact && got != want {
+			return false
+		}
+	}
+	return true
+}
+
+// FilterKey is the key a filter of Match names, and whether the filter
+// asks for it to be there ("key", "key=value") or absent ("!key").
+func FilterKey(f string) (key string, present bool) {
+	f, absent := strings.CutPrefix(f, "!")
+	key, _, _ = strings.Cut(f, "=")
+	return key, !absent
 }
 
 // WithEngineKey copies a results file from r to w with each engine moved

@@ -32,9 +32,15 @@ func TestRead(t *testing.T) {
 	r := f.Results[0]
 	want := Result{Name: "ReadRandomBadger/valsz=1024/threads=1-2", Op: "ReadRandom", Engine: "Badger", Config: "valsz=1024/threads=1", Iters: 100,
 		Values: []Value{{"ns/op", 2000}, {"ops/s", 500000}}, // as written: not benchfmt's sec/op
-		Labels: []Label{{"goos", "linux"}, {"keys", "100"}, {"gate", "ops/s"}}}
+		Labels: []Label{{"goos", "linux"}, {"keys", "100"}, {"gate", "ops/s"}}, Line: 4}
 	if !reflect.DeepEqual(r, want) {
 		t.Fatalf("got  %+v\nwant %+v", r, want)
+	}
+	if v, ok := r.Value("ns/op"); !ok || v != 2000 {
+		t.Fatalf("ns/op: %v %v", v, ok)
+	}
+	if _, ok := r.Value("sec/op"); ok {
+		t.Fatal("a value in a unit the file did not write")
 	}
 	if d := f.Results[2]; d.Op != "Disk" || d.Engine != "" || d.Config != "op=randread-4k/threads=1" || d.Label("keys") != "200" || d.Label("gate") != "ops/s" {
 		t.Fatalf("Disk: %+v", d)
@@ -92,6 +98,37 @@ func TestSplitConfig(t *testing.T) {
 	}
 	if SplitConfig("") != nil {
 		t.Fatal("parts of no configuration")
+	}
+	if got := ps.String(); got != "valsz=1024/mem=26MiB/sync" {
+		t.Fatalf("String: %q", got)
+	}
+	if got := ps.Without("mem").Join(" "); got != "valsz=1024 sync" {
+		t.Fatalf("Without mem: %q", got)
+	}
+}
+
+func TestMatch(t *testing.T) {
+	ps := SplitConfig("valsz=1024/mem=26MiB/cache=warm")
+	for _, c := range []struct {
+		filters []string
+		want    bool
+	}{
+		{nil, true},
+		{[]string{"cache=warm", "mem"}, true},
+		{[]string{"cache=cold"}, false},
+		{[]string{"threads"}, false},
+		{[]string{"!mem"}, false},
+		{[]string{"!threads", "valsz=1024"}, true},
+	} {
+		if got := ps.Match(c.filters); got != c.want {
+			t.Errorf("Match(%q) = %v", c.filters, got)
+		}
+	}
+	for f, want := range map[string]string{"mem": "mem+", "mem=26MiB": "mem+", "!mem": "mem-"} {
+		k, present := FilterKey(f)
+		if got := k + map[bool]string{true: "+", false: "-"}[present]; got != want {
+			t.Errorf("FilterKey(%q) = %q", f, got)
+		}
 	}
 }
 

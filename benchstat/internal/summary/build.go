@@ -116,24 +116,6 @@ func hasColumn(t Table, col string) bool {
 	return false
 }
 
-// matches reports whether ps passes every filter of where.
-func matches(ps results.Parts, where []string) bool {
-	for _, w := range where {
-		if neg, ok := strings.CutPrefix(w, "!"); ok {
-			if _, has := ps.Get(neg); has {
-				return false
-			}
-			continue
-		}
-		k, v, exact := strings.Cut(w, "=")
-		got, has := ps.Get(k)
-		if !has || (exact && got != v) {
-			return false
-		}
-	}
-	return true
-}
-
 // oversubscribed notes the thread counts of t's rows above the run's
 // CPUs: there the Go scheduler's queue, not only the engine, shapes the
 // tail (docs/methodology.md, "The scheduler's wait").
@@ -217,7 +199,7 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 	cands := map[string]map[string][]candidate{}
 	filtered := map[string]bool{}
 	for _, w := range b.Where {
-		k, _, _ := strings.Cut(strings.TrimPrefix(w, "!"), "=")
+		k, _ := results.FilterKey(w)
 		filtered[k] = true
 	}
 	type named struct {
@@ -226,7 +208,7 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 	}
 	var configs []named
 	for _, config := range append(slices.Clone(r.Configs[b.Op]), r.killConfigs(b.Op)...) {
-		if ps := withDefaults(results.SplitConfig(config), b.Defaults); matches(ps, b.Where) {
+		if ps := withDefaults(results.SplitConfig(config), b.Defaults); ps.Match(b.Where) {
 			configs = append(configs, named{config, ps})
 			for _, d := range b.Dims {
 				if v, ok := ps.Get(d); ok && !slices.Contains(dimVals[d], v) {
@@ -443,7 +425,7 @@ func addReference(r *Results, t *Table, q Section) {
 		}
 		for _, config := range r.Configs[ref.Op] {
 			ps := results.SplitConfig(config)
-			if v, _ := ps.Get(ref.Match); !matches(ps, ref.Where) || v != want {
+			if v, _ := ps.Get(ref.Match); !ps.Match(ref.Where) || v != want {
 				continue
 			}
 			k := Key{Op: ref.Op, Config: config, Unit: row.Unit}

@@ -118,7 +118,7 @@ func (s *Summary) noteUnplaced(placed map[string]bool) {
 // inBudget reports whether a question is about runs in a memory budget.
 func (q Section) inBudget() bool {
 	for _, b := range q.Blocks {
-		if slices.Contains(b.Where, "mem") || slices.ContainsFunc(b.Where, func(w string) bool { return strings.HasPrefix(w, "mem=") }) {
+		if slices.ContainsFunc(b.Where, func(w string) bool { k, present := results.FilterKey(w); return k == "mem" && present }) {
 			return true
 		}
 	}

@@ -8,13 +8,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
-	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
+
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
 
 const baseline = "baseline"
@@ -39,46 +39,38 @@ type side struct {
 	rows                   map[string][]float64 // row key -> ns/op per round
 }
 
-type results struct {
+type sides struct {
 	meta  map[string]string
 	base  map[string]*side // by engine
 	flips []*side
 }
 
-var gomaxprocs = regexp.MustCompile(`-[0-9]+$`)
-
 // rowKey is a result's row among the engines: its name without the
-// engine, the block size (B-trees have none) and GOMAXPROCS.
-func rowKey(name, engine string) (string, bool) {
-	name = gomaxprocs.ReplaceAllString(strings.TrimPrefix(name, "Benchmark"), "")
-	parts := strings.Split(name, "/")
-	base, ok := strings.CutSuffix(parts[0], engine)
-	if !ok {
+// engine, the block size (B-trees have none) and GOMAXPROCS; ok is false
+// for another engine's result.
+func rowKey(name, engine string) (key string, ok bool) {
+	op, eng, config := results.Split(strings.TrimPrefix(name, "Benchmark"))
+	if eng != engine {
 		return "", false
 	}
-	out := []string{base}
-	for _, p := range parts[1:] {
-		if !strings.HasPrefix(p, "block=") {
-			out = append(out, p)
-		}
+	if config = results.SplitConfig(config).Without("block").String(); config == "" {
+		return op, true
 	}
-	return strings.Join(out, "/"), true
+	return op + "/" + config, true
 }
 
 // shortRow names a row in the table: the workload and what tells its
 // leaves apart.
 func shortRow(key string) string {
-	parts := strings.Split(key, "/")
-	out := parts[0]
-	for _, p := range parts[1:] {
-		k, v, _ := strings.Cut(p, "=")
-		switch k {
+	out, config, _ := strings.Cut(key, "/")
+	for _, p := range results.SplitConfig(config) {
+		switch p.Key {
 		case "workload":
-			out += " " + v
+			out += " " + p.Value
 		case "threads":
-			out += " t=" + v
+			out += " t=" + p.Value
 		case "sync":
-			if v == "true" {
+			if p.Value == "true" {
 				out += " sync"
 			}
 		}
@@ -86,8 +78,8 @@ func shortRow(key string) string {
 	return out
 }
 
-func load(dir string) (*results, error) {
-	res := &results{meta: map[string]string{}, base: map[string]*side{}}
+func load(dir string) (*sides, error) {
+	res := &sides{meta: map[string]string{}, base: map[string]*side{}}
 	if b, err := os.ReadFile(filepath.Join(dir, "meta.txt")); err == nil {
 		sc := bufio.NewScanner(strings.NewReader(string(b)))
 		for sc.Scan() {
@@ -130,26 +122,23 @@ func readSide(path string) (*side, error) {
 		return nil, err
 	}
 	defer f.Close()
+	file, err := results.Read(f, path)
+	if err != nil {
+		return nil, err
+	}
 	s := &side{rows: map[string][]float64{}}
-	r := benchfmt.NewReader(f, path)
-	for r.Scan() {
-		res, ok := r.Result().(*benchfmt.Result)
-		if !ok {
-			continue
-		}
+	for i := range file.Results {
+		r := &file.Results[i]
 		if s.engine == "" {
-			s.engine, s.setting, s.flags = res.GetConfig("audit-engine"), res.GetConfig("audit-setting"), res.GetConfig("audit-flags")
+			s.engine, s.setting, s.flags = r.Label("audit-engine"), r.Label("audit-setting"), r.Label("audit-flags")
 		}
-		key, ok := rowKey(string(res.Name), s.engine)
+		key, ok := rowKey(r.Name, s.engine)
 		if !ok {
-			return nil, fmt.Errorf("%s: %s is not an engine %q result", path, res.Name, s.engine)
+			return nil, fmt.Errorf("%s: Benchmark%s is not an engine %q result", path, r.Name, s.engine)
 		}
-		if v, ok := res.Value("sec/op"); ok {
+		if v, ok := r.Value("ns/op"); ok {
 			s.rows[key] = append(s.rows[key], v)
 		}
-	}
-	if err := r.Err(); err != nil {
-		return nil, err
 	}
 	if s.engine == "" {
 		return nil, fmt.Errorf("%s: no results with an audit-engine line", path)
@@ -163,7 +152,7 @@ func median(v []float64) float64 {
 
 // rank is the 1-based position of engine on row when its median is m and
 // every other engine keeps its baseline median: lower time ranks first.
-func (res *results) rank(row, engine string, m float64) (int, int) {
+func (res *sides) rank(row, engine string, m float64) (int, int) {
 	r, n := 1, 1
 	for e, s := range res.base {
 		if e == engine {
@@ -193,7 +182,7 @@ type finding struct {
 	missingBaseline []string
 }
 
-func (res *results) findings() []finding {
+func (res *sides) findings() []finding {
 	var out []finding
 	for _, s := range res.flips {
 		f := finding{side: s}
@@ -246,7 +235,7 @@ func pct(c float64) string { return fmt.Sprintf("%+.0f %%", 100*c) }
 
 // markdown is the audit's table; a setting without a baseline for some
 // rows is noted on warn.
-func (res *results) markdown(warn io.Writer) string {
+func (res *sides) markdown(warn io.Writer) string {
 	var b strings.Builder
 	m := res.meta
 	fmt.Fprintf(&b, "Measured %s, %s CPUs, %s interleaved rounds (%s), load %s at the start, %s at the end. Change: the median time per op with the setting over the baseline's, per row; a row counts (moved, largest, rank) only when the two sides' rounds do not overlap. Rank: the engine's place among the engines on that row, 1 fastest.\n\n",

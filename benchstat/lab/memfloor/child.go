@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
@@ -29,8 +30,8 @@ type childRun struct {
 	exit
 	args    []string
 	wall    time.Duration
-	results []*benchfmt.Result
-	units   []*benchfmt.UnitMetadata
+	results []results.Result
+	units   benchfmt.UnitMetadataMap
 	stdout  []byte
 	notes   []string // stderr lines that explain a kill inside the budget (killNote)
 }
@@ -69,16 +70,11 @@ func (s suite) run(timeout time.Duration, sh shape, args ...string) (*childRun, 
 			c.notes = append(c.notes, strings.TrimSpace(line))
 		}
 	}
-	r := benchfmt.NewReader(bytes.NewReader(c.stdout), "child")
-	for r.Scan() {
-		switch rec := r.Result().(type) {
-		case *benchfmt.Result:
-			c.results = append(c.results, rec.Clone())
-		case *benchfmt.UnitMetadata:
-			u := *rec
-			c.units = append(c.units, &u)
-		}
+	f, err := results.Read(bytes.NewReader(c.stdout), "child")
+	if err != nil {
+		return nil, fmt.Errorf("%s: its output: %v", s.bin, err)
 	}
+	c.results, c.units = f.Results, f.Units
 	return c, nil
 }
 
@@ -91,9 +87,9 @@ func killNote(line string) bool {
 }
 
 // result is the child's first result whose name starts with prefix.
-func (c *childRun) result(prefix string) *benchfmt.Result {
-	for _, r := range c.results {
-		if strings.HasPrefix(r.Name.String(), prefix) {
+func (c *childRun) result(prefix string) *results.Result {
+	for i := range c.results {
+		if r := &c.results[i]; strings.HasPrefix(r.Name, prefix) {
 			return r
 		}
 	}
@@ -101,22 +97,19 @@ func (c *childRun) result(prefix string) *benchfmt.Result {
 }
 
 // value is unit's value in the child's first result named prefix…, 0
-// without one; sec/op is returned in ns.
+// without one.
 func (c *childRun) value(prefix, unit string) float64 {
 	r := c.result(prefix)
 	if r == nil {
 		return 0
 	}
 	v, _ := r.Value(unit)
-	if unit == "sec/op" {
-		v *= 1e9
-	}
 	return v
 }
 
 // line is r's line as the child printed it.
-func (c *childRun) line(r *benchfmt.Result) string {
-	_, n := r.Pos()
+func (c *childRun) line(r *results.Result) string {
+	n := r.Line
 	lines := strings.Split(string(c.stdout), "\n")
 	if n < 1 || n > len(lines) {
 		return ""

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/perf/benchfmt"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
 
 // resultWriter writes the results in Go benchmark format: each result
@@ -88,23 +88,29 @@ func (w *resultWriter) result(cfg []kv, line string) error {
 }
 
 // fileConfig is a result's configuration lines, less the keys in drop.
-func fileConfig(r *benchfmt.Result, drop ...string) []kv {
+func fileConfig(r *results.Result, drop ...string) []kv {
 	var out []kv
-	for _, c := range r.Config {
-		if c.File && !slices.Contains(drop, c.Key) {
-			out = append(out, kv{c.Key, string(c.Value)})
+	for _, l := range r.Labels {
+		if !slices.Contains(drop, l.Key) {
+			out = append(out, kv{l.Key, l.Value})
 		}
 	}
 	return out
 }
 
 // child copies a child's result line as it printed it, under its own
-// configuration, with the child's unit lines for its units.
-func (w *resultWriter) child(c *childRun, r *benchfmt.Result) error {
+// configuration, with the child's unit lines for its units, in the order
+// of their units.
+func (w *resultWriter) child(c *childRun, r *results.Result) error {
+	var lines []string
 	for _, u := range c.units {
-		if _, ok := r.Value(u.Unit); ok {
-			w.unit(fmt.Sprintf("%s %s=%s", u.OrigUnit, u.Key, u.Value))
+		if _, ok := r.Value(u.OrigUnit); ok {
+			lines = append(lines, fmt.Sprintf("%s %s=%s", u.OrigUnit, u.Key, u.Value))
 		}
+	}
+	slices.Sort(lines)
+	for _, l := range lines {
+		w.unit(l)
 	}
 	return w.result(fileConfig(r), c.line(r))
 }
@@ -112,9 +118,8 @@ func (w *resultWriter) child(c *childRun, r *benchfmt.Result) error {
 // floor writes an engine and shape's floor line, under the configuration
 // its populate run printed at the floor, less the budget (floor-MiB
 // carries it).
-func (w *resultWriter) floor(r row, at *benchfmt.Result, refNs float64) error {
-	ns, _ := at.Value("sec/op")
-	ns *= 1e9
+func (w *resultWriter) floor(r row, at *results.Result, refNs float64) error {
+	ns, _ := at.Value("ns/op")
 	var b strings.Builder
 	b.WriteString("Benchmark" + floorName(r.engine, r.shape) + "\t1")
 	val := func(v float64, unit string) { fmt.Fprintf(&b, "\t%s %s", strconv.FormatFloat(v, 'f', -1, 64), unit) }

@@ -152,7 +152,7 @@ func (m *memfloor) engine(eng string, sh shape) error {
 	if ref.code == 3 { // the first run in a budget: no cgroup here (not root, no delegated tree)
 		return stop{3, "this machine cannot make a memory budget: " + ref.firstError()}
 	}
-	refNs := ref.value(populate, "sec/op")
+	refNs := ref.value(populate, "ns/op")
 	if ref.code != 0 || ref.timedOut || refNs <= 0 {
 		return stop{1, label + fmt.Sprintf(": the reference populate (in %dMiB) failed:\n", refMiB) + ref.describe(m.bin)}
 	}
@@ -172,7 +172,7 @@ func (m *memfloor) engine(eng string, sh shape) error {
 		if err != nil {
 			c = &childRun{exit: exit{code: -1, stderr: err.Error()}}
 		}
-		c.nsOp = c.value(populate, "sec/op")
+		c.nsOp = c.value(populate, "ns/op")
 		t := trial{mib: mb, outcome: classify(c.exit, m.multiple*refNs), run: c}
 		m.logf("%s: %dMiB %v in %s%s", label, mb, t.outcome, c.wall.Round(time.Millisecond), detail(t, refNs, deadline))
 		return t
@@ -213,7 +213,7 @@ func (m *memfloor) engine(eng string, sh shape) error {
 		return stop{1, label + ": the read run at the floor failed:\n" + read.describe(m.bin)}
 	}
 	m.rows = append(m.rows, r)
-	if err := m.w.floor(r, ft.run.result(populate), ref.value(populate, "sec/op")); err != nil {
+	if err := m.w.floor(r, ft.run.result(populate), ref.value(populate, "ns/op")); err != nil {
 		return err
 	}
 	if rr != nil {

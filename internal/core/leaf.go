@@ -1,0 +1,254 @@
+package core
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
+)
+
+// A leaf on a fixture: Handle.Run runs its body in a cache state, and
+// TimeLoop is the body's timed loop, warm or in cold rounds, wrapped in
+// one place.
+
+// Run runs body as sub-benchmark name on the fixture in the given cache
+// state, opened with the fixture's options as tweak changes them. Before
+// the sub-benchmark starts, the handle is opened (and, warm, read once)
+// and the engine's settings line for exactly those options is printed,
+// so a benchfmt reader attaches it to this result and no other.
+//
+// Each time testing calls the sub-benchmark: warm reuses the open db;
+// cold closes it, evicts the fixture's files and reopens it, untimed (a
+// cold body that reads in rounds, ColdRounds, takes that db as its first
+// round).
+func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Options), body func(b *testing.B, db engine.DB)) {
+	defer h.guard(b)()
+	h.e.WatchLeaf(b.Name() + "/" + name) // opening and warming up count as its own
+	o := h.Options(tweak)
+	name = BlockLeaf(name, h.f.Engine, o)
+	db := h.open(b, cache, o, true)
+	h.e.ShowFixtureSettings(h.f.Engine, db.Settings(), h.f)
+	b.Run(name, func(b *testing.B) {
+		defer h.guard(b)()
+		body(b, h.open(b, cache, o, false))
+	})
+}
+
+// guard makes a memory fault in this goroutine (a read of a mapped file
+// that changed under the map: past the end of a truncated file, bbolt's
+// and LMDB's pages) a panic rather than a crash of the process, and
+// returns the function to defer that turns that panic into b's failure,
+// naming the fixture and how to rebuild it. Setup checked the files'
+// sizes (and checksums, when cheap) before the run; this is for what
+// those checks cannot see. TimeLoop and RunThreads hand their
+// goroutines' faults to their caller. A fault inside C code (LMDB's own
+// B-tree walk, RocksDB) still ends the process.
+func (h *Handle) guard(b *testing.B) func() {
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(old)
+		r := recover()
+		if r == nil {
+			return
+		}
+		if !isFault(r) {
+			panic(r)
+		}
+		// Abandoned, not closed: the read that faulted never let go of
+		// the engine's locks, and Close would wait for them forever.
+		h.db, h.fresh = nil, false
+		b.Fatal(h.faultError(r))
+	}
+}
+
+// faultError is the error of a memory fault reading the fixture.
+func (h *Handle) faultError(r any) error {
+	return fmt.Errorf("fixture %s: a read of its files faulted (%v): they changed or are damaged where the checks before the run do not look; rerun with -verify full to check every file's checksum and rebuild what differs, or remove %s to rebuild it", filepath.Base(h.dir), r, h.dir)
+}
+
+// isFault reports whether a recovered value is a memory fault that
+// debug.SetPanicOnFault turned into a panic.
+func isFault(r any) bool {
+	_, ok := r.(interface{ Addr() uintptr })
+	return ok
+}
+
+// TimeLoop is a leaf's timed loop of reads on the handle's fixture in the
+// cache state cache (the leaf's, as Run opened it): op(t, n, rd) does n
+// operations on goroutine t of threads, through a reader of its own, and
+// returns its first error, which fails b. It reports the loop's units
+// (LoopUnits) per operation and returns what the timed part cost, Ops the
+// operations done.
+//
+// Warm, the loop is b.N operations on the open db, split over the
+// goroutines and wrapped here alone: the timer, callgrind's window (under
+// Valgrind the loop yields every pace.Yield operations, after an untimed
+// warm-up pass of pace.Warm operations through the fresh state warm
+// makes, when warm is not nil), the scheduler's wait (sched-p99-ns), the
+// disk and CPU counters; b.ReportAllocs reports its allocations.
+//
+// Cold, each of b.N ops is a round (ColdRounds) of Cfg.ColdRoundOps()
+// operations on the fixture just closed, evicted and reopened, each
+// goroutine's reader opened on it untimed and closed after it; ns/op,
+// B/op and allocs/op are then per operation, not per round (ReportPerOp).
+func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace, op func(t, n int, rd engine.Reader) error, warm func() func(t, n int, rd engine.Reader) error) Timed {
+	readers := make([]engine.Reader, threads)
+	openReaders := func(db engine.DB) {
+		for t := range readers {
+			r, err := db.NewReader()
+			if err != nil {
+				b.Fatal(err)
+			}
+			readers[t] = r
+		}
+	}
+	closeReaders := func() {
+		for t, r := range readers {
+			if r != nil {
+				r.Close()
+				readers[t] = nil
+			}
+		}
+	}
+	defer closeReaders()           // before the handle closes the db, on failure too
+	errs := make([]error, threads) // made here, outside the timed window
+	// pass runs n operations of op split over the goroutines, each through
+	// its reader, yielding after every yield of them (0: never), and
+	// returns the first goroutine's error. A memory fault in one panics
+	// here once all are done, where Run's guard turns it into b's failure.
+	pass := func(n, yield int, op func(t, n int, rd engine.Reader) error) error {
+		var g group
+		clear(errs)
+		for t := range threads {
+			g.add()
+			go func() {
+				defer g.done()
+				debug.SetPanicOnFault(true)
+				rd, left := readers[t], share(n, threads, t)
+				if yield == 0 {
+					errs[t] = op(t, left, rd)
+					return
+				}
+				for left > 0 && errs[t] == nil {
+					k := min(left, yield)
+					errs[t] = op(t, k, rd)
+					left -= k
+					runtime.Gosched()
+				}
+			}()
+		}
+		g.wait()
+		for t, err := range errs {
+			if err != nil {
+				return fmt.Errorf("goroutine %d: %w", t, err)
+			}
+		}
+		return nil
+	}
+
+	if cache == Cold {
+		perRound := h.e.Cfg.ColdRoundOps()
+		timed := h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
+			openReaders(db)
+			return func() {
+				if err := pass(perRound, 0, op); err != nil {
+					b.Fatal(err)
+				}
+			}, closeReaders
+		})
+		timed.Ops = int64(b.N) * int64(perRound)
+		timed.ReportPerOp(b, timed.Ops)
+		timed.Disk.Report(b, timed.Ops)
+		return timed
+	}
+
+	openReaders(h.db)
+	if underValgrind && b.N > 1 && pace.Warm > 0 && warm != nil {
+		if err := pass(pace.Warm, pace.Yield, warm()); err != nil {
+			b.Fatalf("warm-up: %v", err)
+		}
+	}
+	yield := 0
+	if underValgrind {
+		yield = pace.Yield
+	}
+	d0 := sampleDisk()
+	cpu0 := measure.CPUTime()
+	sched0 := sampleSched()
+	b.ReportAllocs()
+	b.ResetTimer()
+	sim := startSim(b)
+	start := time.Now()
+	err := pass(b.N, yield, op)
+	elapsed := time.Since(start)
+	sim.stop()
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cpu := measure.CPUTime() - cpu0
+	reportSched(b, threads, sched0)
+	timed := Timed{Ops: int64(b.N), Elapsed: elapsed, CPU: cpu, Disk: sampleDisk().Sub(d0)}
+	timed.Disk.Report(b, timed.Ops)
+	return timed
+}
+
+// RunThreads splits n operations over threads goroutines, fn(t, ops) in
+// each, and waits for them all. A memory fault in one (a mapped file
+// damaged under the map) panics in the caller's goroutine once all are
+// done, where Handle.Run turns it into the benchmark's failure.
+func RunThreads(threads, n int, fn func(t, ops int)) {
+	var g group
+	for t := range threads {
+		g.add()
+		go func() {
+			defer g.done()
+			debug.SetPanicOnFault(true)
+			fn(t, share(n, threads, t))
+		}()
+	}
+	g.wait()
+}
+
+// share is goroutine t's part of n operations split over threads.
+func share(n, threads, t int) int {
+	ops := n / threads
+	if t < n%threads {
+		ops++
+	}
+	return ops
+}
+
+// group waits for goroutines and keeps the first memory fault one of
+// them recovered (done, deferred), which wait panics with once all are
+// done.
+type group struct {
+	wg    sync.WaitGroup
+	once  sync.Once
+	fault any
+}
+
+func (g *group) add() { g.wg.Add(1) }
+
+func (g *group) done() {
+	defer g.wg.Done()
+	if r := recover(); r != nil {
+		if !isFault(r) {
+			panic(r)
+		}
+		g.once.Do(func() { g.fault = r })
+	}
+}
+
+func (g *group) wait() {
+	g.wg.Wait()
+	if g.fault != nil {
+		panic(g.fault)
+	}
+}
