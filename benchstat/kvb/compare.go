@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
@@ -26,7 +25,6 @@ type comparison struct {
 	args        *compareArgs
 	stdout      io.Writer
 	base, head  *side
-	started     string // the history's date label
 	suiteCommit string // -module: the commit this tree is at
 }
 
@@ -41,7 +39,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	c := &comparison{
 		builder: builder{prog: "kvb compare", stderr: stderr, module: a.module, tags: a.tags},
-		args:    a, stdout: stdout, started: time.Now().UTC().Format(time.RFC3339),
+		args:    a, stdout: stdout,
 	}
 	var failed bool
 	status = c.untilInterrupted(func(ctx context.Context) (err error) {
@@ -81,9 +79,6 @@ func (c *comparison) run(ctx context.Context) (failed bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if !c.args.noHistory {
-		c.record(ctx)
-	}
 	for _, v := range verdicts {
 		failed = failed || v.Failed
 	}
@@ -122,7 +117,6 @@ func (c *comparison) check(ctx context.Context) error {
 	if why := withoutRocksDB(a.tags); why != "" {
 		c.logf("comparing without RocksDB: %s; its benchmarks skip on both sides", why)
 	}
-	c.sayHistory(a.noHistory, a.history, "each side's results")
 	if c.base, err = c.resolveSide(ctx, "base", a.base); err != nil {
 		return err
 	}

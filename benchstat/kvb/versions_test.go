@@ -32,7 +32,6 @@ func TestVersionsUsage(t *testing.T) {
 	repo := repoRoot(t)
 	unchanged(t, repo)
 	t.Setenv("GOPROXY", "off")
-	t.Setenv("HISTORY", "off")
 	tmp := t.TempDir()
 	other := filepath.Join(tmp, "other")
 	os.Mkdir(other, 0o755)
@@ -84,19 +83,18 @@ func TestVersionsUsage(t *testing.T) {
 // TestVersionsFlagsAnywhere: flags mean the same before, between and
 // after the versions; the suite's go to every run after the defaults.
 func TestVersionsFlagsAnywhere(t *testing.T) {
-	t.Setenv("HISTORY", "")
 	want := append(slices.Clone(defaultVersionsSuiteArgs), "-keys_mil=0.005", "-test.cpu=2")
 	for _, args := range [][]string{
-		{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0", "-count", "3", "-keys_mil", "0.005", "-cpu", "2", "-no-history"},
-		{"-count=3", "v1.4.3", "-module", "go.etcd.io/bbolt", "-keys_mil=0.005", "v1.5.0", "-cpu", "2", "-no-history"},
-		{"v1.4.3", "v1.5.0", "--module", "go.etcd.io/bbolt", "--count", "3", "-keys_mil", "0.005", "-cpu=2", "-no-history"},
+		{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0", "-count", "3", "-keys_mil", "0.005", "-cpu", "2", "-build_only"},
+		{"-count=3", "v1.4.3", "-module", "go.etcd.io/bbolt", "-keys_mil=0.005", "v1.5.0", "-cpu", "2", "-build_only"},
+		{"v1.4.3", "v1.5.0", "--module", "go.etcd.io/bbolt", "--count", "3", "-keys_mil", "0.005", "-cpu=2", "-build_only"},
 	} {
 		a, err := parseVersions(args)
 		if err != nil {
 			t.Errorf("%q: %v", args, err)
 			continue
 		}
-		if a.module != "go.etcd.io/bbolt" || !slices.Equal(a.specs, []string{"v1.4.3", "v1.5.0"}) || a.count != 3 || !a.noHistory || !reflect.DeepEqual(a.suite, want) {
+		if a.module != "go.etcd.io/bbolt" || !slices.Equal(a.specs, []string{"v1.4.3", "v1.5.0"}) || a.count != 3 || !a.buildOnly || !reflect.DeepEqual(a.suite, want) {
 			t.Errorf("%q parsed as %+v", args, a)
 		}
 	}
@@ -104,12 +102,8 @@ func TestVersionsFlagsAnywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.count != 10 || a.benchtime != "0.2s" || a.out != "results/versions" || a.noHistory || a.buildOnly {
+	if a.count != 10 || a.benchtime != "0.2s" || a.out != "results/versions" || a.buildOnly {
 		t.Errorf("defaults: %+v", a)
-	}
-	t.Setenv("HISTORY", "off")
-	if a, _ := parseVersions([]string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0"}); !a.noHistory {
-		t.Error("HISTORY=off: kvb versions would record")
 	}
 }
 
@@ -210,7 +204,7 @@ func TestVersionThatDoesNotBuildStopsTheRun(t *testing.T) {
 	brokenCopy(t, b, "var kvbenchBrokenB int = \"not an int\"")
 	out := filepath.Join(tmp, "out")
 	var stdout, stderr bytes.Buffer
-	code := runVersions([]string{"-module", "go.etcd.io/bbolt", a, b, "-no-history", "-o", out}, &stdout, &stderr)
+	code := runVersions([]string{"-module", "go.etcd.io/bbolt", a, b, "-o", out}, &stdout, &stderr)
 	log := stderr.String()
 	if code != 2 {
 		t.Fatalf("exit %d, want 2:\n%s", code, log)
