@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
@@ -25,6 +26,7 @@ type comparison struct {
 	args        *compareArgs
 	stdout      io.Writer
 	base, head  *side
+	started     string // when the comparison started (gate.json's date)
 	suiteCommit string // -module: the commit this tree is at
 }
 
@@ -39,7 +41,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	c := &comparison{
 		builder: builder{prog: "kvb compare", stderr: stderr, module: a.module, tags: a.tags},
-		args:    a, stdout: stdout,
+		args:    a, stdout: stdout, started: time.Now().UTC().Format(time.RFC3339),
 	}
 	var failed bool
 	status = c.untilInterrupted(func(ctx context.Context) (err error) {

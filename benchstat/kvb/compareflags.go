@@ -51,8 +51,9 @@ const compareUsage = `usage: kvb compare BASE HEAD [-module M] [-mode time|sim|b
 Builds two test binaries of the suite once and runs them in paired rounds,
 alternating which goes first, then gates head against base and writes
 DIR/base.txt, DIR/head.txt, DIR/benchstat.txt, DIR/gate.md (the report)
-and DIR/gate.json (the verdicts); with -mode both also DIR/sim-base.txt
-and DIR/sim-head.txt. Flags may come before or after BASE and HEAD.
+and DIR/gate.json (the verdicts, and what each side is); with -mode both
+also DIR/sim-base.txt and DIR/sim-head.txt. Flags may come before or
+after BASE and HEAD.
 
 BASE and HEAD are git refs of this repository (their committed code is
 built in temporary worktrees) or test binaries already built. With
