@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
 
 // worktrees lists the repository's worktrees: a refused or failed run
@@ -222,5 +224,29 @@ func TestVersionThatDoesNotBuildStopsTheRun(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("the run made its results directory %s (%v)", out, err)
+	}
+}
+
+// TestVersionsHeader: a version's file starts with the configuration
+// lines that make every result in it a point of the module's release
+// series; dirty only when the tree was, and an unknown commit date left
+// out rather than empty.
+func TestVersionsHeader(t *testing.T) {
+	m := &matrix{builder: builder{module: "go.etcd.io/bbolt"}, suiteCommit: "0123456789abcdef0123456789abcdef01234567"}
+	v := &side{kind: versionSide, spec: "v1.4", label: "v1.4.3"}
+	want := "role: versions\nseries: release\nmodule: go.etcd.io/bbolt\nversion: v1.4.3\ncommit: 0123456789abcdef0123456789abcdef01234567\n"
+	if got := m.header(v); got != want {
+		t.Errorf("header %q, want %q", got, want)
+	}
+	m.commitDate, m.dirtyTree = "2026-11-24T18:16:13+00:00", true
+	f, err := results.Read(strings.NewReader(m.header(v)+"BenchmarkReadRandomBolt/valsz=256-2 1000 350 ns/op\n"), "v1.4.3.txt")
+	if err != nil || len(f.Results) != 1 {
+		t.Fatalf("read back: %v, %d results", err, len(f.Results))
+	}
+	for k, want := range map[string]string{"role": "versions", "series": "release", "module": "go.etcd.io/bbolt", "version": "v1.4.3",
+		"commit-date": "2026-11-24T18:16:13+00:00", "dirty": "true"} {
+		if got := f.Results[0].Label(k); got != want {
+			t.Errorf("%s: %q, want %q", k, got, want)
+		}
 	}
 }
