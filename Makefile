@@ -11,7 +11,8 @@ export GO
 # the first's build of it (kvb test builds everything so, for the same reason).
 KVB       = $(GO) run -trimpath ./benchstat/kvb
 # The lab's kvb (benchstat/lab, a module of its own: power, audit,
-# memfloor, spectrum), built by make lab-kvb and run from here.
+# memfloor, spectrum, history, record), built by make lab-kvb and run from
+# here.
 LAB_KVB   = $(RESULTS)/kvb-lab
 # RocksDB is compiled in when its headers are present (see `deps`).
 TAGS     ?= $(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)
@@ -29,14 +30,8 @@ RESULTS  ?= results
 # The LSMs' data block sizes of make bench's point-read, scan and budget
 # rows: both sides of the trade (docs/engines.md, "Data block size").
 BLOCKS   ?= 4KiB,32KiB
-# HISTORY=off: nothing is recorded in the history store (docs/history.md).
-HISTORY  ?= on
-# RUN_DATE: when make started, in UTC, the history's date label; a make
-# started from another keeps its parent's.
-RUN_DATE := $(or $(RUN_DATE),$(shell date -u +%Y-%m-%dT%H:%M:%SZ))
-export RUN_DATE
 
-.PHONY: all deps valgrind-deps report-deps bench bench-full bench-mem bench-scale bench-sim prefetch seed003 seed004 audit memfloor lab-kvb lab-test \
+.PHONY: all deps valgrind-deps report-deps bench bench-full bench-mem bench-scale bench-sim prefetch seed003 seed004 audit memfloor lab-kvb lab-test history-record \
 	summary report report-screenshot history-screenshot embed-data embed-clean \
 	test vet unit unit-race unit-side smoke smoke-tests smoke-paths e2e e2e-sim gate-smoke report-test gate-e2e gate-sim-power versions charts
 
@@ -65,9 +60,9 @@ report-deps:
 # random-read rate; mixed reads and writes under skew (YCSB A and C);
 # durable commits of one key from 1 and 8N writers; range scans (seek and read 100); open time (cold). The point-read,
 # budget and scan rows run the LSMs at each of BLOCKS. One test binary
-# runs every step; raw results go to $(RESULTS)/bench.txt, recorded in
-# the history store, then the summary ($(RESULTS)/summary.txt) and the
-# report page ($(RESULTS)/report.html). The rows are a table in
+# runs every step; raw results go to $(RESULTS)/bench.txt, then the
+# summary ($(RESULTS)/summary.txt) and the report page
+# ($(RESULTS)/report.html). The rows are a table in
 # benchstat/kvb/benchrows.go.
 COUNT     ?= 3
 BENCHTIME ?= 0.3s
@@ -122,8 +117,8 @@ FULL_COUNT ?= 3
 # and est-cycles/op of each timed loop), for a history that sees small
 # changes: make bench's times resolve steps of 10-20 % on a shared VM,
 # the counts about 1 % (docs/history.md, "Change points"). Each count is a
-# process of its own. Results in $(RESULTS)/bench-sim.txt, recorded as
-# role=bench-sim. Needs valgrind (valgrind-deps installs it).
+# process of its own. Results in $(RESULTS)/bench-sim.txt. Needs valgrind
+# (valgrind-deps installs it).
 SIM_COUNT     ?= 3
 SIM_BENCHTIME ?= 2000x,Scan=50x
 # prefetch: seed 000's prefix lookups on every engine, one sweep over every
@@ -137,7 +132,7 @@ PREFETCH_TRACES ?= 600
 # records the test binary embeds (testdata/embed-committed.cdb, or what
 # make embed-data wrote). Results in $(RESULTS)/embed.txt.
 DATA_FLAGS  = -keys_mil $(KEYS_MIL) -valsz $(VALSZ) $(if $(DIR),-dir '$(DIR)')
-RUN_FLAGS   = -tags '$(TAGS)' -results '$(RESULTS)' $(DATA_FLAGS) $(if $(filter off,$(HISTORY)),-no-history) -date $(RUN_DATE)
+RUN_FLAGS   = -tags '$(TAGS)' -results '$(RESULTS)' $(DATA_FLAGS)
 BENCH_FLAGS = $(RUN_FLAGS) -benchtime $(BENCHTIME) $(call opt,THREADS,threads) $(call opt,OVERSUB,oversub) -blocks $(BLOCKS) \
 	-ycsb_benchtime $(YCSB_BENCHTIME) -ycsb_block $(YCSB_BLOCK) -overwrite_passes $(OVERWRITE_PASS) \
 	-overwrite_memtable $(OVERWRITE_MEMTABLE) -open_benchtime $(OPEN_BENCHTIME) -commit_benchtime $(COMMIT_BENCHTIME) -mem_count $(MEM_COUNT) \
@@ -167,16 +162,28 @@ seed004: deps
 	$(KVB) bench seed004 $(BENCH_FLAGS) -count $(COUNT)
 
 # The lab: the tools that study the suite itself rather than the engines
-# (kvb power, audit, memfloor, spectrum), a module of its own under
-# benchstat/lab that imports this one, so make test and make bench compile
-# none of it (docs/architecture.md, "Two modules"). lab-kvb builds its kvb
-# as $(LAB_KVB), which audit, memfloor, gate-e2e and gate-sim-power run
-# from here; lab-test vets the lab and runs its tests.
+# (kvb power, audit, memfloor, spectrum, and the history store: kvb
+# history, record), a module of its own under benchstat/lab that imports
+# this one, so make test and make bench compile none of it
+# (docs/architecture.md, "Two modules"). lab-kvb builds its kvb as
+# $(LAB_KVB), which audit, memfloor, history-record, gate-e2e and
+# gate-sim-power run from here; lab-test vets the lab and runs its tests.
 lab-kvb:
 	$(GO) build -C benchstat/lab -trimpath -o '$(abspath $(LAB_KVB))' ./kvb
 lab-test:
 	$(GO) vet -C benchstat/lab ./...
 	$(GO) test -C benchstat/lab -count 1 ./...
+
+# history-record: RECORD_FILES into the history store (docs/history.md),
+# a run each, labelled role RECORD_ROLE and this checkout's commit, its
+# date, the branch and whether tracked files differ, dated when the run
+# wrote the file: after make bench, make history-record; after make
+# memfloor, make history-record RECORD_ROLE=memfloor
+# RECORD_FILES=$(RESULTS)/memfloor.txt.
+RECORD_ROLE  ?= bench
+RECORD_FILES ?= $(RESULTS)/bench.txt
+history-record: lab-kvb
+	$(LAB_KVB) record -role '$(RECORD_ROLE)' $(RECORD_FILES)
 
 # audit: which engine settings decide a rank. make bench's rows (warm
 # reads and scans, YCSB A and C, populate, overwrite, open) for every
@@ -194,7 +201,7 @@ audit: deps lab-kvb
 # valsz) within MEMFLOOR_MULTIPLE of its time in a budget of twice the
 # data, every run under the one budget rule; then random reads in that
 # budget beside the disk's. Results in $(RESULTS)/memfloor.txt (benchstat
-# format), recorded; progress and a Markdown table on stderr.
+# format); progress and a Markdown table on stderr.
 MEMFLOOR_SHAPES     ?= 0.1x1024,0.25x128
 MEMFLOOR_ENGINES    ?=
 MEMFLOOR_MULTIPLE   ?= 3
@@ -206,7 +213,6 @@ MEMFLOOR_ARGS = -bin $(BENCH_BIN) -shapes '$(MEMFLOOR_SHAPES)' $(if $(MEMFLOOR_E
 memfloor: deps lab-kvb
 	$(KVB) build -tags '$(TAGS)' -o '$(BENCH_BIN)'
 	$(LAB_KVB) memfloor $(MEMFLOOR_ARGS)
-	$(if $(filter off,$(HISTORY)),,$(KVB) record -role memfloor -date $(RUN_DATE) $(RESULTS)/memfloor.txt)
 
 # summary: the engines side by side, one section per question, from the
 # raw results; printed and written to $(RESULTS)/summary.txt as printed.
@@ -222,9 +228,10 @@ report:
 
 # report-screenshot: docs/img/report.png, the page of the summary test's
 # results file at a laptop's width, for the README. history-screenshot:
-# docs/img/history.png, the history page of the history benchstat/history's
-# tests build from the summary test's results file (14 commits, a
-# regression, an improvement, a newer Go, three bbolt releases).
+# docs/img/history.png, the history page of the history the lab's history
+# tests (benchstat/lab/history) build from the summary test's results file
+# (14 commits, a regression, an improvement, a newer Go, three bbolt
+# releases).
 report-screenshot:
 	$(KVB) screenshot report
 history-screenshot:
@@ -243,7 +250,7 @@ embed-clean:
 
 # test: the steps' jobs in one pool, one per CPU at a time, the longest
 # first; each job's time printed slowest first at the end (each package's
-# own time is on its "ok" line above); nothing recorded.
+# own time is on its "ok" line above).
 # vet: go vet (and each build variant of internal/engine), staticcheck, and
 # no tracked file a compiled one. unit: unit and conformance tests under
 # the race detector, beside what runs without it (RocksDB compiled in, its
@@ -253,7 +260,7 @@ embed-clean:
 # benchmark once on a tiny data set (SMOKE_V=-v prints its results), beside
 # make bench's error path, the memory budget's path and gate-smoke (both
 # workflows pass actionlint; too few rounds refused; the gate's end-to-end
-# tests at their smallest size, docs/testing.md). report-test: the report and history pages in headless Chromium.
+# tests at their smallest size, docs/testing.md). report-test: the report page in headless Chromium.
 # The steps are a table in benchstat/kvb/teststeps.go. Without RocksDB's
 # headers (TAGS empty: deps could not install them, or TAGS= on the
 # command line) every step runs without it, and one line says so.
@@ -272,14 +279,13 @@ vet unit unit-race unit-side smoke smoke-tests smoke-paths e2e e2e-sim gate-smok
 # worktree, never on a branch) fails the gate, so does a local copy of
 # bbolt with an extra lookup per Get against v1.5.0 (kvb compare -module),
 # in time and in sim mode, and an unmodified copy passes; kvb versions on
-# two bbolt releases writes both files and records both. Then the gate's
+# two bbolt releases writes both files, each labelled a release. Then the gate's
 # error rates on this machine (the lab's kvb power, 36 min in all: docs/targets.md): GATE_AA
 # A/A comparisons and GATE_RUNS per injected slowdown, at kvb compare's
 # defaults on the default data set; the table and chart of docs/gating.md
 # are written to $(RESULTS)/power and docs/img/gate-power.svg.
 GATE_AA ?= 20
 GATE_RUNS ?= 10
-gate-e2e: export HISTORY := off
 gate-e2e: deps lab-kvb
 	KVBENCH_E2E=full $(GO) test -count 1 -timeout 0 -v ./benchstat
 	$(LAB_KVB) power -aa $(GATE_AA) -runs $(GATE_RUNS) -o $(RESULTS)/power -- $(if $(DIR),-dir $(DIR))
@@ -302,10 +308,10 @@ gate-sim-power: deps valgrind-deps lab-kvb
 # as kvb compare -module builds a side; a version the suite does not
 # compile against stops it before anything runs. Warm random reads and a
 # populate of the engines MODULE backs, in interleaved rounds, into
-# $(RESULTS)/versions/<version>.txt, benchstat's table across them, and
-# each version recorded in the history store (series=release) unless
-# HISTORY=off. VERSIONS_FLAGS: more kvb versions flags (-count, -bench,
-# -benchtime, -keys_mil, -dir, -build_only, -no-history, ...).
+# $(RESULTS)/versions/<version>.txt, each labelled a point of the module's
+# release series (series: release), and benchstat's table across them.
+# VERSIONS_FLAGS: more kvb versions flags (-count, -bench, -benchtime,
+# -keys_mil, -dir, -build_only, ...).
 MODULE   ?=
 VERSIONS ?=
 VERSIONS_FLAGS ?=

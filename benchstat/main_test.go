@@ -74,12 +74,12 @@ func e2e(t *testing.T, why string) {
 	}
 }
 
-// kvb runs the kvb binary with args, HISTORY=off unless env says
-// otherwise, and returns its exit status and combined output.
+// kvb runs the kvb binary with args and env, and returns its exit status
+// and combined output.
 func kvb(t *testing.T, env []string, args ...string) (int, string) {
 	t.Helper()
 	cmd := exec.Command(kvbBinary, args...)
-	cmd.Env = append(append(os.Environ(), "HISTORY=off"), env...)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode(), string(out)

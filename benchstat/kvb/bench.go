@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
@@ -39,21 +38,19 @@ type benchConfig struct {
 	commitBenchtime                               string
 	memLimit, memBenchtime, memWorkloads, memDist string
 	memBlocks, simBenchtime, prefetchTraces       string
-	noHistory                                     bool
-	history, date                                 string
 	dryRun                                        bool
 }
 
 // benchSets are the sets kvb bench runs, by name, each with what it is.
 var benchSets = []struct{ name, what string }{
-	{"bench", "make bench: populate, warm reads, scans, open, the disk, YCSB A and C, overwrite, reads in a memory budget; recorded, then the summary and the report"},
-	{"full", "make bench-full: every benchmark of both steps, the harness alone, the memory budget for reads and populate; recorded, summary, report"},
+	{"bench", "make bench: populate, warm reads, scans, open, the disk, YCSB A and C, overwrite, reads in a memory budget; then the summary and the report"},
+	{"full", "make bench-full: every benchmark of both steps, the harness alone, the memory budget for reads and populate; summary, report"},
 	{"mem", "make bench-mem: the memory-limited row, each round a process of its own, added to RESULTS/bench.txt"},
-	{"scale", "make bench-scale: the main questions at the user's size (KEYS_MIL, DIR): warm reads, YCSB A and C, durable commits; RESULTS/scale.txt, recorded, its summary"},
-	{"sim", "make bench-sim: make bench's warm reads and scans as instruction counts under callgrind, RESULTS/bench-sim.txt, recorded"},
-	{"prefetch", "make prefetch: seed 000's prefix lookups on every engine, recorded"},
-	{"seed003", "make seed003: seed 003's fixed-rate, knee, Bloom and HTTP runs, recorded"},
-	{"seed004", "make seed004: seed 004's benchmarks on the cdb the test binary embeds, recorded"},
+	{"scale", "make bench-scale: the main questions at the user's size (KEYS_MIL, DIR): warm reads, YCSB A and C, durable commits; RESULTS/scale.txt, its summary"},
+	{"sim", "make bench-sim: make bench's warm reads and scans as instruction counts under callgrind, RESULTS/bench-sim.txt"},
+	{"prefetch", "make prefetch: seed 000's prefix lookups on every engine"},
+	{"seed003", "make seed003: seed 003's fixed-rate, knee, Bloom and HTTP runs"},
+	{"seed004", "make seed004: seed 004's benchmarks on the cdb the test binary embeds"},
 }
 
 // defaultThreads are make bench's goroutine counts: one, and one per CPU.
@@ -91,9 +88,6 @@ func benchFlags(c *benchConfig) *flag.FlagSet {
 	fs.StringVar(&c.memBlocks, "mem_blocks", "", "the LSMs' block sizes of set mem's budget row (MEM_BLOCKS); empty: the suite's default")
 	fs.StringVar(&c.simBenchtime, "sim_benchtime", "2000x,Scan=50x", "set sim's iterations per count (SIM_BENCHTIME)")
 	fs.StringVar(&c.prefetchTraces, "prefetch_traces", "600", "set prefetch's trace IDs (PREFETCH_TRACES)")
-	fs.BoolVar(&c.noHistory, "no-history", false, "do not record the results in the history store (HISTORY=off)")
-	fs.StringVar(&c.history, "history", "", "the history store (default $XDG_DATA_HOME/kvbench/history.db)")
-	fs.StringVar(&c.date, "date", time.Now().UTC().Format(time.RFC3339), "the history's date label: when the run started")
 	fs.BoolVar(&c.dryRun, "n", false, "print the commands the run would run, and run nothing")
 	return fs
 }
@@ -102,9 +96,10 @@ func printBenchHelp(w io.Writer) {
 	fmt.Fprint(w, `usage: kvb bench [SET] [flags]
 
 Runs one set of the suite's benchmarks through one test binary built
-with -tags, writes the raw results under -results, records them in the
-history store (unless -no-history), and for bench and full writes the
-summary and the report page. Every command is printed before it runs;
+with -tags, writes the raw results under -results (the lab's kvb
+record keeps them in the history store: docs/history.md), and for bench
+and full writes the summary and the report page. Every command is
+printed before it runs;
 -n prints them and runs nothing. The flags are the Makefile's variables
 (in parentheses) and have their defaults.
 
@@ -237,24 +232,6 @@ func (c *benchConfig) build() task { return buildStep(c.tags, c.binary()) }
 // buildStep builds the root package's test binary bin with tags.
 func buildStep(tags, bin string) task {
 	return task{args: []string{goTool(), "test", "-c", "-tags", tags, "-o", bin, "."}}
-}
-
-// record keeps files in the history store with role, unless -no-history.
-func (c *benchConfig) record(role string, files ...string) []task {
-	if c.noHistory {
-		return nil
-	}
-	show := append([]string{"kvb", "record", "-role", role, "-date", c.date}, files...)
-	if c.history != "" {
-		show = append(show, "-history", c.history)
-	}
-	return []task{{
-		show: func() []string { return []string{shellJoin(show)} },
-		do: func(ctx context.Context, r *runner) error {
-			recordCheckout(ctx, c.history, files, role, c.date, r.stderr)
-			return nil
-		},
-	}}
 }
 
 // summaryAndReport are make summary and make report of the set's results.

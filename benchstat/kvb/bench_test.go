@@ -95,33 +95,15 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 		t.Errorf("the memory-budget row:\n got %q\nwant %q", mem, wantMem)
 	}
 
-	// Then the record, the summary and the report, in that order.
+	// Then the summary and the report, in that order.
 	var rest []string
 	for _, s := range steps[12:] {
 		rest = append(rest, s.show()...)
 	}
-	if len(rest) != 2*len(wantMem)+4 || !strings.HasPrefix(rest[len(rest)-5], "timeout 180 ") || !strings.HasPrefix(rest[len(rest)-4], "kvb record -role bench ") ||
+	if len(rest) != 2*len(wantMem)+3 || !strings.HasPrefix(rest[len(rest)-4], "timeout 180 ") ||
 		rest[len(rest)-3] != "echo" || !strings.Contains(rest[len(rest)-2], "-o results/summary.txt results/bench.txt") ||
 		!strings.Contains(rest[len(rest)-1], "-o results/report.html results/bench.txt") {
 		t.Errorf("after the rows: %q", rest)
-	}
-}
-
-// TestNoHistoryRecordsNothing: -no-history (HISTORY=off) leaves out the
-// record step of every set that has one.
-func TestNoHistoryRecordsNothing(t *testing.T) {
-	for _, s := range benchSets {
-		c, err := parseBench([]string{s.name, "-no-history"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		if err := (&runner{stdout: &out, stderr: io.Discard, dry: true}).run(t.Context(), c.steps()); err != nil {
-			t.Fatal(err)
-		}
-		if strings.Contains(out.String(), "kvb record") {
-			t.Errorf("%s -no-history records:\n%s", s.name, out.String())
-		}
 	}
 }
 

@@ -113,8 +113,8 @@ func (c *benchConfig) freshTimelineDir() task {
 
 // benchSteps are make bench's: the rows into RESULTS/bench.txt (the
 // first replaces it), the memory-budget row of random reads, uniform and
-// Zipfian, at make bench's time and block sizes, the record, the summary
-// and the report.
+// Zipfian, at make bench's time and block sizes, the summary and the
+// report.
 func (c *benchConfig) benchSteps() []task {
 	out := c.resultsFile("bench.txt")
 	steps := []task{c.build(), c.freshTimelineDir()}
@@ -124,7 +124,6 @@ func (c *benchConfig) benchSteps() []task {
 		steps = append(steps, task{args: args, out: out, append: i > 0, live: true})
 	}
 	steps = append(steps, c.memRow("readrandom", c.memCount, c.benchtime, c.blocks, "uniform,zipf"))
-	steps = append(steps, c.record("bench", out)...)
 	return append(steps, c.summaryAndReport(out)...)
 }
 
@@ -132,7 +131,7 @@ func (c *benchConfig) benchSteps() []task {
 // at the size the user gives (KEYS_MIL, DIR), each row at the default
 // block size: warm point reads at 1 and N goroutines, YCSB A and C under
 // Zipfian keys at N, durable commits at 1 and 8N writers, into
-// RESULTS/scale.txt; the record and its summary. The fixtures' builds say
+// RESULTS/scale.txt; its summary. The fixtures' builds say
 // what they should take and how long is left, and their manifests keep
 // each build's time (docs/benchmarks.md, "At your own size").
 func (c *benchConfig) scaleSteps() []task {
@@ -151,13 +150,12 @@ func (c *benchConfig) scaleSteps() []task {
 		args = append(append(args, "-test.bench", row.bench, "-test.benchtime", row.benchtime), row.flags...)
 		steps = append(steps, task{args: args, out: out, append: i > 0, live: true})
 	}
-	steps = append(steps, c.record("scale", out)...)
 	return append(steps, inProcess("summary", []string{"-o", c.resultsFile("scale-summary.txt"), out}, ""))
 }
 
 // fullSteps are make bench-full's: every benchmark of the write step
 // and of the read step at 1 s, the harness alone (no engine), the memory
-// budget for -mem_workloads, the record, the summary and the report.
+// budget for -mem_workloads, the summary and the report.
 func (c *benchConfig) fullSteps() []task {
 	out := c.resultsFile("bench.txt")
 	count := itoa(c.count)
@@ -171,13 +169,12 @@ func (c *benchConfig) fullSteps() []task {
 		{args: []string{goTool(), "test", "-run", "^$", "-bench", "BenchmarkHarness", "-count", count, "./internal/dataset"}, out: out, append: true},
 		c.memRow(c.memWorkloads, c.count, c.memBenchtime, c.blocks, c.memDist),
 	}
-	steps = append(steps, c.record("bench-full", out)...)
 	return append(steps, c.summaryAndReport(out)...)
 }
 
 // simSteps are make bench-sim's: make bench's warm point reads and scans
 // on one thread, each count a process of its own under callgrind
-// (benchstat/sim), into RESULTS/bench-sim.txt, and the record.
+// (benchstat/sim), into RESULTS/bench-sim.txt.
 func (c *benchConfig) simSteps() []task {
 	out := c.resultsFile("bench-sim.txt")
 	args := []string{"-benchtime", c.simBenchtime, c.binary(), "-test.run", "^$",
@@ -186,7 +183,7 @@ func (c *benchConfig) simSteps() []task {
 	if c.dir != "" {
 		args = append(args, "-dir", c.dir)
 	}
-	return append([]task{c.build(), inProcess("sim", args, out)}, c.record("bench-sim", out)...)
+	return []task{c.build(), inProcess("sim", args, out)}
 }
 
 // goTest is a go test run of the root package with the set's tags, its
@@ -212,13 +209,12 @@ func (c *benchConfig) prefetchSteps() []task {
 		return append(append(a, more...), c.dirFlag()...)
 	}
 	traces := c.prefetchTraces + "x"
-	steps := []task{
+	return []task{
 		c.goTest(out, false, common("BenchmarkPrefetch/^(prefetch|hit)=", traces)...),
 		c.goTest(out, true, common("BenchmarkPrefetch/^open-only", "5x")...),
 		{note: "== Badger with values in the value log, the seed's layout =="},
 		c.goTest(vlog, false, common("BenchmarkPrefetchBadger/^(prefetch|hit)=", traces, "-badger_vthreshold", "1024")...),
 	}
-	return append(steps, c.record("prefetch", out, vlog)...)
 }
 
 // seed003Steps are make seed003's: the fixed-rate workloads, the knee of
@@ -231,14 +227,13 @@ func (c *benchConfig) seed003Steps() []task {
 	run := func(bench string, more ...string) []string {
 		return append([]string{"-run", "^$", "-bench", bench, "-benchtime", "1x", "-count", itoa(c.count)}, more...)
 	}
-	steps := []task{
+	return []task{
 		{show: func() []string { return []string{"mkdir -p " + shellQuote(hgrm)} }, do: mkdirStep(hgrm)},
 		c.goTest(files[0], false, append(run("BenchmarkLoad", "-rate", "10000"), c.suiteFlags()...)...),
 		c.goTest(files[1], false, append(run("BenchmarkKnee", "-timeout", "0"), c.suiteFlags()...)...),
 		c.goTest(files[2], false, append(append(run("BenchmarkBloom", "-rate", "5000,20000"), c.suiteFlags()...), "-latency_dir", hgrm)...),
 		c.goTest(files[3], false, append(append(run("BenchmarkHTTP", "-rate", "5000,20000"), c.suiteFlags()...), "-latency_dir", hgrm)...),
 	}
-	return append(steps, c.record("seed003", files...)...)
 }
 
 // embedOverlay is the overlay make embed-data writes: a build that passes
@@ -254,5 +249,5 @@ func (c *benchConfig) seed004Steps() []task {
 		overlay = []string{"-overlay", embedOverlay}
 	}
 	args := append(overlay, "-run", "^$", "-timeout", "0", "-bench", "BenchmarkEmbed", "-count", itoa(c.count))
-	return append([]task{c.goTest(out, false, append(args, c.dirFlag()...)...)}, c.record("seed004", out)...)
+	return []task{c.goTest(out, false, append(args, c.dirFlag()...)...)}
 }

@@ -41,6 +41,14 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 	return output(ctx, dir, nil, "git", args...)
 }
 
+// shortCommit is a commit's first 7 characters.
+func shortCommit(c string) string {
+	if len(c) > 7 {
+		return c[:7]
+	}
+	return c
+}
+
 // commitOf resolves ref to a commit of the repository at dir; "" when it
 // names none.
 func commitOf(ctx context.Context, dir, ref string) string {

@@ -26,7 +26,7 @@ type comparison struct {
 	args        *compareArgs
 	stdout      io.Writer
 	base, head  *side
-	started     string // the history's date label
+	started     string // when the comparison started (gate.json's date)
 	suiteCommit string // -module: the commit this tree is at
 }
 
@@ -81,9 +81,6 @@ func (c *comparison) run(ctx context.Context) (failed bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if !c.args.noHistory {
-		c.record(ctx)
-	}
 	for _, v := range verdicts {
 		failed = failed || v.Failed
 	}
@@ -122,7 +119,6 @@ func (c *comparison) check(ctx context.Context) error {
 	if why := withoutRocksDB(a.tags); why != "" {
 		c.logf("comparing without RocksDB: %s; its benchmarks skip on both sides", why)
 	}
-	c.sayHistory(a.noHistory, a.history, "each side's results")
 	if c.base, err = c.resolveSide(ctx, "base", a.base); err != nil {
 		return err
 	}

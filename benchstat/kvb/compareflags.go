@@ -39,8 +39,6 @@ type compareArgs struct {
 	bench      string // "" until defaults: every engine, or -module's
 	count      int    // 0: each mode's default
 	out        string
-	noHistory  bool
-	history    string // the store; "" is history.DefaultPath
 	tags       string
 	timeBench  string // -test.benchtime of timed rounds
 	simBench   string // kvb sim's -benchtime
@@ -48,13 +46,14 @@ type compareArgs struct {
 	suite      []string // forwarded to both binaries, defaults first
 }
 
-const compareUsage = `usage: kvb compare BASE HEAD [-module M] [-mode time|sim|both] [-bench RE] [-count N] [-o DIR] [-no-history] [suite flags]
+const compareUsage = `usage: kvb compare BASE HEAD [-module M] [-mode time|sim|both] [-bench RE] [-count N] [-o DIR] [suite flags]
 
 Builds two test binaries of the suite once and runs them in paired rounds,
 alternating which goes first, then gates head against base and writes
 DIR/base.txt, DIR/head.txt, DIR/benchstat.txt, DIR/gate.md (the report)
-and DIR/gate.json (the verdicts); with -mode both also DIR/sim-base.txt
-and DIR/sim-head.txt. Flags may come before or after BASE and HEAD.
+and DIR/gate.json (the verdicts, and what each side is); with -mode both
+also DIR/sim-base.txt and DIR/sim-head.txt. Flags may come before or
+after BASE and HEAD.
 
 BASE and HEAD are git refs of this repository (their committed code is
 built in temporary worktrees) or test binaries already built. With
@@ -63,8 +62,8 @@ such as latest) or directories holding a copy of it, and both sides are
 this tree's suite built with M replaced, on copies of go.mod (-modfile);
 the default benchmarks are then M's engine's ReadRandom.
 
-Each side's results go into the history store (docs/history.md) unless
--no-history. Other flags go to both binaries: the suite's (-dir,
+The lab's kvb history keeps the sides' results over time
+(docs/history.md). Other flags go to both binaries: the suite's (-dir,
 -keys_mil, -threads, ...) and go test's -cpu, -timeout, -benchmem,
 -short, -v. Exit status: 0 pass, 1 regression or a gated series missing
 from head, 2 bad usage or a step that failed.
@@ -87,8 +86,6 @@ func compareFlags(a *compareArgs) (*flag.FlagSet, *rawFlags) {
 	fs.StringVar(&a.bench, "bench", "", "benchmarks to run (default "+defaultBench+", or with -module its engine's)")
 	fs.IntVar(&a.count, "count", 0, fmt.Sprintf("paired rounds (default %d timed, %d counted)", defaultTimeRounds, defaultSimRounds))
 	fs.StringVar(&a.out, "o", defaultOut, "directory of the results and the gate's report")
-	fs.BoolVar(&a.noHistory, "no-history", false, "do not record the sides' results in the history store (so does HISTORY=off in the environment)")
-	fs.StringVar(&a.history, "history", "", "the history store (default $XDG_DATA_HOME/kvbench/history.db, or ~/.local/share/kvbench/history.db)")
 	fs.StringVar(&a.tags, "tags", defaultTags(), "build tags of both binaries: rocksdb when its headers are installed, unless $TAGS is set")
 	fs.StringVar(&r.benchtime, "benchtime", "", "run length of a timed round (default "+defaultTimeBenchtime+"); with -mode sim, the iterations counted")
 	fs.StringVar(&r.simBench, "sim_benchtime", "", "iterations counted in a sim round, a default and overrides by family (default "+defaultSimBenchtime+")")
@@ -176,11 +173,6 @@ func parseCompare(args []string) (*compareArgs, error) {
 		if n := a.rounds(m); n < need {
 			return nil, fmt.Errorf("-count %d: the gate's signed-rank test needs at least %d paired %s rounds to reject anything at alpha %g", n, need, m, a.gate.Alpha)
 		}
-	}
-	// HISTORY=off is the suite's switch for every target that records
-	// (make test exports it).
-	if os.Getenv("HISTORY") == "off" {
-		a.noHistory = true
 	}
 	return a, nil
 }

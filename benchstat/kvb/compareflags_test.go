@@ -10,21 +10,21 @@ import (
 // TestFlagsBeforeOrAfterRefs: a flag means the same wherever it stands,
 // before the refs, between them or after them.
 func TestFlagsBeforeOrAfterRefs(t *testing.T) {
-	want, err := parseCompare([]string{"main", "HEAD", "-mode", "sim", "-count", "12", "-threads", "4", "-no-history"})
+	want, err := parseCompare([]string{"main", "HEAD", "-mode", "sim", "-count", "12", "-threads", "4", "-allow_removed"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{
-		{"-mode", "sim", "-count", "12", "-threads", "4", "-no-history", "main", "HEAD"},
-		{"-mode=sim", "main", "-count=12", "HEAD", "-threads=4", "-no-history"},
-		{"--mode", "sim", "main", "HEAD", "--count", "12", "-threads", "4", "-no-history"},
+		{"-mode", "sim", "-count", "12", "-threads", "4", "-allow_removed", "main", "HEAD"},
+		{"-mode=sim", "main", "-count=12", "HEAD", "-threads=4", "-allow_removed"},
+		{"--mode", "sim", "main", "HEAD", "--count", "12", "-threads", "4", "-allow_removed"},
 	} {
 		got, err := parseCompare(args)
 		if err != nil {
 			t.Errorf("%q: %v", args, err)
 			continue
 		}
-		if got.base != "main" || got.head != "HEAD" || got.mode != "sim" || got.count != 12 || !got.noHistory || !reflect.DeepEqual(got.suite, want.suite) {
+		if got.base != "main" || got.head != "HEAD" || got.mode != "sim" || got.count != 12 || !got.gate.AllowRemoved || !reflect.DeepEqual(got.suite, want.suite) {
 			t.Errorf("%q parsed as %+v, want %+v", args, got, want)
 		}
 	}
@@ -54,12 +54,11 @@ func TestSuiteFlagsForwarded(t *testing.T) {
 }
 
 func TestCompareDefaults(t *testing.T) {
-	t.Setenv("HISTORY", "")
 	a, err := parseCompare([]string{"main", "HEAD"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.mode != "time" || a.rounds("time") != 20 || a.rounds("sim") != 9 || a.timeBench != "0.05s" || a.simBench != defaultSimBenchtime || a.out != "results/compare" || a.noHistory {
+	if a.mode != "time" || a.rounds("time") != 20 || a.rounds("sim") != 9 || a.timeBench != "0.05s" || a.simBench != defaultSimBenchtime || a.out != "results/compare" {
 		t.Errorf("defaults: %+v", a)
 	}
 	if a, _ := parseCompare([]string{"main", "HEAD", "-mode", "sim", "-benchtime", "100x"}); a.simBench != "100x" || a.timeBench != defaultTimeBenchtime {
@@ -95,18 +94,5 @@ func TestCompareUsageErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one containing %q", c.args, err, c.want)
 		}
-	}
-}
-
-// HISTORY=off, the suite's switch for every target that records, stops
-// kvb compare's recording as -no-history does.
-func TestHistoryOffInTheEnvironment(t *testing.T) {
-	t.Setenv("HISTORY", "off")
-	a, err := parseCompare([]string{"main", "HEAD"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !a.noHistory {
-		t.Error("HISTORY=off: kvb compare would record")
 	}
 }

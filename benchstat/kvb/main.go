@@ -23,7 +23,6 @@ import (
 
 	"github.com/kvbench/kvbench/benchstat/charts"
 	"github.com/kvbench/kvbench/benchstat/gate"
-	"github.com/kvbench/kvbench/benchstat/history"
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/report"
 	"github.com/kvbench/kvbench/benchstat/sim"
@@ -39,14 +38,13 @@ var commands = map[string]cli.Command{}
 var packaged = []cli.Command{
 	charts.Command,
 	gate.Command,
-	history.Command,
 	report.Command,
 	sim.Command,
 	summary.Command,
 }
 
 // lab are the lab's commands: asked for here, kvb says where they are.
-var lab = []string{"audit", "memfloor", "power", "spectrum"}
+var lab = []string{"audit", "history", "memfloor", "power", "record", "spectrum"}
 
 // program dispatches to the commands.
 var program = cli.Program{Commands: commands, Heading: "commands:", Elsewhere: func(name string, stderr io.Writer) bool {

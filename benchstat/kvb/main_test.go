@@ -16,7 +16,7 @@ func TestDispatch(t *testing.T) {
 		t.Errorf("unknown command: exit %d, %q", code, errb.String())
 	}
 	out.Reset()
-	if code := run([]string{"help", "compare"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "-no-history") {
+	if code := run([]string{"help", "compare"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "-module") {
 		t.Errorf("help compare: exit %d, %q", code, out.String())
 	}
 	errb.Reset()

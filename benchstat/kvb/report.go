@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -70,7 +71,11 @@ func (c *comparison) gateReport() ([]gate.ModeVerdict, error) {
 	if err := os.WriteFile(filepath.Join(c.args.out, "gate.md"), md.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
-	j, err := json.MarshalIndent(gate.Report{Base: baseName, Head: headName, Module: c.args.module, Modes: all}, "", "  ")
+	sides := map[string]map[string]string{}
+	for _, s := range c.sides() {
+		sides[s.role] = c.labels(s)
+	}
+	j, err := json.MarshalIndent(gate.Report{Base: baseName, Head: headName, Module: c.args.module, Modes: all, Sides: sides}, "", "  ")
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +84,27 @@ func (c *comparison) gateReport() ([]gate.ModeVerdict, error) {
 	}
 	c.stdout.Write(md.Bytes())
 	return all, nil
+}
+
+// labels say what a side is, as the history store labels its runs: ref,
+// commit (the commit a ref names, else the spec itself: a module version,
+// a binary), the commit's date only when there is a commit, date (when
+// the comparison started), and with -module the module and the suite's
+// commit.
+func (c *comparison) labels(s *side) map[string]string {
+	l := map[string]string{"ref": s.spec, "commit": cmp.Or(s.commit, s.spec), "date": c.started}
+	if s.commit != "" {
+		if d, err := git(context.Background(), c.repo, "show", "-s", "--format=%cI", s.commit); err == nil {
+			l["commit-date"] = d
+		}
+	}
+	if c.args.module != "" {
+		l["module"] = c.args.module
+		if c.suiteCommit != "" {
+			l["kvbench-commit"] = c.suiteCommit
+		}
+	}
+	return l
 }
 
 // benchstatTables prints benchstat's comparison of each mode's rounds, a

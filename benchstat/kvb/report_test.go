@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ func TestReportNamesSides(t *testing.T) {
 	writeRounds(t, filepath.Join(out, "base.txt"), base)
 	writeRounds(t, filepath.Join(out, "head.txt"), head)
 	var stdout bytes.Buffer
-	c := &comparison{args: a, stdout: &stdout,
+	c := &comparison{args: a, stdout: &stdout, started: "2026-01-02T03:04:05Z",
 		base: &side{role: "base", kind: versionSide, spec: "v1.4.3", label: "v1.4.3"},
 		head: &side{role: "head", kind: dirSide, spec: "../bbolt", label: "local-0123456789ab"}}
 	vs, err := c.gateReport()
@@ -94,6 +95,14 @@ func TestReportNamesSides(t *testing.T) {
 	if j.Base != "go.etcd.io/bbolt v1.4.3" || len(j.Modes) != 1 || !j.Modes[0].Failed ||
 		len(j.Modes[0].Failures) != 1 || j.Modes[0].Failures[0] != (gate.Failure{Name: "ReadRandomBolt/valsz=256-2", Unit: "ns/op", Verdict: "REGRESSION"}) {
 		t.Errorf("gate.json:\n%s", raw)
+	}
+	// What each side is, as the lab's history labels it.
+	wantSides := map[string]map[string]string{
+		"base": {"ref": "v1.4.3", "commit": "v1.4.3", "date": "2026-01-02T03:04:05Z", "module": "go.etcd.io/bbolt"},
+		"head": {"ref": "../bbolt", "commit": "../bbolt", "date": "2026-01-02T03:04:05Z", "module": "go.etcd.io/bbolt"},
+	}
+	if !reflect.DeepEqual(j.Sides, wantSides) {
+		t.Errorf("gate.json's sides %v, want %v", j.Sides, wantSides)
 	}
 }
 

@@ -30,11 +30,12 @@ var screenshots = map[string]screenshot{
 	"report": {"docs/img/report.png", "report.html", "1280,2000", func(dir string) task {
 		return inProcess("report", []string{"-o", filepath.Join(dir, "report.html"), "benchstat/internal/summary/testdata/bench.txt"}, "")
 	}},
-	// The history page of the history benchstat/history's tests build
-	// from the summary test's results file (14 commits, a regression, an
-	// improvement, a newer Go, three bbolt releases).
+	// The history page of the history the lab's history tests build from
+	// the summary test's results file (14 commits, a regression, an
+	// improvement, a newer Go, three bbolt releases): a test of the lab's
+	// module, built here alone.
 	"history": {"docs/img/history.png", "history.html", "1280,1600", func(dir string) task {
-		return task{args: []string{goTool(), "test", "-count", "1", "-run", "^TestDemoPage$", "./benchstat/history", "-args", "-demo=" + filepath.Join(dir, "history.html")},
+		return task{args: []string{goTool(), "-C", "benchstat/lab", "test", "-count", "1", "-run", "^TestDemoPage$", "./history", "-args", "-demo=" + filepath.Join(dir, "history.html")},
 			out: os.DevNull, quiet: true}
 	}},
 }
@@ -42,9 +43,9 @@ var screenshots = map[string]screenshot{
 const screenshotUsage = `usage: kvb screenshot report|history
 
 Writes docs/img/report.png (the report page of the summary test's results
-file) or docs/img/history.png (the history page of benchstat/history's
-demo history), each at a laptop's width, through headless Chromium,
-which it installs first as kvb deps chromium does.
+file) or docs/img/history.png (the history page of the lab's demo
+history, benchstat/lab/history), each at a laptop's width, through
+headless Chromium, which it installs first as kvb deps chromium does.
 `
 
 func runScreenshot(c cli.Call, _ struct{}, which []string) int {

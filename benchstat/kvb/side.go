@@ -42,10 +42,7 @@ type side struct {
 func (s *side) name(module string) string {
 	switch s.kind {
 	case refSide:
-		short := s.commit
-		if len(short) > 7 {
-			short = short[:7]
-		}
+		short := shortCommit(s.commit)
 		if strings.HasPrefix(s.commit, s.spec) {
 			return short
 		}

@@ -62,8 +62,8 @@ func TestBadModuleVersionStopsTheRun(t *testing.T) {
 	offline(t, repo)
 	out := filepath.Join(t.TempDir(), "out")
 	for _, args := range [][]string{
-		{"-module", "go.etcd.io/bbolt", "v1.99.99", "v1.5.0", "-no-history", "-o", out},
-		{"-module", "go.etcd.io/bbolt", "v1.5.0", "-no-history", "v1.99.99", "-o", out},
+		{"-module", "go.etcd.io/bbolt", "v1.99.99", "v1.5.0", "-o", out},
+		{"-module", "go.etcd.io/bbolt", "v1.5.0", "v1.99.99", "-o", out},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := runCompare(args, &stdout, &stderr)
@@ -124,7 +124,7 @@ func TestUnknownRefStopsTheRun(t *testing.T) {
 	repoRoot(t)
 	out := filepath.Join(t.TempDir(), "out")
 	var stdout, stderr bytes.Buffer
-	code := runCompare([]string{"HEAD", "no-such-ref-anywhere", "-no-history", "-o", out}, &stdout, &stderr)
+	code := runCompare([]string{"HEAD", "no-such-ref-anywhere", "-o", out}, &stdout, &stderr)
 	if code != 2 || !strings.Contains(stderr.String(), "head no-such-ref-anywhere: not a commit in ") {
 		t.Errorf("exit %d, want 2 naming the ref:\n%s", code, stderr.String())
 	}

@@ -24,7 +24,7 @@ func (c *testConfig) missingDirStops(_ context.Context, _, _ io.Writer) error {
 	defer os.RemoveAll(d)
 	missing := filepath.Join(d, "missing")
 	var out bytes.Buffer
-	code := runBench([]string{"-tags", c.tags, "-keys_mil", "0.002", "-count", "1", "-results", d, "-dir", missing, "-no-history"}, &out, &out)
+	code := runBench([]string{"-tags", c.tags, "-keys_mil", "0.002", "-count", "1", "-results", d, "-dir", missing}, &out, &out)
 	if want := "-dir " + missing + ": does not exist"; code == 0 || !strings.Contains(out.String(), want) {
 		return fmt.Errorf("kvb bench with a missing -dir did not stop with the suite's error (%q), exit %d:\n%s", want, code, out.String())
 	}
@@ -45,7 +45,7 @@ func (c *testConfig) budgetPathRuns(_ context.Context, stdout, stderr io.Writer)
 	const limit = "24MiB"
 	results := filepath.Join(d, "results")
 	args := []string{"mem", "-tags", c.tags, "-keys_mil", "0.002", "-valsz", "256", "-mem_limit", limit, "-mem_benchtime", "100x",
-		"-count", "1", "-results", results, "-dir", d, "-no-history"}
+		"-count", "1", "-results", results, "-dir", d}
 	var errb bytes.Buffer
 	if code := runBench(args, stdout, io.MultiWriter(stderr, &errb)); code != 0 {
 		return fmt.Errorf("kvb bench %s: exit %d", strings.Join(args, " "), code)

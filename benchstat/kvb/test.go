@@ -39,8 +39,7 @@ Runs the jobs of the steps named, one per CPU at a time (at least two),
 the longest first, so that no core idles while a short job waits for a
 long one; a failed job does not stop the others, and the run fails when
 one did. Each job's output is printed whole when it ends; with more than
-one job it prints where the time went, slowest first. Nothing is recorded in the history store
-(HISTORY=off).
+one job it prints where the time went, slowest first.
 
 steps:
 `)
@@ -90,8 +89,6 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	start := time.Now()
-	// The tests and the gate's own runs never record.
-	os.Setenv("HISTORY", "off")
 	if !hasTag(c.tags, "rocksdb") {
 		why := "its headers are missing (sudo apt-get install librocksdb-dev)"
 		if _, err := os.Stat(rocksdbHeader); err == nil {

@@ -66,13 +66,7 @@ func (m *matrix) run(ctx context.Context) error {
 	if err := m.rounds(ctx); err != nil {
 		return err
 	}
-	if err := m.table(ctx); err != nil {
-		return err
-	}
-	if !m.args.noHistory {
-		m.record(ctx)
-	}
-	return nil
+	return m.table(ctx)
 }
 
 // check does everything that needs no build: the repository, the module,
@@ -95,12 +89,11 @@ func (m *matrix) check(ctx context.Context) error {
 	m.suiteCommit = commitOf(ctx, m.repo, "HEAD")
 	m.commitDate, _ = git(ctx, m.repo, "show", "-s", "--format=%cI", m.suiteCommit)
 	if m.dirtyTree = m.dirty(ctx); m.dirtyTree {
-		m.logf("each version is built with this tree's suite, uncommitted changes included (recorded as dirty=true)")
+		m.logf("each version is built with this tree's suite, uncommitted changes included (its files say dirty: true)")
 	}
 	if why := withoutRocksDB(a.tags); why != "" {
 		m.logf("running without RocksDB: %s; its benchmarks skip", why)
 	}
-	m.sayHistory(a.noHistory, a.history, "each version's results, as a point of "+a.module+"'s release series,")
 	return m.resolve(ctx)
 }
 
@@ -125,7 +118,7 @@ func (m *matrix) resolve(ctx context.Context) error {
 	return nil
 }
 
-// labels are the versions as results, fixtures and the history name them.
+// labels are the versions as results and fixtures name them.
 func (m *matrix) labels() []string {
 	var l []string
 	for _, v := range m.versions {

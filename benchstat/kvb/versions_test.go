@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
 
 // worktrees lists the repository's worktrees: a refused or failed run
@@ -32,7 +34,6 @@ func TestVersionsUsage(t *testing.T) {
 	repo := repoRoot(t)
 	unchanged(t, repo)
 	offline(t, repo)
-	t.Setenv("HISTORY", "off")
 	tmp := t.TempDir()
 	other := filepath.Join(tmp, "other")
 	os.Mkdir(other, 0o755)
@@ -84,19 +85,18 @@ func TestVersionsUsage(t *testing.T) {
 // TestVersionsFlagsAnywhere: flags mean the same before, between and
 // after the versions; the suite's go to every run after the defaults.
 func TestVersionsFlagsAnywhere(t *testing.T) {
-	t.Setenv("HISTORY", "")
 	want := append(slices.Clone(defaultVersionsSuiteArgs), "-keys_mil=0.005", "-test.cpu=2")
 	for _, args := range [][]string{
-		{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0", "-count", "3", "-keys_mil", "0.005", "-cpu", "2", "-no-history"},
-		{"-count=3", "v1.4.3", "-module", "go.etcd.io/bbolt", "-keys_mil=0.005", "v1.5.0", "-cpu", "2", "-no-history"},
-		{"v1.4.3", "v1.5.0", "--module", "go.etcd.io/bbolt", "--count", "3", "-keys_mil", "0.005", "-cpu=2", "-no-history"},
+		{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0", "-count", "3", "-keys_mil", "0.005", "-cpu", "2", "-build_only"},
+		{"-count=3", "v1.4.3", "-module", "go.etcd.io/bbolt", "-keys_mil=0.005", "v1.5.0", "-cpu", "2", "-build_only"},
+		{"v1.4.3", "v1.5.0", "--module", "go.etcd.io/bbolt", "--count", "3", "-keys_mil", "0.005", "-cpu=2", "-build_only"},
 	} {
 		a, err := parseVersions(args)
 		if err != nil {
 			t.Errorf("%q: %v", args, err)
 			continue
 		}
-		if a.module != "go.etcd.io/bbolt" || !slices.Equal(a.specs, []string{"v1.4.3", "v1.5.0"}) || a.count != 3 || !a.noHistory || !reflect.DeepEqual(a.suite, want) {
+		if a.module != "go.etcd.io/bbolt" || !slices.Equal(a.specs, []string{"v1.4.3", "v1.5.0"}) || a.count != 3 || !a.buildOnly || !reflect.DeepEqual(a.suite, want) {
 			t.Errorf("%q parsed as %+v", args, a)
 		}
 	}
@@ -104,12 +104,8 @@ func TestVersionsFlagsAnywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.count != 10 || a.benchtime != "0.2s" || a.out != "results/versions" || a.noHistory || a.buildOnly {
+	if a.count != 10 || a.benchtime != "0.2s" || a.out != "results/versions" || a.buildOnly {
 		t.Errorf("defaults: %+v", a)
-	}
-	t.Setenv("HISTORY", "off")
-	if a, _ := parseVersions([]string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0"}); !a.noHistory {
-		t.Error("HISTORY=off: kvb versions would record")
 	}
 }
 
@@ -210,7 +206,7 @@ func TestVersionThatDoesNotBuildStopsTheRun(t *testing.T) {
 	brokenCopy(t, b, "var kvbenchBrokenB int = \"not an int\"")
 	out := filepath.Join(tmp, "out")
 	var stdout, stderr bytes.Buffer
-	code := runVersions([]string{"-module", "go.etcd.io/bbolt", a, b, "-no-history", "-o", out}, &stdout, &stderr)
+	code := runVersions([]string{"-module", "go.etcd.io/bbolt", a, b, "-o", out}, &stdout, &stderr)
 	log := stderr.String()
 	if code != 2 {
 		t.Fatalf("exit %d, want 2:\n%s", code, log)
@@ -228,5 +224,29 @@ func TestVersionThatDoesNotBuildStopsTheRun(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("the run made its results directory %s (%v)", out, err)
+	}
+}
+
+// TestVersionsHeader: a version's file starts with the configuration
+// lines that make every result in it a point of the module's release
+// series; dirty only when the tree was, and an unknown commit date left
+// out rather than empty.
+func TestVersionsHeader(t *testing.T) {
+	m := &matrix{builder: builder{module: "go.etcd.io/bbolt"}, suiteCommit: "0123456789abcdef0123456789abcdef01234567"}
+	v := &side{kind: versionSide, spec: "v1.4", label: "v1.4.3"}
+	want := "role: versions\nseries: release\nmodule: go.etcd.io/bbolt\nversion: v1.4.3\ncommit: 0123456789abcdef0123456789abcdef01234567\n"
+	if got := m.header(v); got != want {
+		t.Errorf("header %q, want %q", got, want)
+	}
+	m.commitDate, m.dirtyTree = "2026-11-24T18:16:13+00:00", true
+	f, err := results.Read(strings.NewReader(m.header(v)+"BenchmarkReadRandomBolt/valsz=256-2 1000 350 ns/op\n"), "v1.4.3.txt")
+	if err != nil || len(f.Results) != 1 {
+		t.Fatalf("read back: %v, %d results", err, len(f.Results))
+	}
+	for k, want := range map[string]string{"role": "versions", "series": "release", "module": "go.etcd.io/bbolt", "version": "v1.4.3",
+		"commit-date": "2026-11-24T18:16:13+00:00", "dirty": "true"} {
+		if got := f.Results[0].Label(k); got != want {
+			t.Errorf("%s: %q, want %q", k, got, want)
+		}
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/kvbench/kvbench/benchstat/internal/history"
 )
 
 // buildAll builds every version's test binary. A version the suite does
@@ -33,7 +31,7 @@ func (m *matrix) buildAll(ctx context.Context) error {
 		}
 	}
 	if len(broken) > 0 {
-		at := history.ShortCommit(m.suiteCommit)
+		at := shortCommit(m.suiteCommit)
 		if m.dirtyTree {
 			at += " with uncommitted changes"
 		}

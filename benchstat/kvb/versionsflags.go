@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -40,13 +39,11 @@ type versionsArgs struct {
 	count     int
 	out       string
 	buildOnly bool
-	noHistory bool
-	history   string
 	tags      string
 	suite     []string // forwarded to every run, defaults first
 }
 
-const versionsUsage = `usage: kvb versions -module MODULE V1 V2 [V3...] [-bench RE] [-benchtime D] [-count N] [-o DIR] [-build_only] [-no-history] [suite flags]
+const versionsUsage = `usage: kvb versions -module MODULE V1 V2 [V3...] [-bench RE] [-benchtime D] [-count N] [-o DIR] [-build_only] [suite flags]
 
 The release matrix: this tree's suite against each listed version of one
 engine module. Each V is a version of MODULE on the module proxy (v1.4.3,
@@ -59,11 +56,13 @@ is built, and a version the suite does not compile against stops the run
 Then each version builds or reuses its fixtures (keyed by the engine's
 version), and -count rounds run interleaved: round i runs every version
 once, the order rotating by one each round, so a drift of the machine
-lands on every version alike. Results go to DIR/<version>.txt, the order
-to DIR/order.txt, benchstat's table across the versions (the first is the
-baseline) to stdout and DIR/benchstat.txt. Each file is then recorded in
-the history store as a point of the module's release series
-(docs/history.md, "Release matrix") unless -no-history or HISTORY=off.
+lands on every version alike. Results go to DIR/<version>.txt, each
+starting with configuration lines that make it a point of the module's
+release series (role, series, module, version, the suite's commit and
+its date, dirty), which the lab's kvb history add keeps as labels
+(docs/history.md, "Release matrix"); the order goes to DIR/order.txt,
+benchstat's table across the versions (the first is the baseline) to
+stdout and DIR/benchstat.txt.
 
 The workload, by default: warm random reads on one thread (-benchtime)
 and a populate with sync off (1x) on the engines MODULE backs, 50,000
@@ -108,8 +107,6 @@ func versionsFlags(a *versionsArgs) *flag.FlagSet {
 	fs.IntVar(&a.count, "count", defaultVersionsRounds, "rounds")
 	fs.StringVar(&a.out, "o", defaultVersionsOut, "directory of the results")
 	fs.BoolVar(&a.buildOnly, "build_only", false, "stop after the builds")
-	fs.BoolVar(&a.noHistory, "no-history", false, "do not record the versions' results in the history store (so does HISTORY=off in the environment)")
-	fs.StringVar(&a.history, "history", "", "the history store (default $XDG_DATA_HOME/kvbench/history.db, or ~/.local/share/kvbench/history.db)")
 	fs.StringVar(&a.tags, "tags", defaultTags(), "build tags of every version: rocksdb when its headers are installed, unless $TAGS is set")
 	defineSuiteFlags(fs, &a.suite)
 	return fs
@@ -156,10 +153,6 @@ func parseVersions(args []string) (*versionsArgs, error) {
 		if err := checkBench(a.bench); err != nil {
 			return nil, err
 		}
-	}
-	// HISTORY=off is the suite's switch for every target that records.
-	if os.Getenv("HISTORY") == "off" {
-		a.noHistory = true
 	}
 	return a, nil
 }

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/kvbench/kvbench/benchstat/internal/history"
 )
 
 // table prints what ran and benchstat's table across the versions, the
@@ -29,20 +27,18 @@ func (m *matrix) table(ctx context.Context) error {
 	return os.WriteFile(filepath.Join(m.args.out, "benchstat.txt"), all.Bytes(), 0o644)
 }
 
-// record adds each version's file to the history store as a point of the
-// module's release series (docs/history.md, "Release matrix").
-func (m *matrix) record(ctx context.Context) {
-	var recs []recording
-	for _, v := range m.versions {
-		l := []history.Label{
-			{Key: "role", Value: "versions"}, {Key: "series", Value: "release"},
-			{Key: "module", Value: m.module}, {Key: "version", Value: v.label},
-			{Key: "commit", Value: m.suiteCommit}, {Key: "commit-date", Value: m.commitDate},
+// header is the configuration lines a version's file starts with, which
+// make it a point of the module's release series: the lab's kvb history
+// add keeps them as the run's labels (docs/history.md, "Release
+// matrix"). benchstat's table across the versions stays one table, as
+// the engine's own line differs between the files too.
+func (m *matrix) header(v *side) string {
+	var h strings.Builder
+	for _, kv := range [][2]string{{"role", "versions"}, {"series", "release"}, {"module", m.module}, {"version", v.label},
+		{"commit", m.suiteCommit}, {"commit-date", m.commitDate}, {"dirty", map[bool]string{true: "true"}[m.dirtyTree]}} {
+		if kv[1] != "" {
+			fmt.Fprintf(&h, "%s: %s\n", kv[0], kv[1])
 		}
-		if m.dirtyTree {
-			l = append(l, history.Label{Key: "dirty", Value: "true"})
-		}
-		recs = append(recs, recording{m.file(v), l})
 	}
-	recordRuns(ctx, m.args.history, recs, m.logf)
+	return h.String()
 }

@@ -41,7 +41,8 @@ func (m *matrix) warmUp(ctx context.Context) error {
 }
 
 // rounds runs -count interleaved rounds, every step of a version one
-// after the other, into DIR/<version>.txt, the order into DIR/order.txt.
+// after the other, into DIR/<version>.txt after its header, the order
+// into DIR/order.txt.
 func (m *matrix) rounds(ctx context.Context) error {
 	var files []string
 	for _, v := range m.versions {
@@ -54,6 +55,11 @@ func (m *matrix) rounds(ctx context.Context) error {
 		},
 		func(ctx context.Context, i, round int, out *os.File) error {
 			v := m.versions[i]
+			if round == 1 {
+				if _, err := io.WriteString(out, m.header(v)); err != nil {
+					return err
+				}
+			}
 			for _, s := range m.steps {
 				if err := m.runStep(ctx, v, s, out); err != nil {
 					return fmt.Errorf("%s fails in round %d (%v); its output is in %s", v.name(m.module), round, err, out.Name())

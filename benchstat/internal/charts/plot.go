@@ -33,7 +33,7 @@ func engineColor(engine string) color.Color {
 }
 
 // EngineHex is the engine's colour as CSS writes it ("#rrggbb"), for
-// charts drawn outside gonum/plot (benchstat/history's report).
+// charts drawn outside gonum/plot (the lab's history report, benchstat/lab/history).
 func EngineHex(engine string) string {
 	r, g, b, _ := engineColor(engine).RGBA()
 	return fmt.Sprintf("#%02x%02x%02x", r>>8, g>>8, b>>8)

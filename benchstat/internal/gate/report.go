@@ -7,6 +7,10 @@ type Report struct {
 	Head   string        `json:"head"`
 	Module string        `json:"module,omitempty"`
 	Modes  []ModeVerdict `json:"modes"`
+	// Sides says what each side is, by role (base, head), as the history
+	// store labels a run: ref, commit, commit-date, date, and with -module
+	// module and kvbench-commit (docs/history.md).
+	Sides map[string]map[string]string `json:"sides,omitempty"`
 }
 
 // ModeVerdict is the gate's decision on one mode's rounds.

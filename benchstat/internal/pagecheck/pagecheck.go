@@ -1,7 +1,8 @@
 // Package pagecheck loads a generated HTML page in headless Chromium and
 // checks what a reader would see: every table and chart it promises is
 // there with a size, and no text overflows its box, the window or its
-// chart. benchstat/report's and benchstat/history's browser tests use it.
+// chart. benchstat/report's browser test uses it, and the lab's history
+// page's (benchstat/lab/history).
 package pagecheck
 
 import (

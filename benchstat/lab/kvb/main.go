@@ -1,12 +1,14 @@
 // Command kvb here is the lab's kvb: the tools that study the suite
-// itself rather than the engines, each a package of this module, with
-// the product's kvb flags and output. It is built from this module and
-// run from the repository's root, where the tools find the suite
-// (make audit, memfloor, gate-e2e, gate-sim-power build it as
+// itself rather than the engines, and the history store that follows
+// results over time, each a package of this module, with the flags and
+// output they had in the product's kvb. It is built from this module and
+// run from the repository's root, where the tools find the suite (make
+// audit, memfloor, history-record, gate-e2e, gate-sim-power build it as
 // results/kvb-lab):
 //
 //	go build -C benchstat/lab -o "$PWD/results/kvb-lab" ./kvb
 //	results/kvb-lab power [-mode time|sim] ... [-- kvb compare flags]
+//	results/kvb-lab record -role bench results/bench.txt
 //	results/kvb-lab help [COMMAND]
 package main
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/lab/audit"
+	"github.com/kvbench/kvbench/benchstat/lab/history"
 	"github.com/kvbench/kvbench/benchstat/lab/memfloor"
 	"github.com/kvbench/kvbench/benchstat/lab/power"
 	"github.com/kvbench/kvbench/benchstat/lab/spectrum"
@@ -27,7 +30,7 @@ var program = cli.Program{
 }
 
 func init() {
-	for _, c := range []cli.Command{audit.Command, memfloor.Command, power.Command, spectrum.Command} {
+	for _, c := range []cli.Command{audit.Command, history.Command, history.Record, memfloor.Command, power.Command, spectrum.Command} {
 		program.Commands[c.Name] = c
 	}
 }

@@ -32,7 +32,7 @@ type result struct {
 
 // buildKvb builds the program whose compare runs each comparison: a
 // process of its own, as each needs its own environment
-// (KVBENCH_SLOWDOWN, HISTORY=off).
+// (KVBENCH_SLOWDOWN).
 func (m *comparisons) buildKvb() error {
 	if out, err := exec.Command("go", "build", "-o", m.kvb, "./benchstat/kvb").CombinedOutput(); err != nil {
 		return fmt.Errorf("build kvb: %v\n%s", err, out)
@@ -59,9 +59,8 @@ func (m *comparisons) buildSuite(out, tags, overlay string) error {
 // compare runs kvb compare on two prebuilt binaries.
 func (m *comparisons) compare(name, base, head string, env, args []string) (result, error) {
 	res := result{dir: filepath.Join(m.dir, name), load: load1()}
-	cmd := exec.Command(m.kvb, append([]string{"compare", base, head, "-o", res.dir, "-no-history"}, args...)...)
-	// Dozens of comparisons of one binary: kept out of the history store.
-	cmd.Env = append(append(os.Environ(), "HISTORY=off"), env...)
+	cmd := exec.Command(m.kvb, append([]string{"compare", base, head, "-o", res.dir}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	log, err := os.Create(filepath.Join(m.dir, name+".log"))
 	if err != nil {
 		return res, err

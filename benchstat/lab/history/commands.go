@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
-	"github.com/kvbench/kvbench/benchstat/internal/history"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/history"
 )
 
 // subcommand is history's subcommand name, whose help is history's

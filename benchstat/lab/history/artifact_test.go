@@ -38,6 +38,20 @@ func compareDir(t *testing.T) (string, []byte) {
 	return dir, raw
 }
 
+// startWith checks that each file of out is its prefix, then raw.
+func startWith(t *testing.T, out string, prefixes map[string]string, raw []byte) {
+	t.Helper()
+	for name, prefix := range prefixes {
+		got, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != prefix+string(raw) {
+			t.Errorf("%s starts %q, want %q then the results", name, got[:min(len(got), len(prefix)+40)], prefix)
+		}
+	}
+}
+
 // Each side's copy is its results behind configuration lines, and add
 // keeps those as labels: list finds and shows the runs by them.
 func TestHistoryArtifactAdds(t *testing.T) {
@@ -57,15 +71,7 @@ func TestHistoryArtifactAdds(t *testing.T) {
 	if err != nil || len(ents) != 4 {
 		t.Fatalf("%s holds %d files (%v), want base, head, sim-base, sim-head", out, len(ents), err)
 	}
-	for name, prefix := range want {
-		got, err := os.ReadFile(filepath.Join(out, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != prefix+string(raw) {
-			t.Errorf("%s starts %q, want %q then the results", name, got[:min(len(got), len(prefix)+40)], prefix)
-		}
-	}
+	startWith(t, out, want, raw)
 
 	db := filepath.Join(t.TempDir(), "h.db")
 	files, _ := filepath.Glob(filepath.Join(out, "*.txt"))
@@ -136,5 +142,38 @@ func TestHistoryArtifactKeepsOthersFiles(t *testing.T) {
 	after, _ := os.ReadFile(filepath.Join(out, "base.txt"))
 	if b, _ := os.ReadFile(mine); string(b) != "my notes\n" || !bytes.Equal(before, after) {
 		t.Errorf("a refused run wrote: head.txt %q, base.txt changed %v", b, !bytes.Equal(before, after))
+	}
+}
+
+// What kvb compare's gate.json says of each side comes first, and its
+// modes are -mode's default; a flag's pair comes after, and a later line
+// of a key wins.
+func TestHistoryArtifactReadsGateJSON(t *testing.T) {
+	cmp, raw := compareDir(t)
+	for _, f := range []string{"sim-base.txt", "sim-head.txt"} {
+		os.Remove(filepath.Join(cmp, f))
+	}
+	j := `{"base": "main (aaa1111)", "head": "bbb2222", "modes": [{"mode": "sim", "failed": false, "failures": null}],
+  "sides": {"base": {"commit": "aaa111", "date": "2026-01-02T03:04:05Z", "ref": "main"},
+            "head": {"commit": "bbb222", "date": "2026-01-02T03:04:05Z", "ref": "bbb2222"}}}`
+	if err := os.WriteFile(filepath.Join(cmp, "gate.json"), []byte(j), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "history")
+	if code, errs := runArtifact(t, "-head", "commit=ccc333", out, cmp); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	startWith(t, out, map[string]string{
+		"base.txt": "role: base\nmode: sim\ncommit: aaa111\nref: main\ndate: 2026-01-02T03:04:05Z\n",
+		"head.txt": "role: head\nmode: sim\ncommit: bbb222\nref: bbb2222\ncommit: ccc333\ndate: 2026-01-02T03:04:05Z\n",
+	}, raw)
+	db := filepath.Join(t.TempDir(), "h.db")
+	if code, _, errs := runHistory("add", "-history", db, filepath.Join(out, "head.txt")); code != 0 {
+		t.Fatalf("add: exit %d: %s", code, errs)
+	}
+	for label, n := range map[string]int{"commit=ccc333": 1, "commit=bbb222": 0} {
+		if _, list, _ := runHistory("list", "-history", db, "-label", label); strings.Count(list, "\n") != n+min(n, 1) {
+			t.Errorf("list -label %s, want %d runs:\n%s", label, n, list)
+		}
 	}
 }

@@ -3,16 +3,21 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"cmp"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/gate"
 )
 
 const artifactUsage = `usage: kvb history artifact [-mode time|sim|both] [-label k=v]... [-base k=v]... [-head k=v]... OUT_DIR COMPARE_DIR
@@ -20,16 +25,20 @@ const artifactUsage = `usage: kvb history artifact [-mode time|sim|both] [-label
 Copies each side of a kvb compare run (COMPARE_DIR/base.txt, head.txt,
 and with -mode both sim-base.txt, sim-head.txt) to OUT_DIR, each preceded
 by configuration lines that kvb history add keeps as the run's labels:
-role (base or head), mode (time or sim), the -label pairs, and the -base
-or -head pairs of its side (ref, commit, commit-date), then date (now, in
-UTC, unless a -label gives one). The copies stay benchfmt: benchstat
-reads them, every line applying to the results after it. Run it where a
-workflow uploads results of one runner, with -label machine=NAME;
-docs/history.md, "More than one machine".
+role (base or head), mode (time or sim), what COMPARE_DIR/gate.json says
+the side is (ref, commit, commit-date, and with -module the module and
+kvbench-commit), the -label pairs, and the -base or -head pairs of its
+side, then date (a -label's, else when the comparison started, else now,
+in UTC). A later line of a key wins. The copies stay benchfmt: benchstat
+reads them, every line applying to the results after it. Record a
+comparison with kvb history add OUT_DIR/*.txt; where a workflow uploads
+results of one runner, give -label machine=NAME (docs/history.md, "More
+than one machine").
 
 -mode says which mode base.txt and head.txt were measured in, as given to
-kvb compare. Keys are benchfmt's: a lower-case letter first, no spaces or
-colons. Exits 2 on a usage error, before writing.
+kvb compare (default: gate.json's, else time). Keys are benchfmt's: a
+lower-case letter first, no spaces or colons. Exits 2 on a usage error,
+before writing.
 
 `
 
@@ -66,7 +75,7 @@ var artifactCommand = cli.New(cli.Spec[*artifactFlags]{
 
 func newArtifactFlags(fs *flag.FlagSet) *artifactFlags {
 	a := &artifactFlags{}
-	fs.StringVar(&a.mode, "mode", "time", "the mode base.txt and head.txt were measured in: time, sim, or both (sim-base.txt and sim-head.txt are sim)")
+	fs.StringVar(&a.mode, "mode", "", "the mode base.txt and head.txt were measured in: time, sim, or both (sim-base.txt and sim-head.txt are sim); default gate.json's, else time")
 	fs.Var(&a.label, "label", "key=value for both sides; repeat for more (date=… replaces now)")
 	fs.Var(&a.base, "base", "key=value for the base side only (ref, branch, commit, commit-date); repeat for more")
 	fs.Var(&a.head, "head", "key=value for the head side only; repeat for more")
@@ -79,7 +88,7 @@ var compareFiles = []string{"base.txt", "head.txt", "sim-base.txt", "sim-head.tx
 
 // artifact is kvb history artifact.
 func artifact(c cli.Call, a *artifactFlags, pos []string) int {
-	if a.mode != "time" && a.mode != "sim" && a.mode != "both" {
+	if a.mode != "" && a.mode != "time" && a.mode != "sim" && a.mode != "both" {
 		return c.Usage("-mode %s: must be time, sim or both", a.mode)
 	}
 	if len(pos) != 2 {
@@ -106,7 +115,9 @@ func artifact(c cli.Call, a *artifactFlags, pos []string) int {
 			return 2
 		}
 	}
-	date := time.Now().UTC().Format("2006-01-02T15:04:05Z")
+	gateMode, sides := fromGate(dir)
+	mode := cmp.Or(a.mode, gateMode, "time")
+	date := cmp.Or(sides["base"]["date"], time.Now().UTC().Format("2006-01-02T15:04:05Z"))
 	for _, kv := range a.label {
 		if d, ok := strings.CutPrefix(kv, "date="); ok && d != "" {
 			date = d
@@ -118,11 +129,11 @@ func artifact(c cli.Call, a *artifactFlags, pos []string) int {
 	}
 	for _, f := range files {
 		role := strings.TrimSuffix(f, ".txt")
-		mode := a.mode
-		if mode == "both" {
-			mode = "time"
+		m := mode
+		if m == "both" {
+			m = "time"
 			if strings.HasPrefix(role, "sim-") {
-				mode = "sim"
+				m = "sim"
 			}
 		}
 		role = strings.TrimPrefix(role, "sim-")
@@ -131,8 +142,12 @@ func artifact(c cli.Call, a *artifactFlags, pos []string) int {
 			side = a.head
 		}
 		var head bytes.Buffer
-		fmt.Fprintf(&head, "role: %s\nmode: %s\n", role, mode)
-		for _, kv := range append(append(labelPairs{}, a.label...), side...) {
+		fmt.Fprintf(&head, "role: %s\nmode: %s\n", role, m)
+		var recorded labelPairs
+		for _, k := range slices.Sorted(maps.Keys(sides[role])) {
+			recorded = append(recorded, k+"="+sides[role][k])
+		}
+		for _, kv := range slices.Concat(recorded, a.label, side) {
 			if k, v, _ := strings.Cut(kv, "="); k != "date" {
 				fmt.Fprintf(&head, "%s: %s\n", k, v)
 			}
@@ -146,9 +161,30 @@ func artifact(c cli.Call, a *artifactFlags, pos []string) int {
 			fmt.Fprintln(c.Stderr, "kvb history artifact:", err)
 			return 1
 		}
-		fmt.Fprintf(c.Stderr, "kvb history artifact: %s (%s, %s)\n", filepath.Join(out, f), role, mode)
+		fmt.Fprintf(c.Stderr, "kvb history artifact: %s (%s, %s)\n", filepath.Join(out, f), role, m)
 	}
 	return 0
+}
+
+// fromGate is what COMPARE_DIR/gate.json says of a comparison, when kvb
+// compare wrote one: the mode its rounds ran in, and each side's labels
+// by role.
+func fromGate(dir string) (mode string, sides map[string]map[string]string) {
+	raw, err := os.ReadFile(filepath.Join(dir, "gate.json"))
+	if err != nil {
+		return "", nil
+	}
+	var r gate.Report
+	if json.Unmarshal(raw, &r) != nil {
+		return "", nil
+	}
+	switch len(r.Modes) {
+	case 1:
+		mode = r.Modes[0].Mode
+	case 2:
+		mode = "both"
+	}
+	return mode, r.Sides
 }
 
 // ownCopy refuses a file at path that an earlier artifact did not write

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kvbench/kvbench/benchstat/internal/history"
 	"github.com/kvbench/kvbench/benchstat/internal/summary"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/history"
 )
 
 // page is a rendered report and what it must show: the data-table and

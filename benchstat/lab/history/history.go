@@ -1,13 +1,13 @@
 // Package history is kvb history: it keeps every benchmark run in one
-// SQLite database (benchstat/internal/history), lists and exports them,
+// SQLite database (benchstat/lab/internal/history), lists and exports them,
 // reports them over time, and prepares a comparison's results for a
 // store on another machine.
 //
-//	go run ./benchstat/kvb history add FILE... [-label k=v ...] [-history PATH]
-//	go run ./benchstat/kvb history list [-label k=v ...] [-history PATH]
-//	go run ./benchstat/kvb history export RUN-ID [-history PATH]
-//	go run ./benchstat/kvb history report [-o FILE] [-label k=v ...] [-history PATH] [-commit_url TEMPLATE]
-//	go run ./benchstat/kvb history artifact [-mode time|sim|both] [-label k=v]... [-base k=v]... [-head k=v]... OUT_DIR COMPARE_DIR
+//	results/kvb-lab history add FILE... [-label k=v ...] [-history PATH]
+//	results/kvb-lab history list [-label k=v ...] [-history PATH]
+//	results/kvb-lab history export RUN-ID [-history PATH]
+//	results/kvb-lab history report [-o FILE] [-label k=v ...] [-history PATH] [-commit_url TEMPLATE]
+//	results/kvb-lab history artifact [-mode time|sim|both] [-label k=v]... [-base k=v]... [-head k=v]... OUT_DIR COMPARE_DIR
 //
 // add records each file whole, with its configuration lines and the given
 // labels, all files in one transaction; a file benchfmt cannot parse

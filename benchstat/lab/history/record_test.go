@@ -1,4 +1,4 @@
-package main
+package history
 
 import (
 	"bytes"
@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/kvbench/kvbench/benchstat/internal/history"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/history"
 )
 
 // TestRecordCheckoutLabels: a run's file goes into the store with the
@@ -18,7 +19,7 @@ func TestRecordCheckoutLabels(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "history.db")
 	var errb bytes.Buffer
-	file := "../internal/summary/testdata/bench.txt"
+	file := "../../internal/summary/testdata/bench.txt"
 	recordCheckout(ctx, path, []string{file}, "bench", "2026-01-02T03:04:05Z", &errb)
 	if want := "kvb record: recorded bench.txt (run 1) in the history store " + path + "\n"; errb.String() != want {
 		t.Fatalf("said %q, want %q", errb.String(), want)
@@ -32,7 +33,7 @@ func TestRecordCheckoutLabels(t *testing.T) {
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs with role=bench: %v, %v", runs, err)
 	}
-	head, err := git(ctx, "", "rev-parse", "HEAD")
+	head, err := git(ctx, "rev-parse", "HEAD")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +49,30 @@ func TestRecordCheckoutLabels(t *testing.T) {
 		}
 	}
 
+	// Without -date, the date is when the run last wrote the file.
+	when := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	mine := filepath.Join(t.TempDir(), "bench.txt")
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mine, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(mine, when, when); err != nil {
+		t.Fatal(err)
+	}
+	errb.Reset()
+	recordCheckout(ctx, path, []string{mine}, "bench", "", &errb)
+	if runs, err := s.List(ctx, []history.Label{{Key: "date", Value: "2026-03-04T05:06:07Z"}}); err != nil || len(runs) != 1 {
+		t.Errorf("a file modified at %s, recorded without -date: runs with that date %v, %v; said %q", when, runs, err, errb.String())
+	}
+
 	bad := filepath.Join(t.TempDir(), "bad.txt")
 	os.WriteFile(bad, []byte("BenchmarkX 1 notanumber ns/op\n"), 0o644)
 	errb.Reset()
 	recordCheckout(ctx, path, []string{bad, file}, "bench", "x", &errb)
-	if !strings.Contains(errb.String(), bad+" was not recorded") || !strings.Contains(errb.String(), "recorded bench.txt (run 2)") {
+	if !strings.Contains(errb.String(), bad+" was not recorded") || !strings.Contains(errb.String(), "recorded bench.txt (run 3)") {
 		t.Errorf("a bad file beside a good one: said %q", errb.String())
 	}
 }

@@ -12,14 +12,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kvbench/kvbench/benchstat/internal/history"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/history"
 )
 
 // A recorded history: every value of every series, run by run, as the
 // suite measured it. testdata/make-bench.tsv.gz is written from a history
 // store by
 //
-//	go test ./benchstat/internal/changepoint -run TestWriteRecorded -record_from PATH -record_note "..."
+//	go test -C benchstat/lab ./internal/changepoint -run TestWriteRecorded -record_from PATH -record_note "..."
 //
 // (testdata/make-bench-sim.tsv.gz likewise, with -record_to, from make
 // bench-sim's runs)

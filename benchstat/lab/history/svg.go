@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/charts"
-	"github.com/kvbench/kvbench/benchstat/internal/history"
 	"github.com/kvbench/kvbench/benchstat/internal/summary"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/history"
 )
 
 // The chart's frame, in SVG user units (the page scales it to its box).

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kvbench/kvbench/benchstat/internal/history"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/history"
 )
 
 // labelFlag collects repeated -label k=v.

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kvbench/kvbench/benchstat/internal/changepoint"
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
-	"github.com/kvbench/kvbench/benchstat/internal/history"
 	"github.com/kvbench/kvbench/benchstat/internal/results"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/changepoint"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/history"
 )
 
 // chartKey is one chart: a family's unit on one machine, over commits or
@@ -332,7 +332,7 @@ func runDrift(charts []*chart) map[axisKey]drift {
 	return out
 }
 
-// detectChanges runs benchstat/internal/changepoint over the line's
+// detectChanges runs benchstat/lab/internal/changepoint over the line's
 // medians in x order, the run drift taken out (factors, nil for none). A
 // change may start only where the code or the environment changed
 // (mayChange). The seed is the series' own, so a report made twice marks

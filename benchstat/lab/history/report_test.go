@@ -11,15 +11,15 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/kvbench/kvbench/benchstat/internal/changepoint"
-	"github.com/kvbench/kvbench/benchstat/internal/history"
-	"github.com/kvbench/kvbench/benchstat/internal/history/historytest"
 	"github.com/kvbench/kvbench/benchstat/internal/pagecheck"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/changepoint"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/history"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/history/historytest"
 )
 
 // benchFile is the output of one make bench (-count 3), which the
 // summary's and the report's tests read too.
-const benchFile = "../internal/summary/testdata/bench.txt"
+const benchFile = "../../internal/summary/testdata/bench.txt"
 
 const commitURL = "https://github.com/kvbench/kvbench/commit/%s"
 
@@ -309,7 +309,7 @@ func TestRunLink(t *testing.T) {
 }
 
 // A release series' change point links both versions to pkg.go.dev. The
-// series has too few points for benchstat/internal/changepoint, so the
+// series has too few points for benchstat/lab/internal/changepoint, so the
 // test places the change itself.
 func TestReleaseChangeRow(t *testing.T) {
 	db := testHistory(t)
@@ -368,7 +368,8 @@ func TestReportErrors(t *testing.T) {
 // TestHistoryPage loads the report of testHistory in headless Chromium at
 // a laptop's widths: the change table and every chart, folded or not,
 // render with a size, and no text overflows (benchstat/internal/pagecheck
-// says when it is skipped). make report-test runs it.
+// says when it is skipped: where chromium is not installed; make
+// report-deps installs it). make lab-test runs it.
 func TestHistoryPage(t *testing.T) {
 	bin := pagecheck.Chromium(t)
 	pg := buildTestPage(t)

@@ -3,7 +3,7 @@ package history
 import (
 	"context"
 	"fmt"
-	"github.com/kvbench/kvbench/benchstat/internal/history/historytest"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/history/historytest"
 	"os"
 	"slices"
 	"strings"
@@ -13,7 +13,7 @@ import (
 
 // benchFile is the output of one make bench (-count 3), which the
 // summary's and the report's tests read too.
-const benchFile = "../summary/testdata/bench.txt"
+const benchFile = "../../../internal/summary/testdata/bench.txt"
 
 const boltRead = "BenchmarkReadRandomBolt/valsz=1024/cache=warm/hit=63%/threads=1-2"
 
