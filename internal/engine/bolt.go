@@ -298,16 +298,12 @@ func (r *boltReader) Get(key []byte, fn func(value []byte) error) (bool, error) 
 }
 
 func (r *boltReader) NewIter(o IterOptions) (Iterator, error) {
-	it := &boltIter{end: o.End, prefix: o.Prefix}
+	it := &boltIter{o: o}
 	if r.b == nil {
 		return it, nil
 	}
 	it.c = r.b.Cursor()
-	seek := o.Start
-	if bytes.Compare(o.Prefix, seek) > 0 {
-		seek = o.Prefix
-	}
-	if len(seek) > 0 {
+	if seek := o.first(); len(seek) > 0 {
 		it.k, it.v = it.c.Seek(seek)
 	} else {
 		it.k, it.v = it.c.First()
@@ -328,18 +324,14 @@ func (r *boltReader) Close() error {
 }
 
 type boltIter struct {
-	c           *bolt.Cursor
-	k, v        []byte
-	end, prefix []byte
+	c    *bolt.Cursor
+	k, v []byte
+	o    IterOptions
 }
 
 // check ends the iteration at End or past Prefix.
 func (it *boltIter) check() {
-	if it.k == nil {
-		return
-	}
-	if (it.end != nil && bytes.Compare(it.k, it.end) >= 0) ||
-		(it.prefix != nil && !bytes.HasPrefix(it.k, it.prefix)) {
+	if it.k != nil && it.o.past(it.k) {
 		it.k, it.v = nil, nil
 	}
 }
@@ -404,6 +396,20 @@ func (b *boltBatch) Commit() error {
 }
 
 // Helpers shared by the bolt, lmdb and memory adapters.
+
+// first is where an iteration starts: the later of Start and Prefix.
+func (o IterOptions) first() []byte {
+	if bytes.Compare(o.Prefix, o.Start) > 0 {
+		return o.Prefix
+	}
+	return o.Start
+}
+
+// past reports whether an iteration that met k has ended: at End, or past
+// Prefix. The B-trees' cursors and the reference rail take no bounds.
+func (o IterOptions) past(k []byte) bool {
+	return o.End != nil && bytes.Compare(k, o.End) >= 0 || o.Prefix != nil && !bytes.HasPrefix(k, o.Prefix)
+}
 
 // batchArena buffers a batch's keys and values in one growing byte slice plus
 // offsets, rather than a slice per key.

@@ -3,11 +3,8 @@
 package engine
 
 func (r *rocksDB) Delete(key []byte) error {
-	if r.closed.Load() {
-		return errRocksDBClosed
-	}
-	if r.readOnly {
-		return errRocksDBReadOnly
+	if err := r.writable(); err != nil {
+		return err
 	}
 	return r.db.Delete(r.wo, key)
 }

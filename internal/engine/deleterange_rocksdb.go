@@ -41,14 +41,3 @@ func (r *rocksDB) Compact(start, end []byte) error {
 	r.db.CompactRange(grocksdb.Range{Start: start, Limit: end})
 	return nil
 }
-
-// writable is why r cannot take a write now, or nil.
-func (r *rocksDB) writable() error {
-	if r.closed.Load() {
-		return errRocksDBClosed
-	}
-	if r.readOnly {
-		return errRocksDBReadOnly
-	}
-	return nil
-}

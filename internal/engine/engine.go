@@ -6,10 +6,10 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/flagreg"
@@ -412,12 +412,7 @@ func Lookup(name string) (Info, bool) {
 
 // All returns every registered engine, by name.
 func All() []Info {
-	out := make([]Info, 0, len(registry))
-	for _, i := range registry {
-		out = append(out, i)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
-	return out
+	return slices.SortedFunc(maps.Values(registry), func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // Open validates o against the engine and opens it.

@@ -14,11 +14,9 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"unsafe"
 )
@@ -135,12 +133,8 @@ func (r *memReader) NewIter(o IterOptions) (Iterator, error) {
 		return nil, errMemClosed
 	}
 	keys := r.s.sorted()
-	seek := o.Start
-	if bytes.Compare(o.Prefix, seek) > 0 {
-		seek = o.Prefix
-	}
-	i, _ := slices.BinarySearch(keys, string(seek))
-	it := &memIter{m: r.s.m, keys: keys, i: i, end: string(o.End), hasEnd: o.End != nil, prefix: string(o.Prefix)}
+	i, _ := slices.BinarySearch(keys, string(o.first()))
+	it := &memIter{m: r.s.m, keys: keys, i: i, o: o}
 	it.check()
 	return it, nil
 }
@@ -151,20 +145,14 @@ func (r *memReader) Close() error {
 }
 
 type memIter struct {
-	m      map[string][]byte
-	keys   []string
-	i      int
-	end    string
-	hasEnd bool
-	prefix string
+	m    map[string][]byte
+	keys []string
+	i    int
+	o    IterOptions
 }
 
 func (it *memIter) check() {
-	if it.i >= len(it.keys) {
-		return
-	}
-	k := it.keys[it.i]
-	if (it.hasEnd && k >= it.end) || !strings.HasPrefix(k, it.prefix) {
+	if it.i < len(it.keys) && it.o.past(it.Key()) {
 		it.i = len(it.keys)
 	}
 }

@@ -1,13 +1,16 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/kvbench/kvbench/internal/memlimit"
@@ -74,6 +77,44 @@ func allocated(fi os.FileInfo) int64 {
 		return st.Blocks * 512
 	}
 	return fi.Size()
+}
+
+// lsm is what the LSM adapters' databases share: where the store is, how
+// it was opened, what Settings reports, and whether it is closed.
+type lsm struct {
+	name          string // the engine's: its errors begin with it
+	dir           string
+	readOnly      bool
+	noCompactions bool // Options.DisableCompactions: Flush waits for no compaction
+	closed        atomic.Bool
+	settings      []Setting
+}
+
+func lsmOf(name string, o Options) lsm {
+	return lsm{name: name, dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions}
+}
+
+func (l *lsm) Name() string         { return l.name }
+func (l *lsm) Settings() []Setting  { return slices.Clone(l.settings) }
+func (l *lsm) Size() (int64, error) { return DirSize(l.dir) }
+
+// errClosed is what a call on the closed store returns.
+func (l *lsm) errClosed() error { return errors.New(l.name + ": database is closed") }
+
+// usable is errClosed once the store is closed, or nil.
+func (l *lsm) usable() error {
+	if l.closed.Load() {
+		return l.errClosed()
+	}
+	return nil
+}
+
+// writable is why the store cannot take a write now, or nil.
+func (l *lsm) writable() error {
+	if err := l.usable(); err != nil || !l.readOnly {
+		return err
+	}
+	return errors.New(l.name + ": database is read-only")
 }
 
 // lsmLayout is what shapes an LSM's files besides compression: its table
