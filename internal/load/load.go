@@ -110,6 +110,22 @@ type worker struct {
 	_             [64]byte
 }
 
+// do runs operation i on worker w and records it: its latency from due,
+// its service time from began (ns since start). It returns when the
+// operation ended, and false after an error, which it keeps.
+func (me *worker) do(op Op, w int, i uint64, start time.Time, due, began int64) (end int64, ok bool) {
+	if err := op(w, i); err != nil {
+		me.err = fmt.Errorf("operation %d: %w", i, err)
+		return 0, false
+	}
+	end = int64(time.Since(start))
+	me.lat.RecordNanos(end - due)
+	me.svc.RecordNanos(end - began)
+	me.done++
+	me.last = end
+	return end, true
+}
+
 func newWorkers(n int) []worker {
 	ws := make([]worker, n)
 	for i := range ws {
@@ -159,10 +175,8 @@ func Run(c Config, op Op) (*Result, error) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for w := range ws {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			me := &ws[w]
+		me := &ws[w]
+		wg.Go(func() {
 			prevEnd := int64(0)
 			if c.Prepare != nil {
 				c.Prepare(w)
@@ -178,21 +192,17 @@ func Run(c Config, op Op) (*Result, error) {
 				if prevEnd <= due {
 					me.lag.RecordNanos(now - due)
 				}
-				if err := op(w, i); err != nil {
-					me.err = fmt.Errorf("operation %d: %w", i, err)
+				end, ok := me.do(op, w, i, start, due, now)
+				if !ok {
 					stop.Store(true)
 					continue
 				}
-				end := int64(time.Since(start))
-				me.lat.RecordNanos(end - due)
-				me.svc.RecordNanos(end - now)
-				me.done++
-				me.last, prevEnd = end, end
+				prevEnd = end
 				if c.Prepare != nil {
 					c.Prepare(w)
 				}
 			}
-		}(w)
+		})
 	}
 	i, stopped := uint64(0), int64(0)
 	for ; i < uint64(scheduled) && !stop.Load(); i++ {
@@ -235,30 +245,22 @@ func Closed(c Config, op Op) (*Result, error) {
 	var wg sync.WaitGroup
 	start := time.Now()
 	for w := range ws {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			me := &ws[w]
+		me := &ws[w]
+		wg.Go(func() {
 			// Each worker runs at least one operation, so that a worker
 			// the machine started after the window still measures one.
 			now := int64(time.Since(start))
 			for !stop.Load() {
-				i := next.Add(1) - 1
-				if err := op(w, i); err != nil {
-					me.err = fmt.Errorf("operation %d: %w", i, err)
+				end, ok := me.do(op, w, next.Add(1)-1, start, now, now)
+				if !ok {
 					stop.Store(true)
 					return
 				}
-				end := int64(time.Since(start))
-				me.lat.RecordNanos(end - now)
-				me.svc.RecordNanos(end - now)
-				me.done++
-				me.last, now = end, end
-				if now >= window {
+				if now = end; now >= window {
 					return
 				}
 			}
-		}(w)
+		})
 	}
 	wg.Wait()
 	r, err := collect(ws, c, 0)
