@@ -42,6 +42,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/measure"
 	"golang.org/x/sys/unix"
 )
 
@@ -336,8 +337,9 @@ func (p Parent) Enter(limit int64) (*Budget, error) {
 	if err != nil {
 		return nil, err
 	}
-	debug.FreeOSMemory() // freed heap returns to the kernel; faulted in again, it is charged to the budget
-	b := &Budget{Limit: limit, Version: p.Version, parent: p.Dir, Resident: residentNow()}
+	debug.FreeOSMemory()      // freed heap returns to the kernel; faulted in again, it is charged to the budget
+	m, _ := measure.ReadMem() // 0 when unknown
+	b := &Budget{Limit: limit, Version: p.Version, parent: p.Dir, Resident: m.RSS}
 	if adopt {
 		b.Dir, b.Adopted = p.Dir, true
 		return b, nil
@@ -394,17 +396,6 @@ func writeFile(dir, name, val string) error {
 		return fmt.Errorf("write %s to %s: %w", val, path, err)
 	}
 	return nil
-}
-
-// residentNow is the process's VmRSS in bytes (0 when unknown).
-func residentNow() int64 {
-	var rss int64
-	scan("/proc/self/status", func(k string, v int64) {
-		if k == "VmRSS:" {
-			rss = v * 1024
-		}
-	})
-	return rss
 }
 
 // Close moves the process back to the cgroup it came from and removes the

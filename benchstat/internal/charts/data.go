@@ -3,9 +3,10 @@ package charts
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
@@ -93,12 +94,7 @@ func (r *Results) engines(op, unit string) []string {
 			delete(reported, e)
 		}
 	}
-	var rest []string
-	for e := range reported {
-		rest = append(rest, e)
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
+	return append(out, slices.Sorted(maps.Keys(reported))...)
 }
 
 // summary is a median and the interval the whiskers show.
@@ -159,10 +155,5 @@ func (r *Results) units(op string) []string {
 			seen[k.Unit] = true
 		}
 	}
-	var out []string
-	for u := range seen {
-		out = append(out, u)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
