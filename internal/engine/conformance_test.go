@@ -16,6 +16,31 @@ import (
 // (engine.Open fills them in). Badger's default value threshold, 1 MiB,
 // must fit in its largest batch, 15% of the memtable, which takes a
 // memtable of at least 7 MiB.
+// eachEngine runs fn as a subtest of every registered engine that keep
+// admits (nil: every one); an engine not compiled in skips.
+func eachEngine(t *testing.T, keep func(engine.Info) bool, fn func(t *testing.T, info engine.Info)) {
+	for _, info := range engine.All() {
+		if keep == nil || keep(info) {
+			t.Run(info.Name, func(t *testing.T) {
+				if info.Missing != "" {
+					t.Skip(info.Missing)
+				}
+				fn(t, info)
+			})
+		}
+	}
+}
+
+// open opens engine name with o, or fails t.
+func open(t *testing.T, name string, o engine.Options) engine.DB {
+	t.Helper()
+	db, err := engine.Open(name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
 func testOptions(dir string) engine.Options {
 	return engine.Options{
 		Dir: dir, CacheMB: 8, MemtableMB: 8, Compression: "none",
@@ -58,23 +83,18 @@ func TestConformance(t *testing.T) {
 	if len(engine.All()) < 2 {
 		t.Fatalf("only %v registered", engine.Names())
 	}
-	for _, info := range engine.All() {
-		t.Run(info.Name, func(t *testing.T) {
-			if info.Missing != "" {
-				t.Skip(info.Missing)
-			}
-			for _, v := range variants(info) {
-				t.Run(v.name, func(t *testing.T) {
-					o := testOptions(t.TempDir())
-					o.Readahead = v.readahead
-					for k, x := range v.params {
-						o = o.WithParam(k, x)
-					}
-					conform(t, info, o)
-				})
-			}
-		})
-	}
+	eachEngine(t, nil, func(t *testing.T, info engine.Info) {
+		for _, v := range variants(info) {
+			t.Run(v.name, func(t *testing.T) {
+				o := testOptions(t.TempDir())
+				o.Readahead = v.readahead
+				for k, x := range v.params {
+					o = o.WithParam(k, x)
+				}
+				conform(t, info, o)
+			})
+		}
+	})
 }
 
 // TestExtraValuesDeclared: every option extraValues names is some
@@ -220,10 +240,7 @@ func scan(t *testing.T, r engine.Reader, o engine.IterOptions) []string {
 }
 
 func conform(t *testing.T, info engine.Info, o engine.Options) {
-	db, err := engine.Open(info.Name, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := open(t, info.Name, o)
 	if db.Name() != info.Name {
 		t.Fatalf("Name() = %q, registered as %q", db.Name(), info.Name)
 	}
