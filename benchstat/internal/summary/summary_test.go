@@ -85,12 +85,9 @@ func parseCell(t *testing.T, s string) (float64, float64) {
 	return v, sp
 }
 
-// TestSummaryNumbersComeFromTheRawFile prints the summary of a real run
-// and checks every figure in it against that run's results file, read
-// apart from the summary's own reader: each cell's median (three
-// significant digits) and spread (whole percent), and every data and
-// machine line's key=value as a configuration line of the file.
-func TestSummaryNumbersComeFromTheRawFile(t *testing.T) {
+// sampleSummary is the summary of the sample results file and its text.
+func sampleSummary(t *testing.T) (*Summary, string) {
+	t.Helper()
 	f, err := os.Open(sample)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +102,16 @@ func TestSummaryNumbersComeFromTheRawFile(t *testing.T) {
 	if err := s.Write(&out); err != nil {
 		t.Fatal(err)
 	}
-	text := out.String()
+	return s, out.String()
+}
+
+// TestSummaryNumbersComeFromTheRawFile prints the summary of a real run
+// and checks every figure in it against that run's results file, read
+// apart from the summary's own reader: each cell's median (three
+// significant digits) and spread (whole percent), and every data and
+// machine line's key=value as a configuration line of the file.
+func TestSummaryNumbersComeFromTheRawFile(t *testing.T) {
+	s, text := sampleSummary(t)
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	if len(lines) > 80 {
 		t.Errorf("summary is %d lines, more than 80:\n%s", len(lines), text)
