@@ -321,8 +321,6 @@ func lsmMiB(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
-func (b *badgerDB) Version() string { return ModuleVersion(badgerModule, badger.Open) }
-
 func (b *badgerDB) Close() error {
 	if b.closed.Swap(true) {
 		return nil

@@ -187,8 +187,7 @@ func openBolt(o Options) (DB, error) {
 	return d, nil
 }
 
-func (d *boltDB) Name() string    { return "bolt" }
-func (d *boltDB) Version() string { return ModuleVersion(boltModule, bolt.Open) }
+func (d *boltDB) Name() string { return "bolt" }
 
 func (d *boltDB) Settings() []Setting {
 	s := []Setting{
@@ -355,16 +354,9 @@ func (it *boltIter) Close() error {
 }
 
 type boltBatch struct {
-	d *boltDB
-	a batchArena
+	batchArena // Set and Len
+	d          *boltDB
 }
-
-func (b *boltBatch) Set(key, value []byte) error {
-	b.a.add(key, value)
-	return nil
-}
-
-func (b *boltBatch) Len() int { return b.a.len() }
 
 // Commit applies the batch in one transaction; the batch is then empty and
 // may be reused.
@@ -374,8 +366,8 @@ func (b *boltBatch) Commit() error {
 		if bk == nil {
 			return errors.New("engine bolt: bucket missing")
 		}
-		for i, n := 0, b.a.len(); i < n; i++ {
-			k, v := b.a.entry(i)
+		for i, n := 0, b.Len(); i < n; i++ {
+			k, v := b.entry(i)
 			if err := bk.Put(k, v); err != nil {
 				return err
 			}
@@ -391,7 +383,7 @@ func (b *boltBatch) Commit() error {
 	if err != nil {
 		return fmt.Errorf("engine bolt: commit: %w", err)
 	}
-	b.a.reset()
+	b.reset()
 	return nil
 }
 
@@ -418,14 +410,15 @@ type batchArena struct {
 	ends []int // per entry: key end, value end; an entry starts where the last ended
 }
 
-func (a *batchArena) add(k, v []byte) {
+func (a *batchArena) Set(k, v []byte) error {
 	a.data = append(a.data, k...)
 	ke := len(a.data)
 	a.data = append(a.data, v...)
 	a.ends = append(a.ends, ke, len(a.data))
+	return nil
 }
 
-func (a *batchArena) len() int { return len(a.ends) / 2 }
+func (a *batchArena) Len() int { return len(a.ends) / 2 }
 
 // entry returns the i'th key and value, capped so appending to one cannot
 // overwrite the next.

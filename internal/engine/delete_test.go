@@ -25,10 +25,7 @@ func TestDelete(t *testing.T) {
 			t.Fatalf("deleting a missing key: %v", err)
 		}
 		check := func(db engine.DB) {
-			r, err := db.NewReader()
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := reader(t, db)
 			defer r.Close()
 			if _, found := mustGet(t, r, "a"); found {
 				t.Error("a found after delete")

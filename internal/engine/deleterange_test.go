@@ -28,10 +28,7 @@ func outside(start, end string) []string {
 // keysOf is every key of db, in order.
 func keysOf(t *testing.T, db engine.DB) []string {
 	t.Helper()
-	r, err := db.NewReader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := reader(t, db)
 	defer r.Close()
 	return scan(t, r, engine.IterOptions{KeysOnly: true})
 }
@@ -79,10 +76,7 @@ func TestDeleteRangeRemovesExactlyTheRange(t *testing.T) {
 			if got := keysOf(t, db); !slices.Equal(got, want) {
 				t.Errorf("%s: keys %v, want %v", when, got, want)
 			}
-			r, err := db.NewReader()
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := reader(t, db)
 			defer r.Close()
 			for _, k := range rangeKeys {
 				_, found := mustGet(t, r, k)
@@ -130,10 +124,7 @@ func TestCompactRangeKeepsEveryKey(t *testing.T) {
 		if err := c.Compact([]byte(rangeStart), []byte(rangeEnd)); err != nil {
 			t.Fatal(err)
 		}
-		r, err := db.NewReader()
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := reader(t, db)
 		defer r.Close()
 		var want []string
 		for _, k := range rangeKeys {

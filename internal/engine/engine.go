@@ -144,9 +144,6 @@ func BloomBitsForFPR(p float64) float64 {
 type DB interface {
 	// Name is the engine's short name ("badger", "pebble", ...).
 	Name() string
-	// Version is the Go module path and exact version of the binding,
-	// read from the binary's build info.
-	Version() string
 	// NewReader returns a reader for one goroutine. Engines whose idiom is a
 	// long-lived read transaction (LMDB, bbolt, Badger) hold one for the
 	// reader's life; Readers see the data committed before they were made.

@@ -208,8 +208,6 @@ func (s goleveldbStorage) Open(fd storage.FileDesc) (storage.Reader, error) {
 	return r, nil
 }
 
-func (g *goleveldbDB) Version() string { return ModuleVersion(goleveldbModule, leveldb.Open) }
-
 func (g *goleveldbDB) Close() error {
 	if g.closed.Swap(true) {
 		return nil
@@ -332,8 +330,8 @@ func (g *goleveldbDB) Compact(start, end []byte) error {
 }
 
 type goleveldbReader struct {
-	g      *goleveldbDB
-	closed bool
+	directReader
+	g *goleveldbDB
 }
 
 // Get calls fn on the copy of the value goleveldb returns.
@@ -361,12 +359,6 @@ func (r *goleveldbReader) NewIter(o IterOptions) (Iterator, error) {
 	it := r.g.db.NewIterator(&util.Range{Start: lower, Limit: upper}, r.g.ro)
 	it.First()
 	return &goleveldbIter{it: it}, nil
-}
-
-// Close only marks the reader: it holds nothing.
-func (r *goleveldbReader) Close() error {
-	r.closed = true
-	return nil
 }
 
 type goleveldbIter struct {

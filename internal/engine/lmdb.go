@@ -245,8 +245,7 @@ func lmdbReadaheadSetting(osDefault bool) string {
 	return ReadaheadOff + " (MDB_NORDAHEAD: liblmdb madvises its map MADV_RANDOM)"
 }
 
-func (d *lmdbDB) Name() string    { return "lmdb" }
-func (d *lmdbDB) Version() string { return ModuleVersion(lmdbModule, lmdbNewEnv) }
+func (d *lmdbDB) Name() string { return "lmdb" }
 
 func (d *lmdbDB) Settings() []Setting {
 	s := append([]Setting{{"map_size", strconv.FormatInt(d.mapSize.Load(), 10)}}, d.settings...)
@@ -473,23 +472,16 @@ func (it *lmdbIter) Close() error {
 }
 
 type lmdbBatch struct {
-	d *lmdbDB
-	a batchArena
+	batchArena // Set and Len
+	d          *lmdbDB
 }
-
-func (b *lmdbBatch) Set(key, value []byte) error {
-	b.a.add(key, value)
-	return nil
-}
-
-func (b *lmdbBatch) Len() int { return b.a.len() }
 
 // Commit applies the batch in one write transaction (write); the batch is
 // then empty and may be reused.
 func (b *lmdbBatch) Commit() error {
-	err := b.d.write("commit", b.d.writeMode, int64(len(b.a.data)), func(txn *lmdbTxn) error {
-		for i, n := 0, b.a.len(); i < n; i++ {
-			k, v := b.a.entry(i)
+	err := b.d.write("commit", b.d.writeMode, int64(len(b.data)), func(txn *lmdbTxn) error {
+		for i, n := 0, b.Len(); i < n; i++ {
+			k, v := b.entry(i)
 			if err := txn.Put(b.d.dbi, k, v, 0); err != nil {
 				return err
 			}
@@ -497,7 +489,7 @@ func (b *lmdbBatch) Commit() error {
 		return nil
 	})
 	if err == nil {
-		b.a.reset()
+		b.reset()
 	}
 	return err
 }

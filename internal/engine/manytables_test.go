@@ -48,10 +48,7 @@ func TestManyTables(t *testing.T) {
 		if len(ssts) < tables {
 			t.Errorf("%d tables on disk after %d flushes: compactions merged them", len(ssts), tables)
 		}
-		r, err := db.NewReader()
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := reader(t, db)
 		defer r.Close()
 		for tb := 0; tb < tables; tb++ {
 			for i := 0; i < perTable; i += 7 {

@@ -21,8 +21,6 @@ import (
 	"unsafe"
 )
 
-const memoryVersion = "(reference) in-memory map, not a store"
-
 func init() {
 	Register(Info{
 		Name:         "memory",
@@ -67,8 +65,7 @@ func openMemory(o Options) (DB, error) {
 	return &memDB{cur: &memSnap{m: make(map[string][]byte)}}, nil
 }
 
-func (d *memDB) Name() string    { return "memory" }
-func (d *memDB) Version() string { return memoryVersion }
+func (d *memDB) Name() string { return "memory" }
 
 func (d *memDB) Settings() []Setting {
 	return []Setting{
@@ -180,16 +177,9 @@ func (it *memIter) Close() error {
 }
 
 type memBatch struct {
-	d *memDB
-	a batchArena
+	batchArena // Set and Len
+	d          *memDB
 }
-
-func (b *memBatch) Set(key, value []byte) error {
-	b.a.add(key, value)
-	return nil
-}
-
-func (b *memBatch) Len() int { return b.a.len() }
 
 // Commit hands the batch's arena to the store (keys and values point into it,
 // so nothing is copied twice); the batch starts a fresh arena and may be
@@ -206,8 +196,8 @@ func (b *memBatch) Commit() error {
 		s = &memSnap{m: maps.Clone(s.m)}
 		d.cur = s
 	}
-	for i, n := 0, b.a.len(); i < n; i++ {
-		k, v := b.a.entry(i)
+	for i, n := 0, b.Len(); i < n; i++ {
+		k, v := b.entry(i)
 		ks := ""
 		if len(k) > 0 {
 			ks = unsafe.String(&k[0], len(k)) // the arena is never written again
@@ -218,7 +208,7 @@ func (b *memBatch) Commit() error {
 		s.m[ks] = v
 		d.bytes += int64(len(ks) + len(v))
 	}
-	used := len(b.a.data)
-	b.a = batchArena{data: make([]byte, 0, used), ends: b.a.ends[:0]}
+	used := len(b.data)
+	b.batchArena = batchArena{data: make([]byte, 0, used), ends: b.ends[:0]}
 	return nil
 }

@@ -270,8 +270,6 @@ func pebbleChecksums(o Options) string {
 	return s + ")"
 }
 
-func (p *pebbleDB) Version() string { return ModuleVersion(pebbleModule, pebble.Open) }
-
 func (p *pebbleDB) Close() error {
 	if p.closed.Swap(true) {
 		return nil
@@ -343,8 +341,8 @@ func (p *pebbleDB) Flush() error {
 }
 
 type pebbleReader struct {
-	p      *pebbleDB
-	closed bool
+	directReader
+	p *pebbleDB
 }
 
 // Get calls fn on Pebble's own buffer (no copy) and releases it after.
@@ -377,12 +375,6 @@ func (r *pebbleReader) NewIter(o IterOptions) (Iterator, error) {
 	}
 	it.First() // the lower bound is max(Start, Prefix)
 	return &pebbleIter{it: it}, nil
-}
-
-// Close only marks the reader: it holds nothing.
-func (r *pebbleReader) Close() error {
-	r.closed = true
-	return nil
 }
 
 type pebbleIter struct {

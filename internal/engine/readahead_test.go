@@ -112,10 +112,7 @@ func TestReadahead(t *testing.T) {
 					if info.Reference {
 						return
 					}
-					r, err := db.NewReader()
-					if err != nil {
-						t.Fatal(err)
-					}
+					r := reader(t, db)
 					if v, ok := mustGet(t, r, "k/01234"); !ok || len(v) != 300 {
 						t.Fatalf("k/01234 = %d bytes, %v", len(v), ok)
 					}

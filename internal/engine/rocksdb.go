@@ -384,8 +384,6 @@ func (r *rocksDB) free() {
 	r.frees = nil
 }
 
-func (r *rocksDB) Version() string { return ModuleVersion(rocksdbModule, grocksdb.OpenDb) }
-
 // Settings reads the library's settings the first time it is asked, not
 // in Open (see rocksdbLib).
 func (r *rocksDB) Settings() []Setting {
@@ -461,8 +459,8 @@ func (r *rocksDB) Flush() error {
 }
 
 type rocksReader struct {
-	r      *rocksDB
-	closed bool
+	directReader
+	r *rocksDB
 }
 
 // Get pins the value in the block cache or memtable (rocksdb_get_pinned)
@@ -508,11 +506,6 @@ func (rd *rocksReader) NewIter(o IterOptions) (Iterator, error) {
 		it.it.SeekToFirst()
 	}
 	return it, nil
-}
-
-func (rd *rocksReader) Close() error {
-	rd.closed = true
-	return nil
 }
 
 type rocksIter struct {

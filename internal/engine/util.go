@@ -117,6 +117,15 @@ func (l *lsm) writable() error {
 	return errors.New(l.name + ": database is read-only")
 }
 
+// directReader is the part of a reader that reads the store directly
+// (Pebble, RocksDB, goleveldb) and holds nothing: Close only marks it.
+type directReader struct{ closed bool }
+
+func (r *directReader) Close() error {
+	r.closed = true
+	return nil
+}
+
 // lsmLayout is what shapes an LSM's files besides compression: its table
 // filters, the size its memtables flush at and its data block size.
 func lsmLayout(o Options) map[string]string {
