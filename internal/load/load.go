@@ -126,6 +126,16 @@ func (me *worker) do(op Op, w int, i uint64, start time.Time, due, began int64) 
 	return end, true
 }
 
+// goEach runs body on a goroutine of its own for each worker; wait waits
+// for them all.
+func goEach(ws []worker, body func(w int, me *worker)) (wait func()) {
+	var wg sync.WaitGroup
+	for w := range ws {
+		wg.Go(func() { body(w, &ws[w]) })
+	}
+	return wg.Wait
+}
+
 func newWorkers(n int) []worker {
 	ws := make([]worker, n)
 	for i := range ws {
@@ -172,38 +182,34 @@ func Run(c Config, op Op) (*Result, error) {
 	unrun := measure.NewRecorder() // the clock's: operations never handed out
 	slots := make(chan uint64)     // unbuffered: the clock waits for a free worker
 	var stop atomic.Bool
-	var wg sync.WaitGroup
 	start := time.Now()
-	for w := range ws {
-		me := &ws[w]
-		wg.Go(func() {
-			prevEnd := int64(0)
+	wait := goEach(ws, func(w int, me *worker) {
+		prevEnd := int64(0)
+		if c.Prepare != nil {
+			c.Prepare(w)
+		}
+		for i := range slots {
+			if stop.Load() {
+				continue // drain until the clock stops
+			}
+			now := int64(time.Since(start))
+			due := int64(float64(i) * interval)
+			// Lateness of an operation this worker was free to start
+			// on time is the generator's own error, not queueing.
+			if prevEnd <= due {
+				me.lag.RecordNanos(now - due)
+			}
+			end, ok := me.do(op, w, i, start, due, now)
+			if !ok {
+				stop.Store(true)
+				continue
+			}
+			prevEnd = end
 			if c.Prepare != nil {
 				c.Prepare(w)
 			}
-			for i := range slots {
-				if stop.Load() {
-					continue // drain until the clock stops
-				}
-				now := int64(time.Since(start))
-				due := int64(float64(i) * interval)
-				// Lateness of an operation this worker was free to start
-				// on time is the generator's own error, not queueing.
-				if prevEnd <= due {
-					me.lag.RecordNanos(now - due)
-				}
-				end, ok := me.do(op, w, i, start, due, now)
-				if !ok {
-					stop.Store(true)
-					continue
-				}
-				prevEnd = end
-				if c.Prepare != nil {
-					c.Prepare(w)
-				}
-			}
-		})
-	}
+		}
+	})
 	i, stopped := uint64(0), int64(0)
 	for ; i < uint64(scheduled) && !stop.Load(); i++ {
 		now := waitUntil(start, int64(float64(i)*interval))
@@ -219,7 +225,7 @@ func Run(c Config, op Op) (*Result, error) {
 			unrun.RecordNanos(stopped - int64(float64(j)*interval))
 		}
 	}
-	wg.Wait()
+	wait()
 	r, err := collect(ws, c, scheduled)
 	if r != nil {
 		r.Unrun = unrun.Count()
@@ -242,27 +248,22 @@ func Closed(c Config, op Op) (*Result, error) {
 	ws := newWorkers(c.Workers)
 	var next atomic.Uint64
 	var stop atomic.Bool
-	var wg sync.WaitGroup
 	start := time.Now()
-	for w := range ws {
-		me := &ws[w]
-		wg.Go(func() {
-			// Each worker runs at least one operation, so that a worker
-			// the machine started after the window still measures one.
-			now := int64(time.Since(start))
-			for !stop.Load() {
-				end, ok := me.do(op, w, next.Add(1)-1, start, now, now)
-				if !ok {
-					stop.Store(true)
-					return
-				}
-				if now = end; now >= window {
-					return
-				}
+	goEach(ws, func(w int, me *worker) {
+		// Each worker runs at least one operation, so that a worker
+		// the machine started after the window still measures one.
+		now := int64(time.Since(start))
+		for !stop.Load() {
+			end, ok := me.do(op, w, next.Add(1)-1, start, now, now)
+			if !ok {
+				stop.Store(true)
+				return
 			}
-		})
-	}
-	wg.Wait()
+			if now = end; now >= window {
+				return
+			}
+		}
+	})()
 	r, err := collect(ws, c, 0)
 	if r != nil {
 		r.Scheduled = r.Done
