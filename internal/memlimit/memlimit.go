@@ -456,7 +456,7 @@ type Stats struct {
 func (b *Budget) Stats() (Stats, error) {
 	var s Stats
 	stat := map[string]int64{}
-	if err := scan(filepath.Join(b.Dir, "memory.stat"), func(k string, v int64) { stat[k] = v }); err != nil {
+	if err := measure.ScanKV(filepath.Join(b.Dir, "memory.stat"), ' ', func(k string, v int64) { stat[k] = v }); err != nil {
 		return s, err
 	}
 	pick := func(keys ...string) int64 {
@@ -483,7 +483,7 @@ func (b *Budget) Stats() (Stats, error) {
 		s.Cache, s.Anon, s.MajorFaults = pick("file"), pick("anon"), pick("pgmajfault")
 		s.Dirty, s.Writeback, s.Shmem = pick("file_dirty"), pick("file_writeback"), pick("shmem")
 		s.Kernel, s.Sock = pick("kernel"), pick("sock") // kernel: Linux 5.18 on
-		scan(filepath.Join(b.Dir, "memory.events"), func(k string, v int64) {
+		measure.ScanKV(filepath.Join(b.Dir, "memory.events"), ' ', func(k string, v int64) {
 			switch k {
 			case "max":
 				s.LimitHits = v
@@ -503,28 +503,10 @@ func (b *Budget) Stats() (Stats, error) {
 	s.Dirty, s.Writeback = pick("total_dirty", "dirty"), pick("total_writeback", "writeback")
 	s.Shmem = pick("total_shmem", "shmem")
 	s.Kernel, _ = one("memory.kmem.usage_in_bytes") // absent where kernel memory is not accounted apart
-	scan(filepath.Join(b.Dir, "memory.oom_control"), func(k string, v int64) {
+	measure.ScanKV(filepath.Join(b.Dir, "memory.oom_control"), ' ', func(k string, v int64) {
 		if k == "oom_kill" {
 			s.OOMKills = v
 		}
 	})
 	return s, nil
-}
-
-// scan calls fn for every "key value" line of a file.
-func scan(path string, fn func(string, int64)) error {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	for _, line := range strings.Split(string(raw), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-			fn(f[0], v)
-		}
-	}
-	return nil
 }

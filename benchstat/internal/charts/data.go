@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
 	"github.com/kvbench/kvbench/benchstat/internal/results"
-	"golang.org/x/perf/benchmath"
 )
 
 // Results holds the values of each series and the order things came in.
@@ -95,25 +93,6 @@ func (r *Results) engines(op, unit string) []string {
 		}
 	}
 	return append(out, slices.Sorted(maps.Keys(reported))...)
-}
-
-// summary is a median and the interval the whiskers show.
-type summary struct {
-	center, lo, hi float64
-	ci             bool // lo..hi is the 95% confidence interval; else min..max
-	n              int
-}
-
-// summarize uses benchmath's median and its 95% confidence interval. With
-// too few runs for an interval (fewer than 6) the whiskers show the range.
-func summarize(vals []float64) summary {
-	s := benchmath.NewSample(vals, &benchmath.DefaultThresholds)
-	sum := benchmath.AssumeNothing.Summary(s, 0.95)
-	out := summary{center: sum.Center, lo: sum.Lo, hi: sum.Hi, ci: true, n: len(vals)}
-	if math.IsInf(sum.Lo, 0) || math.IsInf(sum.Hi, 0) {
-		out.lo, out.hi, out.ci = s.Values[0], s.Values[len(s.Values)-1], false
-	}
-	return out
 }
 
 // labels shortens sub-benchmark names to the parts that differ between

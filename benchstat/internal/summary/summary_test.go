@@ -283,3 +283,16 @@ func TestDocsSampleIsTheSummary(t *testing.T) {
 		t.Errorf("docs/benchmarks.md's sample summary is not the summary of %s today; it prints:\n%s", sample, want)
 	}
 }
+
+// TestOfFallsBackToRange: with too few rounds for a confidence interval
+// (fewer than 6), a Stat spans the range of the rounds.
+func TestOfFallsBackToRange(t *testing.T) {
+	s := Of([]float64{3, 1, 2})
+	if s.CI || s.Lo != 1 || s.Hi != 3 || s.Center != 2 {
+		t.Fatalf("3 runs: %+v", s)
+	}
+	s = Of([]float64{5, 1, 2, 4, 3, 6, 7, 8, 9, 10})
+	if !s.CI || s.Lo > s.Center || s.Hi < s.Center || s.Lo < 1 || s.Hi > 10 {
+		t.Fatalf("10 runs: %+v", s)
+	}
+}
