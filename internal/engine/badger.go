@@ -167,16 +167,13 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 	// every Get bumps. A read-only open turns them off (Flush, which reads
 	// the compaction gauge, has nothing to do there).
 	bo.MetricsEnabled = !o.ReadOnly
+	bo.Compression = options.None // or one of the others Compressions declares: Open checks
 	switch o.Compression {
-	case "", "none":
-		bo.Compression = options.None
 	case "snappy":
 		bo.Compression = options.Snappy
 	case "zstd":
 		bo.Compression = options.ZSTD
 		bo.ZSTDCompressionLevel = badgerZstdLevel
-	default:
-		return bo, "", errors.New("badger: unsupported compression " + strconv.Quote(o.Compression))
 	}
 	bo.BloomFalsePositive = badgerBloomFPR(o.BloomBitsPerKey)
 	if o.BloomFPR > 0 {
@@ -537,11 +534,7 @@ func (b *badgerBatch) Set(key, value []byte) error {
 // than Badger's transaction limit (15% of the memtable) into several
 // transactions, so only batches under that limit are atomic.
 func (b *badgerBatch) Commit() error {
-	if b.done {
-		return errors.New("badger: batch already committed")
-	}
-	b.done = true
-	if err := b.db.usable(); err != nil {
+	if err := b.db.committing(&b.done); err != nil {
 		return err
 	}
 	return b.wb.Flush()

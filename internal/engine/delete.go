@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"maps"
 	"unsafe"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -69,12 +68,7 @@ func (d *memDB) Delete(key []byte) error {
 	if !ok {
 		return nil
 	}
-	s := d.cur
-	if s.shared {
-		s = &memSnap{m: maps.Clone(s.m)}
-		d.cur = s
-	}
-	delete(s.m, ks)
+	delete(d.own().m, ks)
 	d.bytes -= int64(len(key) + len(old))
 	return nil
 }

@@ -116,13 +116,9 @@ func goleveldbReserve(o Options) int64 {
 func openGoleveldb(o Options) (DB, error) {
 	lo := goleveldbOptions(o)
 	comp := "none"
-	switch o.Compression {
-	case "", "none":
-		lo.Compression = opt.NoCompression
-	case "snappy":
+	lo.Compression = opt.NoCompression // or snappy, the other Compressions declares: Open checks
+	if o.Compression == "snappy" {
 		lo.Compression, comp = opt.SnappyCompression, "snappy"
-	default:
-		return nil, errors.New("goleveldb: unsupported compression " + strconv.Quote(o.Compression))
 	}
 	cacheS := "none"
 	if o.CacheMB > 0 {
@@ -397,11 +393,7 @@ func (b *goleveldbBatch) Set(key, value []byte) error {
 }
 
 func (b *goleveldbBatch) Commit() error {
-	if b.done {
-		return errors.New("goleveldb: batch already committed")
-	}
-	b.done = true
-	if err := b.g.usable(); err != nil {
+	if err := b.g.committing(&b.done); err != nil {
 		return err
 	}
 	return b.g.db.Write(b.b, b.g.wo)

@@ -90,6 +90,15 @@ func (d *memDB) NewReader() (Reader, error) {
 	return &memReader{s: d.cur}, nil
 }
 
+// own is the snapshot a write may change: the current one, cloned first
+// once a Reader holds it. The caller holds mu.
+func (d *memDB) own() *memSnap {
+	if d.cur.shared {
+		d.cur = &memSnap{m: maps.Clone(d.cur.m)}
+	}
+	return d.cur
+}
+
 func (d *memDB) NewBatch() Batch { return &memBatch{d: d} }
 func (d *memDB) Flush() error    { return nil }
 
@@ -191,11 +200,7 @@ func (b *memBatch) Commit() error {
 	if d.closed {
 		return errMemClosed
 	}
-	s := d.cur
-	if s.shared {
-		s = &memSnap{m: maps.Clone(s.m)}
-		d.cur = s
-	}
+	s := d.own()
 	for i, n := 0, b.Len(); i < n; i++ {
 		k, v := b.entry(i)
 		ks := ""

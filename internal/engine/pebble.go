@@ -144,16 +144,12 @@ func pebbleReserve(o Options) int64 {
 }
 
 func openPebble(o Options) (DB, error) {
-	var prof *sstable.CompressionProfile
+	prof := sstable.NoCompression // or one of the others Compressions declares: Open checks
 	switch o.Compression {
-	case "", "none":
-		prof = sstable.NoCompression
 	case "snappy":
 		prof = sstable.SnappyCompression
 	case "zstd":
 		prof = sstable.ZstdCompression
-	default:
-		return nil, errors.New("pebble: unsupported compression " + strconv.Quote(o.Compression))
 	}
 	compression := func() *sstable.CompressionProfile { return prof }
 
@@ -413,11 +409,7 @@ func (b *pebbleBatch) Set(key, value []byte) error {
 }
 
 func (b *pebbleBatch) Commit() error {
-	if b.done {
-		return errors.New("pebble: batch already committed")
-	}
-	b.done = true
-	if err := b.p.usable(); err != nil {
+	if err := b.p.committing(&b.done); err != nil {
 		return err
 	}
 	err := b.b.Commit(b.p.wo)

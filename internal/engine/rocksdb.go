@@ -211,17 +211,12 @@ type rocksDB struct {
 }
 
 func openRocksDB(o Options) (DB, error) {
-	var ct grocksdb.CompressionType
-	comp := o.Compression
-	switch comp {
-	case "", "none":
-		ct, comp = grocksdb.NoCompression, "none"
+	ct, comp := grocksdb.NoCompression, "none" // or one of the others Compressions declares: Open checks
+	switch o.Compression {
 	case "snappy":
-		ct = grocksdb.SnappyCompression
+		ct, comp = grocksdb.SnappyCompression, "snappy"
 	case "zstd":
 		ct, comp = grocksdb.ZSTDCompression, "zstd (default level 3)"
-	default:
-		return nil, errors.New("rocksdb: unsupported compression " + strconv.Quote(o.Compression))
 	}
 
 	r := &rocksDB{lsm: lsmOf("rocksdb", o), verify: !o.SkipChecksums}

@@ -117,6 +117,16 @@ func (l *lsm) writable() error {
 	return errors.New(l.name + ": database is read-only")
 }
 
+// committing marks a batch of the store committed (*done), or says why it
+// cannot be: it was before, or the store is closed.
+func (l *lsm) committing(done *bool) error {
+	if *done {
+		return errors.New(l.name + ": batch already committed")
+	}
+	*done = true
+	return l.usable()
+}
+
 // directReader is the part of a reader that reads the store directly
 // (Pebble, RocksDB, goleveldb) and holds nothing: Close only marks it.
 type directReader struct{ closed bool }
