@@ -33,7 +33,7 @@ func (io IO) Sub(earlier IO) IO {
 // ReadIO reads /proc/self/io.
 func ReadIO() (IO, error) {
 	var io IO
-	err := ScanKV("/proc/self/io", ':', func(k string, v int64) {
+	err := scanKV("/proc/self/io", ':', func(k string, v int64) {
 		switch k {
 		case "rchar":
 			io.RChar = v
@@ -56,7 +56,7 @@ type Mem struct{ RSS, PeakRSS int64 }
 // ReadMem reads VmRSS and VmHWM.
 func ReadMem() (Mem, error) {
 	var m Mem
-	err := ScanKV("/proc/self/status", ':', func(k string, v int64) {
+	err := scanKV("/proc/self/status", ':', func(k string, v int64) {
 		switch k {
 		case "VmRSS":
 			m.RSS = v * 1024
@@ -86,7 +86,7 @@ func ReadFaults() Faults {
 }
 
 // scanKV calls fn for every "key<sep> number [unit]" line of a proc file.
-func ScanKV(path string, sep byte, fn func(string, int64)) error {
+func scanKV(path string, sep byte, fn func(string, int64)) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err

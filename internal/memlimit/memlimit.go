@@ -42,7 +42,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kvbench/kvbench/internal/measure"
 	"golang.org/x/sys/unix"
 )
 
@@ -337,9 +336,8 @@ func (p Parent) Enter(limit int64) (*Budget, error) {
 	if err != nil {
 		return nil, err
 	}
-	debug.FreeOSMemory()      // freed heap returns to the kernel; faulted in again, it is charged to the budget
-	m, _ := measure.ReadMem() // 0 when unknown
-	b := &Budget{Limit: limit, Version: p.Version, parent: p.Dir, Resident: m.RSS}
+	debug.FreeOSMemory() // freed heap returns to the kernel; faulted in again, it is charged to the budget
+	b := &Budget{Limit: limit, Version: p.Version, parent: p.Dir, Resident: residentNow()}
 	if adopt {
 		b.Dir, b.Adopted = p.Dir, true
 		return b, nil
@@ -396,6 +394,17 @@ func writeFile(dir, name, val string) error {
 		return fmt.Errorf("write %s to %s: %w", val, path, err)
 	}
 	return nil
+}
+
+// residentNow is the process's VmRSS in bytes (0 when unknown).
+func residentNow() int64 {
+	var rss int64
+	scan("/proc/self/status", func(k string, v int64) {
+		if k == "VmRSS:" {
+			rss = v * 1024
+		}
+	})
+	return rss
 }
 
 // Close moves the process back to the cgroup it came from and removes the
@@ -456,7 +465,7 @@ type Stats struct {
 func (b *Budget) Stats() (Stats, error) {
 	var s Stats
 	stat := map[string]int64{}
-	if err := measure.ScanKV(filepath.Join(b.Dir, "memory.stat"), ' ', func(k string, v int64) { stat[k] = v }); err != nil {
+	if err := scan(filepath.Join(b.Dir, "memory.stat"), func(k string, v int64) { stat[k] = v }); err != nil {
 		return s, err
 	}
 	pick := func(keys ...string) int64 {
@@ -483,7 +492,7 @@ func (b *Budget) Stats() (Stats, error) {
 		s.Cache, s.Anon, s.MajorFaults = pick("file"), pick("anon"), pick("pgmajfault")
 		s.Dirty, s.Writeback, s.Shmem = pick("file_dirty"), pick("file_writeback"), pick("shmem")
 		s.Kernel, s.Sock = pick("kernel"), pick("sock") // kernel: Linux 5.18 on
-		measure.ScanKV(filepath.Join(b.Dir, "memory.events"), ' ', func(k string, v int64) {
+		scan(filepath.Join(b.Dir, "memory.events"), func(k string, v int64) {
 			switch k {
 			case "max":
 				s.LimitHits = v
@@ -503,10 +512,28 @@ func (b *Budget) Stats() (Stats, error) {
 	s.Dirty, s.Writeback = pick("total_dirty", "dirty"), pick("total_writeback", "writeback")
 	s.Shmem = pick("total_shmem", "shmem")
 	s.Kernel, _ = one("memory.kmem.usage_in_bytes") // absent where kernel memory is not accounted apart
-	measure.ScanKV(filepath.Join(b.Dir, "memory.oom_control"), ' ', func(k string, v int64) {
+	scan(filepath.Join(b.Dir, "memory.oom_control"), func(k string, v int64) {
 		if k == "oom_kill" {
 			s.OOMKills = v
 		}
 	})
 	return s, nil
+}
+
+// scan calls fn for every "key value" line of a file.
+func scan(path string, fn func(string, int64)) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+			fn(f[0], v)
+		}
+	}
+	return nil
 }
