@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // IO is a snapshot of /proc/self/io. ReadBytes and WriteBytes are bytes
@@ -119,3 +120,14 @@ func scanKV(path string, sep byte, fn func(string, int64)) error {
 // less those dropped before writeback because their file was truncated or
 // deleted (cancelled_write_bytes).
 func (io IO) Written() int64 { return io.WriteBytes - io.CancelledWriteBytes }
+
+// CPUTime is the user plus system CPU time this process has used, all
+// threads included. Per op, it is the work a benchmark did, and unlike wall
+// time it does not grow while other processes hold the CPUs.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
