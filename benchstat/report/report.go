@@ -74,7 +74,7 @@ func Build(path string) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := summary.Read(bytes.NewReader(data), path)
+	res, err := summary.Read(data, path)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"os"
 	"slices"
-	"strings"
 
 	resultsfile "github.com/kvbench/kvbench/benchstat/internal/results"
 	"golang.org/x/perf/benchfmt"
@@ -85,7 +84,7 @@ func (s *Set) Read(r io.Reader, name string) error {
 // Keys returns the set's series in name, then unit order.
 func (s *Set) Keys() []Key {
 	return slices.SortedFunc(maps.Keys(s.Values), func(a, b Key) int {
-		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(a.Unit, b.Unit))
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Unit, b.Unit))
 	})
 }
 

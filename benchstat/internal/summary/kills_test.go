@@ -19,12 +19,11 @@ const killedSample = "testdata/killed.txt"
 // alone; a kill no table shows (populate in a budget) is a note of that
 // table; an engine with other rounds shows them and notes the kill.
 func TestKilledEngineCellSaysWhatTheBudgetHeld(t *testing.T) {
-	f, err := os.Open(killedSample)
+	data, err := os.ReadFile(killedSample)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	r, err := Read(f, killedSample)
+	r, err := Read(data, killedSample)
 	if err != nil {
 		t.Fatal(err)
 	}

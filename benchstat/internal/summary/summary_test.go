@@ -88,12 +88,11 @@ func parseCell(t *testing.T, s string) (float64, float64) {
 // sampleSummary is the summary of the sample results file and its text.
 func sampleSummary(t *testing.T) (*Summary, string) {
 	t.Helper()
-	f, err := os.Open(sample)
+	data, err := os.ReadFile(sample)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Read(f, sample)
-	f.Close()
+	r, err := Read(data, sample)
 	if err != nil {
 		t.Fatal(err)
 	}
