@@ -85,18 +85,24 @@ func parseCell(t *testing.T, s string) (float64, float64) {
 	return v, sp
 }
 
+// readFile reads the results file at path, or fails t.
+func readFile(t *testing.T, path string) *Results {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Read(data, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // sampleSummary is the summary of the sample results file and its text.
 func sampleSummary(t *testing.T) (*Summary, string) {
 	t.Helper()
-	data, err := os.ReadFile(sample)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Read(data, sample)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := Build(r)
+	s := Build(readFile(t, sample))
 	var out bytes.Buffer
 	if err := s.Write(&out); err != nil {
 		t.Fatal(err)
