@@ -104,7 +104,7 @@ func draw(files []string, dir string, stdout io.Writer) error {
 // budgetChart draws the memory-budget row of the summary of every file
 // together, as one results file; "" when they have none.
 func budgetChart(raw [][]byte, dir string) (string, error) {
-	res, err := summary.Read(bytes.NewReader(bytes.Join(raw, []byte("\n"))), "results")
+	res, err := summary.Read(bytes.Join(raw, []byte("\n")), "results")
 	if err != nil {
 		return "", err
 	}

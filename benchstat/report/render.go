@@ -3,7 +3,8 @@ package report
 import (
 	"bytes"
 	"html/template"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/summary"
@@ -52,7 +53,7 @@ func render(res *summary.Results, sum *summary.Summary, svgs []chart) (*Page, er
 		run = append(run, kv{k, res.Run[k]})
 	}
 	var settings []kv
-	for _, e := range sortedKeys(res.Settings) {
+	for _, e := range slices.Sorted(maps.Keys(res.Settings)) {
 		settings = append(settings, kv{e, res.Settings[e]})
 	}
 	if len(run) > 0 {
@@ -73,15 +74,6 @@ func render(res *summary.Results, sum *summary.Summary, svgs []chart) (*Page, er
 	})
 	page.HTML = b.Bytes()
 	return page, err
-}
-
-func sortedKeys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"lower": strings.ToLower}).Parse(`<!DOCTYPE html>

@@ -70,17 +70,16 @@ type Page struct {
 
 // Build reads the results file at path and renders its page.
 func Build(path string) (*Page, error) {
-	in, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	res, err := summary.Read(in, path)
-	in.Close()
+	res, err := summary.Read(data, path)
 	if err != nil {
 		return nil, err
 	}
 	sum := summary.Build(res)
-	svgs, err := drawCharts(path, sum)
+	svgs, err := drawCharts(data, path, sum)
 	if err != nil {
 		return nil, err
 	}
@@ -93,16 +92,12 @@ type chart struct {
 	svg  []byte
 }
 
-// drawCharts draws every chart of the results file into a temporary
-// directory and reads them back. The memory-budget chart, drawn from the
-// summary's row, follows the ReadRandom throughput chart.
-func drawCharts(path string, sum *summary.Summary) ([]chart, error) {
-	in, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	r, err := charts.ReadResults(in, path)
-	in.Close()
+// drawCharts draws every chart of the results file (data, read from
+// path) into a temporary directory and reads them back. The memory-budget
+// chart, drawn from the summary's row, follows the ReadRandom throughput
+// chart.
+func drawCharts(data []byte, path string, sum *summary.Summary) ([]chart, error) {
+	r, err := charts.ReadResults(bytes.NewReader(data), path)
 	if err != nil {
 		return nil, err
 	}

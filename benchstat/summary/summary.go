@@ -77,12 +77,11 @@ func run(c cli.Call, o *options, pos []string) int {
 // write prints the summary of the results file and, with out, writes
 // the same text there.
 func write(file, out string, stdout io.Writer) error {
-	in, err := os.Open(file)
+	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	r, err := summary.Read(in, file)
-	in.Close()
+	r, err := summary.Read(data, file)
 	if err != nil {
 		return err
 	}

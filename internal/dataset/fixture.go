@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -89,7 +90,7 @@ func (p Params) Name() string {
 		sum := sha256.Sum256([]byte(p.EngineVersion))
 		n += fmt.Sprintf("-ver%x", sum[:4])
 	}
-	for _, k := range sortedKeys(p.Layout) {
+	for _, k := range slices.Sorted(maps.Keys(p.Layout)) {
 		n += "-" + k + p.Layout[k]
 	}
 	return n

@@ -52,7 +52,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	badger "github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -104,11 +103,6 @@ func checkBadgerThreshold(v Text, _ any) error {
 // RocksDB (kDefaultCompressionLevel) use.
 const badgerZstdLevel = 3
 
-var (
-	errBadgerClosed   = errors.New("badger: database is closed")
-	errBadgerReadOnly = errors.New("badger: database is read-only")
-)
-
 // badgerBloomFPR is the false-positive rate of a bloom filter with the given
 // bits per key and the optimal number of probes: exp(-bits * ln(2)^2).
 func badgerBloomFPR(bits int) float64 {
@@ -119,12 +113,8 @@ func badgerBloomFPR(bits int) float64 {
 }
 
 type badgerDB struct {
-	db            *badger.DB
-	dir           string
-	readOnly      bool
-	noCompactions bool // Options.DisableCompactions: Flush waits for no compaction
-	closed        atomic.Bool
-	settings      []Setting
+	lsm
+	db *badger.DB
 }
 
 // badgerOptions is Badger's configuration for o, and how its value
@@ -177,16 +167,13 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 	// every Get bumps. A read-only open turns them off (Flush, which reads
 	// the compaction gauge, has nothing to do there).
 	bo.MetricsEnabled = !o.ReadOnly
+	bo.Compression = options.None // or one of the others Compressions declares: Open checks
 	switch o.Compression {
-	case "", "none":
-		bo.Compression = options.None
 	case "snappy":
 		bo.Compression = options.Snappy
 	case "zstd":
 		bo.Compression = options.ZSTD
 		bo.ZSTDCompressionLevel = badgerZstdLevel
-	default:
-		return bo, "", errors.New("badger: unsupported compression " + strconv.Quote(o.Compression))
 	}
 	bo.BloomFalsePositive = badgerBloomFPR(o.BloomBitsPerKey)
 	if o.BloomFPR > 0 {
@@ -244,7 +231,7 @@ func openBadger(o Options) (DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &badgerDB{db: db, dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions}
+	b := &badgerDB{lsm: lsmOf("badger", o), db: db}
 	readahead := ReadaheadOS + " (Badger's default: its memory maps are not advised; a fault reads read_ahead_kb around the page)"
 	if o.Readahead == ReadaheadOff {
 		if _, err := adviseRandom(o.Dir); err != nil {
@@ -331,15 +318,6 @@ func lsmMiB(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
-func (b *badgerDB) Name() string    { return "badger" }
-func (b *badgerDB) Version() string { return ModuleVersion(badgerModule, badger.Open) }
-
-func (b *badgerDB) Settings() []Setting {
-	return append([]Setting(nil), b.settings...)
-}
-
-func (b *badgerDB) Size() (int64, error) { return DirSize(b.dir) }
-
 func (b *badgerDB) Close() error {
 	if b.closed.Swap(true) {
 		return nil
@@ -350,18 +328,15 @@ func (b *badgerDB) Close() error {
 // NewReader holds one read-only transaction for the reader's life: Badger's
 // idiom, and the snapshot every read through it sees.
 func (b *badgerDB) NewReader() (Reader, error) {
-	if b.closed.Load() {
-		return nil, errBadgerClosed
+	if err := b.usable(); err != nil {
+		return nil, err
 	}
 	return &badgerReader{db: b, txn: b.db.NewTransaction(false)}, nil
 }
 
 func (b *badgerDB) NewBatch() Batch {
-	if b.closed.Load() {
-		return &lsmErrBatch{err: errBadgerClosed}
-	}
-	if b.readOnly {
-		return &lsmErrBatch{err: errBadgerReadOnly}
+	if err := b.writable(); err != nil {
+		return &lsmErrBatch{err: err}
 	}
 	return &badgerBatch{db: b, wb: b.db.NewWriteBatch()}
 }
@@ -385,11 +360,8 @@ func (b *badgerDB) NewBatch() Batch {
 // The active memtable is written to L0 only by Close, which populate
 // times too.
 func (b *badgerDB) Flush() error {
-	if b.closed.Load() {
-		return errBadgerClosed
-	}
-	if b.readOnly {
-		return nil
+	if err := b.usable(); err != nil || b.readOnly {
+		return err
 	}
 	if err := b.db.Sync(); err != nil {
 		return err
@@ -438,7 +410,7 @@ type badgerReader struct {
 // copied (it points into the block or value log while fn runs).
 func (r *badgerReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
 	if r.closed || r.db.closed.Load() {
-		return false, errBadgerClosed
+		return false, r.db.errClosed()
 	}
 	item, err := r.txn.Get(key)
 	if err != nil {
@@ -452,7 +424,7 @@ func (r *badgerReader) Get(key []byte, fn func(value []byte) error) (bool, error
 
 func (r *badgerReader) NewIter(o IterOptions) (Iterator, error) {
 	if r.closed || r.db.closed.Load() {
-		return nil, errBadgerClosed
+		return nil, r.db.errClosed()
 	}
 	bio := badger.IteratorOptions{PrefetchValues: !o.KeysOnly && !o.NoPrefetch}
 	if bio.PrefetchValues {
@@ -464,11 +436,7 @@ func (r *badgerReader) NewIter(o IterOptions) (Iterator, error) {
 	it := &badgerIter{r: r, it: r.txn.NewIterator(bio), end: o.End, prefetched: bio.PrefetchValues}
 	it.setVal = it.setValue
 	r.iters++
-	seek := o.Start
-	if bytes.Compare(o.Prefix, seek) > 0 {
-		seek = o.Prefix
-	}
-	it.it.Seek(seek) // nil or empty rewinds
+	it.it.Seek(o.first()) // nil or empty rewinds
 	return it, nil
 }
 
@@ -566,12 +534,8 @@ func (b *badgerBatch) Set(key, value []byte) error {
 // than Badger's transaction limit (15% of the memtable) into several
 // transactions, so only batches under that limit are atomic.
 func (b *badgerBatch) Commit() error {
-	if b.done {
-		return errors.New("badger: batch already committed")
-	}
-	b.done = true
-	if b.db.closed.Load() {
-		return errBadgerClosed
+	if err := b.db.committing(&b.done); err != nil {
+		return err
 	}
 	return b.wb.Flush()
 }

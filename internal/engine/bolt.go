@@ -187,8 +187,7 @@ func openBolt(o Options) (DB, error) {
 	return d, nil
 }
 
-func (d *boltDB) Name() string    { return "bolt" }
-func (d *boltDB) Version() string { return ModuleVersion(boltModule, bolt.Open) }
+func (d *boltDB) Name() string { return "bolt" }
 
 func (d *boltDB) Settings() []Setting {
 	s := []Setting{
@@ -298,16 +297,12 @@ func (r *boltReader) Get(key []byte, fn func(value []byte) error) (bool, error) 
 }
 
 func (r *boltReader) NewIter(o IterOptions) (Iterator, error) {
-	it := &boltIter{end: o.End, prefix: o.Prefix}
+	it := &boltIter{o: o}
 	if r.b == nil {
 		return it, nil
 	}
 	it.c = r.b.Cursor()
-	seek := o.Start
-	if bytes.Compare(o.Prefix, seek) > 0 {
-		seek = o.Prefix
-	}
-	if len(seek) > 0 {
+	if seek := o.first(); len(seek) > 0 {
 		it.k, it.v = it.c.Seek(seek)
 	} else {
 		it.k, it.v = it.c.First()
@@ -328,18 +323,14 @@ func (r *boltReader) Close() error {
 }
 
 type boltIter struct {
-	c           *bolt.Cursor
-	k, v        []byte
-	end, prefix []byte
+	c    *bolt.Cursor
+	k, v []byte
+	o    IterOptions
 }
 
 // check ends the iteration at End or past Prefix.
 func (it *boltIter) check() {
-	if it.k == nil {
-		return
-	}
-	if (it.end != nil && bytes.Compare(it.k, it.end) >= 0) ||
-		(it.prefix != nil && !bytes.HasPrefix(it.k, it.prefix)) {
+	if it.k != nil && it.o.past(it.k) {
 		it.k, it.v = nil, nil
 	}
 }
@@ -363,16 +354,9 @@ func (it *boltIter) Close() error {
 }
 
 type boltBatch struct {
-	d *boltDB
-	a batchArena
+	batchArena // Set and Len
+	d          *boltDB
 }
-
-func (b *boltBatch) Set(key, value []byte) error {
-	b.a.add(key, value)
-	return nil
-}
-
-func (b *boltBatch) Len() int { return b.a.len() }
 
 // Commit applies the batch in one transaction; the batch is then empty and
 // may be reused.
@@ -382,8 +366,8 @@ func (b *boltBatch) Commit() error {
 		if bk == nil {
 			return errors.New("engine bolt: bucket missing")
 		}
-		for i, n := 0, b.a.len(); i < n; i++ {
-			k, v := b.a.entry(i)
+		for i, n := 0, b.Len(); i < n; i++ {
+			k, v := b.entry(i)
 			if err := bk.Put(k, v); err != nil {
 				return err
 			}
@@ -399,11 +383,25 @@ func (b *boltBatch) Commit() error {
 	if err != nil {
 		return fmt.Errorf("engine bolt: commit: %w", err)
 	}
-	b.a.reset()
+	b.reset()
 	return nil
 }
 
 // Helpers shared by the bolt, lmdb and memory adapters.
+
+// first is where an iteration starts: the later of Start and Prefix.
+func (o IterOptions) first() []byte {
+	if bytes.Compare(o.Prefix, o.Start) > 0 {
+		return o.Prefix
+	}
+	return o.Start
+}
+
+// past reports whether an iteration that met k has ended: at End, or past
+// Prefix. The B-trees' cursors and the reference rail take no bounds.
+func (o IterOptions) past(k []byte) bool {
+	return o.End != nil && bytes.Compare(k, o.End) >= 0 || o.Prefix != nil && !bytes.HasPrefix(k, o.Prefix)
+}
 
 // batchArena buffers a batch's keys and values in one growing byte slice plus
 // offsets, rather than a slice per key.
@@ -412,14 +410,15 @@ type batchArena struct {
 	ends []int // per entry: key end, value end; an entry starts where the last ended
 }
 
-func (a *batchArena) add(k, v []byte) {
+func (a *batchArena) Set(k, v []byte) error {
 	a.data = append(a.data, k...)
 	ke := len(a.data)
 	a.data = append(a.data, v...)
 	a.ends = append(a.ends, ke, len(a.data))
+	return nil
 }
 
-func (a *batchArena) len() int { return len(a.ends) / 2 }
+func (a *batchArena) Len() int { return len(a.ends) / 2 }
 
 // entry returns the i'th key and value, capped so appending to one cannot
 // overwrite the next.

@@ -72,10 +72,7 @@ func TestChecksumsAsSettingsSay(t *testing.T) {
 				if err := os.CopyFS(ro.Dir, os.DirFS(o.Dir)); err != nil {
 					t.Fatal(err)
 				}
-				db, err := engine.Open(st.engine, ro)
-				if err != nil {
-					t.Fatal(err)
-				}
+				db := open(t, st.engine, ro)
 				s := db.Settings()
 				verifies := strings.HasPrefix(settingValue(s, "verify_checksums"), "true")
 				none := settingValue(s, "checksums") == "none (engine has none)"

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"errors"
-	"maps"
 	"unsafe"
 
 	badger "github.com/dgraph-io/badger/v4"
@@ -26,21 +25,15 @@ func Delete(db DB, key []byte) error {
 }
 
 func (b *badgerDB) Delete(key []byte) error {
-	if b.closed.Load() {
-		return errBadgerClosed
-	}
-	if b.readOnly {
-		return errBadgerReadOnly
+	if err := b.writable(); err != nil {
+		return err
 	}
 	return b.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) })
 }
 
 func (p *pebbleDB) Delete(key []byte) error {
-	if p.closed.Load() {
-		return errPebbleClosed
-	}
-	if p.readOnly {
-		return errPebbleReadOnly
+	if err := p.writable(); err != nil {
+		return err
 	}
 	return p.db.Delete(key, p.wo)
 }
@@ -56,12 +49,7 @@ func (d *boltDB) Delete(key []byte) error {
 }
 
 func (d *lmdbDB) Delete(key []byte) error {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	if d.closed {
-		return errLMDBClosed
-	}
-	return d.env.Update(func(txn *lmdbTxn) error {
+	return d.write("delete", "update", int64(len(key)), func(txn *lmdbTxn) error {
 		if err := txn.Del(d.dbi, key, nil); err != nil && !lmdbIsNotFound(err) {
 			return err
 		}
@@ -80,12 +68,7 @@ func (d *memDB) Delete(key []byte) error {
 	if !ok {
 		return nil
 	}
-	s := d.cur
-	if s.shared {
-		s = &memSnap{m: maps.Clone(s.m)}
-		d.cur = s
-	}
-	delete(s.m, ks)
+	delete(d.own().m, ks)
 	d.bytes -= int64(len(key) + len(old))
 	return nil
 }

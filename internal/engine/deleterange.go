@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -41,11 +40,8 @@ type Compacter interface {
 }
 
 func (b *badgerDB) DeleteBatch(keys [][]byte) error {
-	if b.closed.Load() {
-		return errBadgerClosed
-	}
-	if b.readOnly {
-		return errBadgerReadOnly
+	if err := b.writable(); err != nil {
+		return err
 	}
 	wb := b.db.NewWriteBatch()
 	defer wb.Cancel()
@@ -60,21 +56,15 @@ func (b *badgerDB) DeleteBatch(keys [][]byte) error {
 // Compact is Flatten with one compactor: Badger's only manual
 // compaction. It compacts whole levels, whatever start and end say.
 func (b *badgerDB) Compact(start, end []byte) error {
-	if b.closed.Load() {
-		return errBadgerClosed
-	}
-	if b.readOnly {
-		return errBadgerReadOnly
+	if err := b.writable(); err != nil {
+		return err
 	}
 	return b.db.Flatten(1)
 }
 
 func (p *pebbleDB) DeleteBatch(keys [][]byte) error {
-	if p.closed.Load() {
-		return errPebbleClosed
-	}
-	if p.readOnly {
-		return errPebbleReadOnly
+	if err := p.writable(); err != nil {
+		return err
 	}
 	b := p.db.NewBatch()
 	for _, k := range keys {
@@ -92,11 +82,8 @@ func (p *pebbleDB) DeleteBatch(keys [][]byte) error {
 
 // DeleteRange writes one range tombstone over [start, end).
 func (p *pebbleDB) DeleteRange(start, end []byte) error {
-	if p.closed.Load() {
-		return errPebbleClosed
-	}
-	if p.readOnly {
-		return errPebbleReadOnly
+	if err := p.writable(); err != nil {
+		return err
 	}
 	return p.db.DeleteRange(start, end, p.wo)
 }
@@ -105,11 +92,8 @@ func (p *pebbleDB) DeleteRange(start, end []byte) error {
 // parallelize on (Pebble splits a manual compaction where it can, as
 // CockroachDB asks it to).
 func (p *pebbleDB) Compact(start, end []byte) error {
-	if p.closed.Load() {
-		return errPebbleClosed
-	}
-	if p.readOnly {
-		return errPebbleReadOnly
+	if err := p.writable(); err != nil {
+		return err
 	}
 	return p.db.Compact(context.Background(), start, end, true)
 }
@@ -129,35 +113,14 @@ func (d *boltDB) DeleteBatch(keys [][]byte) error {
 	})
 }
 
-// DeleteBatch deletes in one write transaction, growing the map and
-// retrying once on MDB_MAP_FULL as a batch's Commit does (a delete copies
-// the pages on its path before it frees any).
+// DeleteBatch deletes in one write transaction (Env.Update, through
+// write as a batch's Commit).
 func (d *lmdbDB) DeleteBatch(keys [][]byte) error {
-	seen, err := d.deleteKeys(keys)
-	if lmdbIsMapFull(err) {
-		var n int64
-		for _, k := range keys {
-			n += int64(len(k))
-		}
-		if gerr := d.grow(seen, n); gerr != nil {
-			return fmt.Errorf("engine lmdb: delete: %w (%v)", err, gerr)
-		}
-		_, err = d.deleteKeys(keys)
+	var n int64
+	for _, k := range keys {
+		n += int64(len(k))
 	}
-	if err != nil {
-		return fmt.Errorf("engine lmdb: delete: %w", err)
-	}
-	return nil
-}
-
-func (d *lmdbDB) deleteKeys(keys [][]byte) (seen int64, err error) {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	if d.closed {
-		return 0, errLMDBClosed
-	}
-	seen = d.mapSize.Load()
-	return seen, d.env.Update(func(txn *lmdbTxn) error {
+	return d.write("delete", "update", n, func(txn *lmdbTxn) error {
 		for _, k := range keys {
 			if err := txn.Del(d.dbi, k, nil); err != nil && !lmdbIsNotFound(err) {
 				return err

@@ -28,10 +28,7 @@ func outside(start, end string) []string {
 // keysOf is every key of db, in order.
 func keysOf(t *testing.T, db engine.DB) []string {
 	t.Helper()
-	r, err := db.NewReader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := reader(t, db)
 	defer r.Close()
 	return scan(t, r, engine.IterOptions{KeysOnly: true})
 }
@@ -55,71 +52,58 @@ func TestDeleteRangeRemovesExactlyTheRange(t *testing.T) {
 	ranges := map[string]bool{"pebble": true, "rocksdb": true}
 	compacts := map[string]bool{"badger": true, "goleveldb": true, "pebble": true, "rocksdb": true}
 	want := outside(rangeStart, rangeEnd)
-	for _, info := range engine.All() {
-		t.Run(info.Name, func(t *testing.T) {
-			if info.Missing != "" {
-				t.Skip(info.Missing)
+	eachEngine(t, nil, func(t *testing.T, info engine.Info) {
+		o := testOptions(t.TempDir())
+		db := open(t, info.Name, o)
+		defer func() { db.Close() }()
+		rd, isRange := db.(engine.RangeDeleter)
+		c, isCompacter := db.(engine.Compacter)
+		if isRange != ranges[info.Name] || isCompacter != compacts[info.Name] {
+			t.Fatalf("RangeDeleter %v, Compacter %v; want %v, %v", isRange, isCompacter, ranges[info.Name], compacts[info.Name])
+		}
+		if !isRange {
+			return
+		}
+		writeRangeKeys(t, db)
+		if err := db.Flush(); err != nil { // the keys in a table, the tombstone above them
+			t.Fatal(err)
+		}
+		if err := rd.DeleteRange([]byte(rangeStart), []byte(rangeEnd)); err != nil {
+			t.Fatal(err)
+		}
+		check := func(when string) {
+			t.Helper()
+			if got := keysOf(t, db); !slices.Equal(got, want) {
+				t.Errorf("%s: keys %v, want %v", when, got, want)
 			}
-			o := testOptions(t.TempDir())
-			db, err := engine.Open(info.Name, o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() { db.Close() }()
-			rd, isRange := db.(engine.RangeDeleter)
-			c, isCompacter := db.(engine.Compacter)
-			if isRange != ranges[info.Name] || isCompacter != compacts[info.Name] {
-				t.Fatalf("RangeDeleter %v, Compacter %v; want %v, %v", isRange, isCompacter, ranges[info.Name], compacts[info.Name])
-			}
-			if !isRange {
-				return
-			}
-			writeRangeKeys(t, db)
-			if err := db.Flush(); err != nil { // the keys in a table, the tombstone above them
-				t.Fatal(err)
-			}
-			if err := rd.DeleteRange([]byte(rangeStart), []byte(rangeEnd)); err != nil {
-				t.Fatal(err)
-			}
-			check := func(when string) {
-				t.Helper()
-				if got := keysOf(t, db); !slices.Equal(got, want) {
-					t.Errorf("%s: keys %v, want %v", when, got, want)
-				}
-				r, err := db.NewReader()
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
-				for _, k := range rangeKeys {
-					_, found := mustGet(t, r, k)
-					if in := k >= rangeStart && k < rangeEnd; found == in {
-						t.Errorf("%s: Get(%q) found=%v", when, k, found)
-					}
-				}
-				// A seek into the range lands on the first key after it.
-				if got := scan(t, r, engine.IterOptions{Start: []byte("k12"), KeysOnly: true}); len(got) == 0 || got[0] != rangeEnd {
-					t.Errorf("%s: seek to k12 found %v, want %s first", when, got, rangeEnd)
+			r := reader(t, db)
+			defer r.Close()
+			for _, k := range rangeKeys {
+				_, found := mustGet(t, r, k)
+				if in := k >= rangeStart && k < rangeEnd; found == in {
+					t.Errorf("%s: Get(%q) found=%v", when, k, found)
 				}
 			}
-			check("deleted")
-			if err := db.Flush(); err != nil {
-				t.Fatal(err)
+			// A seek into the range lands on the first key after it.
+			if got := scan(t, r, engine.IterOptions{Start: []byte("k12"), KeysOnly: true}); len(got) == 0 || got[0] != rangeEnd {
+				t.Errorf("%s: seek to k12 found %v, want %s first", when, got, rangeEnd)
 			}
-			check("flushed")
-			if err := c.Compact([]byte(rangeStart), []byte(rangeEnd)); err != nil {
-				t.Fatal(err)
-			}
-			check("compacted")
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if db, err = engine.Open(info.Name, o); err != nil {
-				t.Fatal(err)
-			}
-			check("reopened")
-		})
-	}
+		}
+		check("deleted")
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		check("flushed")
+		if err := c.Compact([]byte(rangeStart), []byte(rangeEnd)); err != nil {
+			t.Fatal(err)
+		}
+		check("compacted")
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db = open(t, info.Name, o)
+		check("reopened")
+	})
 }
 
 // TestCompactRangeKeepsEveryKey: a manual compaction of a range that holds
@@ -140,10 +124,7 @@ func TestCompactRangeKeepsEveryKey(t *testing.T) {
 		if err := c.Compact([]byte(rangeStart), []byte(rangeEnd)); err != nil {
 			t.Fatal(err)
 		}
-		r, err := db.NewReader()
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := reader(t, db)
 		defer r.Close()
 		var want []string
 		for _, k := range rangeKeys {
@@ -188,17 +169,9 @@ func TestDeleteBatchRangeOfKeys(t *testing.T) {
 // onEachEngine runs fn on every compiled-in engine, each on a new
 // database of its own.
 func onEachEngine(t *testing.T, fn func(t *testing.T, info engine.Info, db engine.DB)) {
-	for _, info := range engine.All() {
-		t.Run(info.Name, func(t *testing.T) {
-			if info.Missing != "" {
-				t.Skip(info.Missing)
-			}
-			db, err := engine.Open(info.Name, testOptions(t.TempDir()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			fn(t, info, db)
-		})
-	}
+	eachEngine(t, nil, func(t *testing.T, info engine.Info) {
+		db := open(t, info.Name, testOptions(t.TempDir()))
+		defer db.Close()
+		fn(t, info, db)
+	})
 }

@@ -6,10 +6,10 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/kvbench/kvbench/internal/flagreg"
@@ -144,9 +144,6 @@ func BloomBitsForFPR(p float64) float64 {
 type DB interface {
 	// Name is the engine's short name ("badger", "pebble", ...).
 	Name() string
-	// Version is the Go module path and exact version of the binding,
-	// read from the binary's build info.
-	Version() string
 	// NewReader returns a reader for one goroutine. Engines whose idiom is a
 	// long-lived read transaction (LMDB, bbolt, Badger) hold one for the
 	// reader's life; Readers see the data committed before they were made.
@@ -412,12 +409,7 @@ func Lookup(name string) (Info, bool) {
 
 // All returns every registered engine, by name.
 func All() []Info {
-	out := make([]Info, 0, len(registry))
-	for _, i := range registry {
-		out = append(out, i)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
-	return out
+	return slices.SortedFunc(maps.Values(registry), func(a, b Info) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // Open validates o against the engine and opens it.

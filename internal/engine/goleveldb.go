@@ -40,7 +40,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/filter"
@@ -72,22 +71,14 @@ func init() {
 	})
 }
 
-var (
-	errGoleveldbClosed   = errors.New("goleveldb: database is closed")
-	errGoleveldbReadOnly = errors.New("goleveldb: database is read-only")
-)
-
 type goleveldbDB struct {
+	lsm
 	db        *leveldb.DB
 	stor      storage.Storage
-	dir       string
-	readOnly  bool
 	opts      *opt.Options
 	wo        *opt.WriteOptions
 	ro        *opt.ReadOptions
-	closed    atomic.Bool
 	lastWrite string // compaction output as the last settle poll saw it
-	settings  []Setting
 }
 
 // goleveldbOptions are goleveldb's options for o but the block cache, the
@@ -125,13 +116,9 @@ func goleveldbReserve(o Options) int64 {
 func openGoleveldb(o Options) (DB, error) {
 	lo := goleveldbOptions(o)
 	comp := "none"
-	switch o.Compression {
-	case "", "none":
-		lo.Compression = opt.NoCompression
-	case "snappy":
+	lo.Compression = opt.NoCompression // or snappy, the other Compressions declares: Open checks
+	if o.Compression == "snappy" {
 		lo.Compression, comp = opt.SnappyCompression, "snappy"
-	default:
-		return nil, errors.New("goleveldb: unsupported compression " + strconv.Quote(o.Compression))
 	}
 	cacheS := "none"
 	if o.CacheMB > 0 {
@@ -156,7 +143,7 @@ func openGoleveldb(o Options) (DB, error) {
 		fs.Close()
 		return nil, err
 	}
-	g := &goleveldbDB{db: db, stor: fs, dir: o.Dir, readOnly: o.ReadOnly, opts: lo,
+	g := &goleveldbDB{lsm: lsmOf("goleveldb", o), db: db, stor: fs, opts: lo,
 		wo: &opt.WriteOptions{Sync: o.Sync}, ro: &opt.ReadOptions{}}
 
 	checksums := "true (StrictBlockChecksum, goleveldb's default: every block read from a file)"
@@ -217,15 +204,6 @@ func (s goleveldbStorage) Open(fd storage.FileDesc) (storage.Reader, error) {
 	return r, nil
 }
 
-func (g *goleveldbDB) Name() string    { return "goleveldb" }
-func (g *goleveldbDB) Version() string { return ModuleVersion(goleveldbModule, leveldb.Open) }
-
-func (g *goleveldbDB) Settings() []Setting {
-	return append([]Setting(nil), g.settings...)
-}
-
-func (g *goleveldbDB) Size() (int64, error) { return DirSize(g.dir) }
-
 func (g *goleveldbDB) Close() error {
 	if g.closed.Swap(true) {
 		return nil
@@ -240,8 +218,8 @@ func (g *goleveldbDB) Close() error {
 // NewReader reads the DB directly, as with Pebble: every Get and iterator
 // sees the latest committed data (an iterator is its own consistent view).
 func (g *goleveldbDB) NewReader() (Reader, error) {
-	if g.closed.Load() {
-		return nil, errGoleveldbClosed
+	if err := g.usable(); err != nil {
+		return nil, err
 	}
 	return &goleveldbReader{g: g}, nil
 }
@@ -251,17 +229,6 @@ func (g *goleveldbDB) NewBatch() Batch {
 		return &lsmErrBatch{err: err}
 	}
 	return &goleveldbBatch{g: g, b: new(leveldb.Batch)}
-}
-
-// writable is why g cannot take a write now, or nil.
-func (g *goleveldbDB) writable() error {
-	if g.closed.Load() {
-		return errGoleveldbClosed
-	}
-	if g.readOnly {
-		return errGoleveldbReadOnly
-	}
-	return nil
 }
 
 // Flush writes the memtable to a level-0 table and waits for it: goleveldb
@@ -279,11 +246,8 @@ func (g *goleveldbDB) writable() error {
 //     "leveldb.stats", changed): a compaction reads triggered shows only
 //     then.
 func (g *goleveldbDB) Flush() error {
-	if g.closed.Load() {
-		return errGoleveldbClosed
-	}
-	if g.readOnly {
-		return nil
+	if err := g.usable(); err != nil || g.readOnly {
+		return err
 	}
 	tr, err := g.db.OpenTransaction()
 	if err != nil {
@@ -362,14 +326,14 @@ func (g *goleveldbDB) Compact(start, end []byte) error {
 }
 
 type goleveldbReader struct {
-	g      *goleveldbDB
-	closed bool
+	directReader
+	g *goleveldbDB
 }
 
 // Get calls fn on the copy of the value goleveldb returns.
 func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
 	if r.closed || r.g.closed.Load() {
-		return false, errGoleveldbClosed
+		return false, r.g.errClosed()
 	}
 	v, err := r.g.db.Get(key, r.g.ro)
 	if err != nil {
@@ -385,18 +349,12 @@ func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, er
 // exclusive) and positions it at its first key.
 func (r *goleveldbReader) NewIter(o IterOptions) (Iterator, error) {
 	if r.closed || r.g.closed.Load() {
-		return nil, errGoleveldbClosed
+		return nil, r.g.errClosed()
 	}
 	lower, upper := lsmIterBounds(o)
 	it := r.g.db.NewIterator(&util.Range{Start: lower, Limit: upper}, r.g.ro)
 	it.First()
 	return &goleveldbIter{it: it}, nil
-}
-
-// Close only marks the reader: it holds nothing.
-func (r *goleveldbReader) Close() error {
-	r.closed = true
-	return nil
 }
 
 type goleveldbIter struct {
@@ -435,12 +393,8 @@ func (b *goleveldbBatch) Set(key, value []byte) error {
 }
 
 func (b *goleveldbBatch) Commit() error {
-	if b.done {
-		return errors.New("goleveldb: batch already committed")
-	}
-	b.done = true
-	if b.g.closed.Load() {
-		return errGoleveldbClosed
+	if err := b.g.committing(&b.done); err != nil {
+		return err
 	}
 	return b.g.db.Write(b.b, b.g.wo)
 }

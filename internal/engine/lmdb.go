@@ -28,7 +28,6 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -246,8 +245,7 @@ func lmdbReadaheadSetting(osDefault bool) string {
 	return ReadaheadOff + " (MDB_NORDAHEAD: liblmdb madvises its map MADV_RANDOM)"
 }
 
-func (d *lmdbDB) Name() string    { return "lmdb" }
-func (d *lmdbDB) Version() string { return ModuleVersion(lmdbModule, lmdbNewEnv) }
+func (d *lmdbDB) Name() string { return "lmdb" }
 
 func (d *lmdbDB) Settings() []Setting {
 	s := append([]Setting{{"map_size", strconv.FormatInt(d.mapSize.Load(), 10)}}, d.settings...)
@@ -309,26 +307,18 @@ func (d *lmdbDB) Close() error {
 	return err
 }
 
-// commit applies a in one write transaction. seen is the map size it ran
-// under, for grow.
-func (d *lmdbDB) commit(a *batchArena) (seen int64, err error) {
+// update runs fn in one write transaction: Env.Update, or under mode
+// "txn" a locked thread driving BeginTxn/Commit. seen is the map size it
+// ran under, for grow.
+func (d *lmdbDB) update(mode string, fn func(*lmdbTxn) error) (seen int64, err error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if d.closed {
 		return 0, errLMDBClosed
 	}
 	seen = d.mapSize.Load()
-	put := func(txn *lmdbTxn) error {
-		for i, n := 0, a.len(); i < n; i++ {
-			k, v := a.entry(i)
-			if err := txn.Put(d.dbi, k, v, 0); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if d.writeMode == "update" {
-		return seen, d.env.Update(put)
+	if mode == "update" {
+		return seen, d.env.Update(fn)
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -336,11 +326,28 @@ func (d *lmdbDB) commit(a *batchArena) (seen int64, err error) {
 	if err != nil {
 		return seen, err
 	}
-	if err := put(txn); err != nil {
+	if err := fn(txn); err != nil {
 		txn.Abort()
 		return seen, err
 	}
 	return seen, txn.Commit()
+}
+
+// write runs fn as update does, growing the map and retrying once on
+// MDB_MAP_FULL; n is the bytes it writes (a delete, too, copies the pages
+// on its path before it frees any).
+func (d *lmdbDB) write(what, mode string, n int64, fn func(*lmdbTxn) error) error {
+	seen, err := d.update(mode, fn)
+	if lmdbIsMapFull(err) {
+		if gerr := d.grow(seen, n); gerr != nil {
+			return fmt.Errorf("engine lmdb: %s: %w (%v)", what, err, gerr)
+		}
+		_, err = d.update(mode, fn)
+	}
+	if err != nil {
+		return fmt.Errorf("engine lmdb: %s: %w", what, err)
+	}
+	return nil
 }
 
 // grow enlarges the map after MDB_MAP_FULL under a map of size seen, to
@@ -401,12 +408,8 @@ func (r *lmdbReader) NewIter(o IterOptions) (Iterator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine lmdb: open cursor: %w", err)
 	}
-	it := &lmdbIter{c: c, end: o.End, prefix: o.Prefix}
-	seek := o.Start
-	if bytes.Compare(o.Prefix, seek) > 0 {
-		seek = o.Prefix
-	}
-	if len(seek) > 0 {
+	it := &lmdbIter{c: c, o: o}
+	if seek := o.first(); len(seek) > 0 {
 		it.set(c.Get(seek, nil, lmdbSetRange))
 	} else {
 		it.set(c.Get(nil, nil, lmdbFirst))
@@ -425,10 +428,10 @@ func (r *lmdbReader) Close() error {
 }
 
 type lmdbIter struct {
-	c           *lmdbCursor
-	k, v        []byte
-	err         error
-	end, prefix []byte
+	c    *lmdbCursor
+	k, v []byte
+	err  error
+	o    IterOptions
 }
 
 // set takes a cursor result and ends the iteration at the last key, an
@@ -441,8 +444,7 @@ func (it *lmdbIter) set(k, v []byte, err error) {
 			it.err = err
 		}
 		it.k, it.v = nil, nil
-	case (it.end != nil && bytes.Compare(k, it.end) >= 0) ||
-		(it.prefix != nil && !bytes.HasPrefix(k, it.prefix)):
+	case it.o.past(k):
 		it.k, it.v = nil, nil
 	}
 }
@@ -470,30 +472,24 @@ func (it *lmdbIter) Close() error {
 }
 
 type lmdbBatch struct {
-	d *lmdbDB
-	a batchArena
+	batchArena // Set and Len
+	d          *lmdbDB
 }
 
-func (b *lmdbBatch) Set(key, value []byte) error {
-	b.a.add(key, value)
-	return nil
-}
-
-func (b *lmdbBatch) Len() int { return b.a.len() }
-
-// Commit applies the batch in one write transaction, growing the map and
-// retrying once on MDB_MAP_FULL; the batch is then empty and may be reused.
+// Commit applies the batch in one write transaction (write); the batch is
+// then empty and may be reused.
 func (b *lmdbBatch) Commit() error {
-	seen, err := b.d.commit(&b.a)
-	if lmdbIsMapFull(err) {
-		if gerr := b.d.grow(seen, int64(len(b.a.data))); gerr != nil {
-			return fmt.Errorf("engine lmdb: commit: %w (%v)", err, gerr)
+	err := b.d.write("commit", b.d.writeMode, int64(len(b.data)), func(txn *lmdbTxn) error {
+		for i, n := 0, b.Len(); i < n; i++ {
+			k, v := b.entry(i)
+			if err := txn.Put(b.d.dbi, k, v, 0); err != nil {
+				return err
+			}
 		}
-		_, err = b.d.commit(&b.a)
+		return nil
+	})
+	if err == nil {
+		b.reset()
 	}
-	if err != nil {
-		return fmt.Errorf("engine lmdb: commit: %w", err)
-	}
-	b.a.reset()
-	return nil
+	return err
 }

@@ -10,12 +10,10 @@ import lmdb "github.com/bmatsuo/lmdb-go/lmdb"
 
 const lmdbModule = "github.com/bmatsuo/lmdb-go"
 
-type (
-	lmdbEnv    = lmdb.Env
-	lmdbTxn    = lmdb.Txn
-	lmdbCursor = lmdb.Cursor
-	lmdbDBI    = lmdb.DBI
-)
+type lmdbEnv = lmdb.Env
+type lmdbTxn = lmdb.Txn
+type lmdbCursor = lmdb.Cursor
+type lmdbDBI = lmdb.DBI
 
 const (
 	lmdbReadonly    = lmdb.Readonly
@@ -28,9 +26,4 @@ const (
 	lmdbSetRange    = lmdb.SetRange
 )
 
-var (
-	lmdbNewEnv        = lmdb.NewEnv
-	lmdbIsNotFound    = lmdb.IsNotFound
-	lmdbIsMapFull     = lmdb.IsMapFull
-	lmdbVersionString = lmdb.VersionString
-)
+var lmdbNewEnv, lmdbIsNotFound, lmdbIsMapFull, lmdbVersionString = lmdb.NewEnv, lmdb.IsNotFound, lmdb.IsMapFull, lmdb.VersionString

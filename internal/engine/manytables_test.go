@@ -23,68 +23,51 @@ func TestBloomBitsForFPR(t *testing.T) {
 // still found, and Settings shows the filter set by false-positive rate.
 func TestManyTables(t *testing.T) {
 	const tables, perTable = 8, 50
-	for _, info := range engine.All() {
-		if !info.TableFilters {
-			continue
-		}
-		name := info.Name
-		t.Run(name, func(t *testing.T) {
-			if info.Missing != "" {
-				t.Skip(info.Missing)
+	eachEngine(t, func(i engine.Info) bool { return i.TableFilters }, func(t *testing.T, info engine.Info) {
+		o := testOptions(t.TempDir())
+		o.DisableCompactions, o.BloomFPR, o.BloomBitsPerKey = true, 0.03, 0
+		db := open(t, info.Name, o)
+		for tb := 0; tb < tables; tb++ {
+			var kv []string
+			for i := 0; i < perTable; i++ {
+				kv = append(kv, fmt.Sprintf("k%03d-%03d", i, tb), fmt.Sprintf("v%d-%d", tb, i))
 			}
-			o := testOptions(t.TempDir())
-			o.DisableCompactions, o.BloomFPR, o.BloomBitsPerKey = true, 0.03, 0
-			db, err := engine.Open(info.Name, o)
-			if err != nil {
+			put(t, db, kv...)
+			if err := db.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			for tb := 0; tb < tables; tb++ {
-				var kv []string
-				for i := 0; i < perTable; i++ {
-					kv = append(kv, fmt.Sprintf("k%03d-%03d", i, tb), fmt.Sprintf("v%d-%d", tb, i))
-				}
-				put(t, db, kv...)
-				if err := db.Flush(); err != nil {
+			if info.Name == "badger" {
+				if err := db.Close(); err != nil {
 					t.Fatal(err)
 				}
-				if name == "badger" {
-					if err := db.Close(); err != nil {
-						t.Fatal(err)
-					}
-					if db, err = engine.Open(info.Name, o); err != nil {
-						t.Fatal(err)
-					}
+				db = open(t, info.Name, o)
+			}
+		}
+		defer db.Close()
+		ssts, _ := filepath.Glob(filepath.Join(o.Dir, "*.sst"))
+		if len(ssts) < tables {
+			t.Errorf("%d tables on disk after %d flushes: compactions merged them", len(ssts), tables)
+		}
+		r := reader(t, db)
+		defer r.Close()
+		for tb := 0; tb < tables; tb++ {
+			for i := 0; i < perTable; i += 7 {
+				if v, found := mustGet(t, r, fmt.Sprintf("k%03d-%03d", i, tb)); !found || v != fmt.Sprintf("v%d-%d", tb, i) {
+					t.Fatalf("table %d key %d: %q, %v", tb, i, v, found)
 				}
 			}
-			defer db.Close()
-			ssts, _ := filepath.Glob(filepath.Join(o.Dir, "*.sst"))
-			if len(ssts) < tables {
-				t.Errorf("%d tables on disk after %d flushes: compactions merged them", len(ssts), tables)
+		}
+		if _, found := mustGet(t, r, "missing"); found {
+			t.Error("a missing key was found")
+		}
+		var bloom string
+		for _, s := range db.Settings() {
+			if strings.Contains(s.Key, "bloom") {
+				bloom = s.Value
 			}
-			r, err := db.NewReader()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			for tb := 0; tb < tables; tb++ {
-				for i := 0; i < perTable; i += 7 {
-					if v, found := mustGet(t, r, fmt.Sprintf("k%03d-%03d", i, tb)); !found || v != fmt.Sprintf("v%d-%d", tb, i) {
-						t.Fatalf("table %d key %d: %q, %v", tb, i, v, found)
-					}
-				}
-			}
-			if _, found := mustGet(t, r, "missing"); found {
-				t.Error("a missing key was found")
-			}
-			var bloom string
-			for _, s := range db.Settings() {
-				if strings.Contains(s.Key, "bloom") {
-					bloom = s.Value
-				}
-			}
-			if !strings.Contains(bloom, "0.03") && !strings.Contains(bloom, "7 bits") {
-				t.Errorf("bloom setting %q does not show the rate", bloom)
-			}
-		})
-	}
+		}
+		if !strings.Contains(bloom, "0.03") && !strings.Contains(bloom, "7 bits") {
+			t.Errorf("bloom setting %q does not show the rate", bloom)
+		}
+	})
 }

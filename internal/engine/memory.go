@@ -14,16 +14,12 @@
 package engine
 
 import (
-	"bytes"
 	"errors"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"unsafe"
 )
-
-const memoryVersion = "(reference) in-memory map, not a store"
 
 func init() {
 	Register(Info{
@@ -69,8 +65,7 @@ func openMemory(o Options) (DB, error) {
 	return &memDB{cur: &memSnap{m: make(map[string][]byte)}}, nil
 }
 
-func (d *memDB) Name() string    { return "memory" }
-func (d *memDB) Version() string { return memoryVersion }
+func (d *memDB) Name() string { return "memory" }
 
 func (d *memDB) Settings() []Setting {
 	return []Setting{
@@ -93,6 +88,15 @@ func (d *memDB) NewReader() (Reader, error) {
 	}
 	d.cur.shared = true
 	return &memReader{s: d.cur}, nil
+}
+
+// own is the snapshot a write may change: the current one, cloned first
+// once a Reader holds it. The caller holds mu.
+func (d *memDB) own() *memSnap {
+	if d.cur.shared {
+		d.cur = &memSnap{m: maps.Clone(d.cur.m)}
+	}
+	return d.cur
 }
 
 func (d *memDB) NewBatch() Batch { return &memBatch{d: d} }
@@ -135,12 +139,8 @@ func (r *memReader) NewIter(o IterOptions) (Iterator, error) {
 		return nil, errMemClosed
 	}
 	keys := r.s.sorted()
-	seek := o.Start
-	if bytes.Compare(o.Prefix, seek) > 0 {
-		seek = o.Prefix
-	}
-	i, _ := slices.BinarySearch(keys, string(seek))
-	it := &memIter{m: r.s.m, keys: keys, i: i, end: string(o.End), hasEnd: o.End != nil, prefix: string(o.Prefix)}
+	i, _ := slices.BinarySearch(keys, string(o.first()))
+	it := &memIter{m: r.s.m, keys: keys, i: i, o: o}
 	it.check()
 	return it, nil
 }
@@ -151,20 +151,14 @@ func (r *memReader) Close() error {
 }
 
 type memIter struct {
-	m      map[string][]byte
-	keys   []string
-	i      int
-	end    string
-	hasEnd bool
-	prefix string
+	m    map[string][]byte
+	keys []string
+	i    int
+	o    IterOptions
 }
 
 func (it *memIter) check() {
-	if it.i >= len(it.keys) {
-		return
-	}
-	k := it.keys[it.i]
-	if (it.hasEnd && k >= it.end) || !strings.HasPrefix(k, it.prefix) {
+	if it.i < len(it.keys) && it.o.past(it.Key()) {
 		it.i = len(it.keys)
 	}
 }
@@ -192,16 +186,9 @@ func (it *memIter) Close() error {
 }
 
 type memBatch struct {
-	d *memDB
-	a batchArena
+	batchArena // Set and Len
+	d          *memDB
 }
-
-func (b *memBatch) Set(key, value []byte) error {
-	b.a.add(key, value)
-	return nil
-}
-
-func (b *memBatch) Len() int { return b.a.len() }
 
 // Commit hands the batch's arena to the store (keys and values point into it,
 // so nothing is copied twice); the batch starts a fresh arena and may be
@@ -213,13 +200,9 @@ func (b *memBatch) Commit() error {
 	if d.closed {
 		return errMemClosed
 	}
-	s := d.cur
-	if s.shared {
-		s = &memSnap{m: maps.Clone(s.m)}
-		d.cur = s
-	}
-	for i, n := 0, b.a.len(); i < n; i++ {
-		k, v := b.a.entry(i)
+	s := d.own()
+	for i, n := 0, b.Len(); i < n; i++ {
+		k, v := b.entry(i)
 		ks := ""
 		if len(k) > 0 {
 			ks = unsafe.String(&k[0], len(k)) // the arena is never written again
@@ -230,7 +213,7 @@ func (b *memBatch) Commit() error {
 		s.m[ks] = v
 		d.bytes += int64(len(ks) + len(v))
 	}
-	used := len(b.a.data)
-	b.a = batchArena{data: make([]byte, 0, used), ends: b.a.ends[:0]}
+	used := len(b.data)
+	b.batchArena = batchArena{data: make([]byte, 0, used), ends: b.ends[:0]}
 	return nil
 }

@@ -45,7 +45,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -96,11 +95,6 @@ func checkPebbleIndexBlock(v Text, _ any) error {
 // before Flush takes it that Pebble will not compact it.
 const pebbleDeclined = 400 * time.Millisecond
 
-var (
-	errPebbleClosed   = errors.New("pebble: database is closed")
-	errPebbleReadOnly = errors.New("pebble: database is read-only")
-)
-
 // pebbleQuietLogger drops Pebble's log output. Fatalf must not return, so it
 // panics.
 type pebbleQuietLogger struct{}
@@ -112,13 +106,9 @@ func (pebbleQuietLogger) Fatalf(format string, args ...any) {
 }
 
 type pebbleDB struct {
-	db            *pebble.DB
-	dir           string
-	readOnly      bool
-	noCompactions bool // Options.DisableCompactions: Flush waits for no compaction
-	wo            *pebble.WriteOptions
-	closed        atomic.Bool
-	settings      []Setting
+	lsm
+	db *pebble.DB
+	wo *pebble.WriteOptions
 }
 
 // pebbleMemory sets what o says of Pebble's memtables and its first
@@ -154,16 +144,12 @@ func pebbleReserve(o Options) int64 {
 }
 
 func openPebble(o Options) (DB, error) {
-	var prof *sstable.CompressionProfile
+	prof := sstable.NoCompression // or one of the others Compressions declares: Open checks
 	switch o.Compression {
-	case "", "none":
-		prof = sstable.NoCompression
 	case "snappy":
 		prof = sstable.SnappyCompression
 	case "zstd":
 		prof = sstable.ZstdCompression
-	default:
-		return nil, errors.New("pebble: unsupported compression " + strconv.Quote(o.Compression))
 	}
 	compression := func() *sstable.CompressionProfile { return prof }
 
@@ -223,7 +209,7 @@ func openPebble(o Options) (DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pebbleDB{db: db, dir: o.Dir, readOnly: o.ReadOnly, wo: pebble.NoSync, noCompactions: o.DisableCompactions}
+	p := &pebbleDB{lsm: lsmOf("pebble", o), db: db, wo: pebble.NoSync}
 	if o.Sync {
 		p.wo = pebble.Sync
 	}
@@ -280,15 +266,6 @@ func pebbleChecksums(o Options) string {
 	return s + ")"
 }
 
-func (p *pebbleDB) Name() string    { return "pebble" }
-func (p *pebbleDB) Version() string { return ModuleVersion(pebbleModule, pebble.Open) }
-
-func (p *pebbleDB) Settings() []Setting {
-	return append([]Setting(nil), p.settings...)
-}
-
-func (p *pebbleDB) Size() (int64, error) { return DirSize(p.dir) }
-
 func (p *pebbleDB) Close() error {
 	if p.closed.Swap(true) {
 		return nil
@@ -300,18 +277,15 @@ func (p *pebbleDB) Close() error {
 // sees the latest committed data (an iterator is its own consistent view).
 // Unlike the B-trees' and Badger's readers it holds no snapshot.
 func (p *pebbleDB) NewReader() (Reader, error) {
-	if p.closed.Load() {
-		return nil, errPebbleClosed
+	if err := p.usable(); err != nil {
+		return nil, err
 	}
 	return &pebbleReader{p: p}, nil
 }
 
 func (p *pebbleDB) NewBatch() Batch {
-	if p.closed.Load() {
-		return &lsmErrBatch{err: errPebbleClosed}
-	}
-	if p.readOnly {
-		return &lsmErrBatch{err: errPebbleReadOnly}
+	if err := p.writable(); err != nil {
+		return &lsmErrBatch{err: err}
 	}
 	return &pebbleBatch{p: p, b: p.db.NewBatch()}
 }
@@ -330,11 +304,8 @@ func (p *pebbleDB) NewBatch() Batch {
 //     of Pebble's compaction granter), Pebble has declined to pick it and
 //     Flush returns.
 func (p *pebbleDB) Flush() error {
-	if p.closed.Load() {
-		return errPebbleClosed
-	}
-	if p.readOnly {
-		return nil
+	if err := p.usable(); err != nil || p.readOnly {
+		return err
 	}
 	if err := p.db.Flush(); err != nil {
 		return err
@@ -366,14 +337,14 @@ func (p *pebbleDB) Flush() error {
 }
 
 type pebbleReader struct {
-	p      *pebbleDB
-	closed bool
+	directReader
+	p *pebbleDB
 }
 
 // Get calls fn on Pebble's own buffer (no copy) and releases it after.
 func (r *pebbleReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
 	if r.closed || r.p.closed.Load() {
-		return false, errPebbleClosed
+		return false, r.p.errClosed()
 	}
 	v, closer, err := r.p.db.Get(key)
 	if err != nil {
@@ -391,7 +362,7 @@ func (r *pebbleReader) Get(key []byte, fn func(value []byte) error) (bool, error
 
 func (r *pebbleReader) NewIter(o IterOptions) (Iterator, error) {
 	if r.closed || r.p.closed.Load() {
-		return nil, errPebbleClosed
+		return nil, r.p.errClosed()
 	}
 	lower, upper := lsmIterBounds(o)
 	it, err := r.p.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
@@ -400,12 +371,6 @@ func (r *pebbleReader) NewIter(o IterOptions) (Iterator, error) {
 	}
 	it.First() // the lower bound is max(Start, Prefix)
 	return &pebbleIter{it: it}, nil
-}
-
-// Close only marks the reader: it holds nothing.
-func (r *pebbleReader) Close() error {
-	r.closed = true
-	return nil
 }
 
 type pebbleIter struct {
@@ -444,12 +409,8 @@ func (b *pebbleBatch) Set(key, value []byte) error {
 }
 
 func (b *pebbleBatch) Commit() error {
-	if b.done {
-		return errors.New("pebble: batch already committed")
-	}
-	b.done = true
-	if b.p.closed.Load() {
-		return errPebbleClosed
+	if err := b.p.committing(&b.done); err != nil {
+		return err
 	}
 	err := b.b.Commit(b.p.wo)
 	if cerr := b.b.Close(); err == nil {
@@ -463,11 +424,7 @@ func (b *pebbleBatch) Len() int { return b.n }
 // lsmIterBounds turns IterOptions into an inclusive lower and an exclusive
 // upper bound (nil: none), copied so the caller may reuse its slices.
 func lsmIterBounds(o IterOptions) (lower, upper []byte) {
-	lower = o.Start
-	if o.Prefix != nil && bytes.Compare(o.Prefix, lower) > 0 {
-		lower = o.Prefix
-	}
-	upper = o.End
+	lower, upper = o.first(), o.End
 	if pe := lsmPrefixEnd(o.Prefix); pe != nil && (upper == nil || bytes.Compare(pe, upper) < 0) {
 		upper = pe
 	}

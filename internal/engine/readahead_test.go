@@ -83,61 +83,47 @@ func mapsUnder(t *testing.T, dir string) []smapping {
 // memory maps of the store's files carry MADV_RANDOM exactly as they
 // should (all of them with off; with os, as the engine's default is).
 func TestReadahead(t *testing.T) {
-	for _, info := range engine.All() {
-		t.Run(info.Name, func(t *testing.T) {
-			if info.Missing != "" {
-				t.Skip(info.Missing)
+	eachEngine(t, nil, func(t *testing.T, info engine.Info) {
+		dir := t.TempDir()
+		// Write and close, so the store has tables and data to map.
+		db := open(t, info.Name, testOptions(dir))
+		var kv []string
+		for i := 0; i < 2000; i++ {
+			kv = append(kv, fmt.Sprintf("k/%05d", i), strings.Repeat("v", 300))
+		}
+		put(t, db, kv...)
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range engine.ReadaheadModes {
+			for _, ro := range []bool{false, true} {
+				t.Run(fmt.Sprintf("readahead=%s/readonly=%v", mode, ro), func(t *testing.T) {
+					o := testOptions(dir)
+					o.Readahead, o.ReadOnly = mode, ro
+					if info.Reference {
+						o.Dir = t.TempDir()
+					}
+					db := open(t, info.Name, o)
+					defer db.Close()
+					checkReadaheadSetting(t, info, db.Settings(), mode)
+					if info.Reference {
+						return
+					}
+					r := reader(t, db)
+					if v, ok := mustGet(t, r, "k/01234"); !ok || len(v) != 300 {
+						t.Fatalf("k/01234 = %d bytes, %v", len(v), ok)
+					}
+					checkMaps(t, info, mapsUnder(t, dir), mode)
+					if err := r.Close(); err != nil {
+						t.Fatal(err)
+					}
+				})
 			}
-			dir := t.TempDir()
-			// Write and close, so the store has tables and data to map.
-			db, err := engine.Open(info.Name, testOptions(dir))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var kv []string
-			for i := 0; i < 2000; i++ {
-				kv = append(kv, fmt.Sprintf("k/%05d", i), strings.Repeat("v", 300))
-			}
-			put(t, db, kv...)
-			if err := db.Flush(); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
-			for _, mode := range engine.ReadaheadModes {
-				for _, ro := range []bool{false, true} {
-					t.Run(fmt.Sprintf("readahead=%s/readonly=%v", mode, ro), func(t *testing.T) {
-						o := testOptions(dir)
-						o.Readahead, o.ReadOnly = mode, ro
-						if info.Reference {
-							o.Dir = t.TempDir()
-						}
-						db, err := engine.Open(info.Name, o)
-						if err != nil {
-							t.Fatal(err)
-						}
-						defer db.Close()
-						checkReadaheadSetting(t, info, db.Settings(), mode)
-						if info.Reference {
-							return
-						}
-						r, err := db.NewReader()
-						if err != nil {
-							t.Fatal(err)
-						}
-						if v, ok := mustGet(t, r, "k/01234"); !ok || len(v) != 300 {
-							t.Fatalf("k/01234 = %d bytes, %v", len(v), ok)
-						}
-						checkMaps(t, info, mapsUnder(t, dir), mode)
-						if err := r.Close(); err != nil {
-							t.Fatal(err)
-						}
-					})
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // checkReadaheadSetting: one readahead setting, naming the mode (the rail

@@ -93,11 +93,6 @@ func init() { releaseC = func() { C.malloc_trim(0) } }
 // (grocksdb names only up to FATAL).
 const rocksdbHeaderLogLevel = grocksdb.InfoLogLevel(5)
 
-var (
-	errRocksDBClosed   = errors.New("rocksdb: database is closed")
-	errRocksDBReadOnly = errors.New("rocksdb: database is read-only")
-)
-
 // The adapter's bookkeeping, kept out of Open so that a timed open is
 // RocksDB's own work: what the library is, probed once
 // per process (rocksdbLib), and the version in the store's OPTIONS file,
@@ -204,103 +199,94 @@ func rocksdbLibrarySettings(dir string) []Setting {
 }
 
 type rocksDB struct {
-	db       *grocksdb.DB
-	dir      string
-	readOnly bool
-	opts     *grocksdb.Options
-	bbto     *grocksdb.BlockBasedTableOptions
-	cache    *grocksdb.Cache
-	wo       *grocksdb.WriteOptions
-	ro       *grocksdb.ReadOptions // every reader's Gets: made once, as wo is
-	closed   atomic.Bool
-	iters    atomic.Int64 // open iterators: closing the DB under one is undefined
-	// Options.DisableCompactions: Flush waits for no compaction
-	noCompactions bool
-	verify        bool      // ReadOptions.verify_checksums of every reader and iterator
-	settings      []Setting // as opened; Settings adds the library's
-	libOnce       sync.Once
-	libSettings   []Setting
+	lsm         // its settings as opened; Settings adds the library's
+	db          *grocksdb.DB
+	wo          *grocksdb.WriteOptions
+	ro          *grocksdb.ReadOptions // every reader's Gets: made once, as wo is
+	iters       atomic.Int64          // open iterators: closing the DB under one is undefined
+	verify      bool                  // ReadOptions.verify_checksums of every reader and iterator
+	frees       []func()              // Destroy of the option objects, in the order made
+	libOnce     sync.Once
+	libSettings []Setting
 }
 
 func openRocksDB(o Options) (DB, error) {
-	var ct grocksdb.CompressionType
-	comp := o.Compression
-	switch comp {
-	case "", "none":
-		ct, comp = grocksdb.NoCompression, "none"
+	ct, comp := grocksdb.NoCompression, "none" // or one of the others Compressions declares: Open checks
+	switch o.Compression {
 	case "snappy":
-		ct = grocksdb.SnappyCompression
+		ct, comp = grocksdb.SnappyCompression, "snappy"
 	case "zstd":
 		ct, comp = grocksdb.ZSTDCompression, "zstd (default level 3)"
-	default:
-		return nil, errors.New("rocksdb: unsupported compression " + strconv.Quote(o.Compression))
 	}
 
-	r := &rocksDB{dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions, verify: !o.SkipChecksums}
-	r.bbto = grocksdb.NewDefaultBlockBasedTableOptions()
+	r := &rocksDB{lsm: lsmOf("rocksdb", o), verify: !o.SkipChecksums}
+	bbto := grocksdb.NewDefaultBlockBasedTableOptions()
+	r.frees = append(r.frees, bbto.Destroy)
 	if o.BlockSize > 0 { // 0: RocksDB's default, 4 KiB
-		r.bbto.SetBlockSize(o.BlockSize)
+		bbto.SetBlockSize(o.BlockSize)
 	}
 	// One index block per table, binary-searched: RocksDB's default, set
 	// so that the settings line states it.
-	r.bbto.SetIndexType(grocksdb.KBinarySearchIndexType)
+	bbto.SetIndexType(grocksdb.KBinarySearchIndexType)
 	cacheS := "none"
 	if o.CacheMB > 0 {
-		r.cache = grocksdb.NewLRUCache(uint64(o.CacheMB) << 20)
-		r.bbto.SetBlockCache(r.cache)
-		cacheS = lsmMiB(int64(r.cache.GetCapacity())) + " LRU"
+		cache := grocksdb.NewLRUCache(uint64(o.CacheMB) << 20)
+		r.frees = append(r.frees, cache.Destroy)
+		bbto.SetBlockCache(cache)
+		cacheS = lsmMiB(int64(cache.GetCapacity())) + " LRU"
 	} else {
-		r.bbto.SetNoBlockCache(true)
+		bbto.SetNoBlockCache(true)
 	}
 	indexS := "false (default: index and filters live outside the block cache)"
 	if o.Params["rocksdb_cache_index"] == "true" {
-		r.bbto.SetCacheIndexAndFilterBlocks(true)
+		bbto.SetCacheIndexAndFilterBlocks(true)
 		indexS = "true (-rocksdb_cache_index)"
 	}
 	pin := o.Params["rocksdb_pin_l0"] == "true"
-	r.bbto.SetPinL0FilterAndIndexBlocksInCache(pin)
+	bbto.SetPinL0FilterAndIndexBlocksInCache(pin)
 	bloomS := "off"
 	if o.BloomFPR > 0 {
 		bits := BloomBitsForFPR(o.BloomFPR)
-		r.bbto.SetFilterPolicy(grocksdb.NewBloomFilter(bits))
+		bbto.SetFilterPolicy(grocksdb.NewBloomFilter(bits))
 		bloomS = strconv.FormatFloat(bits, 'f', 3, 64) + " bits/key (full filter; BloomFPR " + strconv.FormatFloat(o.BloomFPR, 'g', -1, 64) + ")"
 	} else if o.BloomBitsPerKey > 0 {
-		r.bbto.SetFilterPolicy(grocksdb.NewBloomFilter(float64(o.BloomBitsPerKey)))
+		bbto.SetFilterPolicy(grocksdb.NewBloomFilter(float64(o.BloomBitsPerKey)))
 		bloomS = strconv.Itoa(o.BloomBitsPerKey) + " bits/key (full filter)"
 	}
 
-	r.opts = grocksdb.NewDefaultOptions()
-	r.opts.SetBlockBasedTableFactory(r.bbto)
-	r.opts.SetCreateIfMissing(true)
+	opts := grocksdb.NewDefaultOptions()
+	r.frees = append(r.frees, opts.Destroy)
+	opts.SetBlockBasedTableFactory(bbto)
+	opts.SetCreateIfMissing(true)
 	if o.MemtableMB > 0 {
-		r.opts.SetWriteBufferSize(uint64(o.MemtableMB) << 20)
+		opts.SetWriteBufferSize(uint64(o.MemtableMB) << 20)
 	}
 	if n := o.MemtablesInFlight; n > 0 {
-		r.opts.SetMaxWriteBufferNumber(n)
+		opts.SetMaxWriteBufferNumber(n)
 	}
 	if n := o.L0CompactionTables; n > 0 {
-		r.opts.SetLevel0FileNumCompactionTrigger(n)
+		opts.SetLevel0FileNumCompactionTrigger(n)
 	}
 	if n := o.BaseLevelBytes; n > 0 {
-		r.opts.SetMaxBytesForLevelBase(uint64(n))
+		opts.SetMaxBytesForLevelBase(uint64(n))
 	}
-	r.opts.SetCompression(ct) // compression_per_level stays empty: every level
-	r.opts.SetInfoLogLevel(rocksdbHeaderLogLevel)
-	r.opts.SetKeepLogFileNum(1)
+	opts.SetCompression(ct) // compression_per_level stays empty: every level
+	opts.SetInfoLogLevel(rocksdbHeaderLogLevel)
+	opts.SetKeepLogFileNum(1)
 	if o.Readahead == ReadaheadOff {
-		r.opts.SetAdviseRandomOnOpen(true)
+		opts.SetAdviseRandomOnOpen(true)
 	}
 	if o.DisableCompactions {
-		r.opts.SetDisableAutoCompactions(true)
-		r.opts.SetLevel0SlowdownWritesTrigger(1 << 30)
-		r.opts.SetLevel0StopWritesTrigger(1 << 30)
+		opts.SetDisableAutoCompactions(true)
+		opts.SetLevel0SlowdownWritesTrigger(1 << 30)
+		opts.SetLevel0StopWritesTrigger(1 << 30)
 	}
 
 	var err error
 	if o.ReadOnly {
-		r.db, err = grocksdb.OpenDbForReadOnly(r.opts, o.Dir, false)
+		r.db, err = grocksdb.OpenDbForReadOnly(opts, o.Dir, false)
 	} else {
-		r.db, err = grocksdb.OpenDb(r.opts, o.Dir)
+		r.db, err = grocksdb.OpenDb(opts, o.Dir)
 	}
 	if err != nil {
 		r.free()
@@ -309,36 +295,37 @@ func openRocksDB(o Options) (DB, error) {
 	r.wo = grocksdb.NewDefaultWriteOptions()
 	r.wo.SetSync(o.Sync)
 	r.ro = r.readOptions()
+	r.frees = append(r.frees, r.wo.Destroy, r.ro.Destroy)
 
 	r.settings = []Setting{
 		{"sync", strconv.FormatBool(o.Sync)},
 		{"group_commit", "write group (DB.Write: a leader writes the queued writers' batches to the WAL and syncs it once for the group)"},
 		{"block_cache", cacheS},
-		{"write_buffer_size", lsmMiB(int64(r.opts.GetWriteBufferSize()))},
-		{"max_write_buffer_number", strconv.Itoa(r.opts.GetMaxWriteBufferNumber())},
+		{"write_buffer_size", lsmMiB(int64(opts.GetWriteBufferSize()))},
+		{"max_write_buffer_number", strconv.Itoa(opts.GetMaxWriteBufferNumber())},
 		{"compression", comp + ", all levels"},
 		{"bloom", bloomS},
 		{"block_size", lsmBlockSize(o, rocksdbDefaultBlockSize)},
 		{"index", "one index block per table, binary search (index_type kBinarySearch, RocksDB's default; not partitioned)"},
 		{"verify_checksums", rocksdbChecksums(r.verify)},
-		{"paranoid_checks", strconv.FormatBool(r.opts.ParanoidChecks()) + " (default: stop on corruption background work finds)"},
+		{"paranoid_checks", strconv.FormatBool(opts.ParanoidChecks()) + " (default: stop on corruption background work finds)"},
 		{"cache_index_and_filter_blocks", indexS},
 		{"pin_l0_filter_and_index_blocks_in_cache", strconv.FormatBool(pin)},
-		{"max_background_jobs", strconv.Itoa(r.opts.GetMaxBackgroundJobs()) + " (default)"},
+		{"max_background_jobs", strconv.Itoa(opts.GetMaxBackgroundJobs()) + " (default)"},
 		{"disable_auto_compactions", strconv.FormatBool(o.DisableCompactions)},
-		{"level0_file_num_compaction_trigger", strconv.Itoa(r.opts.GetLevel0FileNumCompactionTrigger())},
-		{"level0_stop_writes_trigger", strconv.Itoa(r.opts.GetLevel0StopWritesTrigger())},
-		{"max_bytes_for_level_base", lsmMiB(int64(r.opts.GetMaxBytesForLevelBase()))},
-		{"target_file_size_base", lsmMiB(int64(r.opts.GetTargetFileSizeBase()))},
-		{"max_bytes_for_level_multiplier", strconv.FormatFloat(r.opts.GetMaxBytesForLevelMultiplier(), 'g', -1, 64)},
-		{"level_compaction_dynamic_level_bytes", strconv.FormatBool(r.opts.GetLevelCompactionDynamicLevelBytes()) + " (default)"},
-		{"num_levels", strconv.Itoa(r.opts.GetNumLevels())},
-		{"bytes_per_sync", strconv.FormatUint(r.opts.GetBytesPerSync(), 10) + " (default)"},
-		{"wal_bytes_per_sync", strconv.FormatUint(r.opts.GetWALBytesPerSync(), 10) + " (default)"},
-		{"max_open_files", strconv.Itoa(r.opts.GetMaxOpenFiles())},
-		{"readahead", rocksdbReadaheadSetting(o.Readahead, r.opts)},
+		{"level0_file_num_compaction_trigger", strconv.Itoa(opts.GetLevel0FileNumCompactionTrigger())},
+		{"level0_stop_writes_trigger", strconv.Itoa(opts.GetLevel0StopWritesTrigger())},
+		{"max_bytes_for_level_base", lsmMiB(int64(opts.GetMaxBytesForLevelBase()))},
+		{"target_file_size_base", lsmMiB(int64(opts.GetTargetFileSizeBase()))},
+		{"max_bytes_for_level_multiplier", strconv.FormatFloat(opts.GetMaxBytesForLevelMultiplier(), 'g', -1, 64)},
+		{"level_compaction_dynamic_level_bytes", strconv.FormatBool(opts.GetLevelCompactionDynamicLevelBytes()) + " (default)"},
+		{"num_levels", strconv.Itoa(opts.GetNumLevels())},
+		{"bytes_per_sync", strconv.FormatUint(opts.GetBytesPerSync(), 10) + " (default)"},
+		{"wal_bytes_per_sync", strconv.FormatUint(opts.GetWALBytesPerSync(), 10) + " (default)"},
+		{"max_open_files", strconv.Itoa(opts.GetMaxOpenFiles())},
+		{"readahead", rocksdbReadaheadSetting(o.Readahead, opts)},
 		{"info_log_level", "header"},
-		{"keep_log_file_num", strconv.FormatUint(uint64(r.opts.GetKeepLogFileNum()), 10)},
+		{"keep_log_file_num", strconv.FormatUint(uint64(opts.GetKeepLogFileNum()), 10)},
 		{"read_only", strconv.FormatBool(o.ReadOnly)},
 		{"reader", "DB directly (no snapshot)"},
 		{"flush", "Flush(wait) + FlushWAL(sync) + wait for compaction-pending, running compactions and flushes = 0"},
@@ -383,32 +370,14 @@ func rocksdbReadaheadSetting(mode string, opts *grocksdb.Options) string {
 		"compactions hint their inputs " + hint + " (access_hint_on_compaction_start, default))"
 }
 
-// free releases the option objects (the DB keeps its own copies).
+// free releases the option objects (the DB keeps its own copies), the
+// last made first.
 func (r *rocksDB) free() {
-	if r.wo != nil {
-		r.wo.Destroy()
-		r.wo = nil
+	for i := len(r.frees) - 1; i >= 0; i-- {
+		r.frees[i]()
 	}
-	if r.ro != nil {
-		r.ro.Destroy()
-		r.ro = nil
-	}
-	if r.opts != nil {
-		r.opts.Destroy()
-		r.opts = nil
-	}
-	if r.bbto != nil {
-		r.bbto.Destroy()
-		r.bbto = nil
-	}
-	if r.cache != nil {
-		r.cache.Destroy()
-		r.cache = nil
-	}
+	r.frees = nil
 }
-
-func (r *rocksDB) Name() string    { return "rocksdb" }
-func (r *rocksDB) Version() string { return ModuleVersion(rocksdbModule, grocksdb.OpenDb) }
 
 // Settings reads the library's settings the first time it is asked, not
 // in Open (see rocksdbLib).
@@ -416,8 +385,6 @@ func (r *rocksDB) Settings() []Setting {
 	r.libOnce.Do(func() { r.libSettings = rocksdbLibrarySettings(r.dir) })
 	return append(append([]Setting(nil), r.settings...), r.libSettings...)
 }
-
-func (r *rocksDB) Size() (int64, error) { return DirSize(r.dir) }
 
 // Close refuses to close the DB while an iterator is open (RocksDB's
 // behaviour then is undefined; its debug build asserts).
@@ -438,8 +405,8 @@ func (r *rocksDB) Close() error {
 // Gets share the DB's one ReadOptions, so making a reader costs no cgo
 // call, as making Pebble's costs nothing.
 func (r *rocksDB) NewReader() (Reader, error) {
-	if r.closed.Load() {
-		return nil, errRocksDBClosed
+	if err := r.usable(); err != nil {
+		return nil, err
 	}
 	return &rocksReader{r: r}, nil
 }
@@ -453,11 +420,8 @@ func (r *rocksDB) readOptions() *grocksdb.ReadOptions {
 }
 
 func (r *rocksDB) NewBatch() Batch {
-	if r.closed.Load() {
-		return &lsmErrBatch{err: errRocksDBClosed}
-	}
-	if r.readOnly {
-		return &lsmErrBatch{err: errRocksDBReadOnly}
+	if err := r.writable(); err != nil {
+		return &lsmErrBatch{err: err}
 	}
 	return &rocksBatch{r: r, wb: grocksdb.NewWriteBatch()}
 }
@@ -466,11 +430,8 @@ func (r *rocksDB) NewBatch() Batch {
 // waits (settle, the rule every engine shares) until RocksDB reports no
 // compaction pending or running and no flush pending or running.
 func (r *rocksDB) Flush() error {
-	if r.closed.Load() {
-		return errRocksDBClosed
-	}
-	if r.readOnly {
-		return nil
+	if err := r.usable(); err != nil || r.readOnly {
+		return err
 	}
 	fo := grocksdb.NewDefaultFlushOptions()
 	fo.SetWait(true)
@@ -493,15 +454,15 @@ func (r *rocksDB) Flush() error {
 }
 
 type rocksReader struct {
-	r      *rocksDB
-	closed bool
+	directReader
+	r *rocksDB
 }
 
 // Get pins the value in the block cache or memtable (rocksdb_get_pinned)
 // and calls fn on it without a copy; rocksdb_get would malloc and copy it.
 func (rd *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
 	if rd.closed || rd.r.closed.Load() {
-		return false, errRocksDBClosed
+		return false, rd.r.errClosed()
 	}
 	h, err := rd.r.db.GetPinned(rd.r.ro, key)
 	if err != nil {
@@ -521,7 +482,7 @@ func (rd *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error
 // life.
 func (rd *rocksReader) NewIter(o IterOptions) (Iterator, error) {
 	if rd.closed || rd.r.closed.Load() {
-		return nil, errRocksDBClosed
+		return nil, rd.r.errClosed()
 	}
 	lower, upper := lsmIterBounds(o)
 	it := &rocksIter{r: rd.r, ro: rd.r.readOptions()}
@@ -540,11 +501,6 @@ func (rd *rocksReader) NewIter(o IterOptions) (Iterator, error) {
 		it.it.SeekToFirst()
 	}
 	return it, nil
-}
-
-func (rd *rocksReader) Close() error {
-	rd.closed = true
-	return nil
 }
 
 type rocksIter struct {
@@ -606,10 +562,55 @@ func (b *rocksBatch) Commit() error {
 		return errors.New("rocksdb: batch already committed")
 	}
 	defer func() { b.wb.Destroy(); b.wb = nil }()
-	if b.r.closed.Load() {
-		return errRocksDBClosed
+	if err := b.r.usable(); err != nil {
+		return err
 	}
 	return b.r.db.Write(b.r.wo, b.wb)
 }
 
 func (b *rocksBatch) Len() int { return b.n }
+
+func (r *rocksDB) Delete(key []byte) error {
+	if err := r.writable(); err != nil {
+		return err
+	}
+	return r.db.Delete(r.wo, key)
+}
+
+func (r *rocksDB) DeleteBatch(keys [][]byte) error {
+	if err := r.writable(); err != nil {
+		return err
+	}
+	wb := grocksdb.NewWriteBatch()
+	defer wb.Destroy()
+	for _, k := range keys {
+		wb.Delete(k)
+	}
+	return r.db.Write(r.wo, wb)
+}
+
+// DeleteRange writes one range tombstone over [start, end), in a write
+// batch (grocksdb offers DB.DeleteRange only per column family).
+func (r *rocksDB) DeleteRange(start, end []byte) error {
+	if err := r.writable(); err != nil {
+		return err
+	}
+	wb := grocksdb.NewWriteBatch()
+	defer wb.Destroy()
+	wb.DeleteRange(start, end)
+	return r.db.Write(r.wo, wb)
+}
+
+// Compact is CompactRange over [start, end] with RocksDB's default
+// options: every level that holds keys of the range is compacted into the
+// next, down to the bottom level, where tombstones are dropped with the
+// keys they cover (the bottom level's own files are rewritten only when
+// a compaction filter asks: bottommost_level_compaction
+// kIfHaveCompactionFilter). It returns when the compaction is done.
+func (r *rocksDB) Compact(start, end []byte) error {
+	if err := r.writable(); err != nil {
+		return err
+	}
+	r.db.CompactRange(grocksdb.Range{Start: start, Limit: end})
+	return nil
+}

@@ -13,51 +13,40 @@ import (
 // bbolt states its freelist and grow syncs, Badger its metrics, off in a
 // read-only open.
 func TestSettingsStateBlocksAndChecksums(t *testing.T) {
-	for _, info := range engine.All() {
-		if info.Reference {
-			continue
+	eachEngine(t, func(i engine.Info) bool { return !i.Reference }, func(t *testing.T, info engine.Info) {
+		o := testOptions(t.TempDir())
+		o.BlockSize = 8 << 10
+		lsm := info.FileLayout(o)["bs"] != ""
+		for _, readOnly := range []bool{false, true} {
+			o.ReadOnly = readOnly
+			db := open(t, info.Name, o)
+			s := db.Settings()
+			db.Close()
+			has := func(key, prefix string) {
+				t.Helper()
+				if v := settingValue(s, key); v == "" || !strings.HasPrefix(v, prefix) {
+					t.Errorf("read-only %v: %s=%q, want it to start with %q", readOnly, key, v, prefix)
+				}
+			}
+			if lsm {
+				has("block_size", "8KiB")
+				has("verify_checksums", "true")
+				if settingValue(s, "index") == "" && settingValue(s, "index_block_size") == "" {
+					t.Errorf("read-only %v: no index setting: %v", readOnly, s)
+				}
+			} else {
+				has("checksums", "none (engine has none)")
+				has("page_size", "")
+			}
+			switch info.Name {
+			case "bolt":
+				has("nofreelistsync", "true")
+				has("nogrowsync", "true")
+			case "badger":
+				has("metrics", map[bool]string{false: "on", true: "off"}[readOnly])
+			case "pebble":
+				has("index_block_size", "256KiB")
+			}
 		}
-		t.Run(info.Name, func(t *testing.T) {
-			if info.Missing != "" {
-				t.Skip(info.Missing)
-			}
-			o := testOptions(t.TempDir())
-			o.BlockSize = 8 << 10
-			lsm := info.FileLayout(o)["bs"] != ""
-			for _, readOnly := range []bool{false, true} {
-				o.ReadOnly = readOnly
-				db, err := engine.Open(info.Name, o)
-				if err != nil {
-					t.Fatal(err)
-				}
-				s := db.Settings()
-				db.Close()
-				has := func(key, prefix string) {
-					t.Helper()
-					if v := settingValue(s, key); v == "" || !strings.HasPrefix(v, prefix) {
-						t.Errorf("read-only %v: %s=%q, want it to start with %q", readOnly, key, v, prefix)
-					}
-				}
-				if lsm {
-					has("block_size", "8KiB")
-					has("verify_checksums", "true")
-					if settingValue(s, "index") == "" && settingValue(s, "index_block_size") == "" {
-						t.Errorf("read-only %v: no index setting: %v", readOnly, s)
-					}
-				} else {
-					has("checksums", "none (engine has none)")
-					has("page_size", "")
-				}
-				switch info.Name {
-				case "bolt":
-					has("nofreelistsync", "true")
-					has("nogrowsync", "true")
-				case "badger":
-					has("metrics", map[bool]string{false: "on", true: "off"}[readOnly])
-				case "pebble":
-					has("index_block_size", "256KiB")
-				}
-			}
-		})
-	}
+	})
 }

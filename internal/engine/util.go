@@ -1,14 +1,18 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"reflect"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
@@ -76,6 +80,63 @@ func allocated(fi os.FileInfo) int64 {
 	return fi.Size()
 }
 
+// lsm is what the LSM adapters' databases share: where the store is, how
+// it was opened, what Settings reports, and whether it is closed.
+type lsm struct {
+	name          string // the engine's: its errors begin with it
+	dir           string
+	readOnly      bool
+	noCompactions bool // Options.DisableCompactions: Flush waits for no compaction
+	closed        atomic.Bool
+	settings      []Setting
+}
+
+func lsmOf(name string, o Options) lsm {
+	return lsm{name: name, dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions}
+}
+
+func (l *lsm) Name() string         { return l.name }
+func (l *lsm) Settings() []Setting  { return slices.Clone(l.settings) }
+func (l *lsm) Size() (int64, error) { return DirSize(l.dir) }
+
+// errClosed is what a call on the closed store returns.
+func (l *lsm) errClosed() error { return errors.New(l.name + ": database is closed") }
+
+// usable is errClosed once the store is closed, or nil.
+func (l *lsm) usable() error {
+	if l.closed.Load() {
+		return l.errClosed()
+	}
+	return nil
+}
+
+// writable is why the store cannot take a write now, or nil.
+func (l *lsm) writable() error {
+	if err := l.usable(); err != nil || !l.readOnly {
+		return err
+	}
+	return errors.New(l.name + ": database is read-only")
+}
+
+// committing marks a batch of the store committed (*done), or says why it
+// cannot be: it was before, or the store is closed.
+func (l *lsm) committing(done *bool) error {
+	if *done {
+		return errors.New(l.name + ": batch already committed")
+	}
+	*done = true
+	return l.usable()
+}
+
+// directReader is the part of a reader that reads the store directly
+// (Pebble, RocksDB, goleveldb) and holds nothing: Close only marks it.
+type directReader struct{ closed bool }
+
+func (r *directReader) Close() error {
+	r.closed = true
+	return nil
+}
+
 // lsmLayout is what shapes an LSM's files besides compression: its table
 // filters, the size its memtables flush at and its data block size.
 func lsmLayout(o Options) map[string]string {
@@ -122,3 +183,37 @@ func checkIntParam(lo, hi int) func(Text, any) error {
 }
 
 var boundDim = Dim{Name: "bound", Values: []string{"none", "prefix"}, Is: IteratorBound}
+
+// One settle rule for every engine with background work (Flush): poll the
+// engine's own "flushes or compactions running or due" signal every
+// settlePoll, and call it settled after settleQuiet quiet polls in a row.
+// A second quiet poll is asked for because a compaction that has written
+// its tables but not yet installed them shows in no signal for a moment.
+// Every engine pays the same (at least one settlePoll of waiting), so the
+// rule does not tilt populate rates.
+const (
+	settlePoll    = 10 * time.Millisecond
+	settleQuiet   = 2
+	settleTimeout = 10 * time.Minute
+)
+
+// settle waits until busy has reported false settleQuiet times in a row.
+func settle(engine string, busy func() (bool, error)) error {
+	deadline := time.Now().Add(settleTimeout)
+	quiet := 0
+	for {
+		b, err := busy()
+		if err != nil {
+			return err
+		}
+		if b {
+			quiet = 0
+		} else if quiet++; quiet >= settleQuiet {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: Flush: compactions did not settle within %v", engine, settleTimeout)
+		}
+		time.Sleep(settlePoll)
+	}
+}

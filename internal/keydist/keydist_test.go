@@ -38,14 +38,7 @@ func drawCounts(p *Params, n uint64, draws int, stream uint64) []int {
 func exactZeta(n uint64, theta float64) float64 {
 	sum, comp := 0.0, 0.0
 	for i := n; i > 0; i-- {
-		t := math.Exp(-theta * math.Log(float64(i)))
-		s := sum + t
-		if sum >= t {
-			comp += (sum - s) + t
-		} else {
-			comp += (t - s) + sum
-		}
-		sum = s
+		sum, comp = addComp(sum, comp, math.Exp(-theta*math.Log(float64(i))))
 	}
 	return sum + comp
 }

@@ -74,16 +74,21 @@ func sumRange(a, b uint64, theta float64) (float64, uint64) {
 	}
 	comp := 0.0
 	for i := last; i > a; i-- {
-		t := math.Pow(float64(i), -theta)
-		s := sum + t
-		if sum >= t {
-			comp += (sum - s) + t
-		} else {
-			comp += (t - s) + sum
-		}
-		sum = s
+		sum, comp = addComp(sum, comp, math.Pow(float64(i), -theta))
 	}
 	return sum + comp, last - a
+}
+
+// addComp adds a term t to sum, both positive, keeping what the addition
+// lost in comp (Neumaier's compensated summation).
+func addComp(sum, comp, t float64) (float64, float64) {
+	s := sum + t
+	if sum >= t {
+		comp += (sum - s) + t
+	} else {
+		comp += (t - s) + sum
+	}
+	return s, comp
 }
 
 // emTail returns the sum of f(i) = i^-theta for i in s..b by the

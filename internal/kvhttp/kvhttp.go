@@ -58,9 +58,6 @@ func Start(db engine.DB, maxValue int) (*Server, error) {
 // URL is the service's base URL, http://127.0.0.1:port.
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 
-// Addr is the address the service listens on.
-func (s *Server) Addr() net.Addr { return s.ln.Addr() }
-
 // Close stops accepting connections, waits for requests in flight (at most
 // a few seconds), and returns once the server has stopped. It does not
 // close the DB.
@@ -141,12 +138,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key []byte) {
 		}
 		return
 	}
-	b := s.db.NewBatch()
-	if err := b.Set(key, v); err != nil { // Set copies
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	if err := b.Commit(); err != nil {
+	if err := engine.Put(s.db, key, v); err != nil { // Set copies v
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

@@ -56,7 +56,7 @@ func TestService(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ip := s.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+			if ip := s.ln.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
 				t.Fatalf("listening on %v, want loopback only", ip)
 			}
 			u := s.URL() + Path + "?id="

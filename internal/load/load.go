@@ -110,6 +110,32 @@ type worker struct {
 	_             [64]byte
 }
 
+// do runs operation i on worker w and records it: its latency from due,
+// its service time from began (ns since start). It returns when the
+// operation ended, and false after an error, which it keeps.
+func (me *worker) do(op Op, w int, i uint64, start time.Time, due, began int64) (end int64, ok bool) {
+	if err := op(w, i); err != nil {
+		me.err = fmt.Errorf("operation %d: %w", i, err)
+		return 0, false
+	}
+	end = int64(time.Since(start))
+	me.lat.RecordNanos(end - due)
+	me.svc.RecordNanos(end - began)
+	me.done++
+	me.last = end
+	return end, true
+}
+
+// goEach runs body on a goroutine of its own for each worker; wait waits
+// for them all.
+func goEach(ws []worker, body func(w int, me *worker)) (wait func()) {
+	var wg sync.WaitGroup
+	for w := range ws {
+		wg.Go(func() { body(w, &ws[w]) })
+	}
+	return wg.Wait
+}
+
 func newWorkers(n int) []worker {
 	ws := make([]worker, n)
 	for i := range ws {
@@ -156,44 +182,34 @@ func Run(c Config, op Op) (*Result, error) {
 	unrun := measure.NewRecorder() // the clock's: operations never handed out
 	slots := make(chan uint64)     // unbuffered: the clock waits for a free worker
 	var stop atomic.Bool
-	var wg sync.WaitGroup
 	start := time.Now()
-	for w := range ws {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			me := &ws[w]
-			prevEnd := int64(0)
+	wait := goEach(ws, func(w int, me *worker) {
+		prevEnd := int64(0)
+		if c.Prepare != nil {
+			c.Prepare(w)
+		}
+		for i := range slots {
+			if stop.Load() {
+				continue // drain until the clock stops
+			}
+			now := int64(time.Since(start))
+			due := int64(float64(i) * interval)
+			// Lateness of an operation this worker was free to start
+			// on time is the generator's own error, not queueing.
+			if prevEnd <= due {
+				me.lag.RecordNanos(now - due)
+			}
+			end, ok := me.do(op, w, i, start, due, now)
+			if !ok {
+				stop.Store(true)
+				continue
+			}
+			prevEnd = end
 			if c.Prepare != nil {
 				c.Prepare(w)
 			}
-			for i := range slots {
-				if stop.Load() {
-					continue // drain until the clock stops
-				}
-				now := int64(time.Since(start))
-				due := int64(float64(i) * interval)
-				// Lateness of an operation this worker was free to start
-				// on time is the generator's own error, not queueing.
-				if prevEnd <= due {
-					me.lag.RecordNanos(now - due)
-				}
-				if err := op(w, i); err != nil {
-					me.err = fmt.Errorf("operation %d: %w", i, err)
-					stop.Store(true)
-					continue
-				}
-				end := int64(time.Since(start))
-				me.lat.RecordNanos(end - due)
-				me.svc.RecordNanos(end - now)
-				me.done++
-				me.last, prevEnd = end, end
-				if c.Prepare != nil {
-					c.Prepare(w)
-				}
-			}
-		}(w)
-	}
+		}
+	})
 	i, stopped := uint64(0), int64(0)
 	for ; i < uint64(scheduled) && !stop.Load(); i++ {
 		now := waitUntil(start, int64(float64(i)*interval))
@@ -209,7 +225,7 @@ func Run(c Config, op Op) (*Result, error) {
 			unrun.RecordNanos(stopped - int64(float64(j)*interval))
 		}
 	}
-	wg.Wait()
+	wait()
 	r, err := collect(ws, c, scheduled)
 	if r != nil {
 		r.Unrun = unrun.Count()
@@ -232,35 +248,22 @@ func Closed(c Config, op Op) (*Result, error) {
 	ws := newWorkers(c.Workers)
 	var next atomic.Uint64
 	var stop atomic.Bool
-	var wg sync.WaitGroup
 	start := time.Now()
-	for w := range ws {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			me := &ws[w]
-			// Each worker runs at least one operation, so that a worker
-			// the machine started after the window still measures one.
-			now := int64(time.Since(start))
-			for !stop.Load() {
-				i := next.Add(1) - 1
-				if err := op(w, i); err != nil {
-					me.err = fmt.Errorf("operation %d: %w", i, err)
-					stop.Store(true)
-					return
-				}
-				end := int64(time.Since(start))
-				me.lat.RecordNanos(end - now)
-				me.svc.RecordNanos(end - now)
-				me.done++
-				me.last, now = end, end
-				if now >= window {
-					return
-				}
+	goEach(ws, func(w int, me *worker) {
+		// Each worker runs at least one operation, so that a worker
+		// the machine started after the window still measures one.
+		now := int64(time.Since(start))
+		for !stop.Load() {
+			end, ok := me.do(op, w, next.Add(1)-1, start, now, now)
+			if !ok {
+				stop.Store(true)
+				return
 			}
-		}(w)
-	}
-	wg.Wait()
+			if now = end; now >= window {
+				return
+			}
+		}
+	})()
 	r, err := collect(ws, c, 0)
 	if r != nil {
 		r.Scheduled = r.Done

@@ -50,19 +50,6 @@ type DiskResult struct {
 	IO          IO            // change in /proc/self/io over the run (whole process)
 }
 
-func (r DiskResult) String() string {
-	if r.Latency == nil {
-		r.Latency = &Recorder{}
-	}
-	s := fmt.Sprintf("%d ops, %d bytes in %v: %.0f IOPS, %.1f MiB/s, latency p50 %v p99 %v max %v",
-		r.Ops, r.Bytes, r.Elapsed.Round(time.Microsecond), r.IOPS, r.BytesPerSec/(1<<20),
-		time.Duration(r.Latency.Percentile(50)), time.Duration(r.Latency.Percentile(99)), time.Duration(r.Latency.Max()))
-	if r.Fsync > 0 {
-		s += fmt.Sprintf(", fsync %v", r.Fsync.Round(time.Microsecond))
-	}
-	return s + fmt.Sprintf(", device read %d written %d bytes", r.IO.ReadBytes, r.IO.WriteBytes)
-}
-
 func (r *DiskResult) finish(start time.Time, io0 IO) {
 	r.Elapsed = time.Since(start)
 	if io1, err := ReadIO(); err == nil {

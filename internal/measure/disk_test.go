@@ -94,7 +94,7 @@ func TestRandomReadsDirect(t *testing.T) {
 		if res, _, _ := Resident(path); res > size/10 {
 			t.Fatalf("%d bytes of the file cached after direct reads", res)
 		}
-		t.Logf("%s, threads %d: %v", fs.Type, c.threads, r)
+		t.Logf("%s, threads %d: %.0f IOPS, p99 %v", fs.Type, c.threads, r.IOPS, time.Duration(r.Latency.Percentile(99)))
 	}
 	onlyFiles(t, dir, path)
 }

@@ -97,3 +97,46 @@ func TestBlockDeviceHere(t *testing.T) {
 		t.Errorf("BlockDevOf = %q", sys)
 	}
 }
+
+// Bytes, write and flush requests are read from their own fields, of the
+// device named and no other (vda, not vda1); a line from a kernel before
+// 5.5 has no flush fields, and says so.
+func TestReadDiskStatsRequests(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "diskstats")
+	os.WriteFile(p, []byte(" 254       1 vda1 1 0 8 0 2 0 16 0 0 0 0\n 254       0 vda 100 0 2000 5 300 7 4000 9 0 0 0 1 0 8 0 60 3\n 254       16 vdb 1 0 8 0 2 0 16 0 0 0 0\n"), 0o644)
+	s, err := readDiskStats(p, "vda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (DiskStats{ReadBytes: 2000 * 512, WrittenBytes: 4000 * 512, Writes: 300, Flushes: 60, CountsFlushes: true}); s != want {
+		t.Errorf("got %+v, want %+v", s, want)
+	}
+	old, err := readDiskStats(p, "vdb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (DiskStats{ReadBytes: 8 * 512, WrittenBytes: 16 * 512, Writes: 2}); old != want {
+		t.Errorf("got %+v, want %+v", old, want)
+	}
+	if d := s.Sub(old); d.CountsFlushes {
+		t.Errorf("a change from a sample without flush fields counts flushes: %+v", d)
+	}
+	if _, err := readDiskStats(p, "sdz"); err == nil {
+		t.Error("a missing device was found")
+	}
+}
+
+// A directory yet to be created is on its parent's device.
+func TestDeviceOfMissingDir(t *testing.T) {
+	dir := t.TempDir()
+	d1, ok1, err1 := DeviceOf(dir)
+	d2, ok2, err2 := DeviceOf(filepath.Join(dir, "not", "yet"))
+	if err1 != nil || err2 != nil || d1 != d2 || ok1 != ok2 {
+		t.Errorf("%v %v %v / %v %v %v", d1, ok1, err1, d2, ok2, err2)
+	}
+	if ok1 {
+		if _, err := d1.Stats(); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -90,33 +90,3 @@ func TestWrittenLeavesOutCancelledWrites(t *testing.T) {
 	}
 	t.Skip("in each of 5 tries the kernel wrote the file back before its delete (other writes under way): no cancelled write to leave out")
 }
-
-func TestReadDiskStats(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "diskstats")
-	os.WriteFile(p, []byte(" 254       0 vda 100 0 2000 5 300 0 4000 9 0 0 0\n 254       1 vda1 1 0 8 0 2 0 16 0 0 0 0\n"), 0o644)
-	s, err := readDiskStats(p, "vda")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.ReadBytes != 2000*512 || s.WrittenBytes != 4000*512 {
-		t.Errorf("got %+v", s)
-	}
-	if _, err := readDiskStats(p, "sdz"); err == nil {
-		t.Error("a missing device was found")
-	}
-}
-
-// A directory yet to be created is on its parent's device.
-func TestDeviceOfMissingDir(t *testing.T) {
-	dir := t.TempDir()
-	d1, ok1, err1 := DeviceOf(dir)
-	d2, ok2, err2 := DeviceOf(filepath.Join(dir, "not", "yet"))
-	if err1 != nil || err2 != nil || d1 != d2 || ok1 != ok2 {
-		t.Errorf("%v %v %v / %v %v %v", d1, ok1, err1, d2, ok2, err2)
-	}
-	if ok1 {
-		if _, err := d1.Stats(); err != nil {
-			t.Error(err)
-		}
-	}
-}

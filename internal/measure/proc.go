@@ -7,9 +7,11 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // IO is a snapshot of /proc/self/io. ReadBytes and WriteBytes are bytes
@@ -119,3 +121,39 @@ func scanKV(path string, sep byte, fn func(string, int64)) error {
 // less those dropped before writeback because their file was truncated or
 // deleted (cancelled_write_bytes).
 func (io IO) Written() int64 { return io.WriteBytes - io.CancelledWriteBytes }
+
+// CPUTime is the user plus system CPU time this process has used, all
+// threads included. Per op, it is the work a benchmark did, and unlike wall
+// time it does not grow while other processes hold the CPUs.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// ColdChildLine prefixes the one line of figures a cold-start child
+// process prints on stdout (the suite's test binary and the minimal
+// embedded-cdb program print the same line, read by the same parser).
+const ColdChildLine = "embed-cold-child:"
+
+// WriteColdChild prints a cold-start child's figures: from startNS (the
+// parent's clock just before it started the child, Unix ns) to t1, from t0
+// to t1 (the open and read inside the child), its own peak resident size
+// (rusage's maxrss of a child started by os/exec also counts the parent's
+// pages until exec), and its bytes read from storage, in all and from io0
+// on.
+func WriteColdChild(w io.Writer, startNS int64, t0, t1 time.Time, io0 IO) error {
+	io1, err := ReadIO()
+	if err != nil {
+		return err
+	}
+	m, err := ReadMem()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s first-read-ns=%d open-read-ns=%d peak-rss-kb=%d read-b=%d open-read-b=%d\n", ColdChildLine,
+		t1.UnixNano()-startNS, t1.Sub(t0).Nanoseconds(), m.PeakRSS>>10, io1.ReadBytes, io1.ReadBytes-io0.ReadBytes)
+	return err
+}

@@ -1,7 +1,6 @@
 package charts
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,17 +18,16 @@ const sampleResults = "../summary/testdata/bench.txt"
 
 func budgetOfFile(t *testing.T, path string) Budget {
 	t.Helper()
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	return budgetOfReader(t, f, path)
+	return budgetOfData(t, data, path)
 }
 
-func budgetOfReader(t *testing.T, in io.Reader, name string) Budget {
+func budgetOfData(t *testing.T, data []byte, name string) Budget {
 	t.Helper()
-	r, err := ksummary.Read(in, name)
+	r, err := ksummary.Read(data, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +133,7 @@ BenchmarkReadRandomPebble/valsz=1024/mem=52MiB/cache=warm/hit=100%/threads=1-2 1
 // but the budget row does not is drawn as "no result", each budget is a
 // group, and with no disk figure there is no line and a note says so.
 func TestBudgetChartKeepsEnginesWithoutResult(t *testing.T) {
-	b := budgetOfReader(t, strings.NewReader(budgetResults), "test")
+	b := budgetOfData(t, []byte(budgetResults), "test")
 	if !slices.Equal(b.Groups, []string{"mem=26MiB", "mem=52MiB"}) {
 		t.Errorf("groups %q, want one per budget", b.Groups)
 	}
@@ -190,7 +188,7 @@ func TestThroughputChartLeavesTheBudgetOut(t *testing.T) {
 // TestNoBudgetRow: results without a mem= row have no budget chart.
 func TestNoBudgetRow(t *testing.T) {
 	in := "BenchmarkReadRandomBolt/valsz=1024/cache=warm/hit=63%/threads=1-2 1000 500 ns/op 2000000 ops/s\n"
-	r, err := ksummary.Read(strings.NewReader(in), "test")
+	r, err := ksummary.Read([]byte(in), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,17 +34,6 @@ func TestPercentileOrder(t *testing.T) {
 	}
 }
 
-func TestSummarizeFallsBackToRange(t *testing.T) {
-	s := summarize([]float64{3, 1, 2})
-	if s.ci || s.lo != 1 || s.hi != 3 || s.center != 2 {
-		t.Fatalf("3 runs: %+v", s)
-	}
-	s = summarize([]float64{5, 1, 2, 4, 3, 6, 7, 8, 9, 10})
-	if !s.ci || s.lo > s.center || s.hi < s.center || s.lo < 1 || s.hi > 10 {
-		t.Fatalf("10 runs: %+v", s)
-	}
-}
-
 // TestDraw draws a small results file and checks every chart names its
 // engines and sub-benchmarks.
 func TestDraw(t *testing.T) {

@@ -3,13 +3,12 @@ package charts
 import (
 	"fmt"
 	"io"
-	"math"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
 	"github.com/kvbench/kvbench/benchstat/internal/results"
-	"golang.org/x/perf/benchmath"
 )
 
 // Results holds the values of each series and the order things came in.
@@ -92,31 +91,7 @@ func (r *Results) engines(op, unit string) []string {
 			delete(reported, e)
 		}
 	}
-	var rest []string
-	for e := range reported {
-		rest = append(rest, e)
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
-}
-
-// summary is a median and the interval the whiskers show.
-type summary struct {
-	center, lo, hi float64
-	ci             bool // lo..hi is the 95% confidence interval; else min..max
-	n              int
-}
-
-// summarize uses benchmath's median and its 95% confidence interval. With
-// too few runs for an interval (fewer than 6) the whiskers show the range.
-func summarize(vals []float64) summary {
-	s := benchmath.NewSample(vals, &benchmath.DefaultThresholds)
-	sum := benchmath.AssumeNothing.Summary(s, 0.95)
-	out := summary{center: sum.Center, lo: sum.Lo, hi: sum.Hi, ci: true, n: len(vals)}
-	if math.IsInf(sum.Lo, 0) || math.IsInf(sum.Hi, 0) {
-		out.lo, out.hi, out.ci = s.Values[0], s.Values[len(s.Values)-1], false
-	}
-	return out
+	return append(out, slices.Sorted(maps.Keys(reported))...)
 }
 
 // labels shortens sub-benchmark names to the parts that differ between
@@ -158,10 +133,5 @@ func (r *Results) units(op string) []string {
 			seen[k.Unit] = true
 		}
 	}
-	var out []string
-	for u := range seen {
-		out = append(out, u)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }

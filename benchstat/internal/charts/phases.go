@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/results"
+	"github.com/kvbench/kvbench/benchstat/internal/summary"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -41,7 +42,7 @@ func PopulateOverTime(r *Results, dir string) (string, error) {
 			var pts plotter.XYs
 			for i, u := range phaseUnits {
 				if v := r.values[results.Key{Op: op, Engine: e, Config: c, Unit: u}]; len(v) > 0 {
-					y := summarize(v).center / 1e3
+					y := summary.Of(v).Center / 1e3
 					pts = append(pts, plotter.XY{X: float64(i), Y: y})
 					top = max(top, y)
 				}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvbench/kvbench/benchstat/internal/engname"
 	"github.com/kvbench/kvbench/benchstat/internal/results"
+	"github.com/kvbench/kvbench/benchstat/internal/summary"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -42,7 +43,7 @@ func EngineHex(engine string) string {
 // bars is one engine's bars, one per group, with whiskers. Groups sit at
 // x = 0, 1, 2...; an engine's bar is offset inside its group.
 type bars struct {
-	sums          []summary
+	sums          []summary.Stat
 	offset, width float64 // in x data units
 	color         color.Color
 }
@@ -51,14 +52,14 @@ func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	line := draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
 	for g, s := range b.sums {
-		if s.n == 0 {
+		if s.N == 0 {
 			continue
 		}
 		x0, x1 := float64(g)+b.offset, float64(g)+b.offset+b.width
-		rect := []vg.Point{{X: trX(x0), Y: trY(0)}, {X: trX(x0), Y: trY(s.center)}, {X: trX(x1), Y: trY(s.center)}, {X: trX(x1), Y: trY(0)}}
+		rect := []vg.Point{{X: trX(x0), Y: trY(0)}, {X: trX(x0), Y: trY(s.Center)}, {X: trX(x1), Y: trY(s.Center)}, {X: trX(x1), Y: trY(0)}}
 		c.FillPolygon(b.color, c.ClipPolygonY(rect))
 		xm, cap := trX((x0+x1)/2), (trX(x1)-trX(x0))/4
-		ylo, yhi := trY(s.lo), trY(s.hi)
+		ylo, yhi := trY(s.Lo), trY(s.Hi)
 		c.StrokeLines(line, c.ClipLinesY(
 			[]vg.Point{{X: xm, Y: ylo}, {X: xm, Y: yhi}},
 			[]vg.Point{{X: xm - cap, Y: ylo}, {X: xm + cap, Y: ylo}},
@@ -69,7 +70,7 @@ func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax = -0.5, float64(len(b.sums))-0.5
 	for _, s := range b.sums {
-		ymax = math.Max(ymax, math.Max(s.hi, s.center))
+		ymax = math.Max(ymax, math.Max(s.Hi, s.Center))
 	}
 	return xmin, xmax, 0, ymax
 }
@@ -95,14 +96,14 @@ func throughputChart(r *Results, op string, configs []string, unit, dir string) 
 	engines := r.engines(op, unit)
 	short, common := labels(configs)
 	var max float64
-	sums := map[string][]summary{}
+	sums := map[string][]summary.Stat{}
 	allCI := true
 	for _, e := range engines {
 		for _, c := range configs {
-			var s summary
+			var s summary.Stat
 			if v := r.values[results.Key{Op: op, Engine: e, Config: c, Unit: unit}]; len(v) > 0 {
-				s = summarize(v)
-				allCI = allCI && s.ci
+				s = summary.Of(v)
+				allCI = allCI && s.CI
 			}
 			sums[e] = append(sums[e], s)
 		}
@@ -113,14 +114,14 @@ func throughputChart(r *Results, op string, configs []string, unit, dir string) 
 		for _, e := range engines {
 			for i, c := range configs {
 				if v := r.values[results.Key{Op: op, Engine: e, Config: c, Unit: unit}]; len(v) > 0 {
-					sums[e][i].lo, sums[e][i].hi = minMax(v)
+					sums[e][i].Lo, sums[e][i].Hi = minMax(v)
 				}
 			}
 		}
 	}
 	for _, ss := range sums {
 		for _, s := range ss {
-			max = math.Max(max, s.hi)
+			max = math.Max(max, s.Hi)
 		}
 	}
 	div, pre := prefix(max)
@@ -140,7 +141,7 @@ func throughputChart(r *Results, op string, configs []string, unit, dir string) 
 	for i, e := range engines {
 		b := &bars{offset: -0.4 + float64(i)*width, width: width * 0.9, color: engineColor(e)}
 		for _, s := range sums[e] {
-			b.sums = append(b.sums, summary{center: s.center / div, lo: s.lo / div, hi: s.hi / div, n: s.n, ci: s.ci})
+			b.sums = append(b.sums, summary.Stat{Center: s.Center / div, Lo: s.Lo / div, Hi: s.Hi / div, N: s.N, CI: s.CI})
 		}
 		p.Add(b)
 		p.Legend.Add(e, b)
@@ -194,9 +195,9 @@ func latencyChart(r *Results, op, config, label string, units []string, dir stri
 			if len(v) == 0 {
 				continue
 			}
-			s := summarize(v)
+			s := summary.Of(v)
 			lo, hi := minMax(v)               // the range is what the title promises
-			y := math.Max(s.center/1e3, 1e-3) // log scale: keep above 0
+			y := math.Max(s.Center/1e3, 1e-3) // log scale: keep above 0
 			pts.XYs = append(pts.XYs, plotter.XY{X: float64(i), Y: y})
 			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{y - math.Max(lo/1e3, 1e-3), hi/1e3 - y})
 		}

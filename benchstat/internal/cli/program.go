@@ -3,7 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Program is a program of subcommands, kvb or the lab's kvb: it hands
@@ -56,12 +57,7 @@ func (p Program) help(args []string, stdout, stderr io.Writer) int {
 
 func (p Program) overview(w io.Writer) {
 	fmt.Fprintf(w, "usage: kvb COMMAND [arguments]\n\n%s\n", p.Heading)
-	names := make([]string, 0, len(p.Commands))
-	for n := range p.Commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(p.Commands)) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, p.Commands[n].Summary)
 	}
 	fmt.Fprint(w, "\nkvb help COMMAND shows a command's flags.\n")

@@ -1,11 +1,12 @@
 package gate
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
 	"os"
-	"sort"
+	"slices"
 
 	resultsfile "github.com/kvbench/kvbench/benchstat/internal/results"
 	"golang.org/x/perf/benchfmt"
@@ -82,17 +83,9 @@ func (s *Set) Read(r io.Reader, name string) error {
 
 // Keys returns the set's series in name, then unit order.
 func (s *Set) Keys() []Key {
-	ks := make([]Key, 0, len(s.Values))
-	for k := range s.Values {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool {
-		if ks[i].Name != ks[j].Name {
-			return ks[i].Name < ks[j].Name
-		}
-		return ks[i].Unit < ks[j].Unit
+	return slices.SortedFunc(maps.Keys(s.Values), func(a, b Key) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Unit, b.Unit))
 	})
-	return ks
 }
 
 // modeOf is the mode that produced name's results: "sim" or "time".

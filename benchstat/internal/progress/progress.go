@@ -94,14 +94,8 @@ type progress struct {
 }
 
 func newProgress(args []string) *progress {
-	p := &progress{start: time.Now(), count: 1, rounds: map[string]int{}, quit: make(chan struct{})}
-	for i, a := range args {
-		if v, ok := strings.CutPrefix(a, "-test.count="); ok {
-			p.count, _ = strconv.Atoi(v)
-		} else if a == "-test.count" && i+1 < len(args) {
-			p.count, _ = strconv.Atoi(args[i+1])
-		}
-	}
+	p := &progress{start: time.Now(), rounds: map[string]int{}, quit: make(chan struct{})}
+	p.count, _ = strconv.Atoi(flagValue(args, "test.count"))
 	p.count = max(p.count, 1)
 	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
 	if err != nil {
@@ -129,14 +123,7 @@ func newProgress(args []string) *progress {
 // its -test.bench pattern selects (-test.list takes the same regexp for
 // the top level).
 func countTargets(args []string) int {
-	var pattern string
-	for i, a := range args {
-		if v, ok := strings.CutPrefix(a, "-test.bench="); ok {
-			pattern = v
-		} else if a == "-test.bench" && i+1 < len(args) {
-			pattern = args[i+1]
-		}
-	}
+	pattern := flagValue(args, "test.bench")
 	if pattern == "" {
 		return 0
 	}
@@ -152,6 +139,20 @@ func countTargets(args []string) int {
 		}
 	}
 	return n
+}
+
+// flagValue is the last value args give the flag name, as -name=v or
+// -name v; "" if none.
+func flagValue(args []string, name string) string {
+	v := ""
+	for i, a := range args {
+		if x, ok := strings.CutPrefix(a, "-"+name+"="); ok {
+			v = x
+		} else if a == "-"+name && i+1 < len(args) {
+			v = args[i+1]
+		}
+	}
+	return v
 }
 
 func benchName(line string) string {

@@ -2,9 +2,9 @@ package summary
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -124,16 +124,13 @@ func oversubscribed(r *Results, t Table) []string {
 	if err != nil || cpus < 1 {
 		return nil
 	}
-	var over []int
+	var labels []string // the rows', then the common parts
 	for _, row := range t.Rows {
-		for _, p := range results.SplitConfig(strings.ReplaceAll(row.Label, " ", "/")) {
-			if n, err := strconv.Atoi(p.Value); err == nil && p.Key == "threads" && n > cpus && !slices.Contains(over, n) {
-				over = append(over, n)
-			}
-		}
+		labels = append(labels, row.Label)
 	}
-	if t.Common != "" {
-		for _, p := range results.SplitConfig(strings.ReplaceAll(t.Common, " ", "/")) {
+	var over []int
+	for _, l := range append(labels, t.Common) {
+		for _, p := range results.SplitConfig(strings.ReplaceAll(l, " ", "/")) {
 			if n, err := strconv.Atoi(p.Value); err == nil && p.Key == "threads" && n > cpus && !slices.Contains(over, n) {
 				over = append(over, n)
 			}
@@ -448,12 +445,7 @@ func enginesOf(r *Results, op string) []string {
 			seen[k.Engine] = true
 		}
 	}
-	var out []string
-	for e := range seen {
-		out = append(out, e)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func hasSeries(r *Results, op, engine, config string) bool {

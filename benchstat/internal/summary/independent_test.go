@@ -1,7 +1,6 @@
 package summary
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"regexp"
@@ -256,22 +255,10 @@ func parseCellText(s string) (float64, float64) {
 	return v, sp
 }
 
+// printedSample is the summary of the sample results file, as printed.
 func printedSample(t *testing.T) string {
-	t.Helper()
-	f, err := os.Open(sample)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Read(f, sample)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := Build(r).Write(&out); err != nil {
-		t.Fatal(err)
-	}
-	return out.String()
+	_, text := sampleSummary(t)
+	return text
 }
 
 // TestEveryCellIsItsColumnsEngine checks the printed text alone against

@@ -2,7 +2,6 @@ package summary
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 )
@@ -19,15 +18,7 @@ const killedSample = "testdata/killed.txt"
 // alone; a kill no table shows (populate in a budget) is a note of that
 // table; an engine with other rounds shows them and notes the kill.
 func TestKilledEngineCellSaysWhatTheBudgetHeld(t *testing.T) {
-	f, err := os.Open(killedSample)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := Read(f, killedSample)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := readFile(t, killedSample)
 	if len(r.Kills) != 4 || r.Skipped != 0 {
 		t.Fatalf("read %d kills, skipped %d lines; want 4, 0: %+v", len(r.Kills), r.Skipped, r.Kills)
 	}

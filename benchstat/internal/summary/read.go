@@ -7,7 +7,6 @@ package summary
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/results"
@@ -39,12 +38,8 @@ type Results struct {
 	Kills []Kill
 }
 
-// Read parses a results file.
-func Read(r io.Reader, name string) (*Results, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, err
-	}
+// Read parses a results file, data, read from name.
+func Read(data []byte, name string) (*Results, error) {
 	f, err := results.Read(bytes.NewReader(data), name)
 	if err != nil {
 		return nil, err

@@ -85,27 +85,38 @@ func parseCell(t *testing.T, s string) (float64, float64) {
 	return v, sp
 }
 
+// readFile reads the results file at path, or fails t.
+func readFile(t *testing.T, path string) *Results {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Read(data, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// sampleSummary is the summary of the sample results file and its text.
+func sampleSummary(t *testing.T) (*Summary, string) {
+	t.Helper()
+	s := Build(readFile(t, sample))
+	var out bytes.Buffer
+	if err := s.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	return s, out.String()
+}
+
 // TestSummaryNumbersComeFromTheRawFile prints the summary of a real run
 // and checks every figure in it against that run's results file, read
 // apart from the summary's own reader: each cell's median (three
 // significant digits) and spread (whole percent), and every data and
 // machine line's key=value as a configuration line of the file.
 func TestSummaryNumbersComeFromTheRawFile(t *testing.T) {
-	f, err := os.Open(sample)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Read(f, sample)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := Build(r)
-	var out bytes.Buffer
-	if err := s.Write(&out); err != nil {
-		t.Fatal(err)
-	}
-	text := out.String()
+	s, text := sampleSummary(t)
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 	if len(lines) > 80 {
 		t.Errorf("summary is %d lines, more than 80:\n%s", len(lines), text)
@@ -275,5 +286,18 @@ func TestDocsSampleIsTheSummary(t *testing.T) {
 	block, _, _ = strings.Cut(block, "\n```\n")
 	if got := head + "benchstat/" + block + "\n"; !ok || got != want {
 		t.Errorf("docs/benchmarks.md's sample summary is not the summary of %s today; it prints:\n%s", sample, want)
+	}
+}
+
+// TestOfFallsBackToRange: with too few rounds for a confidence interval
+// (fewer than 6), a Stat spans the range of the rounds.
+func TestOfFallsBackToRange(t *testing.T) {
+	s := Of([]float64{3, 1, 2})
+	if s.CI || s.Lo != 1 || s.Hi != 3 || s.Center != 2 {
+		t.Fatalf("3 runs: %+v", s)
+	}
+	s = Of([]float64{5, 1, 2, 4, 3, 6, 7, 8, 9, 10})
+	if !s.CI || s.Lo > s.Center || s.Hi < s.Center || s.Lo < 1 || s.Hi > 10 {
+		t.Fatalf("10 runs: %+v", s)
 	}
 }

@@ -10,7 +10,7 @@ import (
 // prints it.
 func summaryOf(t *testing.T, in string) string {
 	t.Helper()
-	r, err := Read(strings.NewReader(in), "x")
+	r, err := Read([]byte(in), "x")
 	if err != nil {
 		t.Fatal(err)
 	}
