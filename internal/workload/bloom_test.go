@@ -50,25 +50,17 @@ func TestBloomFixtures(t *testing.T) {
 			if ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst")); len(ssts) < loadOf(&cfg).SSTTables {
 				t.Errorf("%s: %d tables, want %d", dir, len(ssts), loadOf(&cfg).SSTTables)
 			}
-			ok := false
-			testing.Benchmark(func(b *testing.B) {
+			if !passes(func(b *testing.B) {
 				h := e.Open(b, f)
 				h.DB(b, core.Warm, nil) // the warm-up pass counts every key
 				h.Close(b)
-				ok = !b.Failed()
-			})
-			if !ok {
+			}) {
 				t.Errorf("%s: warm-up pass failed", dir)
 			}
 		}
 	}
 	before := strings.Count(out.String(), "settings-pebble: ")
-	failed := false
-	testing.Benchmark(func(b *testing.B) {
-		core.Run(b, e, "Bloom", "pebble")
-		failed = b.Failed()
-	})
-	if failed {
+	if !runs(e, "Bloom", "pebble") {
 		t.Fatal("Bloom failed")
 	}
 	if got := strings.Count(out.String(), "settings-pebble: ") - before; got != len(loadOf(&cfg).BloomFPR) {
@@ -161,12 +153,7 @@ func TestBloomLeavesStartInTheirCacheState(t *testing.T) {
 	for _, caches := range []core.WordList{{core.Warm, core.Cold}, {core.Warm}, {core.Cold}} {
 		e.Cfg.Caches = caches
 		calls := e.Calls("")
-		failed := false
-		testing.Benchmark(func(b *testing.B) {
-			core.Run(b, e, "Bloom", "pebble")
-			failed = b.Failed()
-		})
-		if failed {
+		if !runs(e, "Bloom", "pebble") {
 			t.Fatalf("-cache %s: Bloom failed", caches.String())
 		}
 		if n := e.Calls("") - calls; n != uint64(4*len(caches)) {

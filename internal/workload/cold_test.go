@@ -200,9 +200,7 @@ func TestTimeLoopFailsOnAnOperationsError(t *testing.T) {
 	coretest.SetBenchtime(t, "10x")
 	f := e.KVFor(coretest.Engine(t, "bolt"))
 	for _, cache := range []string{core.Warm, core.Cold} {
-		failed := false
-		testing.Benchmark(func(b *testing.B) {
-			defer func() { failed = b.Failed() }() // Fatal ends the function
+		if passes(func(b *testing.B) {
 			h := e.Open(b, f)
 			h.DB(b, cache, nil)
 			h.TimeLoop(b, cache, 2, core.SimReads, func(t, n int, _ engine.Reader) error {
@@ -211,8 +209,7 @@ func TestTimeLoopFailsOnAnOperationsError(t *testing.T) {
 				}
 				return nil
 			}, nil)
-		})
-		if !failed {
+		}) {
 			t.Errorf("cache=%s: an operation's error did not fail the leaf", cache)
 		}
 	}

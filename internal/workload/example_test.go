@@ -99,12 +99,7 @@ func TestExampleFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	coretest.SetBenchtime(t, "1x")
-	failed := true
-	testing.Benchmark(func(b *testing.B) {
-		defer func() { failed = b.Failed() }() // Fatal ends the function
-		core.Run(b, e, "ReadAscending", "bolt")
-	})
-	if failed {
+	if !runs(e, "ReadAscending", "bolt") {
 		t.Fatal("ReadAscendingBolt failed")
 	}
 	if !strings.Contains(out.String(), "settings-bolt: ") {

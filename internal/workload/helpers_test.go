@@ -42,3 +42,20 @@ func registered(t *testing.T, name string) *core.Workload {
 	t.Fatalf("no workload %s", name)
 	return nil
 }
+
+// runs reports whether workload w ran on store to the end, called as a run
+// calls it (store "" for a workload of no store).
+func runs(e *core.Env, w, store string) bool {
+	return passes(func(b *testing.B) { core.Run(b, e, w, store) })
+}
+
+// passes reports whether body ran to the end under testing.Benchmark,
+// failing nothing.
+func passes(body func(b *testing.B)) bool {
+	failed := true
+	testing.Benchmark(func(b *testing.B) {
+		defer func() { failed = b.Failed() }() // Fatal ends the function
+		body(b)
+	})
+	return !failed
+}

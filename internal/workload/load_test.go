@@ -84,12 +84,7 @@ func TestLoadKneeHTTPOnCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"Load", "Knee", "HTTP"} {
-		failed := false
-		testing.Benchmark(func(b *testing.B) {
-			core.Run(b, e, w, "bolt")
-			failed = b.Failed()
-		})
-		if failed {
+		if !runs(e, w, "bolt") {
 			t.Fatalf("%s failed", w)
 		}
 	}

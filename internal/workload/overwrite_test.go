@@ -336,12 +336,7 @@ func TestOverwriteBenchmark(t *testing.T) {
 		}
 		before := fixtureState(t, src)
 		out.Reset()
-		failed := false
-		testing.Benchmark(func(b *testing.B) {
-			core.Run(b, e, "Overwrite", info.Name)
-			failed = b.Failed()
-		})
-		if failed {
+		if !runs(e, "Overwrite", info.Name) {
 			t.Fatalf("%s: Overwrite failed", info.Name)
 		}
 		if !strings.Contains(out.String(), "settings-"+info.Name+": ") || !strings.Contains(out.String(), "fixture-"+info.Name+": ") {

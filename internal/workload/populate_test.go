@@ -91,12 +91,7 @@ func TestPopulateBenchmark(t *testing.T) {
 			t.Fatalf("%s: scratch left behind by populate: %v", info.Name, left)
 		}
 
-		failed := false
-		testing.Benchmark(func(b *testing.B) {
-			core.Run(b, e, "Populate", info.Name)
-			failed = b.Failed()
-		})
-		if failed {
+		if !runs(e, "Populate", info.Name) {
 			t.Fatalf("%s: Populate failed", info.Name)
 		}
 		var lines []string // the settings set; "settings-x:" alone clears x's

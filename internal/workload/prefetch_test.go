@@ -343,12 +343,7 @@ func TestPrefetchRuns(t *testing.T) {
 	coretest.SetBenchtime(t, "1x")
 	info, _ := engine.Lookup("lmdb")
 	out.Reset()
-	var failed bool
-	testing.Benchmark(func(b *testing.B) {
-		runPrefetch(b, e, info)
-		failed = b.Failed()
-	})
-	if failed {
+	if !passes(func(b *testing.B) { runPrefetch(b, e, info) }) {
 		t.Fatal("BenchmarkPrefetchLmdb failed")
 	}
 	// open-only (readahead as -readahead, off), then readahead=on (os),

@@ -39,12 +39,7 @@ func TestIterateAndScanRun(t *testing.T) {
 	for _, w := range []string{"Iterate", "Scan"} {
 		for _, eng := range []string{"bolt", "memory"} {
 			out.Reset()
-			failed := true
-			testing.Benchmark(func(b *testing.B) {
-				core.Run(b, e, w, eng)
-				failed = b.Failed()
-			})
-			if failed {
+			if !runs(e, w, eng) {
 				t.Errorf("%s on %s failed", w, eng)
 			}
 			if !strings.Contains(out.String(), "settings-"+eng+": ") {
