@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/internal/engine"
 )
 
 func init() {
@@ -137,4 +141,170 @@ func (m *matrix) file(v *side) string {
 		return '_'
 	}, v.label)
 	return filepath.Join(m.args.out, name+".txt")
+}
+
+// step is one benchmark pattern every version runs in each round: its
+// run length, and its own flags, given before the user's so theirs win.
+type step struct {
+	bench, benchtime string
+	flags            []string
+}
+
+// warmOneThread are the reads' own flags: a warm cache, one thread.
+var warmOneThread = []string{"-cache=warm", "-threads=1"}
+
+// workload is what every version runs each round, and how the summary
+// line says it: -bench at -benchtime, or by default warm random reads and
+// a populate with sync off on the engines the module backs (from the
+// engine registry).
+func workload(a *versionsArgs) ([]step, string, error) {
+	if a.bench != "" {
+		return []step{{a.bench, a.benchtime, warmOneThread}}, fmt.Sprintf("-bench '%s' -benchtime %s", a.bench, a.benchtime), nil
+	}
+	titles, modules := engine.ModuleEngines(a.module)
+	if len(titles) == 0 {
+		return nil, "", fmt.Errorf("-module %s: no engine of this suite is built on it (the engines' modules: %s); give -bench to run other benchmarks", a.module, strings.Join(modules, ", "))
+	}
+	t := strings.Join(titles, "|")
+	return []step{
+			{"^BenchmarkReadRandom(" + t + ")$", a.benchtime, warmOneThread},
+			{"^BenchmarkPopulate(" + t + ")$/valsz/batch/sync=false", "1x", nil},
+		},
+		fmt.Sprintf("warm random reads (one thread, %s) and a populate (sync off) of %s", a.benchtime, t), nil
+}
+
+// buildAll builds every version's test binary. A version the suite does
+// not build with does not stop the others: the run stops after them all,
+// naming each one that failed and why in one line (the compiler's first
+// error, or the version go would build instead).
+func (m *matrix) buildAll(ctx context.Context) error {
+	if err := m.scratch(); err != nil {
+		return err
+	}
+	var broken []string
+	for _, v := range m.versions {
+		err := m.build(ctx, v)
+		var be *buildError
+		switch {
+		case err == nil:
+			continue
+		case ctx.Err() != nil:
+			return err
+		case errors.As(err, &be):
+			broken = append(broken, fmt.Sprintf("%s %s: %s", m.module, v.label, be.reason))
+		default:
+			return err
+		}
+	}
+	if len(broken) > 0 {
+		at := shortCommit(m.suiteCommit)
+		if m.dirtyTree {
+			at += " with uncommitted changes"
+		}
+		// A line each, the last as the run's error.
+		for _, b := range broken[:len(broken)-1] {
+			m.logf("the suite at %s does not build with %s", at, b)
+		}
+		return fmt.Errorf("the suite at %s does not build with %s", at, broken[len(broken)-1])
+	}
+	m.logf("every version builds: %s %s", m.module, strings.Join(m.labels(), " "))
+	return nil
+}
+
+// stepCmd runs step s of version v once at benchtime: the step's flags,
+// then the user's, then the run length.
+func (m *matrix) stepCmd(ctx context.Context, v *side, s step, benchtime string) *exec.Cmd {
+	args := testArgs(s.bench, s.flags...)
+	args = append(args, m.args.suite...)
+	cmd := exec.CommandContext(ctx, v.binary, append(args, "-test.benchtime="+benchtime)...)
+	cmd.Dir = m.repo
+	cmd.Stderr = m.stderr
+	return cmd
+}
+
+// warmUp runs every step of every version once at one iteration before
+// anything is timed (warmRun): each version builds or reuses fixtures of
+// its own version, and a step that fails or matches no benchmark stops
+// the run here.
+func (m *matrix) warmUp(ctx context.Context) error {
+	for _, v := range m.versions {
+		for _, s := range m.steps {
+			ran, err := warmRun(m.stepCmd(ctx, v, s, "1x"), m.stderr)
+			if err != nil {
+				return fmt.Errorf("%s fails its warm-up run of -bench '%s': %v", v.name(m.module), s.bench, err)
+			}
+			if !ran {
+				return fmt.Errorf("-bench '%s': no benchmark of this suite matches (with %s)", s.bench, v.name(m.module))
+			}
+		}
+	}
+	return nil
+}
+
+// rounds runs -count interleaved rounds, every step of a version one
+// after the other, into DIR/<version>.txt after its header, the order
+// into DIR/order.txt.
+func (m *matrix) rounds(ctx context.Context) error {
+	var files []string
+	for _, v := range m.versions {
+		files = append(files, m.file(v))
+	}
+	n := m.args.count
+	return interleaved(ctx, n, m.labels(), files, filepath.Join(m.args.out, "order.txt"),
+		func(round int, order []string) {
+			m.logf("round %d of %d (%s)", round, n, strings.Join(order, " "))
+		},
+		func(ctx context.Context, i, round int, out *os.File) error {
+			v := m.versions[i]
+			if round == 1 {
+				if _, err := io.WriteString(out, m.header(v)); err != nil {
+					return err
+				}
+			}
+			for _, s := range m.steps {
+				if err := m.runStep(ctx, v, s, out); err != nil {
+					return fmt.Errorf("%s fails in round %d (%v); its output is in %s", v.name(m.module), round, err, out.Name())
+				}
+			}
+			return nil
+		})
+}
+
+func (m *matrix) runStep(ctx context.Context, v *side, s step, out io.Writer) error {
+	cmd := m.stepCmd(ctx, v, s, s.benchtime)
+	cmd.Stdout = out
+	return cmd.Run()
+}
+
+// table prints what ran and benchstat's table across the versions, the
+// first given the baseline, and keeps both in DIR/benchstat.txt.
+func (m *matrix) table(ctx context.Context) error {
+	var all bytes.Buffer
+	w := io.MultiWriter(m.stdout, &all)
+	fmt.Fprintf(w, "kvb versions: %s %s, %d rounds interleaved, %s, %s\n",
+		m.module, strings.Join(m.labels(), " "), m.args.count, m.what, strings.Join(m.args.suite, " "))
+	var cols []string
+	for _, v := range m.versions {
+		cols = append(cols, v.label+"="+m.file(v))
+	}
+	if err := benchstatTable(ctx, m.repo, 0.05, cols, w); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(m.args.out, "benchstat.txt"), all.Bytes(), 0o644)
+}
+
+// header is the configuration lines a version's file starts with, which
+// make it a point of the module's release series: the lab's kvb history
+// add keeps them as the run's labels (docs/history.md, "Release
+// matrix"). benchstat's table across the versions stays one table, as
+// the engine's own line differs between the files too.
+func (m *matrix) header(v *side) string {
+	var h strings.Builder
+	for _, kv := range [][2]string{{"role", "versions"}, {"series", "release"}, {"module", m.module}, {"version", v.label},
+		{"commit", m.suiteCommit}, {"commit-date", m.commitDate}, {"dirty", map[bool]string{true: "true"}[m.dirtyTree]}} {
+		if kv[1] != "" {
+			fmt.Fprintf(&h, "%s: %s\n", kv[0], kv[1])
+		}
+	}
+	return h.String()
 }
