@@ -150,6 +150,21 @@ func newDeleteDB(e *core.Env, h *core.Handle, label string, copy bool) (*deleteC
 	return c, nil
 }
 
+// deleteDB is newDeleteDB for leaf b, failing it on an error; the
+// database is closed and removed when b's function has returned.
+func deleteDB(b *testing.B, e *core.Env, h *core.Handle, label string, copy bool) *deleteCopy {
+	c, err := newDeleteDB(e, h, label, copy)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := c.close(); err != nil {
+			b.Error(err)
+		}
+	})
+	return c
+}
+
 func (c *deleteCopy) open() error {
 	g, err := c.e.GuardSpace(c.label, c.info, c.o)
 	if err != nil {
@@ -385,15 +400,7 @@ func runQueue(b *testing.B, e *core.Env, h *core.Handle) {
 // queueBody is the queue leaf: b.N ops on a new copy of the fixture.
 func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
 	b.StopTimer()
-	c, err := newDeleteDB(e, h, b.Name(), true)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := c.close(); err != nil {
-			b.Error(err)
-		}
-	}()
+	c := deleteDB(b, e, h, b.Name(), true)
 	q, err := newQueue(e, c, queueLen, e.Cfg.Batch)
 	if err != nil {
 		b.Fatal(err)
@@ -695,6 +702,8 @@ func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 		})
 		return
 	}
+	// Closed on return, not at b's end as deleteDB would: core.Run calls
+	// the workload once per block size on the same b.
 	fresh, err := newDeleteDB(e, h, b.Name()+"/swath fresh", false)
 	if err != nil {
 		b.Fatal(err)
@@ -754,15 +763,8 @@ func swathBody(b *testing.B, e *core.Env, h *core.Handle, p *swathPlan, fresh *d
 	chk := p.NewChecker(e.FullCheck)
 	db := fresh.db
 	if state != "fresh" {
-		c, err := newDeleteDB(e, h, b.Name(), true)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() {
-			if err := c.close(); err != nil {
-				b.Error(err)
-			}
-		}()
+		c := deleteDB(b, e, h, b.Name(), true)
+		var err error
 		if method == "range" {
 			err = deleteRange(c)
 		} else {
