@@ -76,28 +76,59 @@ const (
 var notRaced = []string{"./internal/engine", "./internal/spin", "./internal/valgrind",
 	"./internal/benchpattern", "./internal/families", "./internal/flagreg", "./internal/records"}
 
-// racedInternal is ./internal/... but notRaced, as go list expands it
-// ("./internal/..." whole when go list fails: the run then says why).
-var racedInternal = sync.OnceValue(func() []string {
+// raceOnly are the packages under benchstat/ whose own code starts
+// goroutines, whose tests run under -race only; the others' tests run
+// without -race, which would build SQLite (modernc.org/sqlite, in the
+// history store) a second time, for 38 s on a fresh machine, to check
+// code with none.
+var raceOnly = []string{"./benchstat/internal/progress"}
+
+// The packages whose results go test may take from its cache, "(cached)"
+// (no -count 1): their tests start no process, open no engine, read
+// nothing of the kernel's and no file but the tree's, so their outcome
+// is a function of what go test keys a result by: the test binary (the
+// package's code and every dependency's), the flags, and the files and
+// environment variables the run read (docs/testing.md, "Results go test
+// keeps"). Every other package's tests run each time. cachedRaced run
+// under -race (unit-race); cachedUnraced, of notRaced, with the build's
+// tags, and cachedBenchstat without (unit-side).
+var (
+	cachedRaced     = []string{"./internal/keydist", "./internal/load"}
+	cachedUnraced   = []string{"./internal/benchpattern", "./internal/families", "./internal/flagreg", "./internal/records"}
+	cachedBenchstat = []string{"./benchstat/charts", "./benchstat/gate", "./benchstat/internal/changepoint",
+		"./benchstat/internal/charts", "./benchstat/internal/cli", "./benchstat/internal/engname",
+		"./benchstat/internal/flagargs", "./benchstat/internal/gate", "./benchstat/internal/results",
+		"./benchstat/internal/summary", "./benchstat/report", "./benchstat/sim", "./benchstat/summary"}
+)
+
+// packagesBut are the packages of pattern (./dir/...), as go list expands
+// it, but those in the lists given (pattern whole when go list fails: the
+// run then says why).
+func packagesBut(pattern string, but ...[]string) []string {
 	const module = "github.com/kvbench/kvbench/"
-	out, err := exec.Command(goTool(), "list", module+"internal/...").Output()
+	out, err := exec.Command(goTool(), "list", module+strings.TrimPrefix(pattern, "./")).Output()
 	if err != nil {
-		return []string{"./internal/..."}
+		return []string{pattern}
 	}
 	var pkgs []string
 	for _, p := range strings.Fields(string(out)) {
-		if rel := "./" + strings.TrimPrefix(p, module); !slices.Contains(notRaced, rel) {
+		rel := "./" + strings.TrimPrefix(p, module)
+		if !slices.ContainsFunc(but, func(l []string) bool { return slices.Contains(l, rel) }) {
 			pkgs = append(pkgs, rel)
 		}
 	}
 	return pkgs
-})
+}
 
-// raceOnly are the packages under benchstat/ whose own code starts
-// goroutines; the others' tests run without -race, which would build
-// SQLite (modernc.org/sqlite, in the history store) a second time, for
-// 38 s on a fresh machine, to check code with none.
-var raceOnly = []string{"./benchstat/internal/progress"}
+// racedInternal is ./internal/... but notRaced and cachedRaced;
+// sideBenchstat, ./benchstat/... but raceOnly and cachedBenchstat;
+// sideInternal, notRaced but cachedUnraced: the packages whose tests run
+// each time, read once a process.
+var (
+	racedInternal = sync.OnceValue(func() []string { return packagesBut("./internal/...", notRaced, cachedRaced) })
+	sideBenchstat = sync.OnceValue(func() []string { return packagesBut("./benchstat/...", raceOnly, cachedBenchstat) })
+	sideInternal  = slices.DeleteFunc(slices.Clone(notRaced), func(p string) bool { return slices.Contains(cachedUnraced, p) })
+)
 
 // raceEnv: a race-built process sleeps a second at exit by default, and
 // the cold-start and twin tests start many of them; the report's browser
@@ -142,11 +173,14 @@ func (c *testConfig) jobs() map[string]testJob {
 	}
 
 	side = append(side,
-		// the tooling's packages, the end-to-end tests aside (smoke-paths)
-		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, "test", "-count", "1", "-skip", e2e, "./benchstat/..."),
+		// the tooling's packages, the end-to-end tests aside (e2e,
+		// e2e-sim), then those go test may take from its cache
+		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test", "-count", "1", "-skip", e2e}, sideBenchstat()...)...),
+		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test"}, cachedBenchstat...)...),
 		// notRaced, every engine of the build; the canonical reads
 		// (TestPointReadsCallTheEnginesGet) count under callgrind
-		goCmd(nil, append([]string{"test", "-count", "1", "-tags", c.tags}, notRaced...)...))
+		goCmd(nil, append([]string{"test", "-count", "1", "-tags", c.tags}, sideInternal...)...),
+		goCmd(nil, append([]string{"test", "-tags", c.tags}, cachedUnraced...)...))
 	if rocksdb {
 		// the core's tests that open every LSM: RocksDB's, which
 		// unit-race's build has not
@@ -172,7 +206,8 @@ func (c *testConfig) jobs() map[string]testJob {
 	return map[string]testJob{
 		"vet": {"vet", vet},
 		"unit-race": {"unit-race", []testCmd{goCmd(raceEnv, append(append([]string{"test", "-race", "-count", "1",
-			unitFirst}, racedInternal()...), raceOnly...)...)}},
+			unitFirst}, racedInternal()...), raceOnly...)...),
+			goCmd(raceEnv, append([]string{"test", "-race"}, cachedRaced...)...)}},
 		"unit-side": {"unit-side", side},
 		// every test of the main package, every benchmark once on a tiny
 		// data set in a directory of its own; TestEveryBenchmarkWritesOnlyUnderDir
