@@ -58,8 +58,8 @@ var testSteps = []testStep{
 }
 
 const (
-	// unitFirst: the packages whose tests start first, the longest.
-	unitFirst = "./internal/workload/..."
+	// unitFirst: the package whose tests start first, the longest.
+	unitFirst = "./internal/workload"
 	// e2e: the end-to-end tests of kvb compare and kvb versions
 	// (benchstat/e2e_test.go); e2eSim, the one under callgrind.
 	e2e    = "^TestE2E"
@@ -70,10 +70,11 @@ const (
 // without -race, and unit-race leaves out: their own code starts no
 // goroutine and their tests call it from one, so -race would check none
 // of the suite's code there. internal/engine's adapters are called side
-// by side by the workloads, whose tests run under -race; internal/spin
-// and internal/valgrind count under callgrind, which a -race binary
-// cannot run.
-var notRaced = []string{"./internal/engine", "./internal/spin", "./internal/valgrind",
+// by side by the workloads, whose tests run under -race, and so is the
+// harness (internal/core) internal/workload/embedded's workloads run in;
+// internal/spin and internal/valgrind count under callgrind, which a
+// -race binary cannot run.
+var notRaced = []string{"./internal/engine", "./internal/workload/embedded", "./internal/spin", "./internal/valgrind",
 	"./internal/benchpattern", "./internal/families", "./internal/flagreg", "./internal/records"}
 
 // raceOnly are the packages under benchstat/ whose own code starts
@@ -120,19 +121,19 @@ func packagesBut(pattern string, but ...[]string) []string {
 	return pkgs
 }
 
-// racedInternal is ./internal/... but notRaced and cachedRaced;
+// racedInternal is ./internal/... but unitFirst, notRaced and cachedRaced;
 // sideBenchstat, ./benchstat/... but raceOnly and cachedBenchstat;
 // sideInternal, notRaced but cachedUnraced: the packages whose tests run
 // each time, read once a process.
 var (
-	racedInternal = sync.OnceValue(func() []string { return packagesBut("./internal/...", notRaced, cachedRaced) })
+	racedInternal = sync.OnceValue(func() []string { return packagesBut("./internal/...", []string{unitFirst}, notRaced, cachedRaced) })
 	sideBenchstat = sync.OnceValue(func() []string { return packagesBut("./benchstat/...", raceOnly, cachedBenchstat) })
 	sideInternal  = slices.DeleteFunc(slices.Clone(notRaced), func(p string) bool { return slices.Contains(cachedUnraced, p) })
 )
 
 // raceEnv: a race-built process sleeps a second at exit by default, and
-// the cold-start and twin tests start many of them; the report's browser
-// test is report-test's.
+// the twin, overwrite and memory-budget tests start some; the report's
+// browser test is report-test's.
 var raceEnv = []string{"GORACE=atexit_sleep_ms=0", "KVBENCH_CHROMIUM=skip"}
 
 // smokeFlags are the smoke run's: every test of the main package, and
