@@ -61,9 +61,11 @@ const (
 	// unitFirst: the package whose tests start first, the longest.
 	unitFirst = "./internal/workload"
 	// e2e: the end-to-end tests of kvb compare and kvb versions
-	// (benchstat/e2e_test.go); e2eSim, the one under callgrind.
+	// (benchstat/e2e_test.go), every test of e2ePkg; e2eSim, the one
+	// under callgrind.
 	e2e    = "^TestE2E"
 	e2eSim = "^TestE2EModuleCopySim$"
+	e2ePkg = "./benchstat"
 )
 
 // notRaced are the packages under internal/ whose tests unit-side runs
@@ -122,13 +124,16 @@ func packagesBut(pattern string, but ...[]string) []string {
 }
 
 // racedInternal is ./internal/... but unitFirst, notRaced and cachedRaced;
-// sideBenchstat, ./benchstat/... but raceOnly and cachedBenchstat;
+// sideBenchstat, ./benchstat/... but e2ePkg (the e2e jobs'), raceOnly
+// and cachedBenchstat;
 // sideInternal, notRaced but cachedUnraced: the packages whose tests run
 // each time, read once a process.
 var (
 	racedInternal = sync.OnceValue(func() []string { return packagesBut("./internal/...", []string{unitFirst}, notRaced, cachedRaced) })
-	sideBenchstat = sync.OnceValue(func() []string { return packagesBut("./benchstat/...", raceOnly, cachedBenchstat) })
-	sideInternal  = slices.DeleteFunc(slices.Clone(notRaced), func(p string) bool { return slices.Contains(cachedUnraced, p) })
+	sideBenchstat = sync.OnceValue(func() []string {
+		return packagesBut("./benchstat/...", []string{e2ePkg}, raceOnly, cachedBenchstat)
+	})
+	sideInternal = slices.DeleteFunc(slices.Clone(notRaced), func(p string) bool { return slices.Contains(cachedUnraced, p) })
 )
 
 // raceEnv: a race-built process sleeps a second at exit by default, and
@@ -174,9 +179,9 @@ func (c *testConfig) jobs() map[string]testJob {
 	}
 
 	side = append(side,
-		// the tooling's packages, the end-to-end tests aside (e2e,
+		// the tooling's packages, the end-to-end tests' aside (e2e,
 		// e2e-sim), then those go test may take from its cache
-		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test", "-count", "1", "-skip", e2e}, sideBenchstat()...)...),
+		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test", "-count", "1"}, sideBenchstat()...)...),
 		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test"}, cachedBenchstat...)...),
 		// notRaced, every engine of the build; the canonical reads
 		// (TestPointReadsCallTheEnginesGet) count under callgrind
@@ -201,8 +206,8 @@ func (c *testConfig) jobs() map[string]testJob {
 	// a slower commit fails the gate, a release is recorded; a slower
 	// module copy fails it and an unmodified copy passes (in sim mode
 	// where valgrind is): at their smallest size
-	e2eRest := goCmd(nil, "test", "-count", "1", "-run", e2e, "-skip", e2eSim, "./benchstat")
-	e2eSimRun := goCmd(nil, "test", "-count", "1", "-run", e2eSim, "./benchstat")
+	e2eRest := goCmd(nil, "test", "-count", "1", "-run", e2e, "-skip", e2eSim, e2ePkg)
+	e2eSimRun := goCmd(nil, "test", "-count", "1", "-run", e2eSim, e2ePkg)
 
 	return map[string]testJob{
 		"vet": {"vet", vet},

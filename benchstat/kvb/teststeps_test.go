@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -55,7 +56,7 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 		}
 	}
 	for _, p := range benchstat {
-		if !slices.Contains(raceOnly, p) && !slices.Contains(cachedBenchstat, p) {
+		if p != e2ePkg && !slices.Contains(raceOnly, p) && !slices.Contains(cachedBenchstat, p) {
 			sideBench = append(sideBench, p)
 		}
 	}
@@ -91,7 +92,7 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 			tagArg = "''"
 		}
 		want = []string{
-			"KVBENCH_CHROMIUM=skip go test -count 1 -skip '^TestE2E' " + strings.Join(sideBench, " "),
+			"KVBENCH_CHROMIUM=skip go test -count 1 " + strings.Join(sideBench, " "),
 			"KVBENCH_CHROMIUM=skip go test " + strings.Join(cachedBenchstat, " "),
 			"go test -count 1 -tags " + tagArg + " ./internal/engine ./internal/workload/embedded ./internal/spin ./internal/valgrind",
 			"go test -tags " + tagArg + " " + strings.Join(cachedUnraced, " "),
@@ -102,6 +103,29 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 		want = append(want, "go test -count 1 -tags lmdb_bmatsuo -run /lmdb ./internal/engine")
 		if got := commandsOf(jobs["unit-side"]); !slices.Equal(got, want) {
 			t.Errorf("unit-side, -tags %q:\n got %q\nwant %q", tags, got, want)
+		}
+	}
+}
+
+// TestE2EPackageHasOnlyEndToEndTests: unit-side leaves e2ePkg to the e2e
+// jobs, which run its tests that e2e matches; a test of another name
+// there would run nowhere.
+func TestE2EPackageHasOnlyEndToEndTests(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", e2ePkg, "*_test.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no test files in %s: %v", e2ePkg, err)
+	}
+	re := regexp.MustCompile(`(?m)^func (Test\w*)\(`)
+	named := regexp.MustCompile(e2e)
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+			if m[1] != "TestMain" && !named.MatchString(m[1]) {
+				t.Errorf("%s: %s is not an end-to-end test (%s): no job of make test runs it", f, m[1], e2e)
+			}
 		}
 	}
 }
