@@ -58,49 +58,86 @@ var testSteps = []testStep{
 }
 
 const (
-	// unitFirst: the packages whose tests start first, the longest.
-	unitFirst = "./internal/workload/..."
+	// unitFirst: the package whose tests start first, the longest.
+	unitFirst = "./internal/workload"
 	// e2e: the end-to-end tests of kvb compare and kvb versions
-	// (benchstat/e2e_test.go); e2eSim, the one under callgrind.
+	// (benchstat/e2e_test.go), every test of e2ePkg; e2eSim, the one
+	// under callgrind.
 	e2e    = "^TestE2E"
 	e2eSim = "^TestE2EModuleCopySim$"
+	e2ePkg = "./benchstat"
 )
 
 // notRaced are the packages under internal/ whose tests unit-side runs
 // without -race, and unit-race leaves out: their own code starts no
 // goroutine and their tests call it from one, so -race would check none
 // of the suite's code there. internal/engine's adapters are called side
-// by side by the workloads, whose tests run under -race; internal/spin
-// and internal/valgrind count under callgrind, which a -race binary
-// cannot run.
-var notRaced = []string{"./internal/engine", "./internal/spin", "./internal/valgrind",
+// by side by the workloads, whose tests run under -race, and so is the
+// harness (internal/core) internal/workload/embedded's workloads run in;
+// internal/spin and internal/valgrind count under callgrind, which a
+// -race binary cannot run.
+var notRaced = []string{"./internal/engine", "./internal/workload/embedded", "./internal/spin", "./internal/valgrind",
 	"./internal/benchpattern", "./internal/families", "./internal/flagreg", "./internal/records"}
 
-// racedInternal is ./internal/... but notRaced, as go list expands it
-// ("./internal/..." whole when go list fails: the run then says why).
-var racedInternal = sync.OnceValue(func() []string {
+// raceOnly are the packages under benchstat/ whose own code starts
+// goroutines, whose tests run under -race only; the others' tests run
+// without -race, which would build them and what they import a second
+// time to check code with none.
+var raceOnly = []string{"./benchstat/internal/progress"}
+
+// The packages whose results go test may take from its cache, "(cached)"
+// (no -count 1): their tests start no process, open no engine, read
+// nothing of the kernel's and no file but the tree's, so their outcome
+// is a function of what go test keys a result by: the test binary (the
+// package's code and every dependency's), the flags, and the files and
+// environment variables the run read (docs/testing.md, "Results go test
+// keeps"). Every other package's tests run each time. cachedRaced run
+// under -race (unit-race); cachedUnraced, of notRaced, with the build's
+// tags, and cachedBenchstat without (unit-side).
+var (
+	cachedRaced     = []string{"./internal/keydist", "./internal/load"}
+	cachedUnraced   = []string{"./internal/benchpattern", "./internal/families", "./internal/flagreg", "./internal/records"}
+	cachedBenchstat = []string{"./benchstat/charts", "./benchstat/gate",
+		"./benchstat/internal/charts", "./benchstat/internal/cli", "./benchstat/internal/engname",
+		"./benchstat/internal/flagargs", "./benchstat/internal/gate", "./benchstat/internal/results",
+		"./benchstat/internal/summary", "./benchstat/report", "./benchstat/sim", "./benchstat/summary"}
+)
+
+// packagesBut are the packages of pattern (./dir/...), as go list expands
+// it, but those in the lists given (pattern whole when go list fails: the
+// run then says why).
+func packagesBut(pattern string, but ...[]string) []string {
 	const module = "github.com/kvbench/kvbench/"
-	out, err := exec.Command(goTool(), "list", module+"internal/...").Output()
+	out, err := exec.Command(goTool(), "list", module+strings.TrimPrefix(pattern, "./")).Output()
 	if err != nil {
-		return []string{"./internal/..."}
+		return []string{pattern}
 	}
 	var pkgs []string
 	for _, p := range strings.Fields(string(out)) {
-		if rel := "./" + strings.TrimPrefix(p, module); !slices.Contains(notRaced, rel) {
+		rel := "./" + strings.TrimPrefix(p, module)
+		if !slices.ContainsFunc(but, func(l []string) bool { return slices.Contains(l, rel) }) {
 			pkgs = append(pkgs, rel)
 		}
 	}
 	return pkgs
-})
+}
 
-// raceOnly are the packages under benchstat/ whose own code starts
-// goroutines; the others' tests run without -race, which would build
-// them and what they import a second time to check code with none.
-var raceOnly = []string{"./benchstat/internal/progress"}
+// racedInternal is ./internal/... but unitFirst, notRaced and cachedRaced;
+// sideBenchstat, ./benchstat/... but e2ePkg (the e2e jobs'), raceOnly
+// and cachedBenchstat;
+// sideInternal, notRaced but cachedUnraced: the packages whose tests run
+// each time, read once a process.
+var (
+	racedInternal = sync.OnceValue(func() []string { return packagesBut("./internal/...", []string{unitFirst}, notRaced, cachedRaced) })
+	sideBenchstat = sync.OnceValue(func() []string {
+		return packagesBut("./benchstat/...", []string{e2ePkg}, raceOnly, cachedBenchstat)
+	})
+	sideInternal = slices.DeleteFunc(slices.Clone(notRaced), func(p string) bool { return slices.Contains(cachedUnraced, p) })
+)
 
 // raceEnv: a race-built process sleeps a second at exit by default, and
-// the cold-start and twin tests start many of them; the report's browser
-// test is report-test's.
+// the twin, overwrite and memory-budget tests start some; the report's
+// browser test is report-test's.
 var raceEnv = []string{"GORACE=atexit_sleep_ms=0", "KVBENCH_CHROMIUM=skip"}
 
 // smokeFlags are the smoke run's: every test of the main package, and
@@ -141,11 +178,14 @@ func (c *testConfig) jobs() map[string]testJob {
 	}
 
 	side = append(side,
-		// the tooling's packages, the end-to-end tests aside (smoke-paths)
-		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, "test", "-count", "1", "-skip", e2e, "./benchstat/..."),
+		// the tooling's packages, the end-to-end tests' aside (e2e,
+		// e2e-sim), then those go test may take from its cache
+		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test", "-count", "1"}, sideBenchstat()...)...),
+		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test"}, cachedBenchstat...)...),
 		// notRaced, every engine of the build; the canonical reads
 		// (TestPointReadsCallTheEnginesGet) count under callgrind
-		goCmd(nil, append([]string{"test", "-count", "1", "-tags", c.tags}, notRaced...)...))
+		goCmd(nil, append([]string{"test", "-count", "1", "-tags", c.tags}, sideInternal...)...),
+		goCmd(nil, append([]string{"test", "-tags", c.tags}, cachedUnraced...)...))
 	if rocksdb {
 		// the core's tests that open every LSM: RocksDB's, which
 		// unit-race's build has not
@@ -165,13 +205,14 @@ func (c *testConfig) jobs() map[string]testJob {
 	// a slower commit fails the gate, a release is recorded; a slower
 	// module copy fails it and an unmodified copy passes (in sim mode
 	// where valgrind is): at their smallest size
-	e2eRest := goCmd(nil, "test", "-count", "1", "-run", e2e, "-skip", e2eSim, "./benchstat")
-	e2eSimRun := goCmd(nil, "test", "-count", "1", "-run", e2eSim, "./benchstat")
+	e2eRest := goCmd(nil, "test", "-count", "1", "-run", e2e, "-skip", e2eSim, e2ePkg)
+	e2eSimRun := goCmd(nil, "test", "-count", "1", "-run", e2eSim, e2ePkg)
 
 	return map[string]testJob{
 		"vet": {"vet", vet},
 		"unit-race": {"unit-race", []testCmd{goCmd(raceEnv, append(append([]string{"test", "-race", "-count", "1",
-			unitFirst}, racedInternal()...), raceOnly...)...)}},
+			unitFirst}, racedInternal()...), raceOnly...)...),
+			goCmd(raceEnv, append([]string{"test", "-race"}, cachedRaced...)...)}},
 		"unit-side": {"unit-side", side},
 		// every test of the main package, every benchmark once on a tiny
 		// data set in a directory of its own; TestEveryBenchmarkWritesOnlyUnderDir

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -30,27 +31,59 @@ func commandsOf(j testJob) []string {
 // TestUnitCommandsAsTheMakefileHad pins make unit's two jobs to the
 // commands the Makefile's unit-race and unit-side recipes ran (make -n,
 // written out by hand), with RocksDB and without, but for the packages
-// unit-side runs without -race: unit-race runs every other package
-// under internal/.
+// unit-side runs without -race, and those go test may take from its
+// cache: every package under internal/ and benchstat/ runs in one of
+// them, once.
 func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 	t.Setenv("GO", "")
-	race := "GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip go test -race -count 1"
-	out, err := exec.Command("go", "list", "github.com/kvbench/kvbench/internal/...").Output()
-	if err != nil {
-		t.Fatal(err)
+	race := "GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip go test -race"
+	list := func(pattern string) []string {
+		out, err := exec.Command("go", "list", "github.com/kvbench/kvbench/"+pattern).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pkgs []string
+		for _, p := range strings.Fields(string(out)) {
+			pkgs = append(pkgs, "./"+strings.TrimPrefix(p, "github.com/kvbench/kvbench/"))
+		}
+		return pkgs
 	}
-	var raced []string
-	for _, p := range strings.Fields(string(out)) {
-		if rel := "./" + strings.TrimPrefix(p, "github.com/kvbench/kvbench/"); !slices.Contains(notRaced, rel) {
-			raced = append(raced, rel)
+	internal, benchstat := list("internal/..."), list("benchstat/...")
+	var raced, sideBench []string
+	for _, p := range internal {
+		if p != unitFirst && !slices.Contains(notRaced, p) && !slices.Contains(cachedRaced, p) {
+			raced = append(raced, p)
 		}
 	}
-	if len(raced) == 0 || len(raced)+len(notRaced) != len(strings.Fields(string(out))) {
-		t.Fatalf("go list ./internal/...: %q, notRaced %q", out, notRaced)
+	for _, p := range benchstat {
+		if p != e2ePkg && !slices.Contains(raceOnly, p) && !slices.Contains(cachedBenchstat, p) {
+			sideBench = append(sideBench, p)
+		}
+	}
+	for _, l := range [][]string{cachedRaced, cachedUnraced, notRaced} {
+		for _, p := range l {
+			if !slices.Contains(internal, p) {
+				t.Errorf("%s is not a package under internal/", p)
+			}
+		}
+	}
+	for _, p := range append(slices.Clone(raceOnly), cachedBenchstat...) {
+		if !slices.Contains(benchstat, p) {
+			t.Errorf("%s is not a package under benchstat/", p)
+		}
+	}
+	for _, p := range cachedUnraced {
+		if !slices.Contains(notRaced, p) {
+			t.Errorf("%s: cachedUnraced names a package notRaced does not", p)
+		}
+	}
+	if len(raced) == 0 || len(sideBench) == 0 {
+		t.Fatalf("go list: internal %q, benchstat %q", internal, benchstat)
 	}
 	for _, tags := range []string{"rocksdb", ""} {
 		jobs := (&testConfig{tags: tags}).jobs()
-		want := []string{race + " ./internal/workload/... " + strings.Join(raced, " ") + " ./benchstat/internal/progress"}
+		want := []string{race + " -count 1 ./internal/workload " + strings.Join(raced, " ") + " ./benchstat/internal/progress",
+			race + " " + strings.Join(cachedRaced, " ")}
 		if got := commandsOf(jobs["unit-race"]); !slices.Equal(got, want) {
 			t.Errorf("unit-race, -tags %q:\n got %q\nwant %q", tags, got, want)
 		}
@@ -59,8 +92,10 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 			tagArg = "''"
 		}
 		want = []string{
-			"KVBENCH_CHROMIUM=skip go test -count 1 -skip '^TestE2E' ./benchstat/...",
-			"go test -count 1 -tags " + tagArg + " " + strings.Join(notRaced, " "),
+			"KVBENCH_CHROMIUM=skip go test -count 1 " + strings.Join(sideBench, " "),
+			"KVBENCH_CHROMIUM=skip go test " + strings.Join(cachedBenchstat, " "),
+			"go test -count 1 -tags " + tagArg + " ./internal/engine ./internal/workload/embedded ./internal/spin ./internal/valgrind",
+			"go test -tags " + tagArg + " " + strings.Join(cachedUnraced, " "),
 		}
 		if tags != "" {
 			want = append(want, "go test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt/rocksdb|TestBudgetRuleReachesEveryLSM/rocksdb' ./internal/core")
@@ -68,6 +103,29 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 		want = append(want, "go test -count 1 -tags lmdb_bmatsuo -run /lmdb ./internal/engine")
 		if got := commandsOf(jobs["unit-side"]); !slices.Equal(got, want) {
 			t.Errorf("unit-side, -tags %q:\n got %q\nwant %q", tags, got, want)
+		}
+	}
+}
+
+// TestE2EPackageHasOnlyEndToEndTests: unit-side leaves e2ePkg to the e2e
+// jobs, which run its tests that e2e matches; a test of another name
+// there would run nowhere.
+func TestE2EPackageHasOnlyEndToEndTests(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", e2ePkg, "*_test.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no test files in %s: %v", e2ePkg, err)
+	}
+	re := regexp.MustCompile(`(?m)^func (Test\w*)\(`)
+	named := regexp.MustCompile(e2e)
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+			if m[1] != "TestMain" && !named.MatchString(m[1]) {
+				t.Errorf("%s: %s is not an end-to-end test (%s): no job of make test runs it", f, m[1], e2e)
+			}
 		}
 	}
 }

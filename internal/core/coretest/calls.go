@@ -37,7 +37,7 @@ func (l *KeyLog) Calls() [][]string {
 
 // CheckCalls holds a body that draws random keys to the rule of
 // core.CallStreams. run(seed) runs it for four calls in a run of that
-// -seed (testing.Benchmark twice at -benchtime 50x: b.N = 1, then 50) and
+// -seed (testing.Benchmark twice at -benchtime Nx: b.N = 1, then N) and
 // returns the keys of each call. Two calls of the same b.N must read
 // different keys; a second run with the same -seed the same keys call by
 // call; one with another -seed others.
@@ -59,7 +59,7 @@ func CheckCalls(t *testing.T, name string, run func(seed uint64) [][]string) {
 		return slices.Equal(x[:n], y[:n])
 	}
 	if same(a[1], a[3]) {
-		t.Errorf("%s: calls 2 and 4 (b.N = 50 each) read the same keys, from %q", name, a[1][0])
+		t.Errorf("%s: calls 2 and 4 (the same b.N) read the same keys, from %q", name, a[1][0])
 	}
 	if a[0][0] == a[1][0] && a[1][0] == a[2][0] {
 		t.Errorf("%s: calls 1 to 3 all began with key %q", name, a[0][0])

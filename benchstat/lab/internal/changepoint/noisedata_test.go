@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"embed"
 	"flag"
 	"fmt"
 	"os"
@@ -34,11 +35,16 @@ var (
 )
 
 // The recorded histories: make bench's times, and make bench-sim's
-// instruction counts.
+// instruction counts. The tests read them from the test binary, so go
+// test keys a cached result by their content (docs/testing.md, "Results
+// go test keeps"), not by files a fresh clone dates anew.
 const (
 	recordedFile    = "testdata/make-bench.tsv.gz"
 	recordedSimFile = "testdata/make-bench-sim.tsv.gz"
 )
+
+//go:embed testdata/make-bench.tsv.gz testdata/make-bench-sim.tsv.gz
+var recordedFiles embed.FS
 
 type seriesKey struct{ name, unit string }
 
@@ -115,7 +121,7 @@ func readRecorded(t *testing.T) *recorded { return readRecordedFile(t, recordedF
 
 func readRecordedFile(t *testing.T, file string) *recorded {
 	t.Helper()
-	f, err := os.Open(file)
+	f, err := recordedFiles.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
