@@ -19,7 +19,7 @@ TAGS     ?= $(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)
 # The default run: a small data set that fits a laptop and a CI machine.
 KEYS_MIL ?= 0.1
 VALSZ    ?= 1024
-# THREADS: goroutines of the warm reads and the mixes; OVERSUB: the warm
+# THREADS: goroutines of the warm reads, the last of them the mixes'; OVERSUB: the warm
 # reads' oversubscribed row (docs/methodology.md, "The scheduler's
 # wait"). Unset, kvb bench takes one and one per CPU of the machine at
 # hand, and 8× the CPUs.

@@ -70,7 +70,7 @@ func benchFlags(c *benchConfig) *flag.FlagSet {
 	fs.StringVar(&c.valsz, "valsz", "1024", "value size in bytes (VALSZ)")
 	fs.IntVar(&c.count, "count", 3, "rounds of each benchmark (COUNT; make bench-full's FULL_COUNT, make bench-sim's SIM_COUNT)")
 	fs.StringVar(&c.benchtime, "benchtime", "0.3s", "time of each timed row (BENCHTIME)")
-	fs.StringVar(&c.threads, "threads", defaultThreads(), "goroutines of the warm reads and the mixes (THREADS)")
+	fs.StringVar(&c.threads, "threads", defaultThreads(), "goroutines of the warm reads, the last of them the YCSB mixes' (THREADS)")
 	fs.StringVar(&c.oversub, "oversub", fmt.Sprint(8*runtime.NumCPU()), "the warm reads' oversubscribed row, 8 per CPU (OVERSUB)")
 	fs.StringVar(&c.blocks, "blocks", "4KiB,32KiB", "the LSMs' block sizes of the reads, scans and the budget row (BLOCKS)")
 	fs.StringVar(&c.ycsbBenchtime, "ycsb_benchtime", "20000x", "YCSB A's operations per round (YCSB_BENCHTIME)")

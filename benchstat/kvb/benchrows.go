@@ -57,8 +57,8 @@ func (c *benchConfig) benchRows() []benchRow {
 		{of("Scan"), c.benchtime, []string{"-cache", "warm", "-threads", "1", "-block_size", c.blocks}},
 		{of("Open"), c.openBenchtime, []string{"-cache", "cold"}},
 		{"^BenchmarkDisk$/op=randread-4k", c.benchtime, []string{"-threads", "1"}},
-		{of("YCSB"), c.ycsbBenchtime, []string{"-ycsb", "A", "-dist", "zipf", "-threads", c.threads, "-block_size", c.ycsbBlock, "-latency_dir", c.timelineDir(), "-interval", "25ms"}},
-		{of("YCSB"), c.benchtime, []string{"-ycsb", "C", "-dist", "zipf", "-threads", c.threads, "-block_size", c.ycsbBlock}},
+		{of("YCSB"), c.ycsbBenchtime, []string{"-ycsb", "A", "-dist", "zipf", "-threads", c.mixThreads(), "-block_size", c.ycsbBlock, "-latency_dir", c.timelineDir(), "-interval", "25ms"}},
+		{of("YCSB"), c.benchtime, []string{"-ycsb", "C", "-dist", "zipf", "-threads", c.mixThreads(), "-block_size", c.ycsbBlock}},
 		{of("Overwrite"), "1x", []string{"-overwrite_passes", c.overwritePasses, "-memtable_mb", c.overwriteMemtable, "-latency_dir", c.timelineDir(), "-interval", "500ms"}},
 		{of("Commit"), c.commitBenchtime, []string{"-commit_writers", "1,8x", "-block_size", c.ycsbBlock, "-latency_dir", c.timelineDir(), "-interval", "20ms"}},
 	}
@@ -70,6 +70,12 @@ func (c *benchConfig) benchRows() []benchRow {
 	}
 	return rows
 }
+
+// mixThreads is the last of THREADS (one per CPU by default), the
+// goroutines of the YCSB mixes: the warm reads show how one goroutine
+// compares with N, the mixes how the engines share N between reads and
+// writes.
+func (c *benchConfig) mixThreads() string { return c.threads[strings.LastIndex(c.threads, ",")+1:] }
 
 // firstBlock is the first of BLOCKS, at which the warm point reads run
 // at every thread count; otherBlocks the rest, at which the LSMs' run on
@@ -136,7 +142,7 @@ func (c *benchConfig) benchSteps() []task {
 // each build's time (docs/benchmarks.md, "At your own size").
 func (c *benchConfig) scaleSteps() []task {
 	out := c.resultsFile("scale.txt")
-	n := c.threads[strings.LastIndex(c.threads, ",")+1:]
+	n := c.mixThreads()
 	of := func(workload string) string { return "^Benchmark" + workload + "(" + storeTitles() + ")$" }
 	rows := []benchRow{
 		{of("ReadRandom"), c.benchtime, []string{"-cache", "warm", "-threads", c.threads}},
