@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"time"
@@ -107,108 +108,6 @@ func deleteScratch(e *core.Env, _ engine.Info) int64 {
 	return 3*logical + max(3*logical/2, queue)
 }
 
-// deleteCopy is a private writable copy of the engine's fixture in
-// scratch (or, for the swath's fresh database, an empty database there),
-// open under a space guard, as loadLeaf's copy is; it keeps the adapter
-// itself for the optional interfaces the guard's wrapper hides
-// (engine.Deleter, BatchDeleter, RangeDeleter, Compacter), and can be
-// closed and reopened.
-type deleteCopy struct {
-	e     *core.Env
-	info  engine.Info
-	o     engine.Options
-	label string
-	g     *core.SpaceGuard
-	inner engine.DB // the adapter
-	db    engine.DB // inner, its commits asking the guard first
-}
-
-// newDeleteDB opens a database in a new scratch directory with h's
-// fixture's options: a copy of the fixture when copy is set, else empty.
-// The copy and anything else dirty on its filesystem is written back
-// first, and memory earlier work left released, as loadLeaf does.
-func newDeleteDB(e *core.Env, h *core.Handle, label string, copy bool) (*deleteCopy, error) {
-	info := h.Fixture().Engine
-	o := h.Options(nil)
-	o.Dir, o.ReadOnly = e.ScratchDir(info.Name), false
-	c := &deleteCopy{e: e, info: info, o: o, label: label}
-	if copy {
-		if err := copyTree(h.Dir(), o.Dir); err != nil {
-			c.remove()
-			return nil, fmt.Errorf("copy fixture: %w", err)
-		}
-		if err := syncFS(o.Dir); err != nil {
-			c.remove()
-			return nil, fmt.Errorf("sync the fixture's copy: %w", err)
-		}
-	}
-	engine.ReleaseMemory()
-	if err := c.open(); err != nil {
-		c.remove()
-		return nil, err
-	}
-	return c, nil
-}
-
-// deleteDB is newDeleteDB for leaf b, failing it on an error; the
-// database is closed and removed when b's function has returned.
-func deleteDB(b *testing.B, e *core.Env, h *core.Handle, label string, copy bool) *deleteCopy {
-	c, err := newDeleteDB(e, h, label, copy)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		if err := c.close(); err != nil {
-			b.Error(err)
-		}
-	})
-	return c
-}
-
-func (c *deleteCopy) open() error {
-	g, err := c.e.GuardSpace(c.label, c.info, c.o)
-	if err != nil {
-		return err
-	}
-	inner, err := engine.OpenInfo(c.info, c.o)
-	if err != nil {
-		g.Stop()
-		return err
-	}
-	c.g, c.inner, c.db = g, inner, g.Wrap(inner)
-	return nil
-}
-
-// shut closes the database, keeping its files.
-func (c *deleteCopy) shut() error {
-	if c.inner == nil {
-		return nil
-	}
-	err := c.inner.Close()
-	c.g.Stop()
-	c.g, c.inner, c.db = nil, nil, nil
-	return err
-}
-
-// reopen closes the database and opens it again.
-func (c *deleteCopy) reopen() error {
-	if err := c.shut(); err != nil {
-		return err
-	}
-	return c.open()
-}
-
-// close closes the database and removes its directory.
-func (c *deleteCopy) close() error {
-	err := c.shut()
-	if rerr := c.remove(); err == nil {
-		err = rerr
-	}
-	return err
-}
-
-func (c *deleteCopy) remove() error { return c.e.Root.RemoveAll(c.o.Dir) }
-
 // The queue.
 
 // queueLen is the number of items the queue holds.
@@ -252,7 +151,7 @@ var queueMarks = [...]struct {
 // item seq holding value seq of the data set's generator.
 type queue struct {
 	g          *dataset.Gen
-	c          *deleteCopy
+	c          *workCopy
 	del        engine.Deleter
 	chk        *dataset.Checker
 	head, tail uint64
@@ -261,14 +160,14 @@ type queue struct {
 }
 
 // newQueue writes items 0 to n-1 in batches of batch and flushes them.
-func newQueue(e *core.Env, c *deleteCopy, n, batch int) (*queue, error) {
+func newQueue(e *core.Env, c *workCopy, n, batch int) (*queue, error) {
 	del, ok := c.inner.(engine.Deleter)
 	if !ok {
 		return nil, fmt.Errorf("engine %s: no engine.Deleter", c.info.Name)
 	}
 	q := &queue{g: e.Gen, c: c, del: del, chk: e.Gen.NewChecker(e.FullCheck), vb: make([]byte, e.Gen.ValueSize)}
 	for q.tail < uint64(n) {
-		bt := c.db.NewBatch()
+		bt := c.DB.NewBatch()
 		for end := min(uint64(n), q.tail+uint64(batch)); q.tail < end; q.tail++ {
 			if err := bt.Set(queueKey(q.kb[:], q.tail), q.g.Value(q.vb, q.tail)); err != nil {
 				return nil, err
@@ -278,7 +177,7 @@ func newQueue(e *core.Env, c *deleteCopy, n, batch int) (*queue, error) {
 			return nil, err
 		}
 	}
-	if err := c.db.Flush(); err != nil {
+	if err := c.DB.Flush(); err != nil {
 		return nil, fmt.Errorf("flush the queue: %w", err)
 	}
 	return q, nil
@@ -288,7 +187,7 @@ func newQueue(e *core.Env, c *deleteCopy, n, batch int) (*queue, error) {
 // write of its own, once the space guard allows writes (through the
 // adapter itself: the guard's wrapper would allocate a batch of its own).
 func (q *queue) advance() error {
-	if err := q.c.g.Err(); err != nil {
+	if err := q.c.guard.Err(); err != nil {
 		return err
 	}
 	if err := q.del.Delete(queueKey(q.kb[:], q.head)); err != nil {
@@ -306,21 +205,20 @@ func (q *queue) advance() error {
 	return nil
 }
 
-// readHead opens a reader and an iterator at the queue's start, checks
-// that the first item is the head with its value, and closes both.
-func (q *queue) readHead() error {
+// read opens a reader and an iterator at the queue's start and checks
+// the head item, with all every item: exactly items head to tail-1, in
+// order, each with its value.
+func (q *queue) read(all bool) error {
 	rd, err := q.c.inner.NewReader()
 	if err != nil {
 		return err
 	}
 	it, err := rd.NewIter(engine.IterOptions{Start: queueStart, End: queueEnd})
-	if err != nil {
-		rd.Close()
-		return err
-	}
-	err = q.checkHead(it)
-	if cerr := it.Close(); err == nil {
-		err = cerr
+	if err == nil {
+		err = q.check(it, all)
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
 	}
 	if cerr := rd.Close(); err == nil {
 		err = cerr
@@ -328,37 +226,7 @@ func (q *queue) readHead() error {
 	return err
 }
 
-func (q *queue) checkHead(it engine.Iterator) error {
-	if !it.Valid() {
-		if err := it.Err(); err != nil {
-			return err
-		}
-		return fmt.Errorf("queue empty, want item %d at its head", q.head)
-	}
-	want := queueKey(q.hb[:], q.head)
-	if k := it.Key(); string(k) != string(want) {
-		return fmt.Errorf("queue head is %q, want %q", k, want)
-	}
-	v, err := it.Value()
-	if err != nil {
-		return err
-	}
-	return q.chk.Check(q.head, v)
-}
-
-// verify reads the whole queue: exactly items head to tail-1, in order,
-// each with its value.
-func (q *queue) verify() error {
-	rd, err := q.c.db.NewReader()
-	if err != nil {
-		return err
-	}
-	defer rd.Close()
-	it, err := rd.NewIter(engine.IterOptions{Start: queueStart, End: queueEnd})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
+func (q *queue) check(it engine.Iterator, all bool) error {
 	seq := q.head
 	for ; it.Valid(); it.Next() {
 		if want := queueKey(q.hb[:], seq); string(it.Key()) != string(want) {
@@ -371,12 +239,16 @@ func (q *queue) verify() error {
 		if err := q.chk.Check(seq, v); err != nil {
 			return err
 		}
-		seq++
+		if seq++; !all {
+			return nil
+		}
 	}
-	if err := it.Err(); err != nil {
+	switch err := it.Err(); {
+	case err != nil:
 		return err
-	}
-	if seq != q.tail {
+	case !all:
+		return fmt.Errorf("queue empty, want item %d at its head", q.head)
+	case seq != q.tail:
 		return fmt.Errorf("queue holds items %d to %d, want %d to %d", q.head, seq-1, q.head, q.tail-1)
 	}
 	return nil
@@ -399,8 +271,8 @@ func runQueue(b *testing.B, e *core.Env, h *core.Handle) {
 
 // queueBody is the queue leaf: b.N ops on a new copy of the fixture.
 func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
-	b.StopTimer()
-	c := deleteDB(b, e, h, b.Name(), true)
+	c, done := copyForCall(b, e, h, nil)
+	defer done()
 	q, err := newQueue(e, c, queueLen, e.Cfg.Batch)
 	if err != nil {
 		b.Fatal(err)
@@ -414,7 +286,7 @@ func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
 			b.Fatalf("op %d: %v", n, err)
 		}
 		t0 := time.Now()
-		err := q.readHead()
+		err := q.read(false)
 		d := time.Since(t0)
 		if err != nil {
 			b.Fatalf("op %d: %v", n, err)
@@ -429,7 +301,7 @@ func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
 		}
 	}
 	b.StopTimer()
-	if err := q.verify(); err != nil {
+	if err := q.read(true); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(lat.Percentile(50)), "seek-p50-ns")
@@ -499,90 +371,82 @@ func (p *swathPlan) NewChecker(full bool) core.Checker {
 	return core.GenSource{G: p.g}.NewChecker(full)
 }
 
-// deletePoints deletes every key in the swath in batches of batch,
-// finding them by scanning the database, and checks it found exactly the
-// keys the plan says it holds.
-func (p *swathPlan) deletePoints(c *deleteCopy, batch int) error {
+// deletePoints deletes every key in the swath in batches of batch, in
+// key order, finding them by scanning the database, and checks it found
+// exactly the keys the plan says it holds.
+func (p *swathPlan) deletePoints(c *workCopy, batch int) error {
 	bd, ok := c.inner.(engine.BatchDeleter)
 	if !ok {
 		return fmt.Errorf("engine %s: no engine.BatchDeleter", c.info.Name)
 	}
-	buf := make([]byte, batch*dataset.KeySize)
-	keys := make([][]byte, 0, batch)
-	from := append([]byte(nil), swathStart...)
-	var n uint64
-	for {
-		keys = keys[:0]
-		rd, err := c.db.NewReader()
-		if err != nil {
-			return err
+	var keys [][]byte
+	err := scanKeys(c.DB, engine.IterOptions{Start: swathStart, End: swathEnd, KeysOnly: true}, func(k []byte) error {
+		if len(k) != dataset.KeySize {
+			return fmt.Errorf("key %q in the swath is not a key of the data set", k)
 		}
-		it, err := rd.NewIter(engine.IterOptions{Start: from, End: swathEnd, KeysOnly: true})
-		if err != nil {
-			rd.Close()
-			return err
-		}
-		for ; it.Valid() && len(keys) < batch; it.Next() {
-			k := it.Key()
-			if len(k) != dataset.KeySize {
-				err = fmt.Errorf("key %q in the swath is not a key of the data set", k)
-				break
-			}
-			dst := buf[len(keys)*dataset.KeySize:][:dataset.KeySize:dataset.KeySize]
-			copy(dst, k)
-			keys = append(keys, dst)
-		}
-		if err == nil {
-			err = it.Err()
-		}
-		if cerr := it.Close(); err == nil {
-			err = cerr
-		}
-		if cerr := rd.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return err
-		}
-		if len(keys) == 0 {
-			break
-		}
-		if err := c.g.Err(); err != nil {
-			return err
-		}
-		if err := bd.DeleteBatch(keys); err != nil {
-			return err
-		}
-		n += uint64(len(keys))
-		from = append(append(from[:0], keys[len(keys)-1]...), 0) // the next key after the last
+		keys = append(keys, bytes.Clone(k))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if n != p.deleted {
-		return fmt.Errorf("deleted %d keys found in the swath, the data set has %d there", n, p.deleted)
+	if uint64(len(keys)) != p.deleted {
+		return fmt.Errorf("deleted %d keys found in the swath, the data set has %d there", len(keys), p.deleted)
+	}
+	for len(keys) > 0 {
+		n := min(batch, len(keys))
+		if err := c.guard.Err(); err != nil {
+			return err
+		}
+		if err := bd.DeleteBatch(keys[:n]); err != nil {
+			return err
+		}
+		keys = keys[n:]
 	}
 	return nil
 }
 
+// scanKeys calls fn with every key of db's iterator o, closing both.
+func scanKeys(db engine.DB, o engine.IterOptions, fn func(k []byte) error) error {
+	rd, err := db.NewReader()
+	if err != nil {
+		return err
+	}
+	defer rd.Close()
+	it, err := rd.NewIter(o)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ; it.Valid(); it.Next() {
+		if err := fn(it.Key()); err != nil {
+			return err
+		}
+	}
+	return it.Err()
+}
+
 // deleteRange deletes the swath with one range delete.
-func deleteRange(c *deleteCopy) error {
+func deleteRange(c *workCopy) error {
 	rd, ok := c.inner.(engine.RangeDeleter)
 	if !ok {
 		return fmt.Errorf("engine %s: no engine.RangeDeleter", c.info.Name)
 	}
-	if err := c.g.Err(); err != nil {
+	if err := c.guard.Err(); err != nil {
 		return err
 	}
 	return rd.DeleteRange(swathStart, swathEnd)
 }
 
 // reach puts the database whose swath was just deleted in state.
-func reach(c *deleteCopy, state string) error {
+func reach(c *workCopy, state string) error {
 	switch state {
 	case "deleted":
 		return nil
 	case "flushed":
-		return c.db.Flush()
+		return c.DB.Flush()
 	case "compacted":
-		if err := c.db.Flush(); err != nil {
+		if err := c.DB.Flush(); err != nil {
 			return err
 		}
 		if err := c.reopen(); err != nil {
@@ -592,13 +456,13 @@ func reach(c *deleteCopy, state string) error {
 		if !ok {
 			return fmt.Errorf("engine %s: no engine.Compacter", c.info.Name)
 		}
-		if err := c.g.Err(); err != nil {
+		if err := c.guard.Err(); err != nil {
 			return err
 		}
 		if err := cp.Compact(swathStart, swathEnd); err != nil {
 			return fmt.Errorf("compact: %w", err)
 		}
-		return c.db.Flush()
+		return c.DB.Flush()
 	}
 	return fmt.Errorf("unknown state %q", state)
 }
@@ -702,21 +566,21 @@ func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 		})
 		return
 	}
-	// Closed on return, not at b's end as deleteDB would: core.Run calls
-	// the workload once per block size on the same b.
-	fresh, err := newDeleteDB(e, h, b.Name()+"/swath fresh", false)
+	// Closed on return, not at b's end: core.Run calls the workload once
+	// per block size on the same b.
+	fresh, err := newWorkCopy(e, h, b.Name()+"/swath fresh", nil, false)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer func() {
-		if err := fresh.close(); err != nil {
+		if err := fresh.Close(); err != nil {
 			b.Error(err)
 		}
 	}()
-	if err := e.WriteAll(fresh.db, p, e.Cfg.Batch, 1, info.Name+" swath fresh"); err != nil {
+	if err := e.WriteAll(fresh.DB, p, e.Cfg.Batch, 1, info.Name+" swath fresh"); err != nil {
 		b.Fatal(err)
 	}
-	if err := fresh.db.Flush(); err != nil {
+	if err := fresh.DB.Flush(); err != nil {
 		b.Fatal(err)
 	}
 	_, ranges := fresh.inner.(engine.RangeDeleter)
@@ -736,9 +600,9 @@ func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 	if err := fresh.reopen(); err != nil {
 		b.Fatalf("reopen the fresh database: %v", err)
 	}
-	settings := fresh.db.Settings() // the copies are opened with the same options
+	settings := fresh.DB.Settings() // the copies are opened with the same options
 	for _, l := range swathLeaves(info.Title, ranges, compacts) {
-		name := core.BlockLeaf(e.Shape()+"/swath/"+core.SubName("method", l.method, "state", l.state), info, fresh.o)
+		name := core.BlockLeaf(e.Shape()+"/swath/"+core.SubName("method", l.method, "state", l.state), info, fresh.Opts)
 		if l.skip != "" {
 			b.Run(name, func(b *testing.B) { b.Skip(l.skip) })
 			continue
@@ -758,12 +622,13 @@ func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 // swath was deleted by method and brought to state, each right after a
 // scan of the fresh database (the base of slowdown-x), so both see the
 // same machine. ns/op is the mean time of the leaf's own scans.
-func swathBody(b *testing.B, e *core.Env, h *core.Handle, p *swathPlan, fresh *deleteCopy, method, state string) {
+func swathBody(b *testing.B, e *core.Env, h *core.Handle, p *swathPlan, fresh *workCopy, method, state string) {
 	b.StopTimer()
 	chk := p.NewChecker(e.FullCheck)
-	db := fresh.db
+	db := fresh.DB
 	if state != "fresh" {
-		c := deleteDB(b, e, h, b.Name(), true)
+		c, done := copyForCall(b, e, h, nil)
+		defer done()
 		var err error
 		if method == "range" {
 			err = deleteRange(c)
@@ -776,20 +641,20 @@ func swathBody(b *testing.B, e *core.Env, h *core.Handle, p *swathPlan, fresh *d
 		if err := reach(c, state); err != nil {
 			b.Fatalf("%s: %v", state, err)
 		}
-		if err := syncFS(c.o.Dir); err != nil {
+		if err := syncFS(c.Opts.Dir); err != nil {
 			b.Fatal(err)
 		}
-		db = c.db
+		db = c.DB
 	}
 	// One scan of each first, untimed: the checks of the state, and the
 	// blocks both read in the engines' caches.
-	if _, err := p.timeScans(fresh.db, 1, chk); err != nil {
+	if _, err := p.timeScans(fresh.DB, 1, chk); err != nil {
 		b.Fatalf("fresh: %v", err)
 	}
 	if _, err := p.timeScans(db, 1, chk); err != nil {
 		b.Fatalf("%s: %v", state, err)
 	}
-	frd, err := fresh.db.NewReader()
+	frd, err := fresh.DB.NewReader()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func deleteEnv(t *testing.T, out io.Writer) *core.Env {
 // testDeleteDB is a database of the engine in a temporary directory,
 // holding the run's data set when loaded, as the workload's copies do,
 // without a space guard; closed when the test ends.
-func testDeleteDB(t *testing.T, e *core.Env, name string, loaded bool) *deleteCopy {
+func testDeleteDB(t *testing.T, e *core.Env, name string, loaded bool) *workCopy {
 	t.Helper()
 	info := coretest.Engine(t, name)
 	o := e.Options(info, t.TempDir(), e.Gen.LogicalBytes())
@@ -43,7 +43,7 @@ func testDeleteDB(t *testing.T, e *core.Env, name string, loaded bool) *deleteCo
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &deleteCopy{e: e, info: info, o: o, label: name, inner: db, db: db}
+	c := &workCopy{e: e, info: info, Opts: o, label: name, inner: db, DB: db}
 	t.Cleanup(func() { c.shut() })
 	if loaded {
 		if err := e.WriteAll(db, core.GenSource{G: e.Gen}, 500, 1, name); err != nil {
@@ -119,36 +119,36 @@ func TestDeleteQueueReadsItsHead(t *testing.T) {
 				if err := q.advance(); err != nil {
 					t.Fatal(err)
 				}
-				if err := q.readHead(); err != nil {
+				if err := q.read(false); err != nil {
 					t.Fatalf("op %d: %v", op, err)
 				}
 				if q.head != op || q.tail != 10+op {
 					t.Fatalf("op %d: items %d to %d, want %d to %d", op, q.head, q.tail-1, op, 9+op)
 				}
 			}
-			if err := q.verify(); err != nil {
+			if err := q.read(true); err != nil {
 				t.Fatal(err)
 			}
 			// What a reader of the database sees, read without the queue.
-			items := allKeys(t, c.db, queueStart)
+			items := allKeys(t, c.DB, queueStart)
 			if len(items) != 10 || items[0] != "q0000000000000019" || items[9] != "q0000000000000022" {
 				t.Fatalf("queue items %v, want q…19 to q…22", items)
 			}
-			rd, _ := c.db.NewReader()
+			rd, _ := c.DB.NewReader()
 			var head []byte
 			found, err := rd.Get([]byte(items[0]), func(v []byte) error { head = bytes.Clone(v); return nil })
 			rd.Close()
 			if err != nil || !found || !bytes.Equal(head, e.Gen.Value(nil, 25)) {
 				t.Errorf("head item: found=%v err=%v, its value the generator's value 25: %v", found, err, bytes.Equal(head, e.Gen.Value(nil, 25)))
 			}
-			if n := len(allKeys(t, c.db, nil)); n != int(e.Keys)+10 {
+			if n := len(allKeys(t, c.DB, nil)); n != int(e.Keys)+10 {
 				t.Errorf("database holds %d keys, want the data set's %d and 10 items", n, e.Keys)
 			}
-			if err := engine.Delete(c.db, []byte(items[0])); err != nil {
+			if err := engine.Delete(c.DB, []byte(items[0])); err != nil {
 				t.Fatal(err)
 			}
-			if err := q.readHead(); err == nil || !strings.Contains(err.Error(), "q0000000000000019") {
-				t.Errorf("head deleted behind the queue's back: readHead = %v", err)
+			if err := q.read(false); err == nil || !strings.Contains(err.Error(), "q0000000000000019") {
+				t.Errorf("head deleted behind the queue's back: read = %v", err)
 			}
 		})
 	}
@@ -237,11 +237,11 @@ func TestDeleteSwathScansAfterTheDeletes(t *testing.T) {
 				if err := reach(c, l.state); err != nil {
 					t.Fatal(err)
 				}
-				got := allKeys(t, c.db, swathStart)
+				got := allKeys(t, c.DB, swathStart)
 				if len(got) != len(survivors) || got[0] != survivors[0] || got[len(got)-1] != survivors[len(survivors)-1] {
 					t.Fatalf("after the deletes: %d keys from %q, want the %d survivors from %q", len(got), got[0], len(survivors), survivors[0])
 				}
-				if _, err := p.timeScans(c.db, 3, chk); err != nil {
+				if _, err := p.timeScans(c.DB, 3, chk); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -249,7 +249,7 @@ func TestDeleteSwathScansAfterTheDeletes(t *testing.T) {
 	}
 	// The scan notices a database that still holds the swath.
 	c := testDeleteDB(t, e, "bolt", true)
-	if _, err := p.timeScans(c.db, 1, chk); err == nil || !strings.Contains(err.Error(), "first key after it") {
+	if _, err := p.timeScans(c.DB, 1, chk); err == nil || !strings.Contains(err.Error(), "first key after it") {
 		t.Errorf("a scan of the whole data set: %v", err)
 	}
 }
@@ -320,7 +320,7 @@ func TestDeleteRunsOnCopies(t *testing.T) {
 	f := e.KVFor(coretest.Engine(t, "pebble"))
 	p := newSwathPlan(e.Gen)
 	fresh := testDeleteDB(t, e, "pebble", false)
-	if err := e.WriteAll(fresh.db, p, 500, 1, "fresh"); err != nil {
+	if err := e.WriteAll(fresh.DB, p, 500, 1, "fresh"); err != nil {
 		t.Fatal(err)
 	}
 	for _, state := range []string{"fresh", "deleted"} {

@@ -12,15 +12,21 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// workCopy is a private, writable copy of an engine's fixture in scratch:
-// what a workload that writes runs on, so the fixture itself is never
-// written. Open it outside the timer; Close removes it.
+// workCopy is a private, writable database in scratch, open under a space
+// guard: a copy of an engine's fixture, what a workload that writes runs
+// on so the fixture itself is never written (or, for Delete's fresh
+// database, an empty one). It keeps the adapter itself for the optional
+// interfaces the guard's wrapper hides (engine.Deleter, BatchDeleter,
+// RangeDeleter, Compacter) and can be closed and reopened. Open it
+// outside the timer; Close removes it.
 type workCopy struct {
-	Dir   string
-	DB    engine.DB // under the space guard
+	DB    engine.DB // inner, its commits asking the guard first
 	Opts  engine.Options
+	inner engine.DB // the adapter
 	guard *core.SpaceGuard
 	e     *core.Env
+	info  engine.Info
+	label string
 }
 
 // openWorkCopy copies the fixture that h reads (h's own database must be
@@ -35,32 +41,32 @@ type workCopy struct {
 // engines left to the Go collector and the C allocators released
 // (otherwise a large heap's collection runs during the measurement).
 func openWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.Options)) (*workCopy, error) {
+	return newWorkCopy(e, h, label, tweak, true)
+}
+
+// newWorkCopy is openWorkCopy, or with copy unset an empty database with
+// the same options.
+func newWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.Options), copy bool) (*workCopy, error) {
 	info := h.Fixture().Engine
-	w := &workCopy{Dir: e.ScratchDir(info.Name), e: e}
-	if err := copyTree(h.Dir(), w.Dir); err != nil {
-		w.remove()
-		return nil, fmt.Errorf("copy fixture: %w", err)
-	}
-	if err := syncFS(w.Dir); err != nil {
-		w.remove()
-		return nil, fmt.Errorf("sync the fixture's copy: %w", err)
-	}
-	engine.ReleaseMemory()
 	o := h.Options(tweak)
-	o.Dir, o.ReadOnly = w.Dir, false
-	w.Opts = o
-	g, err := e.GuardSpace(label, info, o)
+	o.Dir, o.ReadOnly = e.ScratchDir(info.Name), false
+	w := &workCopy{Opts: o, e: e, info: info, label: label}
+	var err error
+	if copy {
+		if err = copyTree(h.Dir(), o.Dir); err != nil {
+			err = fmt.Errorf("copy fixture: %w", err)
+		} else if err = syncFS(o.Dir); err != nil {
+			err = fmt.Errorf("sync the fixture's copy: %w", err)
+		}
+	}
+	if err == nil {
+		engine.ReleaseMemory()
+		err = w.open()
+	}
 	if err != nil {
 		w.remove()
 		return nil, err
 	}
-	inner, err := engine.Open(info.Name, o)
-	if err != nil {
-		g.Stop()
-		w.remove()
-		return nil, err
-	}
-	w.guard, w.DB = g, g.Wrap(inner)
 	return w, nil
 }
 
@@ -80,17 +86,49 @@ func copyForCall(b *testing.B, e *core.Env, h *core.Handle, tweak func(*engine.O
 	}
 }
 
+func (w *workCopy) open() error {
+	g, err := w.e.GuardSpace(w.label, w.info, w.Opts)
+	if err != nil {
+		return err
+	}
+	inner, err := engine.OpenInfo(w.info, w.Opts)
+	if err != nil {
+		g.Stop()
+		return err
+	}
+	w.guard, w.inner, w.DB = g, inner, g.Wrap(inner)
+	return nil
+}
+
+// shut closes the database, keeping its files.
+func (w *workCopy) shut() error {
+	if w.inner == nil {
+		return nil
+	}
+	err := w.inner.Close()
+	w.guard.Stop()
+	w.guard, w.inner, w.DB = nil, nil, nil
+	return err
+}
+
+// reopen closes the database and opens it again.
+func (w *workCopy) reopen() error {
+	if err := w.shut(); err != nil {
+		return err
+	}
+	return w.open()
+}
+
 // Close closes the copy's database and removes the copy.
 func (w *workCopy) Close() error {
-	err := w.DB.Close()
-	w.guard.Stop()
+	err := w.shut()
 	if rerr := w.remove(); err == nil {
 		err = rerr
 	}
 	return err
 }
 
-func (w *workCopy) remove() error { return w.e.Root.RemoveAll(w.Dir) }
+func (w *workCopy) remove() error { return w.e.Root.RemoveAll(w.Opts.Dir) }
 
 // copyTree copies the regular files and directories under src to dst,
 // leaving out the fixture's .ready manifest: the copy is not a fixture.

@@ -173,7 +173,7 @@ func ycsbLeaf(b *testing.B, e *core.Env, h *core.Handle, name string, spec ycsbS
 		w, done := copyForCall(b, e, h, nil)
 		defer done()
 		b.StartTimer()
-		runYCSB(b, e, info, w.DB, w.Dir, spec, dist, threads)
+		runYCSB(b, e, info, w.DB, w.Opts.Dir, spec, dist, threads)
 	})
 }
 
