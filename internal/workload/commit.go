@@ -144,6 +144,33 @@ var deviceCounters = func(dir string) (s measure.DiskStats, ok bool, err error) 
 	return s, true, err
 }
 
+// counters are the process's I/O counters and those of the block device
+// under dir (where dir is set and has one), read at a window's start.
+type counters struct {
+	dir    string
+	io     measure.IO
+	dev    measure.DiskStats
+	hasDev bool
+}
+
+func readCounters(dir string) (c counters, err error) {
+	c.dir = dir
+	if dir != "" {
+		if c.dev, c.hasDev, err = deviceCounters(dir); err != nil {
+			return c, err
+		}
+	}
+	c.io, err = measure.ReadIO()
+	return c, err
+}
+
+// since is what was counted since c: the bytes the process wrote and the
+// device's counters.
+func (c counters) since() (written int64, dev measure.DiskStats, err error) {
+	now, err := readCounters(c.dir)
+	return now.io.Sub(c.io).Written(), now.dev.Sub(c.dev), err
+}
+
 // commitOnce commits n new keys (indexes e.Keys on), one a transaction,
 // from writers goroutines into db, opened with o; the window runs from
 // start to stop, the device's counters read right outside it. Then it
@@ -155,7 +182,7 @@ func commitOnce(e *core.Env, info engine.Info, db engine.DB, o engine.Options, w
 		cs[t] = &committer{g: e.Gen, next: e.Keys + uint64(t), step: uint64(writers), vb: make([]byte, e.Gen.ValueSize), lat: measure.NewRecorder(), tl: tls[t]}
 	}
 	r := commitRun{commits: n}
-	dev0, hasDev, err := deviceCounters(o.Dir)
+	c0, err := readCounters(o.Dir)
 	if err != nil {
 		return r, err
 	}
@@ -164,11 +191,10 @@ func commitOnce(e *core.Env, info engine.Info, db engine.DB, o engine.Options, w
 	core.RunThreads(writers, n, func(t, ops int) { cs[t].run(db, ops) })
 	r.elapsed = time.Since(t0)
 	stop()
-	dev1, _, err := deviceCounters(o.Dir)
-	if err != nil {
+	if _, r.dev, err = c0.since(); err != nil {
 		return r, err
 	}
-	r.dev, r.hasDev = dev1.Sub(dev0), hasDev
+	r.hasDev = c0.hasDev
 	if r.intervals, err = measure.Intervals(tls, t0, t0.Add(r.elapsed), intervalFlag.Get(&e.Cfg)); err != nil {
 		db.Close()
 		return r, err

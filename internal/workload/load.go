@@ -2,9 +2,8 @@ package workload
 
 import (
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -407,29 +406,12 @@ func reportLoad(e *core.Env, b *testing.B, res *load.Result) {
 }
 
 // writeSpectrum writes rec's HdrHistogram percentile spectrum (values in
-// ns) to <latency_dir>/<name>.hgrm, with the benchmark name's slashes made
-// file-name safe; nothing without -latency_dir.
+// ns) to <latency_dir>/<name>.hgrm; nothing without -latency_dir.
 func writeSpectrum(e *core.Env, name string, rec *measure.Recorder) error {
-	dir := latencyDirFlag.Get(&e.Cfg)
-	if dir == "" {
-		return nil
-	}
-	f, err := os.Create(latencyPath(dir, name, ".hgrm"))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(f, "# %s: latency from intended start, ns\n", name)
-	if err := rec.WriteSpectrum(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// latencyPath is the file of benchmark name's ext under -latency_dir dir,
-// the name's slashes and spaces made file-name safe.
-func latencyPath(dir, name, ext string) string {
-	return filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(name)+ext)
+	return writeLatencyFile(e, name, ".hgrm", func(f io.Writer) error {
+		fmt.Fprintf(f, "# %s: latency from intended start, ns\n", name)
+		return rec.WriteSpectrum(f)
+	})
 }
 
 // syncFS writes back everything dirty on the filesystem that holds dir.

@@ -58,7 +58,7 @@ func overwriteScratch(e *core.Env, _ engine.Info) int64 { return 6 * e.Gen.Logic
 // data set's P-th write after its load: its op copies the engine's
 // fixture of the data set rewritten P-1 times (rewrittenFixture; for P=1
 // the loaded data set itself) and counts pass P as populate is counted
-// (measureWrite), over an interval that starts at its first write, so its
+// (writeOnce), over an interval that starts at its first write, so its
 // figures stand beside populate's under the same names. Each pass writes a
 // version of its own of every value (pass p writes version p; the loaded
 // data set holds version 0), and after the timed pass the whole database
@@ -173,35 +173,10 @@ func rewrittenFixture(e *core.Env, info engine.Info, passes int) *core.Fixture {
 const rewriteStream = 0x6f76657277726974 // "overwrit"
 
 // overwriteOnce copies the fixture in src to opts.Dir and writes src's
-// pass into the copy, timed: opened, then counted by measureWrite from its
-// first write (start) to the end of its interval (stop). The copy is
-// written back first, so none of it is written during the timed pass and
-// charged to it. Then the database is read back whole: every key of the
-// data set once, each value the pass's version.
+// pass into the copy, timed (writeOnce). Then the database is read back
+// whole: every key of the data set once, each value the pass's version.
 func overwriteOnce(e *core.Env, info engine.Info, src string, opts engine.Options, pass passSource, label string, start, stop func()) (populateStats, error) {
-	var st populateStats
-	if err := copyTree(src, opts.Dir); err != nil {
-		return st, fmt.Errorf("copy fixture: %w", err)
-	}
-	g, err := e.GuardSpace(label, info, opts)
-	if err != nil {
-		return st, err
-	}
-	defer g.Stop()
-	if err := syncFS(opts.Dir); err != nil {
-		return st, fmt.Errorf("sync the fixture's copy: %w", err)
-	}
-	inner, err := engine.OpenInfo(info, opts)
-	if err != nil {
-		return st, err
-	}
-	db := g.Wrap(inner)
-	defer db.Close() // measureWrite closes it, unless it fails first
-	st, err = measureWrite(info, opts.Dir, start, stop,
-		func() (engine.DB, error) { return db, nil },
-		func(db engine.DB) (core.WriteTimes, error) {
-			return e.WriteAllTimed(db, pass, e.Cfg.Batch, writersFlag.Get(&e.Cfg), intervalFlag.Get(&e.Cfg), fmt.Sprintf("%s pass %d", label, pass.version))
-		})
+	st, err := writeOnce(e, info, opts, src, pass, intervalFlag.Get(&e.Cfg), label, fmt.Sprintf("%s pass %d", label, pass.version), start, stop)
 	if err != nil {
 		return st, fmt.Errorf("pass %d: %w", pass.version, err)
 	}

@@ -87,7 +87,7 @@ func runPopulate(b *testing.B, e *core.Env, info engine.Info, sub string, tweak 
 
 // populateStats is what one full write of the data set cost, all over one
 // interval: from the call to Open to the moment the closed database's files
-// are durable (see populateOnce).
+// are durable (see writeOnce).
 type populateStats struct {
 	elapsed time.Duration
 	times   core.WriteTimes // the write loop's first and last tenth
@@ -103,50 +103,59 @@ type populateStats struct {
 const memSamplePeriod = 20 * time.Millisecond
 
 // populateOnce writes every key of the data set into a fresh database in
-// dir, timed and counted over one interval that ends at the same point for
-// every engine (measureWrite): Open; the writes, in batches through the
-// engine's native batch path; Flush, Close and an fsync of every file
-// left. start and stop, when set, are called at the interval's ends.
+// opts.Dir, timed and counted over one interval (writeOnce). start and
+// stop, when set, are called at the interval's ends.
 func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label string, start, stop func()) (populateStats, error) {
-	writers := writersFlag.Get(&e.Cfg)
-	g, err := e.GuardSpace(label, info, opts)
-	if err != nil {
-		return populateStats{}, err
-	}
-	defer g.Stop()
-	open := func() (engine.DB, error) {
-		inner, err := engine.OpenInfo(info, opts)
-		if err != nil {
-			return nil, err
-		}
-		return g.Wrap(inner), nil
-	}
-	write := func(db engine.DB) (core.WriteTimes, error) {
-		return e.WriteAllTimed(db, core.GenSource{G: e.Gen}, e.Cfg.Batch, writers, 0, label)
-	}
-	return measureWrite(info, opts.Dir, start, stop, open, write)
+	return writeOnce(e, info, opts, "", core.GenSource{G: e.Gen}, 0, label, label, start, stop)
 }
 
-// measureWrite times and counts one write into the database in dir over
-// one interval that ends at the same point for every engine and every
-// writing benchmark: open, which opens the database (populate: a fresh
-// one, inside the interval) or returns one opened before the interval
-// (overwrite); write; Flush, which waits for flushes and compactions to
-// settle (one rule for every engine); Close, which writes what an engine
-// still holds in memory (Badger's active memtable); and an fsync of every
-// file left, so data an engine did not sync (per-commit sync off) is on
-// the device too. start and stop, when set, are called at the interval's
-// ends. measureWrite closes the database open returned.
+// writeOnce times and counts one write of src (WriteAllTimed, in batches
+// of -batch from -writers goroutines, under a space guard named label;
+// its timeline's interval every) into the database in opts.Dir, over one
+// interval that ends at the same point for every engine and every
+// writing benchmark: the open of a fresh database (populate), or, with
+// from set, nothing: a copy of the fixture in from, written back and
+// opened before the interval (overwrite); the writes; Flush, which waits
+// for flushes and compactions to settle (one rule for every engine);
+// Close, which writes what an engine still holds in memory (Badger's
+// active memtable); and an fsync of every file left, so data an engine
+// did not sync (per-commit sync off) is on the device too. start and
+// stop, when set, are called at the interval's ends.
 //
 // Before the interval, memory is released (engine.ReleaseMemory) and its
 // baseline read, so memory earlier work left to the allocators is not
 // charged to this engine; the process's and the device's write counters
 // are read right before it and right after it.
-func measureWrite(info engine.Info, dir string, start, stop func(), open func() (engine.DB, error), write func(engine.DB) (core.WriteTimes, error)) (populateStats, error) {
+func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, src core.Source, every time.Duration, label, writeLabel string, start, stop func()) (populateStats, error) {
 	var st populateStats
-	dev, hasDev, err := measure.DeviceOf(dir)
+	dir := opts.Dir
+	if from != "" {
+		if err := copyTree(from, dir); err != nil {
+			return st, fmt.Errorf("copy fixture: %w", err)
+		}
+	}
+	g, err := e.GuardSpace(label, info, opts)
 	if err != nil {
 		return st, err
+	}
+	defer g.Stop()
+	var db engine.DB
+	open := func() error {
+		inner, err := engine.OpenInfo(info, opts)
+		if err == nil {
+			db = g.Wrap(inner)
+			return nil
+		}
+		return err
+	}
+	if from != "" {
+		if err := syncFS(dir); err != nil {
+			return st, fmt.Errorf("sync the fixture's copy: %w", err)
+		}
+		if err := open(); err != nil {
+			return st, err
+		}
+		defer db.Close()
 	}
 	engine.ReleaseMemory()
 	base, err := measure.ReadRSS()
@@ -158,13 +167,7 @@ func measureWrite(info engine.Info, dir string, start, stop func(), open func() 
 		return st, err
 	}
 	defer mem.Stop()
-	var dev0 measure.DiskStats
-	if hasDev {
-		if dev0, err = dev.Stats(); err != nil {
-			return st, err
-		}
-	}
-	io0, err := measure.ReadIO()
+	c0, err := readCounters(dir)
 	if err != nil {
 		return st, err
 	}
@@ -172,12 +175,13 @@ func measureWrite(info engine.Info, dir string, start, stop func(), open func() 
 		start()
 	}
 	t0 := time.Now()
-	db, err := open()
-	if err != nil {
-		return st, err
+	if from == "" {
+		if err := open(); err != nil {
+			return st, err
+		}
+		defer db.Close()
 	}
-	defer db.Close()
-	if st.times, err = write(db); err != nil {
+	if st.times, err = e.WriteAllTimed(db, src, e.Cfg.Batch, writersFlag.Get(&e.Cfg), every, writeLabel); err != nil {
 		return st, err
 	}
 	if err := db.Flush(); err != nil {
@@ -198,18 +202,11 @@ func measureWrite(info engine.Info, dir string, start, stop func(), open func() 
 		return st, err
 	}
 	st.mem = measure.RSS{Anon: peak.Anon - base.Anon, File: peak.File - base.File, Peak: peak.Peak - base.Total()}
-	io1, err := measure.ReadIO()
+	written, dev, err := c0.since()
 	if err != nil {
 		return st, err
 	}
-	st.written = io1.Sub(io0).Written()
-	if hasDev {
-		dev1, err := dev.Stats()
-		if err != nil {
-			return st, err
-		}
-		st.dev, st.hasDev = dev1.Sub(dev0).WrittenBytes, true
-	}
+	st.written, st.dev, st.hasDev = written, dev.WrittenBytes, c0.hasDev
 	st.space, err = engine.SpaceOf(info, dir)
 	return st, err
 }
@@ -242,7 +239,7 @@ func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) 
 }
 
 // writeTally adds up the ops of a writing benchmark, each a write of keys
-// entries of logical bytes in all counted by measureWrite.
+// entries of logical bytes in all counted by writeOnce.
 type writeTally struct {
 	sum         populateStats
 	first, last float64 // sums of the ops' write-loop rates

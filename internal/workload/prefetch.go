@@ -179,26 +179,19 @@ func prefetchOpenOnly(b *testing.B, e *core.Env, info engine.Info, o engine.Opti
 			b.Fatal(err)
 		}
 		resident += r
-		engine.ReleaseMemory()
-		if err := measure.ResetPeakRSS(); err != nil {
-			b.Fatal(err)
-		}
-		m0, _ := measure.ReadMem()
-		f0 := measure.ReadFaults()
-		io0, _ := measure.ReadIO()
-		b.StartTimer()
-		db := prefetchOpen(b, info, o)
-		b.StopTimer()
-		io1, _ := measure.ReadIO()
-		f1 := measure.ReadFaults()
-		m1, _ := measure.ReadMem()
+		var db engine.DB
+		u := measureProc(b, func() {
+			b.StartTimer()
+			db = prefetchOpen(b, info, o)
+			b.StopTimer()
+		})
 		if err := db.Close(); err != nil {
 			b.Fatal(err)
 		}
-		read += io1.Sub(io0).ReadBytes
-		major += f1.Major - f0.Major
-		grow += m1.RSS - m0.RSS
-		peak = max(peak, m1.PeakRSS)
+		read += u.read
+		major += u.major
+		grow += u.grow
+		peak = max(peak, u.peak)
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(read)/n, "read-B/op")
@@ -245,23 +238,15 @@ func prefetchLookups(b *testing.B, e *core.Env, info engine.Info, o engine.Optio
 	if c.hit {
 		b.SetBytes(int64(dataset.SpansPerTrace * t.Gen.ValueSize))
 	}
-	engine.ReleaseMemory() // so that RSS does not fall during the loop as the heap is scavenged
-	if err := measure.ResetPeakRSS(); err != nil {
-		b.Fatal(err)
-	}
-	m0, _ := measure.ReadMem()
-	f0 := measure.ReadFaults()
-	io0, _ := measure.ReadIO()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := l.lookup((start + i) % t.N); err != nil {
-			b.Fatal(err)
+	u := measureProc(b, func() {
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if err := l.lookup((start + i) % t.N); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
-	b.StopTimer()
-	io1, _ := measure.ReadIO()
-	f1 := measure.ReadFaults()
-	m1, _ := measure.ReadMem()
+		b.StopTimer()
+	})
 	n := float64(b.N)
 	want := int64(0)
 	if c.hit {
@@ -270,16 +255,37 @@ func prefetchLookups(b *testing.B, e *core.Env, info engine.Info, o engine.Optio
 	if l.values != want {
 		b.Fatalf("%d values read, want %d", l.values, want)
 	}
-	read := io1.Sub(io0).ReadBytes
-	b.ReportMetric(float64(read)/n, "read-B/op")
-	b.ReportMetric(float64(read)/1e6, "read-MB")
+	b.ReportMetric(float64(u.read)/n, "read-B/op")
+	b.ReportMetric(float64(u.read)/1e6, "read-MB")
 	b.ReportMetric(float64(l.values)/n, "values/op")
-	b.ReportMetric(float64(f1.Major-f0.Major)/n, "majflt/op")
-	b.ReportMetric(float64(m1.RSS-m0.RSS)/(1<<20), "rss-grow-MB")
-	b.ReportMetric(float64(m1.PeakRSS)/(1<<20), "peak-rss-MB")
+	b.ReportMetric(float64(u.major)/n, "majflt/op")
+	b.ReportMetric(float64(u.grow)/(1<<20), "rss-grow-MB")
+	b.ReportMetric(float64(u.peak)/(1<<20), "peak-rss-MB")
 	if c.cold {
 		b.ReportMetric(float64(resident)/(1<<20), "cold-resident-MB")
 	}
+}
+
+// procUse is what the process read from disk, its major faults and RSS
+// growth over a stretch, and its peak RSS at the end.
+type procUse struct{ read, major, grow, peak int64 }
+
+// measureProc releases memory (so that RSS does not fall during fn as the
+// heap is scavenged) and resets the peak RSS, then runs fn and returns
+// what the process used while it ran.
+func measureProc(b *testing.B, fn func()) procUse {
+	engine.ReleaseMemory()
+	if err := measure.ResetPeakRSS(); err != nil {
+		b.Fatal(err)
+	}
+	m0, _ := measure.ReadMem()
+	f0 := measure.ReadFaults()
+	io0, _ := measure.ReadIO()
+	fn()
+	io1, _ := measure.ReadIO()
+	f1 := measure.ReadFaults()
+	m1, _ := measure.ReadMem()
+	return procUse{io1.Sub(io0).ReadBytes, f1.Major - f0.Major, m1.RSS - m0.RSS, m1.PeakRSS}
 }
 
 // traceLookup looks trace prefixes up through one reader and verifies

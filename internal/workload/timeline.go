@@ -2,7 +2,10 @@ package workload
 
 import (
 	"errors"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,24 +48,33 @@ func newTimelines(writers int, ops int) []*measure.Timeline {
 
 // reportIntervals reports the stall figures of a window's intervals, when
 // the window is long enough to judge (measure.Stalls), and writes them to
-// <latency_dir>/<name>.tsv (slashes made file-name safe).
+// <latency_dir>/<name>.tsv.
 func reportIntervals(b *testing.B, e *core.Env, iv []measure.Interval) {
 	if stalled, worst, ok := measure.Stalls(iv); ok {
 		b.ReportMetric(stalled, "stall%")
 		b.ReportMetric(worst, "worst-interval-x")
 	}
-	dir := latencyDirFlag.Get(&e.Cfg)
-	if dir == "" {
-		return
-	}
-	f, err := os.Create(latencyPath(dir, b.Name(), ".tsv"))
-	if err == nil {
-		err = measure.WriteIntervals(f, b.Name(), iv)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
+	err := writeLatencyFile(e, b.Name(), ".tsv", func(f io.Writer) error { return measure.WriteIntervals(f, b.Name(), iv) })
 	if err != nil {
 		b.Fatal(err)
 	}
+}
+
+// writeLatencyFile writes <latency_dir>/<name><ext> with write, the
+// name's slashes and spaces made file-name safe; nothing without
+// -latency_dir.
+func writeLatencyFile(e *core.Env, name, ext string, write func(io.Writer) error) error {
+	dir := latencyDirFlag.Get(&e.Cfg)
+	if dir == "" {
+		return nil
+	}
+	f, err := os.Create(filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(name)+ext))
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

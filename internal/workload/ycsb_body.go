@@ -42,20 +42,7 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 
 	var stop atomic.Bool
 	writerDone := make(chan struct{})
-	var dev measure.Device
-	var hasDev bool
-	if dir != "" {
-		if dev, hasDev, err = measure.DeviceOf(dir); err != nil {
-			b.Fatal(err)
-		}
-	}
-	var dev0 measure.DiskStats
-	if hasDev {
-		if dev0, err = dev.Stats(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	io0, err := measure.ReadIO()
+	c0, err := readCounters(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,17 +87,9 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 			b.Fatalf("sync: %v", err)
 		}
 	}
-	io1, err := measure.ReadIO()
+	ioWritten, dev, err := c0.since()
 	if err != nil {
 		b.Fatal(err)
-	}
-	var devWritten int64
-	if hasDev {
-		dev1, err := dev.Stats()
-		if err != nil {
-			b.Fatal(err)
-		}
-		devWritten = dev1.Sub(dev0).WrittenBytes
 	}
 	for t, w := range ws {
 		if w.err != nil {
@@ -137,9 +116,9 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 	// its flush: the bytes the process wrote and the device took per
 	// logical byte written, and the space per logical byte of what the
 	// copy holds now.
-	b.ReportMetric(float64(io1.Sub(io0).Written())/float64(written), "write-amp")
-	if hasDev {
-		b.ReportMetric(float64(devWritten)/float64(written), "dev-write-amp")
+	b.ReportMetric(float64(ioWritten)/float64(written), "write-amp")
+	if c0.hasDev {
+		b.ReportMetric(float64(dev.WrittenBytes)/float64(written), "dev-write-amp")
 	}
 	lo, hi := sh.live()
 	liveBytes := int64(hi-lo) * int64(dataset.KeySize+e.Cfg.ValSize)
