@@ -87,33 +87,22 @@ func init() {
 	})
 }
 
-// commitLeaf runs leaf writers=W[/mode=M] on fresh copies of h's fixture,
-// after printing the settings of a copy opened with the leaf's options.
+// commitLeaf runs leaf writers=W[/mode=M] on fresh copies of h's fixture.
 func commitLeaf(b *testing.B, e *core.Env, h *core.Handle, writers int, v core.Variant) {
-	info := h.Fixture().Engine
 	tweak := func(o *engine.Options) {
 		o.Sync = true
 		if v.Tweak != nil {
 			v.Tweak(o)
 		}
 	}
-	o := h.Options(tweak)
-	o.ReadOnly = false
 	name := e.LeafName("writers", writers)
 	if v.Name != "" {
 		name += "/" + v.Name
 	}
-	name = core.BlockLeaf(name, info, o)
-	e.WatchLeaf(b.Name() + "/" + name)
-	s, err := e.ScratchSettings(info, o) // the copy's: the fixture's options, writable
-	if err != nil {
-		b.Fatal(err)
-	}
-	e.ShowFixtureSettings(info, s, h.Fixture())
-	b.Run(name, func(b *testing.B) {
+	copyLeaf(b, e, h.Fixture(), name, h.Options(tweak), func(b *testing.B) {
 		w, done := copyForCall(b, e, h, tweak)
 		defer done()
-		r, err := commitOnce(e, info, w.DB, w.Opts, writers, b.N, func() { b.ResetTimer(); b.StartTimer() }, b.StopTimer)
+		r, err := commitOnce(e, w.info, w.DB, w.Opts, writers, b.N, func() { b.ResetTimer(); b.StartTimer() }, b.StopTimer)
 		if err != nil {
 			b.Fatal(err)
 		}

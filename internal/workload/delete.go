@@ -256,17 +256,8 @@ func (q *queue) check(it engine.Iterator, all bool) error {
 
 // runQueue runs the queue leaf.
 func runQueue(b *testing.B, e *core.Env, h *core.Handle) {
-	info := h.Fixture().Engine
-	o := h.Options(nil)
-	o.ReadOnly = false
-	name := core.BlockLeaf(e.Shape()+"/queue/"+core.SubName("len", queueLen), info, o)
-	e.WatchLeaf(b.Name() + "/" + name)
-	s, err := e.ScratchSettings(info, o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	e.ShowFixtureSettings(info, s, h.Fixture()) // a copy of the fixture
-	b.Run(name, func(b *testing.B) { queueBody(b, e, h) })
+	name := e.Shape() + "/queue/" + core.SubName("len", queueLen)
+	copyLeaf(b, e, h.Fixture(), name, h.Options(nil), func(b *testing.B) { queueBody(b, e, h) })
 }
 
 // queueBody is the queue leaf: b.N ops on a new copy of the fixture.

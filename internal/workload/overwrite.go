@@ -89,15 +89,7 @@ func init() {
 				}
 				o := f.Options
 				o.Dir, o.ReadOnly = "", false
-				// The copy's settings: the fixture's options, writable.
-				s, err := e.ScratchSettings(info, o)
-				if err != nil {
-					b.Fatal(err)
-				}
-				name := core.BlockLeaf(e.LeafName("batch", e.Cfg.Batch, "pass", passes), info, o)
-				e.WatchLeaf(b.Name() + "/" + name)
-				e.ShowFixtureSettings(info, s, f)
-				b.Run(name, func(b *testing.B) { overwrite(b, e, info, src, o, passes) })
+				copyLeaf(b, e, f, e.LeafName("batch", e.Cfg.Batch, "pass", passes), o, func(b *testing.B) { overwrite(b, e, info, src, o, passes) })
 			}
 		},
 	})

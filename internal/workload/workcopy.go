@@ -86,6 +86,21 @@ func copyForCall(b *testing.B, e *core.Env, h *core.Handle, tweak func(*engine.O
 	}
 }
 
+// copyLeaf runs body as leaf name (with the block size, BlockLeaf) over
+// writable copies of fixture f opened with o, after printing the settings
+// of o on an empty database in scratch.
+func copyLeaf(b *testing.B, e *core.Env, f *core.Fixture, name string, o engine.Options, body func(b *testing.B)) {
+	o.ReadOnly = false
+	name = core.BlockLeaf(name, f.Engine, o)
+	e.WatchLeaf(b.Name() + "/" + name)
+	s, err := e.ScratchSettings(f.Engine, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.ShowFixtureSettings(f.Engine, s, f)
+	b.Run(name, body)
+}
+
 func (w *workCopy) open() error {
 	g, err := w.e.GuardSpace(w.label, w.info, w.Opts)
 	if err != nil {
