@@ -13,63 +13,14 @@ import (
 )
 
 // Delete: what deleted keys cost the reads that come after them, in the
-// two patterns LSM maintainers benchmark. Every leaf runs on a private
+// two patterns LSM maintainers benchmark, queue and swath
+// (docs/workloads.md, "Deletes", says what each engine does with a
+// deleted key and what each leaf times). Every leaf runs on a private
 // writable copy of the engine's fixture in scratch, made anew, with its
 // deletes, each time testing calls the leaf (untimed), so every call of
-// every leaf starts from the same state.
-//
-// What each engine does with a deleted key:
-//   - Badger writes a delete marker, an entry of its own in the LSM
-//     (memtable, then tables), that hides older versions until a
-//     compaction into the lowest level holding the key drops both; a value
-//     in the value log stays there until value-log GC. It has no range
-//     delete (DropPrefix stops writes and rewrites every level), and
-//     Flush cannot write out its active memtable, where recent deletes
-//     stay until it fills or the database closes.
-//   - Pebble and RocksDB write a point tombstone per key, or one range
-//     tombstone for DeleteRange; a read that meets one still steps over
-//     it (a range tombstone is skipped as a whole), until a compaction
-//     that reaches the bottom level drops it with the keys it covers.
-//   - bbolt and LMDB remove the key from its B+tree leaf page when the
-//     write commits; pages left empty go to the free list for reuse (the
-//     file does not shrink), so nothing is left for a read to step over.
-//
-// queue: a queue over the key space, as Pebble's queue benchmark (cmd/pebble
-// queue) and RocksDB's advice for queue services describe it. Its items
-// live in a key space of their own after every key of the data set
-// (queueKey); it starts with queueLen items, written and flushed untimed.
-// One op deletes the head item, inserts a new tail item (two writes, as
-// a consumer and a producer make them), then reads the head: a reader
-// and an iterator opened at the queue's start (bounded above), the first
-// item's key and value read and verified to be the current head's, both
-// closed. ns/op is the whole op; the read is also timed on its own
-// (seek-p50-ns, seek-p99-ns over the run), and its mean is reported at
-// points of the deleted count, the entries deleted in front of the head
-// (seek-ns@1k-del...: the mean over the tenth of the ops leading up to
-// that count, reported once b.N reaches it): an LSM's tombstones pile up
-// there until compactions drop them.
-//
-// swath: delete the keys in [swathStart, swathEnd), half of the data set
-// (keys are uniformly spread hex strings), then time a seek to the
-// swath's start and the read of the next swathScanLen live keys (each
-// verified; the first must be the first key after the swath), in each
-// state=: fresh, a database holding only the surviving keys, built in
-// scratch through the engine's batch path and flushed; deleted, right
-// after the deletes; flushed, after the engine's Flush (memtables written
-// out, compactions settled); compacted, after the database is closed and
-// reopened (which writes out what Badger holds in its active memtable)
-// and the engine's manual compaction of the swath (engine.Compacter:
-// Pebble's Compact and RocksDB's CompactRange over the swath, Badger's
-// Flatten of every level). Engines without one skip compacted: a B+tree
-// frees the pages of deleted keys when the delete commits, so its
-// compacted state is its flushed state. method=point deletes key by key,
-// in batches of -batch (keys found by scanning the swath); method=range
-// writes one range delete (engine.RangeDeleter: Pebble, RocksDB), and
-// engines without one have no method=range leaves. One op is one scan
-// (ns/op its mean time, keys/s, scan-p50-ns); every leaf but fresh runs a
-// scan of the fresh database before each of its own, so both see the same
-// machine, and reports slowdown-x, its mean scan time over the fresh
-// database's in that same call.
+// every leaf starts from the same state. The swath's leaves but fresh
+// scan the fresh database before each scan of their own, so both see the
+// same machine, and report slowdown-x, the ratio of their mean times.
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Delete",

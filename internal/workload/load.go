@@ -603,13 +603,7 @@ const maxRate = 100_000_000
 // RateList is a comma-separated list of operations per second.
 type RateList []int
 
-func (l *RateList) String() string {
-	s := make([]string, len(*l))
-	for i, v := range *l {
-		s[i] = strconv.Itoa(v)
-	}
-	return strings.Join(s, ",")
-}
+func (l *RateList) String() string { return (*core.IntList)(l).String() }
 
 func (l *RateList) Set(v string) error {
 	var out RateList

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/core"
@@ -259,22 +260,13 @@ func drawPassOrders(r *dataset.Rand, n uint64, passes int) []passOrder {
 				}
 			}
 			o.c = r.Below(n)
-			if try >= 64 || !containsOrder(out, o) {
+			if try >= 64 || !slices.Contains(out, o) {
 				break
 			}
 		}
 		out = append(out, o)
 	}
 	return out
-}
-
-func containsOrder(have []passOrder, o passOrder) bool {
-	for _, p := range have {
-		if p == o {
-			return true
-		}
-	}
-	return false
 }
 
 func gcd(a, b uint64) uint64 {

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/core"
@@ -22,8 +23,7 @@ import (
 // for every engine's prefix scan.
 //
 // The dimensions besides hit and cache are the engine's own
-// (engine.Info.DimsWith(prefetchCaps...)): Badger alone prefetches values; only
-// the LSMs take a real iterator bound (a B-tree cursor stops at the first
+// (core.Variants): Badger alone prefetches values; only the LSMs take a real iterator bound (a B-tree cursor stops at the first
 // key past the prefix either way); readahead is an option of LMDB's map
 // and RocksDB's iterators.
 func init() {
@@ -46,88 +46,46 @@ func traceFixture(e *core.Env, info engine.Info) *core.Fixture {
 	return e.NewFixture(info, "trace", TraceSource{traces(e)}, nil)
 }
 
-// prefetchOrder is the order of the dimensions in sub-benchmark names.
-var prefetchOrder = []string{"prefetch", "hit", "bound", "readahead", "cache"}
-
-// prefetchAxis is one dimension of the sub-benchmarks: the engine's (Dim
-// set) or the workload's own (hit, cache).
-type prefetchAxis struct {
-	name   string
-	values []string
-	dim    *engine.Dim
-}
-
-// prefetchAxes lists the dimensions of info's sub-benchmarks, outermost
-// first.
-func prefetchAxes(info engine.Info) []prefetchAxis {
-	axes := []prefetchAxis{
-		{name: "hit", values: []string{"true", "false"}},
-		// cold first, as the seed ran it.
-		{name: "cache", values: []string{core.Cold, core.Warm}},
-	}
-	for _, d := range info.DimsWith(prefetchCaps...) {
-		axes = append(axes, prefetchAxis{name: d.Name, values: d.Values, dim: &d})
-	}
-	// An engine dimension not in prefetchOrder goes right before cache.
-	rank := func(n string) int {
-		for i, o := range prefetchOrder {
-			if o == n {
-				return 2 * i
-			}
-		}
-		return 2*(len(prefetchOrder)-1) - 1
-	}
-	sort.SliceStable(axes, func(i, j int) bool { return rank(axes[i].name) < rank(axes[j].name) })
-	return axes
-}
-
 // prefetchCase is one lookup sub-benchmark.
 type prefetchCase struct {
-	name  string
-	hit   bool                                         // the prefix is an existing trace ID
-	bound bool                                         // bound=prefix: the iterator is bounded to the prefix
-	cold  bool                                         // page cache emptied of the store's files before the loop
-	tweak []func(*engine.Options, *engine.IterOptions) // the engine dimensions' values, applied
+	name      string
+	hit       bool // the prefix is an existing trace ID
+	bound     bool // bound=prefix: the iterator is bounded to the prefix
+	cold      bool // page cache emptied of the store's files before the loop
+	pre, post core.Variant
 }
 
-// prefetchCases is every combination of the axes, in name order.
-func prefetchCases(axes []prefetchAxis) []prefetchCase {
-	cases := []prefetchCase{{}}
-	for _, a := range axes {
-		var next []prefetchCase
-		for _, c := range cases {
-			for _, v := range a.values {
-				c := c
-				c.tweak = append([]func(*engine.Options, *engine.IterOptions){}, c.tweak...)
-				if c.name != "" {
-					c.name += "/"
+// prefetchCases is every lookup sub-benchmark of info, its name's
+// dimensions in the order prefetch, hit, bound, readahead, cache: the
+// engine's value prefetch, then its iterator bound and readahead, each
+// in its declared order.
+func prefetchCases(info engine.Info) []prefetchCase {
+	var out []prefetchCase
+	for _, pre := range core.Variants(info, engine.ValuePrefetch) {
+		for _, hit := range []bool{true, false} {
+			for _, post := range core.Variants(info, engine.IteratorBound, engine.MapReadahead, engine.IteratorReadahead) {
+				for _, cache := range []string{core.Cold, core.Warm} { // cold first, as the seed ran it
+					parts := []string{pre.Name, core.SubName("hit", hit), post.Name, core.SubName("cache", cache)}
+					out = append(out, prefetchCase{name: strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), "/"), hit: hit,
+						bound: strings.Contains(post.Name, "bound=prefix"), cold: cache == core.Cold, pre: pre, post: post})
 				}
-				c.name += core.SubName(a.name, v)
-				switch {
-				case a.dim != nil && a.dim.Apply != nil:
-					apply, v := a.dim.Apply, v
-					c.tweak = append(c.tweak, func(o *engine.Options, it *engine.IterOptions) { apply(v, o, it) })
-				case a.dim != nil && a.name == "bound":
-					c.bound = v == "prefix" // Apply is nil: the lookup bounds each iterator itself
-				case a.name == "hit":
-					c.hit = v == "true"
-				case a.name == "cache":
-					c.cold = v == core.Cold
-				}
-				next = append(next, c)
 			}
 		}
-		cases = next
 	}
-	return cases
+	return out
 }
 
 // options are the case's open and iterator options over the fixture's
 // read-only ones, o.
 func (c prefetchCase) options(o engine.Options) (engine.Options, engine.IterOptions) {
 	var it engine.IterOptions
-	for _, t := range c.tweak {
-		t(&o, &it)
+	for _, v := range []core.Variant{c.pre, c.post} {
+		if v.Tweak != nil {
+			v.Tweak(&o)
+		}
+		if v.Iter != nil {
+			v.Iter(&it)
+		}
 	}
 	return o, it
 }
@@ -153,7 +111,7 @@ func runPrefetch(b *testing.B, e *core.Env, info engine.Info) {
 	o := h.Options(nil)
 	show(o)
 	b.Run(core.BlockLeaf("open-only/cache=cold", info, o), func(b *testing.B) { prefetchOpenOnly(b, e, info, o) })
-	for _, c := range prefetchCases(prefetchAxes(info)) {
+	for _, c := range prefetchCases(info) {
 		o, it := c.options(h.Options(nil))
 		show(o)
 		b.Run(core.BlockLeaf(c.name, info, o), func(b *testing.B) { prefetchLookups(b, e, info, o, it, c) })
@@ -410,10 +368,6 @@ func traceIndex(t *dataset.Traces, k []byte) (uint64, error) {
 	}
 	return 0, fmt.Errorf("key %q is not in the trace data set", k)
 }
-
-// prefetchCaps: seed 000's prefix lookups sweep every way an engine can
-// read ahead of an iterator, and how the iterator is bounded.
-var prefetchCaps = []engine.Capability{engine.ValuePrefetch, engine.MapReadahead, engine.IteratorReadahead, engine.IteratorBound}
 
 // Seed 000's trace data set (BenchmarkPrefetch*): its size and value
 // size, which name its fixtures; the lines of the first also say how many

@@ -92,12 +92,8 @@ func TestTraceLookupCountsAndVerifies(t *testing.T) {
 
 			// Every case the benchmark runs on this engine, with the
 			// iterator options its dimensions set.
-			for _, c := range prefetchCases(prefetchAxes(info)) {
-				var o engine.Options
-				var it engine.IterOptions
-				for _, f := range c.tweak {
-					f(&o, &it)
-				}
+			for _, c := range prefetchCases(info) {
+				_, it := c.options(engine.Options{})
 				l := &traceLookup{t: tr, rd: rd, o: it, bound: c.bound, hit: c.hit, chk: tr.Gen.NewChecker(false)}
 				for _, i := range []int{0, 3} {
 					if err := l.lookup(i); err != nil {
@@ -219,7 +215,7 @@ func TestPrefetchCases(t *testing.T) {
 		if !core.Stores(info) {
 			continue
 		}
-		cases := prefetchCases(prefetchAxes(info))
+		cases := prefetchCases(info)
 		var got []string
 		for _, c := range cases {
 			got = append(got, c.name)

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/core"
-	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
@@ -176,15 +175,6 @@ func ycsbLeaf(b *testing.B, e *core.Env, h *core.Handle, name string, spec ycsbS
 		b.StartTimer()
 		runYCSB(b, e, info, w.DB, w.Opts.Dir, spec, dist, threads)
 	})
-}
-
-// checkIndex reports an index a scan met that no write made.
-func checkIndex(g *dataset.Gen, key []byte) (uint64, error) {
-	i, ok := g.IndexAny(key)
-	if !ok {
-		return 0, fmt.Errorf("%w: key %q is not the data set's", dataset.ErrWrongValue, key)
-	}
-	return i, nil
 }
 
 // The operations of a mixed workload, as YCSB names them, and db_bench's

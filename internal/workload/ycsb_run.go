@@ -424,9 +424,9 @@ func (w *ycsbWorker) scan(rd engine.Reader, start []byte, n int) error {
 		if len(prev) > 0 && bytes.Compare(prev, key) >= 0 {
 			return core.ErrOrder(prev, key)
 		}
-		j, err := checkIndex(w.sh.g, key)
-		if err != nil {
-			return err
+		j, ok := w.sh.g.IndexAny(key)
+		if !ok {
+			return fmt.Errorf("%w: key %q is not the data set's", dataset.ErrWrongValue, key)
 		}
 		gone := w.deletedBefore(j)
 		v, err := it.Value()
