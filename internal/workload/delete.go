@@ -409,44 +409,11 @@ func reach(c *workCopy, state string) error {
 	return fmt.Errorf("unknown state %q", state)
 }
 
-// scan seeks to the swath's start and reads the next scanLen keys: the
-// first must be the first key after the swath, the keys must ascend, and
-// each value must be its key's.
-func (p *swathPlan) scan(rd engine.Reader, chk core.Checker) error {
-	it, err := rd.NewIter(engine.IterOptions{Start: swathStart})
-	if err != nil {
-		return err
-	}
-	var prev [dataset.KeySize]byte
-	n := 0
-	for ; it.Valid() && n < p.scanLen; it.Next() {
-		k := it.Key()
-		switch {
-		case n == 0 && string(k) != string(p.first):
-			err = fmt.Errorf("seek to the swath's start landed on %q, want %q, the first key after it", k, p.first)
-		case n > 0 && string(k) <= string(prev[:]):
-			err = core.ErrOrder(append([]byte(nil), prev[:]...), k)
-		}
-		if err != nil {
-			break
-		}
-		copy(prev[:], k)
-		var v []byte
-		if v, err = it.Value(); err != nil {
-			break
-		}
-		if err = chk.CheckKV(k, v); err != nil {
-			break
-		}
-		n++
-	}
-	if err == nil {
-		err = it.Err()
-	}
-	if cerr := it.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && n != p.scanLen {
+// scan seeks to the swath's start and reads the next scanLen keys
+// (scanFrom): the first must be the first key after the swath.
+func (p *swathPlan) scan(rd engine.Reader, chk *dataset.Checker) error {
+	n, _, err := scanFrom(rd, engine.IterOptions{Start: swathStart}, p.scanLen, p.first, chk)
+	if err == nil && n != int64(p.scanLen) {
 		err = fmt.Errorf("read %d keys after the swath, want %d", n, p.scanLen)
 	}
 	return err
@@ -454,7 +421,7 @@ func (p *swathPlan) scan(rd engine.Reader, chk core.Checker) error {
 
 // timeScans does n scans through one reader of db, each timed, and
 // returns their total time.
-func (p *swathPlan) timeScans(db engine.DB, n int, chk core.Checker) (time.Duration, error) {
+func (p *swathPlan) timeScans(db engine.DB, n int, chk *dataset.Checker) (time.Duration, error) {
 	rd, err := db.NewReader()
 	if err != nil {
 		return 0, err
@@ -566,7 +533,7 @@ func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 // same machine. ns/op is the mean time of the leaf's own scans.
 func swathBody(b *testing.B, e *core.Env, h *core.Handle, p *swathPlan, fresh *workCopy, method, state string) {
 	b.StopTimer()
-	chk := p.NewChecker(e.FullCheck)
+	chk := e.Gen.NewChecker(e.FullCheck)
 	db := fresh.DB
 	if state != "fresh" {
 		c, done := copyForCall(b, e, h, nil)

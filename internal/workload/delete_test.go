@@ -210,7 +210,7 @@ func TestDeleteSwathScansAfterTheDeletes(t *testing.T) {
 	p := newSwathPlan(e.Gen)
 	keys := sortedKeys(e.Gen)
 	survivors := keys[sort.SearchStrings(keys, string(swathEnd)):]
-	chk := p.NewChecker(true)
+	chk := e.Gen.NewChecker(true)
 	for _, name := range deleteEngines {
 		info := coretest.Engine(t, name)
 		db := testDeleteDB(t, e, name, false).inner

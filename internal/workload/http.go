@@ -45,7 +45,8 @@ type httpWorker struct {
 	keySource
 	c    *http.Client
 	url  string // base URL up to "?id="
-	body []byte
+	body []byte // the last response's
+	buf  bytes.Buffer
 	rd   bytes.Reader
 	_    [64]byte
 }
@@ -65,20 +66,12 @@ func (w *httpWorker) do(method string, key, value []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	w.body = w.body[:0]
-	for {
-		if len(w.body) == cap(w.body) {
-			w.body = append(w.body, 0)[:len(w.body)]
-		}
-		n, err := resp.Body.Read(w.body[len(w.body):cap(w.body)])
-		w.body = w.body[:len(w.body)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			resp.Body.Close()
-			return 0, err
-		}
+	w.buf.Reset() // its storage reused: no allocation once it has grown
+	_, err = w.buf.ReadFrom(resp.Body)
+	w.body = w.buf.Bytes()
+	if err != nil {
+		resp.Body.Close()
+		return 0, err
 	}
 	return resp.StatusCode, resp.Body.Close()
 }
@@ -127,8 +120,8 @@ func runHTTP(b *testing.B, e *core.Env, db engine.DB, op string, rate int, up *u
 	ws := make([]*httpWorker, n)
 	rs := e.CallStreams(b)
 	for i := range ws {
-		ws[i] = &httpWorker{keySource: newKeySource(e, rs, 5000+uint64(i)), c: client, url: srv.URL() + kvhttp.Path + "?id=",
-			body: make([]byte, 0, e.Gen.ValueSize+512)}
+		ws[i] = &httpWorker{keySource: newKeySource(e, rs, 5000+uint64(i)), c: client, url: srv.URL() + kvhttp.Path + "?id="}
+		ws[i].buf.Grow(e.Gen.ValueSize + 512)
 	}
 	b.ResetTimer()
 	res := windows(b, func() (*load.Result, error) {

@@ -185,7 +185,7 @@ func (ss scanStreams) scan(t, n int, rd engine.Reader) error {
 	for i := 0; i < n; i++ {
 		seek := s.g.Key(s.kb[:], s.Rand.Below(s.g.Keys))
 		t0 := time.Now() // a scan is long next to a timestamp: time every one
-		entries, bytes, err := scanFrom(rd, engine.IterOptions{Start: seek, NoPrefetch: !s.prefetch}, s.scanLen, s.chk)
+		entries, bytes, err := scanFrom(rd, engine.IterOptions{Start: seek, NoPrefetch: !s.prefetch}, s.scanLen, seek, s.chk)
 		s.Lat.Record(time.Since(t0))
 		if err != nil {
 			return err
@@ -218,9 +218,10 @@ func reportScans(b *testing.B, streams scanStreams, timed core.Timed) {
 	measure.Merge(lats...).Report(b.ReportMetric)
 }
 
-// scanFrom reads up to n entries from o.Start, which must exist; their
-// keys must ascend.
-func scanFrom(rd engine.Reader, o engine.IterOptions, n int, chk *dataset.Checker) (entries, bytes int64, err error) {
+// scanFrom reads up to n entries from o.Start on: the first must be first
+// (Scan: o.Start, which must exist; Delete: the first key after its
+// swath), their keys must ascend and each value must be its key's.
+func scanFrom(rd engine.Reader, o engine.IterOptions, n int, first []byte, chk *dataset.Checker) (entries, bytes int64, err error) {
 	seek := o.Start
 	it, err := rd.NewIter(o)
 	if err != nil {
@@ -239,7 +240,10 @@ func scanFrom(rd engine.Reader, o engine.IterOptions, n int, chk *dataset.Checke
 		if err != nil {
 			return entries, bytes, err
 		}
-		if entries == 0 && string(k) != string(seek) {
+		if entries == 0 && string(k) != string(first) {
+			if string(first) != string(seek) {
+				return 0, 0, fmt.Errorf("seek to %q landed on %q, want %q, the first key after it", seek, k, first)
+			}
 			return 0, 0, fmt.Errorf("seek to %q landed on %q", seek, k)
 		}
 		if err := chk.CheckKV(k, v); err != nil {
