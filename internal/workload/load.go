@@ -342,22 +342,33 @@ func (u *upserts) run(e *core.Env, c load.Config, put func(w int, idx uint64) er
 // verify reads back up to 1000 of the new keys, spread evenly over them,
 // and checks every value.
 func (u *upserts) verify(b *testing.B, e *core.Env, db engine.DB) {
+	if err := readNew(db, e.Gen, u.n, max(1, u.n/1000)); err != nil {
+		b.Fatalf("upserted %v", err)
+	}
+}
+
+// readNew reads every step-th of the n keys written after the data set's
+// (indexes Keys on) through a new reader of db, checking every byte of
+// each value.
+func readNew(db engine.DB, g *dataset.Gen, n, step uint64) error {
 	rd, err := db.NewReader()
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
 	defer rd.Close()
-	g := e.Gen
 	chk := g.NewChecker(true)
 	var kb [dataset.KeySize]byte
-	step := max(1, u.n/1000)
-	for s := uint64(0); s < u.n; s += step {
+	for s := uint64(0); s < n; s += step {
 		idx := g.Keys + s
 		found, err := rd.Get(g.Key(kb[:], idx), func(v []byte) error { return chk.Check(idx, v) })
-		if err != nil || !found {
-			b.Fatalf("upserted key %d (%d of %d written): found=%v err=%v", idx, s, u.n, found, err)
+		if err != nil {
+			return fmt.Errorf("key %d (%d of %d written): %w", idx, s, n, err)
+		}
+		if !found {
+			return fmt.Errorf("key %d is missing (%d of %d written)", idx, s, n)
 		}
 	}
+	return nil
 }
 
 // windows runs b.N measured windows and merges them.
