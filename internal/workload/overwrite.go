@@ -102,25 +102,11 @@ func init() {
 // the ops.
 func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts engine.Options, passes int) {
 	b.StopTimer()
-	b.SetBytes(e.Gen.LogicalBytes())
 	rng := e.CallStreams(b).Rand(0)
-	var tally writeTally
-	core.TimeInParts(b, func(start, stop func()) {
-		for n := 0; n < b.N; n++ {
-			order := drawPassOrders(&rng, e.Keys, 1)[0]
-			o := opts
-			o.Dir = e.ScratchDir(info.Name)
-			st, err := overwriteOnce(e, info, src, o, passSource{g: e.Gen, order: order, version: uint64(passes)}, info.Name+" overwrite", start, stop)
-			if rerr := e.Root.RemoveAll(o.Dir); err == nil {
-				err = rerr
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			tally.add(st)
-		}
+	tally := writeOps(b, e, info, opts, false, func(o engine.Options, start, stop func()) (populateStats, error) {
+		order := drawPassOrders(&rng, e.Keys, 1)[0]
+		return overwriteOnce(e, info, src, o, passSource{g: e.Gen, order: order, version: uint64(passes)}, info.Name+" overwrite", start, stop)
 	})
-	tally.report(b, e.Keys, e.Gen.LogicalBytes(), false)
 	reportIntervals(b, e, tally.intervals)
 }
 

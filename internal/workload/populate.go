@@ -213,29 +213,36 @@ func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, 
 
 // populate is the body of every write benchmark: each op writes the whole
 // data set into a fresh database opened with opts (populateOnce, whose
-// interval is the op's timed interval); the database is removed
-// afterwards. Every figure is a mean over the ops except the memory
-// growths, which are the largest.
+// interval is the op's timed interval).
 func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) {
+	writeOps(b, e, info, opts, true, func(o engine.Options, start, stop func()) (populateStats, error) {
+		return populateOnce(e, info, o, info.Name+" populate", start, stop)
+	})
+}
+
+// writeOps runs b.N ops of a write benchmark, each once into a new
+// scratch directory (o.Dir), removed afterwards, and reports their tally:
+// every figure a mean over the ops except the memory growths (with
+// memory), which are the largest.
+func writeOps(b *testing.B, e *core.Env, info engine.Info, opts engine.Options, memory bool, once func(o engine.Options, start, stop func()) (populateStats, error)) writeTally {
 	b.SetBytes(e.Gen.LogicalBytes())
 	var tally writeTally
 	core.TimeInParts(b, func(start, stop func()) {
 		for n := 0; n < b.N; n++ {
-			dir := e.ScratchDir(info.Name)
 			o := opts
-			o.Dir = dir
-			st, err := populateOnce(e, info, o, info.Name+" populate", start, stop)
+			o.Dir = e.ScratchDir(info.Name)
+			st, err := once(o, start, stop)
+			if rerr := e.Root.RemoveAll(o.Dir); err == nil {
+				err = rerr
+			}
 			if err != nil {
-				e.Root.RemoveAll(dir)
 				b.Fatal(err)
 			}
 			tally.add(st)
-			if err := e.Root.RemoveAll(dir); err != nil {
-				b.Fatal(err)
-			}
 		}
 	})
-	tally.report(b, e.Keys, e.Gen.LogicalBytes(), true)
+	tally.report(b, e.Keys, e.Gen.LogicalBytes(), memory)
+	return tally
 }
 
 // writeTally adds up the ops of a writing benchmark, each a write of keys
