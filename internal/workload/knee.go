@@ -304,10 +304,16 @@ func kneeSearch(e *core.Env, c loadSettings, db engine.DB, op string, rs core.St
 // and Badger stalls its writers until its compactions catch up, failing
 // the next search's first trial at a rate it sustains on a fresh copy.
 func freshLeaf(e *core.Env, b *testing.B, h *core.Handle, name string, body func(b *testing.B, fresh func(*testing.B) engine.DB)) {
+	leafOnCopies(e, b, h, name, false, body)
+}
+
+// leafOnCopies is freshLeaf, or with keep every search on the first
+// database.
+func leafOnCopies(e *core.Env, b *testing.B, h *core.Handle, name string, keep bool, body func(b *testing.B, fresh func(*testing.B) engine.DB)) {
 	h.Close(b) // the fixture is not read while its copy is written
 	f := h.Fixture()
 	name = core.BlockLeaf(name, f.Engine, h.Options(nil))
-	s := &freshDBs{e: e, h: h, label: b.Name() + "/" + name}
+	s := &freshDBs{e: e, h: h, label: b.Name() + "/" + name, keep: keep}
 	defer s.close(b)
 	e.ShowFixtureSettings(f.Engine, s.open(b).Settings(), f) // a copy of the fixture
 	b.Run(name, func(b *testing.B) { body(b, s.next) })
@@ -321,6 +327,7 @@ type freshDBs struct {
 	w     *workCopy    // the open copy (nil on the rail)
 	db    engine.DB
 	used  bool // db was handed to a search
+	keep  bool // every search gets the first
 }
 
 // open opens a fresh database: a new copy of the fixture, or on the rail
@@ -342,7 +349,7 @@ func (s *freshDBs) open(b *testing.B) engine.DB {
 // next is the database of the next search: the open one if no search
 // has had it, otherwise a fresh one.
 func (s *freshDBs) next(b *testing.B) engine.DB {
-	if s.used || s.db == nil {
+	if s.used && !s.keep || s.db == nil {
 		s.close(b)
 		s.open(b)
 	}

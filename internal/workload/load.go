@@ -161,27 +161,14 @@ func loadLeaf(e *core.Env, b *testing.B, h *core.Handle, name string, write bool
 		h.Run(b, name, core.Warm, nil, body)
 		return
 	}
-	h.Close(b) // the fixture is not read while its copy is written
 	if h.Fixture().Engine.Reference {
+		h.Close(b)
 		fresh := e.Open(b, h.Fixture())
 		fresh.Run(b, name, core.Warm, nil, body)
 		fresh.Close(b)
 		return
 	}
-	info := h.Fixture().Engine
-	o := h.Options(nil)
-	name = core.BlockLeaf(name, info, o)
-	w, err := openWorkCopy(e, h, b.Name()+"/"+name, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := w.Close(); err != nil {
-			b.Error(err)
-		}
-	}()
-	e.ShowFixtureSettings(info, w.DB.Settings(), h.Fixture()) // a copy of the fixture
-	b.Run(name, func(b *testing.B) { body(b, w.DB) })
+	leafOnCopies(e, b, h, name, true, func(b *testing.B, db func(*testing.B) engine.DB) { body(b, db(b)) })
 }
 
 // readerRenew is how many gets a worker serves from one engine Reader
