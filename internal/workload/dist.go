@@ -83,10 +83,8 @@ func distName(d string) string {
 	return d
 }
 
-var distCache struct {
-	sync.Mutex
-	m map[string]*keydist.Params
-}
+// distCache holds the distributions keyDist built, by their parameters.
+var distCache sync.Map
 
 // keyDist is the distribution d over n keys at the run's -zipf_theta and
 // -zipf_items: built once per run (latest's zeta over n, an exact sum up
@@ -98,18 +96,13 @@ func keyDist(c *core.Config, d string, n uint64) (*keydist.Params, error) {
 	}
 	theta, items := zipfThetaFlag.Get(c), zipfItemsFlag.Get(c)
 	key := fmt.Sprint(d, theta, items, n)
-	distCache.Lock()
-	defer distCache.Unlock()
-	if p := distCache.m[key]; p != nil {
-		return p, nil
+	if p, ok := distCache.Load(key); ok {
+		return p.(*keydist.Params), nil
 	}
 	p, err := keydist.New(kind, theta, items, n)
 	if err != nil {
 		return nil, err
 	}
-	if distCache.m == nil {
-		distCache.m = map[string]*keydist.Params{}
-	}
-	distCache.m[key] = p
+	distCache.Store(key, p)
 	return p, nil
 }
