@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -74,10 +75,7 @@ func loadScratch(e *core.Env, info engine.Info) int64 {
 	if info.Reference {
 		return 0
 	}
-	top := 0
-	for _, r := range rateFlag.Get(&e.Cfg) {
-		top = max(top, r)
-	}
+	top := slices.Max(rateFlag.Get(&e.Cfg)) // checked: not empty
 	window := int64(float64(top)*loadTimeFlag.Get(&e.Cfg).Seconds()) * int64(dataset.KeySize+e.Cfg.ValSize)
 	return 3 * (e.Gen.LogicalBytes() + window)
 }
