@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"html/template"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,8 +89,8 @@ func Build(path string) (*Page, error) {
 
 // chart is one inlined SVG.
 type chart struct {
-	name string
-	svg  []byte
+	Name string
+	SVG  template.HTML // our own charts'
 }
 
 // drawCharts draws every chart of the results file (data, read from
@@ -144,7 +145,7 @@ func drawCharts(data []byte, path string, sum *summary.Summary) ([]chart, error)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, chart{strings.TrimSuffix(filepath.Base(f), ".svg"), inlineSVG(b)})
+		out = append(out, chart{strings.TrimSuffix(filepath.Base(f), ".svg"), template.HTML(inlineSVG(b))})
 	}
 	return out, nil
 }
