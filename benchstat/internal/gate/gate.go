@@ -153,7 +153,7 @@ func Compare(base, head *Set, o Options) []Row {
 		rows[i].Verdict = verdict(rows[i], o)
 		rows[i].Detectable = detectable(rows[i], base, head, o, m)
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rank(rows[i]) < rank(rows[j]) })
+	sort.SliceStable(rows, func(i, j int) bool { return rank[rows[i].Verdict] < rank[rows[j].Verdict] })
 	return rows
 }
 
@@ -242,7 +242,7 @@ func compareSeries(k Key, bv, hv []float64, base, head *Set) Row {
 	}
 	switch r.Better {
 	case 0:
-		r.P = math.Min(1, 2*math.Min(signedRankP(d.d), signedRankP(neg(d.d))))
+		r.P = math.Min(1, 2*math.Min(signedRankP(d.d), signedRankP(scale(d.d, -1))))
 	default:
 		r.P = signedRankP(scale(d.d, -float64(r.Better)))
 		r.pBetter = signedRankP(scale(d.d, float64(r.Better)))
@@ -306,30 +306,25 @@ func verdict(r Row, o Options) Verdict {
 }
 
 // Tested counts the series the gate tests statistically.
-func Tested(rows []Row) int {
-	m := 0
-	for _, r := range rows {
-		if isTested(r) {
-			m++
-		}
-	}
-	return m
-}
+func Tested(rows []Row) int { return count(rows, isTested) }
 
 // Corrected counts the series Holm's correction divides alpha among.
-func Corrected(rows []Row) int {
-	m := 0
+func Corrected(rows []Row) int { return count(rows, isCorrected) }
+
+func count(rows []Row, f func(Row) bool) (n int) {
 	for _, r := range rows {
-		if isTested(r) && r.moved {
-			m++
+		if f(r) {
+			n++
 		}
 	}
-	return m
+	return n
 }
 
 func isTested(r Row) bool {
 	return !r.Exact && r.Better != 0 && r.Verdict != Missing && r.Verdict != Removed && r.Verdict != New && r.Verdict != Skipped
 }
+
+func isCorrected(r Row) bool { return isTested(r) && r.moved }
 
 // holm replaces PAdj of every statistically tested series with its
 // Holm-Bonferroni adjusted p-value, controlling the chance of any false
@@ -340,7 +335,7 @@ func isTested(r Row) bool {
 func holm(rows []Row) {
 	var idx []int
 	for i, r := range rows {
-		if isTested(r) && r.moved {
+		if isCorrected(r) {
 			idx = append(idx, i)
 		}
 	}
@@ -429,8 +424,6 @@ func med(xs []float64) float64 {
 	return stats.Sample{Xs: xs}.Quantile(0.5)
 }
 
-func neg(xs []float64) []float64 { return scale(xs, -1) }
-
 func scale(xs []float64, f float64) []float64 {
 	out := make([]float64, len(xs))
 	for i, x := range xs {
@@ -448,35 +441,13 @@ func unitMeta(base, head *Set, unit, key string) string {
 	return ""
 }
 
-func rank(r Row) int {
-	switch r.Verdict {
-	case Regression:
-		return 0
-	case Missing:
-		return 1
-	case Improvement:
-		return 2
-	case Changed:
-		return 3
-	case Skipped:
-		return 4
-	case Removed:
-		return 5
-	case New:
-		return 6
-	}
-	return 7
-}
+// rank is the order of the rows by verdict: failures first.
+var rank = [...]int{Regression: 0, Missing: 1, Improvement: 2, Changed: 3, Skipped: 4, Removed: 5, New: 6, Unchanged: 7}
 
 // Failed reports whether any row fails the gate.
-func Failed(rows []Row) bool {
-	for _, r := range rows {
-		if r.Verdict == Regression || r.Verdict == Missing {
-			return true
-		}
-	}
-	return false
-}
+func Failed(rows []Row) bool { return slices.ContainsFunc(rows, Row.failed) }
+
+func (r Row) failed() bool { return r.Verdict == Regression || r.Verdict == Missing }
 
 // Validate checks the options, naming the flag at fault.
 func (o Options) Validate() error {

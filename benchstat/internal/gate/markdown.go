@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchunit"
@@ -29,7 +30,7 @@ func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 	fmt.Fprintf(w, "Base `%s`, head `%s`: %d series tested, %d improved, %d regressed, %d missing in head, %d removed, %d new, %d skipped.\n",
 		baseName, headName, Tested(rows), count[Improvement], count[Regression], count[Missing], count[Removed], count[New], count[Skipped])
 	thr := fmt.Sprintf("%g%%", o.Threshold*100)
-	if hasMode(rows, ModeSim) {
+	if slices.ContainsFunc(rows, func(r Row) bool { return r.Mode == ModeSim }) {
 		thr = fmt.Sprintf("%g%% (time mode) or %g%% (sim mode: instructions and estimated cycles counted under callgrind)", o.Threshold*100, o.SimThreshold*100)
 	}
 	fmt.Fprintf(w, "Rounds are paired: a series fails when a one-sided signed-rank test finds its per-round changes worse at alpha %g%s "+
@@ -137,15 +138,6 @@ func pct(d float64) string {
 		return fmt.Sprintf("%+.2f%%", d*100)
 	}
 	return fmt.Sprintf("%+.1f%%", d*100)
-}
-
-func hasMode(rows []Row, mode string) bool {
-	for _, r := range rows {
-		if r.Mode == mode {
-			return true
-		}
-	}
-	return false
 }
 
 func plural(n int) string {
