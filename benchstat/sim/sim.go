@@ -78,16 +78,6 @@ type Options struct {
 	Env        []string // added to this process's environment for the binary
 }
 
-// BinaryError is the test binary failing under Valgrind: its exit status
-// is the command's.
-type BinaryError struct {
-	Binary string
-	Err    error
-}
-
-func (e *BinaryError) Error() string { return fmt.Sprintf("%s under valgrind: %v", e.Binary, e.Err) }
-func (e *BinaryError) Unwrap() error { return e.Err }
-
 func flags(fs *flag.FlagSet) *Options {
 	o := &Options{}
 	fs.BoolVar(&o.Cache, "cache", true, "simulate the caches and report est-cycles/op (about 1.6x slower than instructions alone)")
@@ -105,23 +95,20 @@ func run(c cli.Call, o *Options, rest []string) int {
 		return c.Usage("%v", err)
 	}
 	err := Count(context.Background(), *o, c.Stdout, c.Stderr)
-	var be *BinaryError
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
+	if err == nil {
 		return 0
-	case errors.As(err, &be) && errors.As(err, &ee) && ee.ExitCode() > 0:
-		fmt.Fprintln(c.Stderr, "kvb sim:", err)
-		return ee.ExitCode()
 	}
 	fmt.Fprintln(c.Stderr, "kvb sim:", err)
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() > 0 {
+		return ee.ExitCode() // the binary's own
+	}
 	return 2
 }
 
 // Count runs the binary under callgrind, one process per iteration
 // count, and writes the converted results to stdout and callgrind's
 // notes and every left-out leaf to stderr. The binary failing is a
-// *BinaryError, after the results of the processes before it.
+// wrapped *exec.ExitError, after the results of the processes before it.
 func Count(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if o.Iterations == "" {
 		o.Iterations = DefaultIterations
@@ -177,7 +164,7 @@ func Count(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 			return err
 		}
 		if runErr != nil {
-			return &BinaryError{o.Binary, runErr}
+			return fmt.Errorf("%s under valgrind: %w", o.Binary, runErr)
 		}
 	}
 	return bw.Flush()
