@@ -98,22 +98,13 @@ func Build(r *Results) *Summary {
 	}
 	for i := range s.Tables {
 		cols := append([]string(nil), s.Columns...)
-		if ref := Questions[i].Reference; ref != nil && hasColumn(s.Tables[i], ref.Column) {
+		if ref := Questions[i].Reference; ref != nil && slices.ContainsFunc(s.Tables[i].Rows, func(r Row) bool { _, ok := r.Cells[ref.Column]; return ok }) {
 			cols = append(cols, ref.Column)
 		}
 		s.Tables[i].Columns = cols
 	}
 	s.noteUnplaced(placed)
 	return s
-}
-
-func hasColumn(t Table, col string) bool {
-	for _, row := range t.Rows {
-		if _, ok := row.Cells[col]; ok {
-			return true
-		}
-	}
-	return false
 }
 
 // oversubscribed notes the thread counts of t's rows above the run's
@@ -449,10 +440,5 @@ func enginesOf(r *Results, op string) []string {
 }
 
 func hasSeries(r *Results, op, engine, config string) bool {
-	for k := range r.Values {
-		if k.Op == op && k.Engine == engine && k.Config == config {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(slices.Collect(maps.Keys(r.Values)), func(k Key) bool { return k.Op == op && k.Engine == engine && k.Config == config })
 }

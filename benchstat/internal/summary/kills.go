@@ -96,12 +96,9 @@ func (s *Summary) noteUnplaced(placed map[string]bool) {
 	if len(s.Tables) == 0 {
 		return
 	}
-	at := len(s.Tables) - 1
-	for i, q := range Questions[:len(s.Tables)] {
-		if q.inBudget() {
-			at = i
-			break
-		}
+	at := slices.IndexFunc(Questions[:len(s.Tables)], Section.inBudget)
+	if at < 0 {
+		at = len(s.Tables) - 1
 	}
 	seen := map[string]bool{}
 	for _, k := range s.Results.Kills {

@@ -26,10 +26,8 @@ type Key = results.Key
 // Results is one results file by series, with the configuration lines the
 // file printed.
 type Results struct {
-	Name   string
-	Values map[Key][]float64
-	// Configs lists each sub-benchmark name of an operation in file order.
-	Configs map[string][]string
+	Name string
+	results.Series
 	// Run holds the first value of each configuration line that is the
 	// same for the whole run (keys, cpu-model, ...).
 	Run map[string]string
@@ -51,8 +49,7 @@ func Read(data []byte, name string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := f.Series(nil)
-	res := &Results{Name: name, Values: s.Values, Configs: s.Configs,
+	res := &Results{Name: name, Series: f.Series(nil),
 		Run: map[string]string{}, Settings: map[string]string{}, Skipped: len(f.Skipped), Kills: readKills(data)}
 	for i := range f.Results {
 		res.note(&f.Results[i])
