@@ -54,8 +54,8 @@ func (r *Results) killsOf(op, engine, config string) []Kill {
 func (r *Results) killConfigs(op string) []string {
 	var out []string
 	for _, k := range r.Kills {
-		if k.Op == op && !slices.Contains(r.Configs[op], k.Config) && !slices.Contains(out, k.Config) {
-			out = append(out, k.Config)
+		if k.Op == op && !slices.Contains(r.Configs[op], k.Config) {
+			out = appendNew(out, k.Config)
 		}
 	}
 	return out
