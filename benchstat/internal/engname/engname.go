@@ -1,7 +1,6 @@
-// Package engname finds the engine in a kvbench benchmark name, and the
-// stores a test binary has benchmarks of. The engines are the ones
-// registered in internal/engine: a benchmark name ends in the engine's
-// Title ("ReadRandomBadger"). Their list is generated (engines_gen.go, by
+// Package engname finds the engine in a kvbench benchmark name. The
+// engines are the ones registered in internal/engine: a benchmark name
+// ends in the engine's Title ("ReadRandomBadger"). Their list is generated (engines_gen.go, by
 // go generate in the repository's root), so that the tooling's packages
 // read names without linking every engine (TestRegisteredEngines holds
 // it to the registry).
@@ -28,6 +27,17 @@ func Titles() []string {
 		}
 	}
 	return append(stores, rails...)
+}
+
+// Rail reports whether title is a registered engine's and that engine a
+// reference rail, no store.
+func Rail(title string) bool {
+	for _, i := range registered {
+		if i.title == title {
+			return i.reference
+		}
+	}
+	return false
 }
 
 // bySuffix is Titles longest first, so no title is taken for a suffix of

@@ -47,5 +47,7 @@ func schedBound(r *Results, k Key, op Stat) bool {
 
 // hasSchedMark says whether any cell of t carries the mark.
 func hasSchedMark(t Table) bool {
-	return slices.ContainsFunc(t.Rows, func(r Row) bool { return slices.ContainsFunc(slices.Collect(maps.Values(r.Cells)), func(c Cell) bool { return c.Sched }) })
+	return slices.ContainsFunc(t.Rows, func(r Row) bool {
+		return slices.ContainsFunc(slices.Collect(maps.Values(r.Cells)), func(c Cell) bool { return c.Sched })
+	})
 }
