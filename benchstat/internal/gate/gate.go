@@ -233,44 +233,33 @@ func compareSeries(k Key, bv, hv []float64, base, head *Set) Row {
 	if len(bv) != len(hv) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s: %d rounds in base, %d in head: the first %d paired", k, len(bv), len(hv), r.N))
 	}
-	d := pairedChanges(bv[:r.N], hv[:r.N])
-	for _, x := range d.d {
-		r.moved = r.moved || x != 0
-	}
-	if d.relative {
-		r.Delta = math.Expm1(med(d.d))
+	d, relative := pairedChanges(bv[:r.N], hv[:r.N])
+	r.moved = slices.ContainsFunc(d, func(x float64) bool { return x != 0 })
+	if relative {
+		r.Delta = math.Expm1(med(d))
 	}
 	switch r.Better {
 	case 0:
-		r.P = math.Min(1, 2*math.Min(signedRankP(d.d), signedRankP(scale(d.d, -1))))
+		r.P = math.Min(1, 2*math.Min(signedRankP(d), signedRankP(scale(d, -1))))
 	default:
-		r.P = signedRankP(scale(d.d, -float64(r.Better)))
-		r.pBetter = signedRankP(scale(d.d, float64(r.Better)))
+		r.P = signedRankP(scale(d, -float64(r.Better)))
+		r.pBetter = signedRankP(scale(d, float64(r.Better)))
 	}
 	r.PAdj = r.P
 	return r
 }
 
-// changes are a series' per-round changes: log(head/base) when every base
-// value is positive (relative), else head-base.
-type changes struct {
-	d        []float64
-	relative bool
-}
-
-func pairedChanges(bv, hv []float64) changes {
-	c := changes{d: make([]float64, len(bv)), relative: true}
+// pairedChanges are a series' per-round changes: log(head/base) when
+// every value is positive (relative), else head-base.
+func pairedChanges(bv, hv []float64) (d []float64, relative bool) {
+	relative = !slices.ContainsFunc(append(slices.Clone(bv), hv...), func(x float64) bool { return !(x > 0) })
+	d = make([]float64, len(bv))
 	for i := range bv {
-		c.relative = c.relative && bv[i] > 0 && hv[i] > 0
-	}
-	for i := range bv {
-		if c.relative {
-			c.d[i] = math.Log(hv[i] / bv[i])
-		} else {
-			c.d[i] = hv[i] - bv[i]
+		if d[i] = hv[i] - bv[i]; relative {
+			d[i] = math.Log(hv[i] / bv[i])
 		}
 	}
-	return c
+	return d, relative
 }
 
 // verdict decides one compared series.
@@ -396,7 +385,7 @@ func detectable(r Row, base, head *Set, o Options, m int) float64 {
 	if minSignedRankP(r.N) >= lvl {
 		return math.Inf(1)
 	}
-	d := pairedChanges(base.Values[r.Key][:r.N], head.Values[r.Key][:r.N]).d
+	d, _ := pairedChanges(base.Values[r.Key][:r.N], head.Values[r.Key][:r.N])
 	s := 1.4826 * mad(d)
 	if s == 0 {
 		s = stats.StdDev(d)
