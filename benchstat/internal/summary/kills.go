@@ -41,13 +41,7 @@ func readKills(data []byte) []Kill {
 
 // killsOf are the kills of one sub-benchmark, in file order.
 func (r *Results) killsOf(op, engine, config string) []Kill {
-	var out []Kill
-	for _, k := range r.Kills {
-		if k.Op == op && k.Engine == engine && k.Config == config {
-			out = append(out, k)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(r.Kills), func(k Kill) bool { return k.Op != op || k.Engine != engine || k.Config != config })
 }
 
 // killConfigs are the sub-benchmarks of op that have kills and no result.
