@@ -166,12 +166,7 @@ func gated(k Key, base, head *Set, o Options) bool {
 	}
 	for _, s := range []*Set{head, base} {
 		if units, ok := s.Gate[k.Name]; ok {
-			for _, u := range strings.Fields(units) {
-				if u == k.Unit {
-					return true
-				}
-			}
-			return false
+			return slices.Contains(strings.Fields(units), k.Unit)
 		}
 	}
 	return DefaultUnits.MatchString(k.Unit)
@@ -406,12 +401,7 @@ func mad(xs []float64) float64 {
 	return med(dev)
 }
 
-func med(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	return stats.Sample{Xs: xs}.Quantile(0.5)
-}
+func med(xs []float64) float64 { return stats.Sample{Xs: xs}.Quantile(0.5) } // NaN for none
 
 func scale(xs []float64, f float64) []float64 {
 	out := make([]float64, len(xs))

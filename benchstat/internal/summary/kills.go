@@ -108,10 +108,7 @@ func (s *Summary) noteUnplaced(placed map[string]bool) {
 
 // inBudget reports whether a question is about runs in a memory budget.
 func (q Section) inBudget() bool {
-	for _, b := range q.Blocks {
-		if slices.ContainsFunc(b.Where, func(w string) bool { k, present := results.FilterKey(w); return k == "mem" && present }) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(q.Blocks, func(b Block) bool {
+		return slices.ContainsFunc(b.Where, func(w string) bool { k, present := results.FilterKey(w); return k == "mem" && present })
+	})
 }
