@@ -119,18 +119,14 @@ func oversubscribed(r *Results, t Table) []string {
 	for _, row := range t.Rows {
 		labels = append(labels, row.Label)
 	}
-	var over []int
+	var notes []string
 	for _, l := range append(labels, t.Common) {
 		for _, p := range results.SplitConfig(strings.ReplaceAll(l, " ", "/")) {
 			if n, err := strconv.Atoi(p.Value); err == nil && p.Key == "threads" && n > cpus {
-				over = appendNew(over, n)
+				notes = appendNew(notes, fmt.Sprintf("threads=%d: %s the run's %d CPUs, oversubscribed: the scheduler's queue, not only the engine, makes its tail (sched-p99-ns)",
+					n, strconv.FormatFloat(float64(n)/float64(cpus), 'g', 3, 64)+"×", cpus))
 			}
 		}
-	}
-	var notes []string
-	for _, n := range over {
-		notes = append(notes, fmt.Sprintf("threads=%d: %s the run's %d CPUs, oversubscribed: the scheduler's queue, not only the engine, makes its tail (sched-p99-ns)",
-			n, strconv.FormatFloat(float64(n)/float64(cpus), 'g', 3, 64)+"×", cpus))
 	}
 	return notes
 }

@@ -46,17 +46,16 @@ func run(c cli.Call, o *options, pos []string) int {
 	if len(pos) == 0 {
 		return c.Usage("no results file given")
 	}
-	if o.full {
-		if err := benchstat(pos[0], pos[1:], c.Stdout, c.Stderr); err != nil {
-			fmt.Fprintln(c.Stderr, "kvb summary:", err)
-			return 1
-		}
-		return 0
-	}
-	if len(pos) != 1 {
+	var err error
+	switch {
+	case o.full:
+		err = benchstat(pos[0], pos[1:], c.Stdout, c.Stderr)
+	case len(pos) != 1:
 		return c.Usage("one results file, not %d (benchstat's flags go with -benchstat)", len(pos))
+	default:
+		err = write(pos[0], o.out, c.Stdout)
 	}
-	if err := write(pos[0], o.out, c.Stdout); err != nil {
+	if err != nil {
 		fmt.Fprintln(c.Stderr, "kvb summary:", err)
 		return 1
 	}
