@@ -357,37 +357,31 @@ func pick(r *Results, cs []candidate, prefer map[string]string) (candidate, stri
 			}
 		}
 	}
-	best, why := cs[0], "the first the results have"
-	for _, c := range cs {
-		ok := len(differ) > 0
+	// match is the first candidate whose every differing key has want's
+	// value.
+	match := func(want map[string]string) (candidate, bool) {
+		for _, c := range cs {
+			if !slices.ContainsFunc(differ, func(k string) bool { v, _ := c.rest.Get(k); return want[k] == "" || want[k] != v }) {
+				return c, true
+			}
+		}
+		return candidate{}, false
+	}
+	shown := func(c candidate, why string) (candidate, string) {
+		var parts []string
 		for _, k := range differ {
 			v, _ := c.rest.Get(k)
-			if run, has := r.Run[k]; !has || run != v {
-				ok = false
-			}
+			parts = append(parts, k+"="+v)
 		}
-		if ok {
-			best, why = c, "the run's own setting"
-			break
-		}
+		return c, fmt.Sprintf("%s shown (%s)", strings.Join(parts, " "), why)
 	}
-	if why != "the run's own setting" {
-	prefs:
-		for _, c := range cs {
-			for _, k := range differ {
-				if v, _ := c.rest.Get(k); prefer[k] == "" || prefer[k] != v {
-					continue prefs
-				}
-			}
-			return c, "" // the block's Note says which
-		}
+	if c, ok := match(r.Run); ok && len(differ) > 0 {
+		return shown(c, "the run's own setting")
 	}
-	var shown []string
-	for _, k := range differ {
-		v, _ := best.rest.Get(k)
-		shown = append(shown, k+"="+v)
+	if c, ok := match(prefer); ok {
+		return c, "" // the block's Note says which
 	}
-	return best, fmt.Sprintf("%s shown (%s)", strings.Join(shown, " "), why)
+	return shown(cs[0], "the first the results have")
 }
 
 func addReference(r *Results, t *Table, q Section) {
