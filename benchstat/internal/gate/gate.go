@@ -114,10 +114,7 @@ type Row struct {
 func (r Row) Worse() float64 { return -float64(r.Better) * r.Delta }
 
 // Compare pairs every gated series of head with the same series of base,
-// round by round: the i-th result of a series in base with its i-th in
-// head, as kvb compare writes them. A series regresses when the signed-rank
-// test finds the per-round changes centred on the bad side at alpha and
-// their median is worse than the threshold.
+// round by round, and decides each, failures first.
 func Compare(base, head *Set, o Options) []Row {
 	var rows []Row
 	for _, k := range base.Keys() {

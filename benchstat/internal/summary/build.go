@@ -425,5 +425,10 @@ func enginesOf(r *Results, op string) []string {
 }
 
 func hasSeries(r *Results, op, engine, config string) bool {
-	return slices.ContainsFunc(slices.Collect(maps.Keys(r.Values)), func(k Key) bool { return k.Op == op && k.Engine == engine && k.Config == config })
+	for k := range r.Values {
+		if k.Op == op && k.Engine == engine && k.Config == config {
+			return true
+		}
+	}
+	return false
 }
