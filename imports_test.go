@@ -103,7 +103,7 @@ func TestImportsGoOnlyDown(t *testing.T) {
 		t.Fatalf("walked %d packages: %v", len(pkgs), fmt.Sprint(placed))
 	}
 	for dir, want := range map[string]string{"internal/core": "core", "benchstat/kvb": "kvb, the tooling's one command",
-		"benchstat/gate": "the tooling's commands", "benchstat/internal/gate": "the tooling's packages", "internal/cmd/genwrappers": "the benchmarks and the programs under internal/"} {
+		"benchstat/sim": "the tooling's commands", "benchstat/internal/gate": "the tooling's packages", "internal/cmd/genwrappers": "the benchmarks and the programs under internal/"} {
 		if l := layerOf(dir); l < 0 || layers[l].name != want {
 			t.Errorf("%s is placed in layer %d, want %q", dir, l, want)
 		}

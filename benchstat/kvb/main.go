@@ -21,12 +21,12 @@ import (
 	"os"
 	"slices"
 
-	"github.com/kvbench/kvbench/benchstat/charts"
-	"github.com/kvbench/kvbench/benchstat/gate"
+	"github.com/kvbench/kvbench/benchstat/internal/charts"
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/gate"
+	"github.com/kvbench/kvbench/benchstat/internal/summary"
 	"github.com/kvbench/kvbench/benchstat/report"
 	"github.com/kvbench/kvbench/benchstat/sim"
-	"github.com/kvbench/kvbench/benchstat/summary"
 )
 
 // commands holds every subcommand by name: the packaged ones, and each

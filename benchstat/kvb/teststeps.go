@@ -97,10 +97,10 @@ var raceOnly = []string{"./benchstat/internal/progress"}
 var (
 	cachedRaced     = []string{"./internal/keydist", "./internal/load"}
 	cachedUnraced   = []string{"./internal/benchpattern", "./internal/families", "./internal/flagreg", "./internal/records"}
-	cachedBenchstat = []string{"./benchstat/charts", "./benchstat/gate",
+	cachedBenchstat = []string{
 		"./benchstat/internal/charts", "./benchstat/internal/cli", "./benchstat/internal/engname",
 		"./benchstat/internal/flagargs", "./benchstat/internal/gate", "./benchstat/internal/results",
-		"./benchstat/internal/summary", "./benchstat/report", "./benchstat/sim", "./benchstat/summary"}
+		"./benchstat/internal/summary", "./benchstat/report", "./benchstat/sim"}
 )
 
 // packagesBut are the packages of pattern (./dir/...), as go list expands

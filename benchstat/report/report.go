@@ -9,8 +9,10 @@ package report
 
 import (
 	"bytes"
+	_ "embed"
 	"flag"
 	"fmt"
+	"html/template"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -83,13 +85,47 @@ func Build(path string) (*Page, error) {
 	if err != nil {
 		return nil, err
 	}
-	return render(res, sum, svgs)
+	page := &Page{}
+	for _, t := range sum.Tables {
+		if len(t.Rows) > 0 {
+			page.Tables = append(page.Tables, t.Title)
+		}
+	}
+	if len(res.RunKeys) > 0 {
+		page.Tables = append(page.Tables, "run")
+	}
+	if len(res.Settings) > 0 {
+		page.Tables = append(page.Tables, "settings")
+	}
+	for _, c := range svgs {
+		page.Charts = append(page.Charts, c.Name)
+	}
+	var b bytes.Buffer
+	err = pageTemplate.Execute(&b, map[string]any{"Results": res, "Tables": sum.Tables, "Charts": svgs, "Legend": summary.Legend})
+	page.HTML = b.Bytes()
+	return page, err
 }
+
+//go:embed page.html
+var pageHTML string
+
+var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
+	"rounds": summary.Rounds,
+	"cell": func(r summary.Row, col string) (cell struct{ Text, Title string }) {
+		x, ok := r.Cells[col]
+		if !ok {
+			cell.Text = "-"
+			return cell
+		}
+		cell.Text, cell.Title = summary.CellText(x), x.Src.String()
+		return cell
+	},
+}).Parse(pageHTML))
 
 // chart is one inlined SVG.
 type chart struct {
-	name string
-	svg  []byte
+	Name string
+	SVG  template.HTML // our own charts'
 }
 
 // drawCharts draws every chart of the results file (data, read from
@@ -118,11 +154,9 @@ func drawCharts(data []byte, path string, sum *summary.Summary) ([]chart, error)
 		if err != nil {
 			return nil, err
 		}
-		at := len(files)
-		for i, g := range files {
-			if filepath.Base(g) == "readrandom-ops-s."+charts.Format {
-				at = i + 1
-			}
+		at := 1 + slices.IndexFunc(files, func(g string) bool { return filepath.Base(g) == "readrandom-ops-s."+charts.Format })
+		if at == 0 {
+			at = len(files)
 		}
 		files = slices.Insert(files, at, f)
 	}
@@ -144,7 +178,7 @@ func drawCharts(data []byte, path string, sum *summary.Summary) ([]chart, error)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, chart{strings.TrimSuffix(filepath.Base(f), ".svg"), inlineSVG(b)})
+		out = append(out, chart{strings.TrimSuffix(filepath.Base(f), ".svg"), template.HTML(inlineSVG(b))})
 	}
 	return out, nil
 }

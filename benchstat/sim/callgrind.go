@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,6 +17,7 @@ import (
 type window struct {
 	leaf   string // the benchmark's full name, as b.Name() gives it
 	n      int64  // b.N of that run
+	part   int    // its dump's number, in the order written
 	events map[string]int64
 }
 
@@ -43,11 +44,7 @@ func readWindows(dir string) ([]window, error) {
 	if err != nil {
 		return nil, err
 	}
-	type dumped struct {
-		part int
-		w    window
-	}
-	var ds []dumped
+	var ws []window
 	for _, f := range files {
 		part, err := strconv.Atoi(f[strings.LastIndexByte(f, '.')+1:])
 		if err != nil {
@@ -58,14 +55,11 @@ func readWindows(dir string) ([]window, error) {
 			return nil, err
 		}
 		if ok {
-			ds = append(ds, dumped{part, w})
+			w.part = part
+			ws = append(ws, w)
 		}
 	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i].part < ds[j].part })
-	ws := make([]window, len(ds))
-	for i, d := range ds {
-		ws[i] = d.w
-	}
+	slices.SortFunc(ws, func(a, b window) int { return a.part - b.part })
 	return ws, nil
 }
 

@@ -1,25 +1,15 @@
 // Package sim is kvb sim: it runs a suite test binary under Valgrind's
 // callgrind and prints its benchmark results with the CPU work of each
-// leaf's timed loop in place of times: instr/op (instructions executed,
-// every thread, Go and C alike) and est-cycles/op (instructions plus
-// simulated cache misses). Counted work repeats within about 1 % from run
-// to run where times on a shared machine vary by tens of percent, so the
-// regression gate can see a 1 % change (docs/gating.md, "Simulation
-// mode"). kvb compare -mode sim calls Count in process.
+// leaf's timed loop in place of times: instr/op (every thread, Go and C
+// alike) and est-cycles/op (instructions plus simulated cache misses),
+// which repeat within about 1 % where times vary by tens of percent.
+// Each family runs at a fixed b.N (-benchtime), one process per count,
+// with GOMAXPROCS=1 and asynchronous preemption off; internal/core marks
+// each leaf's window, and leaves without one, or with more than one
+// thread, are left out with a line on stderr (docs/gating.md,
+// "Simulation mode"). kvb compare -mode sim calls Count in process.
 //
 //	go run ./benchstat/kvb sim [-cache=false] [-keep DIR] [-benchtime 2000x,Scan=100x] BINARY -test.bench PATTERN [test flags]
-//
-// Each family runs at a fixed b.N (-benchtime), one process per count, so
-// both sides of a comparison count the same iterations. The binary runs
-// with GOMAXPROCS=1 (Valgrind runs one thread at a time:
-// idle Go processors would spin and count) and with asynchronous
-// preemption off (callgrind mishandles Go's preemption signal). Each
-// leaf's window is marked by the suite itself (internal/core's TimeLoop
-// and TimeInParts): counters are zeroed where its timed loop starts and
-// dumped where it ends, so setup, warm-up and other leaves stay out. Leaves without a
-// window (families that stay on time mode: cold, budget, fixed-rate,
-// knee) and leaves with more than one thread are left out, each with a
-// line on stderr saying why.
 package sim
 
 import (
@@ -78,16 +68,6 @@ type Options struct {
 	Env        []string // added to this process's environment for the binary
 }
 
-// BinaryError is the test binary failing under Valgrind: its exit status
-// is the command's.
-type BinaryError struct {
-	Binary string
-	Err    error
-}
-
-func (e *BinaryError) Error() string { return fmt.Sprintf("%s under valgrind: %v", e.Binary, e.Err) }
-func (e *BinaryError) Unwrap() error { return e.Err }
-
 func flags(fs *flag.FlagSet) *Options {
 	o := &Options{}
 	fs.BoolVar(&o.Cache, "cache", true, "simulate the caches and report est-cycles/op (about 1.6x slower than instructions alone)")
@@ -105,23 +85,20 @@ func run(c cli.Call, o *Options, rest []string) int {
 		return c.Usage("%v", err)
 	}
 	err := Count(context.Background(), *o, c.Stdout, c.Stderr)
-	var be *BinaryError
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
+	if err == nil {
 		return 0
-	case errors.As(err, &be) && errors.As(err, &ee) && ee.ExitCode() > 0:
-		fmt.Fprintln(c.Stderr, "kvb sim:", err)
-		return ee.ExitCode()
 	}
 	fmt.Fprintln(c.Stderr, "kvb sim:", err)
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ee.ExitCode() > 0 {
+		return ee.ExitCode() // the binary's own
+	}
 	return 2
 }
 
 // Count runs the binary under callgrind, one process per iteration
 // count, and writes the converted results to stdout and callgrind's
 // notes and every left-out leaf to stderr. The binary failing is a
-// *BinaryError, after the results of the processes before it.
+// wrapped *exec.ExitError, after the results of the processes before it.
 func Count(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if o.Iterations == "" {
 		o.Iterations = DefaultIterations
@@ -177,7 +154,7 @@ func Count(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 			return err
 		}
 		if runErr != nil {
-			return &BinaryError{o.Binary, runErr}
+			return fmt.Errorf("%s under valgrind: %w", o.Binary, runErr)
 		}
 	}
 	return bw.Flush()

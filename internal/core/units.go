@@ -7,7 +7,7 @@ import (
 )
 
 // Unit says how to read one metric a workload reports: which way is
-// better. benchstat and the gate (benchstat/gate) read it from the Unit
+// better. benchstat and the gate (benchstat/internal/gate) read it from the Unit
 // lines every run prints. ns/op, MB/s, B/op and allocs/op need no entry:
 // benchfmt knows them.
 //

@@ -20,7 +20,7 @@ type Family struct {
 	// ("write", "read"), "" for none.
 	Step string
 	// Gate lists the units that carry its result, the ones the regression
-	// gate (benchstat/gate) compares. Units that restate another (ops/s
+	// gate (benchstat/internal/gate) compares. Units that restate another (ops/s
 	// beside ns/op) or describe the run (hit%) stay out; nil prints no
 	// gate line, and the gate falls back to its default units.
 	Gate []string

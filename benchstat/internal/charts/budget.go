@@ -1,6 +1,7 @@
 package charts
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -60,12 +61,9 @@ func BudgetOf(s *ksummary.Summary) (b Budget, ok bool) {
 }
 
 func isBudgetRow(row ksummary.Row) bool {
-	for _, c := range row.Cells {
-		if c.Src.Op == budgetOp && c.Src.Engine != "" && hasMem(c.Src.Config) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(slices.Collect(maps.Values(row.Cells)), func(c ksummary.Cell) bool {
+		return c.Src.Op == budgetOp && c.Src.Engine != "" && hasMem(c.Src.Config)
+	})
 }
 
 // hasMem reports whether a sub-benchmark name has a mem= part.
@@ -81,14 +79,7 @@ func diskRandRead(r *ksummary.Results) *ksummary.Stat {
 		return nil
 	}
 	for _, c := range r.Configs["Disk"] {
-		ps := results.SplitConfig(c)
-		if op, _ := ps.Get("op"); op != "randread-4k" {
-			continue
-		}
-		if th, _ := ps.Get("threads"); th != "1" {
-			continue
-		}
-		if v := r.Values[ksummary.Key{Op: "Disk", Config: c, Unit: "ops/s"}]; len(v) > 0 {
+		if v := r.Values[ksummary.Key{Op: "Disk", Config: c, Unit: "ops/s"}]; len(v) > 0 && results.SplitConfig(c).Match([]string{"op=randread-4k", "threads=1"}) {
 			st := ksummary.Of(v)
 			return &st
 		}

@@ -64,8 +64,7 @@ func drawBudget(b Budget) budgetPlot {
 		top = math.Max(top, ref)
 	}
 	div, pre := prefix(top)
-	p := plot.New()
-	p.Title.Text = b.Title + "\n"
+	p := newPlot(b.Title + "\n")
 	if b.Common != "" {
 		p.Title.Text += b.Common + "; "
 	}
@@ -76,7 +75,6 @@ func drawBudget(b Budget) budgetPlot {
 	if b.Disk == nil {
 		p.Title.Text += "\nno disk line: the results have no BenchmarkDisk op=randread-4k at threads=1"
 	}
-	p.Title.TextStyle.Font.Size = vg.Points(10)
 	p.Y.Label.Text = pre + "ops/s"
 	p.Y.Min = 0
 	p.Y.Max = 1
@@ -88,8 +86,6 @@ func drawBudget(b Budget) budgetPlot {
 	label := p.X.Tick.Label
 	label.Font.Size = vg.Points(8)
 	p.Add(&budgetBars{b: b, scale: div, text: label})
-	p.Legend.Top = true
-	p.Legend.Left = true
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	if b.Disk != nil {
 		l := &refLine{y: ref / div, xmin: -0.5, xmax: budgetXMax(b), tag: "disk " + ksummary.Number(ref), text: label,
@@ -127,7 +123,6 @@ type budgetBars struct {
 
 func (bb *budgetBars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	whisker := draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
 	for i, e := range bb.b.Engines {
 		for g, s := range bb.b.Ops[e] {
 			x := slot(bb.b, g, i)
@@ -137,15 +132,9 @@ func (bb *budgetBars) Plot(c draw.Canvas, p *plot.Plot) {
 				c.FillText(st, vg.Point{X: trX(x), Y: trY(0) + vg.Points(4)}, "no result")
 				continue
 			}
-			x0, x1, y := trX(x-0.35), trX(x+0.35), trY(s.Center/bb.scale)
-			c.FillPolygon(engineColor(e), c.ClipPolygonY([]vg.Point{{X: x0, Y: trY(0)}, {X: x0, Y: y}, {X: x1, Y: y}, {X: x1, Y: trY(0)}}))
+			drawBar(c, trX(x-0.35), trX(x+0.35), trY(0), trY(s.Center/bb.scale), trY(s.Lo/bb.scale), trY(s.Hi/bb.scale), engineColor(e), s.N > 1)
 			above := s.Center
 			if s.N > 1 {
-				xm, cap, lo, hi := trX(x), (x1-x0)/4, trY(s.Lo/bb.scale), trY(s.Hi/bb.scale)
-				c.StrokeLines(whisker, c.ClipLinesY(
-					[]vg.Point{{X: xm, Y: lo}, {X: xm, Y: hi}},
-					[]vg.Point{{X: xm - cap, Y: lo}, {X: xm + cap, Y: lo}},
-					[]vg.Point{{X: xm - cap, Y: hi}, {X: xm + cap, Y: hi}})...)
 				above = math.Max(above, s.Hi)
 			}
 			st := bb.text

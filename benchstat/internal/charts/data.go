@@ -61,13 +61,11 @@ func (r *Results) spanBlocks() {
 			continue
 		}
 		for k, vals := range r.values {
-			for _, d := range moved[k.Config] {
-				if k.Op == op {
-					r.values[results.Key{Op: op, Engine: k.Engine, Config: d, Unit: k.Unit}] = vals
-				}
-			}
-			if k.Op == op && len(moved[k.Config]) > 0 {
+			if ds := moved[k.Config]; k.Op == op && len(ds) > 0 {
 				delete(r.values, k)
+				for _, k.Config = range ds {
+					r.values[k] = vals
+				}
 			}
 		}
 		r.config[op] = keep

@@ -1,8 +1,8 @@
 package charts
 
 import (
+	"cmp"
 	"slices"
-	"sort"
 
 	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
@@ -38,19 +38,14 @@ func DrawAll(r *Results, dir string) ([]string, error) {
 				break
 			}
 		}
-		var lat []string
-		for _, u := range units {
-			if _, ok := percentileOrder(u); ok {
-				lat = append(lat, u)
-			}
-		}
+		lat := slices.DeleteFunc(units, func(u string) bool { _, ok := percentileOrder(u); return !ok })
 		if len(lat) == 0 {
 			continue
 		}
-		sort.Slice(lat, func(i, j int) bool {
-			a, _ := percentileOrder(lat[i])
-			b, _ := percentileOrder(lat[j])
-			return a < b
+		slices.SortFunc(lat, func(a, b string) int {
+			x, _ := percentileOrder(a)
+			y, _ := percentileOrder(b)
+			return cmp.Compare(x, y)
 		})
 		short, _ := labels(r.config[op])
 		for i, c := range r.config[op] {
@@ -70,13 +65,7 @@ func barConfigs(r *Results, op string) []string {
 	if op != budgetOp {
 		return r.config[op]
 	}
-	var out []string
-	for _, c := range r.config[op] {
-		if !hasMem(c) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(r.config[op]), hasMem)
 }
 
 // Merge adds o's runs to r.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/kvbench/kvbench/benchstat/internal/results"
 	"github.com/kvbench/kvbench/benchstat/internal/summary"
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
@@ -27,14 +26,10 @@ func PopulateOverTime(r *Results, dir string) (string, error) {
 	if !slices.Contains(r.units(op), phaseUnits[0]) || !slices.Contains(r.units(op), phaseUnits[1]) {
 		return "", nil
 	}
-	p := plot.New()
-	p.Title.Text = "Populate over its run: the write loop's keys/s in the first and the last tenth of the keys\n(median of runs)"
-	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p := newPlot("Populate over its run: the write loop's keys/s in the first and the last tenth of the keys\n(median of runs)")
 	p.Y.Label.Text = "k keys/s"
 	p.Y.Min = 0
 	p.NominalX("first tenth of the keys", "last tenth")
-	p.Legend.Top = true
-	p.Legend.Left = true
 	short, _ := labels(r.config[op])
 	var top float64
 	for _, e := range r.engines(op, phaseUnits[0]) {
@@ -67,7 +62,5 @@ func PopulateOverTime(r *Results, dir string) (string, error) {
 		}
 	}
 	p.Y.Max = 1.4 * top // room for the legend
-	p.Add(plotter.NewGrid())
-	name := filepath.Join(dir, "populate-over-time."+Format)
-	return name, p.Save(16*vg.Centimeter, 10*vg.Centimeter, name)
+	return save(p, 16*vg.Centimeter, filepath.Join(dir, "populate-over-time."+Format))
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,21 +51,26 @@ type bars struct {
 
 func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
-	line := draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}
 	for g, s := range b.sums {
-		if s.N == 0 {
-			continue
+		if s.N > 0 {
+			x0 := float64(g) + b.offset
+			drawBar(c, trX(x0), trX(x0+b.width), trY(0), trY(s.Center), trY(s.Lo), trY(s.Hi), b.color, true)
 		}
-		x0, x1 := float64(g)+b.offset, float64(g)+b.offset+b.width
-		rect := []vg.Point{{X: trX(x0), Y: trY(0)}, {X: trX(x0), Y: trY(s.Center)}, {X: trX(x1), Y: trY(s.Center)}, {X: trX(x1), Y: trY(0)}}
-		c.FillPolygon(b.color, c.ClipPolygonY(rect))
-		xm, cap := trX((x0+x1)/2), (trX(x1)-trX(x0))/4
-		ylo, yhi := trY(s.Lo), trY(s.Hi)
-		c.StrokeLines(line, c.ClipLinesY(
-			[]vg.Point{{X: xm, Y: ylo}, {X: xm, Y: yhi}},
-			[]vg.Point{{X: xm - cap, Y: ylo}, {X: xm + cap, Y: ylo}},
-			[]vg.Point{{X: xm - cap, Y: yhi}, {X: xm + cap, Y: yhi}})...)
 	}
+}
+
+// drawBar fills a bar from x0 to x1 up to y and, with whiskers, strokes
+// a whisker from lo to hi at its middle.
+func drawBar(c draw.Canvas, x0, x1, y0, y, lo, hi vg.Length, col color.Color, whiskers bool) {
+	c.FillPolygon(col, c.ClipPolygonY([]vg.Point{{X: x0, Y: y0}, {X: x0, Y: y}, {X: x1, Y: y}, {X: x1, Y: y0}}))
+	if !whiskers {
+		return
+	}
+	xm, cap := (x0+x1)/2, (x1-x0)/4
+	c.StrokeLines(draw.LineStyle{Color: color.Black, Width: vg.Points(0.8)}, c.ClipLinesY(
+		[]vg.Point{{X: xm, Y: lo}, {X: xm, Y: hi}},
+		[]vg.Point{{X: xm - cap, Y: lo}, {X: xm + cap, Y: lo}},
+		[]vg.Point{{X: xm - cap, Y: hi}, {X: xm + cap, Y: hi}})...)
 }
 
 func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
@@ -78,6 +84,21 @@ func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 func (b *bars) Thumbnail(c *draw.Canvas) {
 	pts := []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Min.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Max.X, Y: c.Min.Y}}
 	c.FillPolygon(b.color, c.ClipPolygonY(pts))
+}
+
+// newPlot is a chart titled title (in 10 pt), its legend at the top left.
+func newPlot(title string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p.Legend.Top, p.Legend.Left = true, true
+	return p
+}
+
+// save adds p's grid and writes it, width wide and 10 cm high, to name.
+func save(p *plot.Plot, width vg.Length, name string) (string, error) {
+	p.Add(plotter.NewGrid())
+	return name, p.Save(width, 10*vg.Centimeter, name)
 }
 
 // prefix scales large values to k or M for readable axes.
@@ -125,18 +146,14 @@ func throughputChart(r *Results, op string, configs []string, unit, dir string) 
 		}
 	}
 	div, pre := prefix(max)
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: %s (median of runs; whiskers: %s)", op, unit, whiskers)
+	p := newPlot(fmt.Sprintf("%s: %s (median of runs; whiskers: %s)", op, unit, whiskers))
 	if common != "" {
 		p.Title.Text += "\n" + common
 	}
-	p.Title.TextStyle.Font.Size = vg.Points(10)
 	p.Y.Label.Text = pre + unit
 	p.Y.Min = 0
 	p.Y.Max = 1.3 * max / div // room for the legend above the bars
 	p.NominalX(short...)
-	p.Legend.Top = true
-	p.Legend.Left = true
 	width := 0.8 / float64(len(engines))
 	for i, e := range engines {
 		b := &bars{offset: -0.4 + float64(i)*width, width: width * 0.9, color: engineColor(e)}
@@ -146,15 +163,15 @@ func throughputChart(r *Results, op string, configs []string, unit, dir string) 
 		p.Add(b)
 		p.Legend.Add(e, b)
 	}
-	p.Add(plotter.NewGrid())
-	name := filepath.Join(dir, fileName(op, unit)+"."+Format)
 	w := vg.Length(math.Max(16, 1.2*float64(len(configs)*len(engines)))) * vg.Centimeter
-	return name, p.Save(w, 10*vg.Centimeter, name)
+	return save(p, w, filepath.Join(dir, fileName(op, unit)+"."+Format))
 }
 
-// percentile units, in order: p50-ns, p90-ns, ..., max-ns.
-var percentileUnit = regexp.MustCompile(`^p([0-9]+)-ns$`)
+// percentileUnit is a latency percentile's unit: p50-ns, p999-ns.
+var percentileUnit = regexp.MustCompile(`^p([0-9]{1,2})([0-9]*)-ns$`)
 
+// percentileOrder places p50-ns, p90-ns, ..., max-ns in order: p999 is
+// 99.9, the digits after the first two decimals.
 func percentileOrder(unit string) (float64, bool) {
 	if unit == "max-ns" {
 		return 100, true
@@ -163,18 +180,14 @@ func percentileOrder(unit string) (float64, bool) {
 	if m == nil {
 		return 0, false
 	}
-	// p999 is 99.9: the digits after "99"... are decimals.
-	d := m[1]
-	v, _ := strconv.ParseFloat(d[:min(2, len(d))]+"."+d[min(2, len(d)):]+"0", 64)
+	v, _ := strconv.ParseFloat(m[1]+"."+m[2]+"0", 64)
 	return v, true
 }
 
 // latencyChart draws each engine's latency percentiles for one
 // sub-benchmark of op, on a log scale.
 func latencyChart(r *Results, op, config, label string, units []string, dir string) (string, error) {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s latency percentiles (median of runs; whiskers: range of runs)\n%s", op, strings.ReplaceAll(config, "/", " "))
-	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p := newPlot(fmt.Sprintf("%s latency percentiles (median of runs; whiskers: range of runs)\n%s", op, strings.ReplaceAll(config, "/", " ")))
 	p.Y.Label.Text = "µs (log scale)"
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -183,8 +196,6 @@ func latencyChart(r *Results, op, config, label string, units []string, dir stri
 		names[i] = strings.TrimSuffix(u, "-ns")
 	}
 	p.NominalX(names...)
-	p.Legend.Top = true
-	p.Legend.Left = true
 	for _, e := range r.engines(op, units[0]) {
 		var pts struct {
 			plotter.XYs
@@ -217,18 +228,10 @@ func latencyChart(r *Results, op, config, label string, units []string, dir stri
 		p.Add(l, sc, eb)
 		p.Legend.Add(e, l, sc)
 	}
-	p.Add(plotter.NewGrid())
-	name := filepath.Join(dir, fileName(op, "latency", label)+"."+Format)
-	return name, p.Save(16*vg.Centimeter, 10*vg.Centimeter, name)
+	return save(p, 16*vg.Centimeter, filepath.Join(dir, fileName(op, "latency", label)+"."+Format))
 }
 
-func minMax(v []float64) (lo, hi float64) {
-	lo, hi = v[0], v[0]
-	for _, x := range v {
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
-	return lo, hi
-}
+func minMax(v []float64) (lo, hi float64) { return slices.Min(v), slices.Max(v) }
 
 var unsafeName = regexp.MustCompile(`[^a-z0-9=]+`)
 

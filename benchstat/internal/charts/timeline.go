@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/results"
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
@@ -115,13 +114,11 @@ func Timelines(dir, out string) ([]string, error) {
 
 // timelineChart draws one question's timelines into name.
 func timelineChart(title string, ts []timeline, name string) (string, error) {
-	p := plot.New()
-	p.Title.Text = title + ": operations a second in each interval"
-	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p := newPlot(title + ": operations a second in each interval")
+	p.Legend.Left = false
 	p.X.Label.Text = "s into the timed window"
 	p.Y.Label.Text = "k ops/s"
 	p.Y.Min = 0
-	p.Legend.Top = true
 	slices.SortFunc(ts, func(a, b timeline) int { return strings.Compare(a.label, b.label) })
 	seen := map[string]bool{}
 	var top float64
@@ -147,6 +144,5 @@ func timelineChart(title string, ts []timeline, name string) (string, error) {
 		p.Legend.Add(t.label, l)
 	}
 	p.Y.Max = 1.3 * top // room for the legend
-	p.Add(plotter.NewGrid())
-	return name, p.Save(16*vg.Centimeter, 10*vg.Centimeter, name)
+	return save(p, 16*vg.Centimeter, name)
 }

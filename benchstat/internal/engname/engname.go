@@ -1,7 +1,6 @@
-// Package engname finds the engine in a kvbench benchmark name, and the
-// stores a test binary has benchmarks of. The engines are the ones
-// registered in internal/engine: a benchmark name ends in the engine's
-// Title ("ReadRandomBadger"). Their list is generated (engines_gen.go, by
+// Package engname finds the engine in a kvbench benchmark name. The
+// engines are the ones registered in internal/engine: a benchmark name
+// ends in the engine's Title ("ReadRandomBadger"). Their list is generated (engines_gen.go, by
 // go generate in the repository's root), so that the tooling's packages
 // read names without linking every engine (TestRegisteredEngines holds
 // it to the registry).
@@ -10,6 +9,7 @@ package engname
 import (
 	"bytes"
 	"sort"
+	"strings"
 
 	"golang.org/x/perf/benchfmt"
 )
@@ -29,6 +29,17 @@ func Titles() []string {
 	return append(stores, rails...)
 }
 
+// Rail reports whether title is a registered engine's and that engine a
+// reference rail, no store.
+func Rail(title string) bool {
+	for _, i := range registered {
+		if i.title == title {
+			return i.reference
+		}
+	}
+	return false
+}
+
 // bySuffix is Titles longest first, so no title is taken for a suffix of
 // another.
 func bySuffix() []string {
@@ -37,23 +48,26 @@ func bySuffix() []string {
 	return t
 }
 
+// cut splits a base name, "ReadRandomBadger", into its operation and
+// the engine title it ends in.
+func cut(base []byte) (op, engine string, ok bool) {
+	for _, t := range bySuffix() {
+		if bytes.HasSuffix(base, []byte(t)) && len(base) > len(t) {
+			return string(base[:len(base)-len(t)]), t, true
+		}
+	}
+	return "", "", false
+}
+
 // EngineName turns "ReadRandomBadger/valsz=1024-2" into
 // "ReadRandom/engine=Badger/valsz=1024-2".
 func EngineName(n benchfmt.Name) (benchfmt.Name, bool) {
 	base := n.Base()
-	for _, t := range bySuffix() {
-		if bytes.HasSuffix(base, []byte(t)) && len(base) > len(t) {
-			op := base[:len(base)-len(t)]
-			rest := n[len(base):]
-			out := make([]byte, 0, len(n)+8)
-			out = append(out, op...)
-			out = append(out, "/engine="...)
-			out = append(out, t...)
-			out = append(out, rest...)
-			return benchfmt.Name(out), true
-		}
+	op, engine, ok := cut(base)
+	if !ok {
+		return n, false
 	}
-	return n, false
+	return benchfmt.Name(op + "/engine=" + engine + string(n[len(base):])), true
 }
 
 // Split parses "ReadRandomBadger/valsz=1024/threads=1-2" into the
@@ -61,24 +75,14 @@ func EngineName(n benchfmt.Name) (benchfmt.Name, bool) {
 // "valsz=1024/threads=1" (the GOMAXPROCS suffix dropped).
 func Split(n benchfmt.Name) (op, engine, config string, ok bool) {
 	base, parts := n.Parts()
-	for _, t := range bySuffix() {
-		if bytes.HasSuffix(base, []byte(t)) && len(base) > len(t) {
-			op, engine, ok = string(base[:len(base)-len(t)]), t, true
-			break
-		}
-	}
-	if !ok {
+	if op, engine, ok = cut(base); !ok {
 		return "", "", "", false
 	}
-	var cfg []byte
+	var cfg []string
 	for _, p := range parts {
-		if p[0] != '/' {
-			continue // -GOMAXPROCS
+		if p[0] == '/' { // not -GOMAXPROCS
+			cfg = append(cfg, string(p[1:]))
 		}
-		if len(cfg) > 0 {
-			cfg = append(cfg, '/')
-		}
-		cfg = append(cfg, p[1:]...)
 	}
-	return op, engine, string(cfg), true
+	return op, engine, strings.Join(cfg, "/"), true
 }

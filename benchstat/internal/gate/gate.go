@@ -1,5 +1,14 @@
-// Package gate decides whether head results are worse than base results
-// (benchstat/gate is its command, benchstat/power measures it).
+// Package gate decides whether head results are worse than base results,
+// and is kvb gate. It pairs the rounds of the two sides (the i-th result
+// of a series in base with its i-th in head, as kvb compare writes them)
+// and fails a series whose per-round changes a one-sided Wilcoxon
+// signed-rank test finds centred on the bad side (alpha, Holm-corrected
+// over the series) by more than a threshold. Each family is gated on the
+// units its "gate" line names; a gated series missing from head fails;
+// units declared exact fail on any worsening. kvb compare calls it in
+// process; the lab's power measures it.
+//
+//	go run ./benchstat/kvb gate [-alpha 0.05] [-threshold 3] [-holm=false] [-units regexp] [-allow_removed] base.txt[,more.txt] head.txt[,more.txt]
 package gate
 
 import (
@@ -105,10 +114,7 @@ type Row struct {
 func (r Row) Worse() float64 { return -float64(r.Better) * r.Delta }
 
 // Compare pairs every gated series of head with the same series of base,
-// round by round: the i-th result of a series in base with its i-th in
-// head, as kvb compare writes them. A series regresses when the signed-rank
-// test finds the per-round changes centred on the bad side at alpha and
-// their median is worse than the threshold.
+// round by round, and decides each, failures first.
 func Compare(base, head *Set, o Options) []Row {
 	var rows []Row
 	for _, k := range base.Keys() {
@@ -144,7 +150,7 @@ func Compare(base, head *Set, o Options) []Row {
 		rows[i].Verdict = verdict(rows[i], o)
 		rows[i].Detectable = detectable(rows[i], base, head, o, m)
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rank(rows[i]) < rank(rows[j]) })
+	sort.SliceStable(rows, func(i, j int) bool { return rank[rows[i].Verdict] < rank[rows[j].Verdict] })
 	return rows
 }
 
@@ -157,12 +163,7 @@ func gated(k Key, base, head *Set, o Options) bool {
 	}
 	for _, s := range []*Set{head, base} {
 		if units, ok := s.Gate[k.Name]; ok {
-			for _, u := range strings.Fields(units) {
-				if u == k.Unit {
-					return true
-				}
-			}
-			return false
+			return slices.Contains(strings.Fields(units), k.Unit)
 		}
 	}
 	return DefaultUnits.MatchString(k.Unit)
@@ -224,44 +225,33 @@ func compareSeries(k Key, bv, hv []float64, base, head *Set) Row {
 	if len(bv) != len(hv) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%s: %d rounds in base, %d in head: the first %d paired", k, len(bv), len(hv), r.N))
 	}
-	d := pairedChanges(bv[:r.N], hv[:r.N])
-	for _, x := range d.d {
-		r.moved = r.moved || x != 0
-	}
-	if d.relative {
-		r.Delta = math.Expm1(med(d.d))
+	d, relative := pairedChanges(bv[:r.N], hv[:r.N])
+	r.moved = slices.ContainsFunc(d, func(x float64) bool { return x != 0 })
+	if relative {
+		r.Delta = math.Expm1(med(d))
 	}
 	switch r.Better {
 	case 0:
-		r.P = math.Min(1, 2*math.Min(signedRankP(d.d), signedRankP(neg(d.d))))
+		r.P = math.Min(1, 2*math.Min(signedRankP(d), signedRankP(scale(d, -1))))
 	default:
-		r.P = signedRankP(scale(d.d, -float64(r.Better)))
-		r.pBetter = signedRankP(scale(d.d, float64(r.Better)))
+		r.P = signedRankP(scale(d, -float64(r.Better)))
+		r.pBetter = signedRankP(scale(d, float64(r.Better)))
 	}
 	r.PAdj = r.P
 	return r
 }
 
-// changes are a series' per-round changes: log(head/base) when every base
-// value is positive (relative), else head-base.
-type changes struct {
-	d        []float64
-	relative bool
-}
-
-func pairedChanges(bv, hv []float64) changes {
-	c := changes{d: make([]float64, len(bv)), relative: true}
+// pairedChanges are a series' per-round changes: log(head/base) when
+// every value is positive (relative), else head-base.
+func pairedChanges(bv, hv []float64) (d []float64, relative bool) {
+	relative = !slices.ContainsFunc(append(slices.Clone(bv), hv...), func(x float64) bool { return !(x > 0) })
+	d = make([]float64, len(bv))
 	for i := range bv {
-		c.relative = c.relative && bv[i] > 0 && hv[i] > 0
-	}
-	for i := range bv {
-		if c.relative {
-			c.d[i] = math.Log(hv[i] / bv[i])
-		} else {
-			c.d[i] = hv[i] - bv[i]
+		if d[i] = hv[i] - bv[i]; relative {
+			d[i] = math.Log(hv[i] / bv[i])
 		}
 	}
-	return c
+	return d, relative
 }
 
 // verdict decides one compared series.
@@ -297,30 +287,25 @@ func verdict(r Row, o Options) Verdict {
 }
 
 // Tested counts the series the gate tests statistically.
-func Tested(rows []Row) int {
-	m := 0
-	for _, r := range rows {
-		if isTested(r) {
-			m++
-		}
-	}
-	return m
-}
+func Tested(rows []Row) int { return count(rows, isTested) }
 
 // Corrected counts the series Holm's correction divides alpha among.
-func Corrected(rows []Row) int {
-	m := 0
+func Corrected(rows []Row) int { return count(rows, isCorrected) }
+
+func count(rows []Row, f func(Row) bool) (n int) {
 	for _, r := range rows {
-		if isTested(r) && r.moved {
-			m++
+		if f(r) {
+			n++
 		}
 	}
-	return m
+	return n
 }
 
 func isTested(r Row) bool {
 	return !r.Exact && r.Better != 0 && r.Verdict != Missing && r.Verdict != Removed && r.Verdict != New && r.Verdict != Skipped
 }
+
+func isCorrected(r Row) bool { return isTested(r) && r.moved }
 
 // holm replaces PAdj of every statistically tested series with its
 // Holm-Bonferroni adjusted p-value, controlling the chance of any false
@@ -331,7 +316,7 @@ func isTested(r Row) bool {
 func holm(rows []Row) {
 	var idx []int
 	for i, r := range rows {
-		if isTested(r) && r.moved {
+		if isCorrected(r) {
 			idx = append(idx, i)
 		}
 	}
@@ -392,7 +377,7 @@ func detectable(r Row, base, head *Set, o Options, m int) float64 {
 	if minSignedRankP(r.N) >= lvl {
 		return math.Inf(1)
 	}
-	d := pairedChanges(base.Values[r.Key][:r.N], head.Values[r.Key][:r.N]).d
+	d, _ := pairedChanges(base.Values[r.Key][:r.N], head.Values[r.Key][:r.N])
 	s := 1.4826 * mad(d)
 	if s == 0 {
 		s = stats.StdDev(d)
@@ -413,14 +398,7 @@ func mad(xs []float64) float64 {
 	return med(dev)
 }
 
-func med(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	return stats.Sample{Xs: xs}.Quantile(0.5)
-}
-
-func neg(xs []float64) []float64 { return scale(xs, -1) }
+func med(xs []float64) float64 { return stats.Sample{Xs: xs}.Quantile(0.5) } // NaN for none
 
 func scale(xs []float64, f float64) []float64 {
 	out := make([]float64, len(xs))
@@ -439,35 +417,13 @@ func unitMeta(base, head *Set, unit, key string) string {
 	return ""
 }
 
-func rank(r Row) int {
-	switch r.Verdict {
-	case Regression:
-		return 0
-	case Missing:
-		return 1
-	case Improvement:
-		return 2
-	case Changed:
-		return 3
-	case Skipped:
-		return 4
-	case Removed:
-		return 5
-	case New:
-		return 6
-	}
-	return 7
-}
+// rank is the order of the rows by verdict: failures first.
+var rank = [...]int{Regression: 0, Missing: 1, Improvement: 2, Changed: 3, Skipped: 4, Removed: 5, New: 6, Unchanged: 7}
 
 // Failed reports whether any row fails the gate.
-func Failed(rows []Row) bool {
-	for _, r := range rows {
-		if r.Verdict == Regression || r.Verdict == Missing {
-			return true
-		}
-	}
-	return false
-}
+func Failed(rows []Row) bool { return slices.ContainsFunc(rows, Row.failed) }
+
+func (r Row) failed() bool { return r.Verdict == Regression || r.Verdict == Missing }
 
 // Validate checks the options, naming the flag at fault.
 func (o Options) Validate() error {

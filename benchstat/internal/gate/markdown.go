@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchunit"
@@ -18,24 +19,20 @@ func Markdown(w io.Writer, rows []Row, o Options, baseName, headName string) {
 		count[r.Verdict]++
 	}
 	if n := count[Regression] + count[Missing]; n > 0 {
-		fmt.Fprintf(w, "### kvbench gate: FAIL, %d regression%s, %d missing\n\n", count[Regression], plural(count[Regression]), count[Missing])
+		fmt.Fprintf(w, "### kvbench gate: FAIL, %d regression%s, %d missing\n\n", count[Regression], map[bool]string{false: "s"}[count[Regression] == 1], count[Missing])
 	} else {
 		fmt.Fprintf(w, "### kvbench gate: pass\n\n")
-	}
-	corr := ""
-	if o.Holm {
-		corr = " (Holm-corrected)"
 	}
 	fmt.Fprintf(w, "Base `%s`, head `%s`: %d series tested, %d improved, %d regressed, %d missing in head, %d removed, %d new, %d skipped.\n",
 		baseName, headName, Tested(rows), count[Improvement], count[Regression], count[Missing], count[Removed], count[New], count[Skipped])
 	thr := fmt.Sprintf("%g%%", o.Threshold*100)
-	if hasMode(rows, ModeSim) {
+	if slices.ContainsFunc(rows, func(r Row) bool { return r.Mode == ModeSim }) {
 		thr = fmt.Sprintf("%g%% (time mode) or %g%% (sim mode: instructions and estimated cycles counted under callgrind)", o.Threshold*100, o.SimThreshold*100)
 	}
 	fmt.Fprintf(w, "Rounds are paired: a series fails when a one-sided signed-rank test finds its per-round changes worse at alpha %g%s "+
 		"and their median is worse by more than %s; a gated series missing from head fails%s. "+
 		"p is the test's in the direction of the verdict (worse, unless improved). *detectable* is the smallest worsening this run would have caught 4 times in 5, given the series' own noise.",
-		o.Alpha, corr, thr, map[bool]string{true: " unless removals are allowed", false: ""}[!o.AllowRemoved])
+		o.Alpha, map[bool]string{true: " (Holm-corrected)"}[o.Holm], thr, map[bool]string{true: " unless removals are allowed", false: ""}[!o.AllowRemoved])
 	if o.Units != nil {
 		fmt.Fprintf(w, " Only units matching `%s` are gated.", o.Units)
 	}
@@ -137,20 +134,4 @@ func pct(d float64) string {
 		return fmt.Sprintf("%+.2f%%", d*100)
 	}
 	return fmt.Sprintf("%+.1f%%", d*100)
-}
-
-func hasMode(rows []Row, mode string) bool {
-	for _, r := range rows {
-		if r.Mode == mode {
-			return true
-		}
-	}
-	return false
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }

@@ -31,7 +31,7 @@ type Failure struct {
 func Failures(rows []Row) []Failure {
 	var out []Failure
 	for _, r := range rows {
-		if r.Verdict == Regression || r.Verdict == Missing {
+		if r.failed() {
 			out = append(out, Failure{Name: r.Name, Unit: r.Unit, Verdict: r.Verdict.String()})
 		}
 	}

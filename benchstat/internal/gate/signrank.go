@@ -1,8 +1,9 @@
 package gate
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/aclements/go-moremath/stats"
 )
@@ -18,42 +19,33 @@ import (
 // distribution itself: a count of the sign assignments by rank sum, in
 // half ranks so that tied mean ranks stay integers.
 func signedRankP(d []float64) float64 {
-	abs := make([]float64, 0, len(d))
-	pos := make([]bool, 0, len(d))
+	var ds []float64
 	for _, x := range d {
 		if x != 0 && !math.IsNaN(x) {
-			abs = append(abs, math.Abs(x))
-			pos = append(pos, x > 0)
+			ds = append(ds, x)
 		}
 	}
-	n := len(abs)
+	n := len(ds)
 	if n == 0 {
 		return 1
 	}
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.Slice(idx, func(a, b int) bool { return abs[idx[a]] < abs[idx[b]] })
-	// rank2[i] is twice the mean rank of |d_i|.
+	slices.SortFunc(ds, func(a, b float64) int { return cmp.Compare(math.Abs(a), math.Abs(b)) })
+	// rank2[i] is twice the mean rank of |ds[i]|, which its ties share.
 	rank2 := make([]int, n)
+	obs, total := 0, 0
 	for i := 0; i < n; {
 		j := i
-		for j+1 < n && abs[idx[j+1]] == abs[idx[i]] {
+		for j+1 < n && math.Abs(ds[j+1]) == math.Abs(ds[i]) {
 			j++
 		}
-		r := i + 1 + j + 1 // twice the mean of ranks i+1..j+1
 		for k := i; k <= j; k++ {
-			rank2[idx[k]] = r
+			rank2[k] = i + 1 + j + 1 // twice the mean of ranks i+1..j+1
+			total += rank2[k]
+			if ds[k] > 0 {
+				obs += rank2[k]
+			}
 		}
 		i = j + 1
-	}
-	obs, total := 0, 0
-	for i, r := range rank2 {
-		total += r
-		if pos[i] {
-			obs += r
-		}
 	}
 	if n > exactMax {
 		return normalSignedRankP(obs, rank2)

@@ -219,28 +219,18 @@ func (ps Parts) String() string { return ps.Join("/") }
 
 // Join is the parts, "key=value" or a bare "key", joined by sep.
 func (ps Parts) Join(sep string) string {
-	var b strings.Builder
+	s := make([]string, len(ps))
 	for i, p := range ps {
-		if i > 0 {
-			b.WriteString(sep)
-		}
-		b.WriteString(p.Key)
-		if p.Value != "" {
-			b.WriteString("=" + p.Value)
+		if s[i] = p.Key; p.Value != "" {
+			s[i] += "=" + p.Value
 		}
 	}
-	return b.String()
+	return strings.Join(s, sep)
 }
 
 // Without is ps less the parts named key.
 func (ps Parts) Without(key string) Parts {
-	var out Parts
-	for _, p := range ps {
-		if p.Key != key {
-			out = append(out, p)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(ps), func(p Part) bool { return p.Key == key })
 }
 
 // Get is the value of the first part named key.

@@ -98,22 +98,13 @@ func Build(r *Results) *Summary {
 	}
 	for i := range s.Tables {
 		cols := append([]string(nil), s.Columns...)
-		if ref := Questions[i].Reference; ref != nil && hasColumn(s.Tables[i], ref.Column) {
+		if ref := Questions[i].Reference; ref != nil && slices.ContainsFunc(s.Tables[i].Rows, func(r Row) bool { _, ok := r.Cells[ref.Column]; return ok }) {
 			cols = append(cols, ref.Column)
 		}
 		s.Tables[i].Columns = cols
 	}
 	s.noteUnplaced(placed)
 	return s
-}
-
-func hasColumn(t Table, col string) bool {
-	for _, row := range t.Rows {
-		if _, ok := row.Cells[col]; ok {
-			return true
-		}
-	}
-	return false
 }
 
 // oversubscribed notes the thread counts of t's rows above the run's
@@ -128,20 +119,26 @@ func oversubscribed(r *Results, t Table) []string {
 	for _, row := range t.Rows {
 		labels = append(labels, row.Label)
 	}
-	var over []int
+	var notes []string
 	for _, l := range append(labels, t.Common) {
 		for _, p := range results.SplitConfig(strings.ReplaceAll(l, " ", "/")) {
-			if n, err := strconv.Atoi(p.Value); err == nil && p.Key == "threads" && n > cpus && !slices.Contains(over, n) {
-				over = append(over, n)
+			if n, err := strconv.Atoi(p.Value); err == nil && p.Key == "threads" && n > cpus {
+				notes = appendNew(notes, fmt.Sprintf("threads=%d: %s the run's %d CPUs, oversubscribed: the scheduler's queue, not only the engine, makes its tail (sched-p99-ns)",
+					n, strconv.FormatFloat(float64(n)/float64(cpus), 'g', 3, 64)+"×", cpus))
 			}
 		}
 	}
-	var notes []string
-	for _, n := range over {
-		notes = append(notes, fmt.Sprintf("threads=%d: %s the run's %d CPUs, oversubscribed: the scheduler's queue, not only the engine, makes its tail (sched-p99-ns)",
-			n, strconv.FormatFloat(float64(n)/float64(cpus), 'g', 3, 64)+"×", cpus))
-	}
 	return notes
+}
+
+// appendNew appends to list each of add it does not have yet.
+func appendNew[T comparable](list []T, add ...T) []T {
+	for _, a := range add {
+		if !slices.Contains(list, a) {
+			list = append(list, a)
+		}
+	}
+	return list
 }
 
 // withDefaults adds the parts defaults gives and ps leaves out.
@@ -166,14 +163,10 @@ func buildTable(r *Results, q Section, placed map[string]bool) Table {
 	for _, b := range q.Blocks {
 		rows, common, notes := buildBlock(r, b, placed)
 		t.Rows = append(t.Rows, rows...)
-		if common != "" && !slices.Contains(commons, common) {
-			commons = append(commons, common)
+		if common != "" {
+			commons = appendNew(commons, common)
 		}
-		for _, n := range notes {
-			if !slices.Contains(t.Notes, n) {
-				t.Notes = append(t.Notes, n)
-			}
-		}
+		t.Notes = appendNew(t.Notes, notes...)
 	}
 	t.Common = strings.Join(commons, "; ")
 	t.Notes = append(t.Notes, oversubscribed(r, t)...)
@@ -199,24 +192,20 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 		k, _ := results.FilterKey(w)
 		filtered[k] = true
 	}
-	type named struct {
-		config string
-		ps     results.Parts
-	}
-	var configs []named
+	var configs []candidate // with every name part, in rest
 	for _, config := range append(slices.Clone(r.Configs[b.Op]), r.killConfigs(b.Op)...) {
 		if ps := withDefaults(results.SplitConfig(config), b.Defaults); ps.Match(b.Where) {
-			configs = append(configs, named{config, ps})
+			configs = append(configs, candidate{config, ps})
 			for _, d := range b.Dims {
-				if v, ok := ps.Get(d); ok && !slices.Contains(dimVals[d], v) {
-					dimVals[d] = append(dimVals[d], v)
+				if v, ok := ps.Get(d); ok {
+					dimVals[d] = appendNew(dimVals[d], v)
 				}
 			}
 		}
 	}
 	var spanned []string // engines shown on every value of a Span dimension
 	for _, c := range configs {
-		ps, config := c.ps, c.config
+		ps, config := c.rest, c.config
 		// The config's row keys: one, or one per value of each Span
 		// dimension it lacks.
 		keys := []string{""}
@@ -239,12 +228,7 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 			}
 			keys = next
 		}
-		var rest results.Parts
-		for _, p := range ps {
-			if !filtered[p.Key] && !slices.Contains(b.Dims, p.Key) {
-				rest = append(rest, p)
-			}
-		}
+		rest := slices.DeleteFunc(slices.Clone(ps), func(p results.Part) bool { return filtered[p.Key] || slices.Contains(b.Dims, p.Key) })
 		for _, rk := range keys {
 			if _, ok := cands[rk]; !ok {
 				cands[rk] = map[string][]candidate{}
@@ -253,8 +237,8 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 			for _, e := range engines {
 				if hasSeries(r, b.Op, e, config) || len(r.killsOf(b.Op, e, config)) > 0 {
 					cands[rk][e] = append(cands[rk][e], candidate{config, rest})
-					if missing && !slices.Contains(spanned, e) {
-						spanned = append(spanned, e)
+					if missing {
+						spanned = appendNew(spanned, e)
 					}
 				}
 			}
@@ -304,8 +288,8 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 			}
 			c, note := pick(r, cs, b.prefer(rk))
 			chosen[e] = c.config
-			if note != "" && !slices.Contains(notes, e+": "+note) {
-				notes = append(notes, e+": "+note)
+			if note != "" {
+				notes = appendNew(notes, e+": "+note)
 			}
 		}
 		killedAt := map[string]string{} // the row that tells an engine's kill
@@ -322,9 +306,7 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 					st := Of(vals)
 					row.Cells[e] = Cell{Src: k, Stat: st, Sched: schedBound(r, k, st)}
 					if len(ks) > 0 {
-						if n := e + ": " + KillText(ks) + " (its other rounds shown)"; !slices.Contains(notes, n) {
-							notes = append(notes, n)
-						}
+						notes = appendNew(notes, e+": "+KillText(ks)+" (its other rounds shown)")
 					}
 				case len(ks) > 0 && killedAt[e] == "":
 					row.Cells[e] = Cell{Src: k, Note: KillText(ks)}
@@ -370,42 +352,36 @@ func pick(r *Results, cs []candidate, prefer map[string]string) (candidate, stri
 	var differ []string
 	for _, p := range cs[0].rest {
 		for _, c := range cs[1:] {
-			if v, _ := c.rest.Get(p.Key); v != p.Value && !slices.Contains(differ, p.Key) {
-				differ = append(differ, p.Key)
+			if v, _ := c.rest.Get(p.Key); v != p.Value {
+				differ = appendNew(differ, p.Key)
 			}
 		}
 	}
-	best, why := cs[0], "the first the results have"
-	for _, c := range cs {
-		ok := len(differ) > 0
+	// match is the first candidate whose every differing key has want's
+	// value.
+	match := func(want map[string]string) (candidate, bool) {
+		for _, c := range cs {
+			if !slices.ContainsFunc(differ, func(k string) bool { v, _ := c.rest.Get(k); return want[k] == "" || want[k] != v }) {
+				return c, true
+			}
+		}
+		return candidate{}, false
+	}
+	shown := func(c candidate, why string) (candidate, string) {
+		var parts []string
 		for _, k := range differ {
 			v, _ := c.rest.Get(k)
-			if run, has := r.Run[k]; !has || run != v {
-				ok = false
-			}
+			parts = append(parts, k+"="+v)
 		}
-		if ok {
-			best, why = c, "the run's own setting"
-			break
-		}
+		return c, fmt.Sprintf("%s shown (%s)", strings.Join(parts, " "), why)
 	}
-	if why != "the run's own setting" {
-	prefs:
-		for _, c := range cs {
-			for _, k := range differ {
-				if v, _ := c.rest.Get(k); prefer[k] == "" || prefer[k] != v {
-					continue prefs
-				}
-			}
-			return c, "" // the block's Note says which
-		}
+	if c, ok := match(r.Run); ok && len(differ) > 0 {
+		return shown(c, "the run's own setting")
 	}
-	var shown []string
-	for _, k := range differ {
-		v, _ := best.rest.Get(k)
-		shown = append(shown, k+"="+v)
+	if c, ok := match(prefer); ok {
+		return c, "" // the block's Note says which
 	}
-	return best, fmt.Sprintf("%s shown (%s)", strings.Join(shown, " "), why)
+	return shown(cs[0], "the first the results have")
 }
 
 func addReference(r *Results, t *Table, q Section) {

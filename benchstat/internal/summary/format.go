@@ -137,18 +137,12 @@ func writeTable(b *strings.Builder, t Table, said map[string]bool) {
 			width[i] = max(width[i], len([]rune(c)))
 		}
 	}
-	for _, line := range grid {
-		var l strings.Builder
-		l.WriteString("   ")
-		for i, c := range line {
-			pad := width[i] - len([]rune(c))
-			if i == 0 {
-				l.WriteString(c + strings.Repeat(" ", pad))
-			} else {
-				l.WriteString("  " + strings.Repeat(" ", pad) + c)
-			}
+	for _, line := range grid { // fmt pads to a width in runes
+		l := fmt.Sprintf("   %-*s", width[0], line[0])
+		for i, c := range line[1:] {
+			l += fmt.Sprintf("  %*s", width[i+1], c)
 		}
-		fmt.Fprintln(b, strings.TrimRight(l.String(), " "))
+		fmt.Fprintln(b, strings.TrimRight(l, " "))
 	}
 	for _, n := range t.Notes {
 		if !said[n] {

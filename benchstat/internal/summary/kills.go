@@ -41,21 +41,15 @@ func readKills(data []byte) []Kill {
 
 // killsOf are the kills of one sub-benchmark, in file order.
 func (r *Results) killsOf(op, engine, config string) []Kill {
-	var out []Kill
-	for _, k := range r.Kills {
-		if k.Op == op && k.Engine == engine && k.Config == config {
-			out = append(out, k)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(r.Kills), func(k Kill) bool { return k.Op != op || k.Engine != engine || k.Config != config })
 }
 
 // killConfigs are the sub-benchmarks of op that have kills and no result.
 func (r *Results) killConfigs(op string) []string {
 	var out []string
 	for _, k := range r.Kills {
-		if k.Op == op && !slices.Contains(r.Configs[op], k.Config) && !slices.Contains(out, k.Config) {
-			out = append(out, k.Config)
+		if k.Op == op && !slices.Contains(r.Configs[op], k.Config) {
+			out = appendNew(out, k.Config)
 		}
 	}
 	return out
@@ -96,12 +90,9 @@ func (s *Summary) noteUnplaced(placed map[string]bool) {
 	if len(s.Tables) == 0 {
 		return
 	}
-	at := len(s.Tables) - 1
-	for i, q := range Questions[:len(s.Tables)] {
-		if q.inBudget() {
-			at = i
-			break
-		}
+	at := slices.IndexFunc(Questions[:len(s.Tables)], Section.inBudget)
+	if at < 0 {
+		at = len(s.Tables) - 1
 	}
 	seen := map[string]bool{}
 	for _, k := range s.Results.Kills {
@@ -117,10 +108,7 @@ func (s *Summary) noteUnplaced(placed map[string]bool) {
 
 // inBudget reports whether a question is about runs in a memory budget.
 func (q Section) inBudget() bool {
-	for _, b := range q.Blocks {
-		if slices.ContainsFunc(b.Where, func(w string) bool { k, present := results.FilterKey(w); return k == "mem" && present }) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(q.Blocks, func(b Block) bool {
+		return slices.ContainsFunc(b.Where, func(w string) bool { k, present := results.FilterKey(w); return k == "mem" && present })
+	})
 }

@@ -1,7 +1,14 @@
 // Package summary turns one kvbench results file into short tables that
-// answer the questions make bench asks, engines as columns. It reads the
-// file with benchstat/internal/results and takes medians and their spread
-// from benchmath; nothing is scraped from text.
+// answer the questions make bench asks, engines as columns, and is kvb
+// summary. It reads the file with benchstat/internal/results and takes
+// medians and their spread from benchmath; nothing is scraped from text.
+// With -benchstat it renames per-engine benchmarks
+// (ReadRandomBadger/valsz=1024) to an engine key
+// (ReadRandom/engine=Badger/valsz=1024) and hands the file to benchstat
+// for one column per engine, every unit.
+//
+//	go run ./benchstat/kvb summary [-o summary.txt] results.txt
+//	go run ./benchstat/kvb summary -benchstat results.txt [benchstat flags]
 package summary
 
 import (
@@ -19,10 +26,8 @@ type Key = results.Key
 // Results is one results file by series, with the configuration lines the
 // file printed.
 type Results struct {
-	Name   string
-	Values map[Key][]float64
-	// Configs lists each sub-benchmark name of an operation in file order.
-	Configs map[string][]string
+	Name string
+	results.Series
 	// Run holds the first value of each configuration line that is the
 	// same for the whole run (keys, cpu-model, ...).
 	Run map[string]string
@@ -44,8 +49,7 @@ func Read(data []byte, name string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := f.Series(nil)
-	res := &Results{Name: name, Values: s.Values, Configs: s.Configs,
+	res := &Results{Name: name, Series: f.Series(nil),
 		Run: map[string]string{}, Settings: map[string]string{}, Skipped: len(f.Skipped), Kills: readKills(data)}
 	for i := range f.Results {
 		res.note(&f.Results[i])

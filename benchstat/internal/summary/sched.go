@@ -1,6 +1,10 @@
 package summary
 
-import "strings"
+import (
+	"maps"
+	"slices"
+	"strings"
+)
 
 // The scheduler's share of a tail: a leaf with more than one goroutine
 // reports sched-p99-ns, the p99 of the Go scheduler's wait over its timed
@@ -43,12 +47,7 @@ func schedBound(r *Results, k Key, op Stat) bool {
 
 // hasSchedMark says whether any cell of t carries the mark.
 func hasSchedMark(t Table) bool {
-	for _, row := range t.Rows {
-		for _, c := range row.Cells {
-			if c.Sched {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(t.Rows, func(r Row) bool {
+		return slices.ContainsFunc(slices.Collect(maps.Values(r.Cells)), func(c Cell) bool { return c.Sched })
+	})
 }

@@ -34,7 +34,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
-	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/stores"
 )
 
 // Command is kvb audit.
@@ -99,7 +99,7 @@ func run(c cli.Call, o *options, pos []string) int {
 func audit(o *options, stdout, stderr io.Writer) error {
 	rawDir := o.analyze
 	if rawDir == "" {
-		engines, err := engname.InBinary(o.bin, "Open")
+		engines, err := stores.InBinary(o.bin, "Open")
 		if err != nil {
 			return err
 		}

@@ -77,7 +77,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
-	"github.com/kvbench/kvbench/benchstat/internal/engname"
+	"github.com/kvbench/kvbench/benchstat/lab/internal/stores"
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
@@ -209,7 +209,7 @@ func (c *config) check(r *rawFlags, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "kvb memfloor: warning: -%s after -- overrides what the suite derives from the budget\n", name)
 		}
 	}
-	have, err := engname.InBinary(c.bin, "Populate")
+	have, err := stores.InBinary(c.bin, "Populate")
 	if err != nil {
 		return err
 	}

@@ -11,10 +11,10 @@ import (
 	"testing"
 )
 
-// results writes a benchfmt file of one benchmark's rounds: ns/op around
+// rounds writes a benchfmt file of one benchmark's rounds: ns/op around
 // 1000 with a level shared by base and head each round, head slower by
 // shift.
-func results(rng *rand.Rand, name string, n int, shift float64) (base, head string) {
+func rounds(rng *rand.Rand, name string, n int, shift float64) (base, head string) {
 	var b, h strings.Builder
 	for _, w := range []*strings.Builder{&b, &h} {
 		w.WriteString("goos: linux\nUnit ops/s better=higher\n")
@@ -38,9 +38,9 @@ func TestCommand(t *testing.T) {
 		}
 		return p
 	}
-	b, h := results(rng, "ReadRandomBolt", 10, 0.2)
-	b3, _ := results(rng, "ReadRandomBolt", 3, 0)
-	other, _ := results(rng, "ReadRandomPebble", 10, 0)
+	b, h := rounds(rng, "ReadRandomBolt", 10, 0.2)
+	b3, _ := rounds(rng, "ReadRandomBolt", 3, 0)
+	other, _ := rounds(rng, "ReadRandomPebble", 10, 0)
 	base, slow := write("base.txt", b), write("slow.txt", h)
 	three := write("three.txt", b3)
 	gone := write("gone.txt", other)

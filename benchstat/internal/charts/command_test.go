@@ -12,7 +12,7 @@ import (
 func TestCommand(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	if code := Command.Run([]string{"-o", dir, "../internal/summary/testdata/bench.txt"}, &stdout, &stderr); code != 0 {
+	if code := Command.Run([]string{"-o", dir, "../summary/testdata/bench.txt"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	files := strings.Fields(stdout.String())
@@ -26,7 +26,7 @@ func TestCommand(t *testing.T) {
 	}
 	empty := t.TempDir()
 	stderr.Reset()
-	if code := Command.Run([]string{"-o", empty, "-format", "gif", "../internal/summary/testdata/bench.txt"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "-format gif") {
+	if code := Command.Run([]string{"-o", empty, "-format", "gif", "../summary/testdata/bench.txt"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "-format gif") {
 		t.Errorf("-format gif: exit %d, %q", code, stderr.String())
 	}
 	if ents, _ := os.ReadDir(empty); len(ents) != 0 {

@@ -1,21 +1,3 @@
-// Package gate is kvb gate: it fails when head results are worse than
-// base results. It pairs the rounds of the two files (the i-th result of a
-// series in base with its i-th in head, as kvb compare writes them) and
-// tests the per-round changes: a series regresses when a one-sided
-// Wilcoxon signed-rank test finds them centred on the bad side (alpha,
-// default 0.05, Holm-corrected over the series) and their median is worse
-// than a threshold (default 3%). Each benchmark family is gated on the
-// units that carry its result, named by the "gate" line the suite prints;
-// a gated series missing from head fails. Units declared exact (benchfmt
-// "Unit x assume=exact") fail on any worsening. It prints a markdown
-// summary on stdout. The test is benchstat/internal/gate, which kvb
-// compare calls in process.
-//
-//	go run ./benchstat/kvb gate [-alpha 0.05] [-threshold 3] [-holm=false] [-units regexp] [-allow_removed] base.txt head.txt
-//
-// Several files may be given per side as base1.txt,base2.txt. Exit status:
-// 0 pass, 1 regression or missing series, 2 bad usage, unreadable input,
-// or too few rounds for the test to reject at alpha.
 package gate
 
 import (
@@ -25,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
-	"github.com/kvbench/kvbench/benchstat/internal/gate"
 )
 
 // Command is kvb gate.
@@ -58,8 +39,8 @@ type options struct {
 func flags(fs *flag.FlagSet) *options {
 	o := &options{}
 	fs.Float64Var(&o.alpha, "alpha", 0.05, "significance level of the one-sided signed-rank test on the per-round changes")
-	fs.Float64Var(&o.threshold, "threshold", 100*gate.DefaultThreshold, "percent: a series fails only when the median per-round change is worse than this")
-	fs.Float64Var(&o.simThreshold, "sim_threshold", 100*gate.DefaultSimThreshold, "percent: the same for results counted under callgrind (a \"mode: sim\" line, kvb sim)")
+	fs.Float64Var(&o.threshold, "threshold", 100*DefaultThreshold, "percent: a series fails only when the median per-round change is worse than this")
+	fs.Float64Var(&o.simThreshold, "sim_threshold", 100*DefaultSimThreshold, "percent: the same for results counted under callgrind (a \"mode: sim\" line, kvb sim)")
 	fs.BoolVar(&o.holm, "holm", true, "Holm-Bonferroni correction across the tested series, so that alpha bounds the chance of any false alarm in the comparison (-holm=false: alpha per series)")
 	fs.StringVar(&o.units, "units", "", "regular expression: gate exactly the units it matches, e.g. '^(ns/op|cpu-ns/op)$' (default: each family's own units)")
 	fs.BoolVar(&o.allowRemoved, "allow_removed", false, "a gated series in base but not in head passes (default: it fails)")
@@ -70,7 +51,7 @@ func run(c cli.Call, f *options, pos []string) int {
 	if len(pos) != 2 {
 		return c.Usage("want the base and the head results, got %q", pos)
 	}
-	o := gate.Options{Alpha: f.alpha, Threshold: f.threshold / 100, SimThreshold: f.simThreshold / 100, Holm: f.holm, AllowRemoved: f.allowRemoved}
+	o := Options{Alpha: f.alpha, Threshold: f.threshold / 100, SimThreshold: f.simThreshold / 100, Holm: f.holm, AllowRemoved: f.allowRemoved}
 	if err := o.Validate(); err != nil {
 		return c.Usage("%v", err)
 	}
@@ -81,34 +62,34 @@ func run(c cli.Call, f *options, pos []string) int {
 		}
 		o.Units = re
 	}
-	base, err := gate.ReadFiles(strings.Split(pos[0], ",")...)
+	base, err := ReadFiles(strings.Split(pos[0], ",")...)
 	if err != nil {
 		fmt.Fprintln(c.Stderr, "kvb gate: base:", err)
 		return 2
 	}
-	head, err := gate.ReadFiles(strings.Split(pos[1], ",")...)
+	head, err := ReadFiles(strings.Split(pos[1], ",")...)
 	if err != nil {
 		fmt.Fprintln(c.Stderr, "kvb gate: head:", err)
 		return 2
 	}
-	for i, s := range []*gate.Set{base, head} {
+	for i, s := range []*Set{base, head} {
 		if len(s.Values) == 0 {
 			fmt.Fprintf(c.Stderr, "kvb gate: no benchmark results in %s\n", pos[i])
 			return 2
 		}
 	}
-	rows := gate.Compare(base, head, o)
-	if need, short := gate.TooFewRounds(rows, o); len(short) > 0 {
+	rows := Compare(base, head, o)
+	if need, short := TooFewRounds(rows, o); len(short) > 0 {
 		holm := ""
 		if o.Holm {
-			holm = fmt.Sprintf(" after Holm over %d series", gate.Corrected(rows))
+			holm = fmt.Sprintf(" after Holm over %d series", Corrected(rows))
 		}
 		fmt.Fprintf(c.Stderr, "kvb gate: %s has %d paired rounds; the signed-rank test needs at least %d to reject anything at alpha %g%s, so this gate could not fail: run more rounds (kvb compare -count %d)\n",
 			short[0].Key, short[0].N, need, o.Alpha, holm, need)
 		return 2
 	}
-	gate.Markdown(c.Stdout, rows, o, pos[0], pos[1])
-	if gate.Failed(rows) {
+	Markdown(c.Stdout, rows, o, pos[0], pos[1])
+	if Failed(rows) {
 		return 1
 	}
 	return 0

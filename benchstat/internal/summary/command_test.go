@@ -13,7 +13,7 @@ import (
 func TestCommandWritesWhatItPrints(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "summary.txt")
 	var stdout, stderr bytes.Buffer
-	if code := Command.Run([]string{"-o", out, "../internal/summary/testdata/bench.txt"}, &stdout, &stderr); code != 0 {
+	if code := Command.Run([]string{"-o", out, "testdata/bench.txt"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	b, err := os.ReadFile(out)

@@ -1,9 +1,13 @@
-package engname
+// Package stores lists the stores a suite test binary has benchmarks of,
+// for the lab's tools that run it engine by engine (audit, memfloor).
+package stores
 
 import (
 	"fmt"
 	"os/exec"
 	"strings"
+
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
 )
 
 // InBinary lists the stores the suite's test binary bin has a benchmark
@@ -16,13 +20,9 @@ func InBinary(bin, family string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s -test.list: %w", bin, err)
 	}
-	rails := map[string]bool{}
-	for _, i := range registered {
-		rails[i.title] = i.reference
-	}
 	var stores []string
 	for _, name := range strings.Fields(string(out)) {
-		if e, ok := strings.CutPrefix(name, prefix); ok && e != "" && !rails[e] {
+		if e, ok := strings.CutPrefix(name, prefix); ok && e != "" && !engname.Rail(e) {
 			stores = append(stores, e)
 		}
 	}

@@ -1,13 +1,3 @@
-// Package summary is kvb summary: one results file with engines side by
-// side. By default it answers the questions make bench asks, one short
-// table per question (package benchstat/internal/summary), and with -o
-// writes the same text to a file. With -benchstat it renames per-engine
-// benchmarks (ReadRandomBadger/valsz=1024) to an engine key
-// (ReadRandom/engine=Badger/valsz=1024) with benchfmt and hands the file to
-// benchstat for one column per engine, every unit.
-//
-//	go run ./benchstat/kvb summary [-o summary.txt] results.txt
-//	go run ./benchstat/kvb summary -benchstat results.txt [benchstat flags]
 package summary
 
 import (
@@ -18,7 +8,6 @@ import (
 	"os"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
-	"github.com/kvbench/kvbench/benchstat/internal/summary"
 )
 
 // Command is kvb summary.
@@ -57,17 +46,16 @@ func run(c cli.Call, o *options, pos []string) int {
 	if len(pos) == 0 {
 		return c.Usage("no results file given")
 	}
-	if o.full {
-		if err := benchstat(pos[0], pos[1:], c.Stdout, c.Stderr); err != nil {
-			fmt.Fprintln(c.Stderr, "kvb summary:", err)
-			return 1
-		}
-		return 0
-	}
-	if len(pos) != 1 {
+	var err error
+	switch {
+	case o.full:
+		err = benchstat(pos[0], pos[1:], c.Stdout, c.Stderr)
+	case len(pos) != 1:
 		return c.Usage("one results file, not %d (benchstat's flags go with -benchstat)", len(pos))
+	default:
+		err = write(pos[0], o.out, c.Stdout)
 	}
-	if err := write(pos[0], o.out, c.Stdout); err != nil {
+	if err != nil {
 		fmt.Fprintln(c.Stderr, "kvb summary:", err)
 		return 1
 	}
@@ -81,12 +69,12 @@ func write(file, out string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, err := summary.Read(data, file)
+	r, err := Read(data, file)
 	if err != nil {
 		return err
 	}
 	var text bytes.Buffer
-	if err := summary.Build(r).Write(&text); err != nil {
+	if err := Build(r).Write(&text); err != nil {
 		return err
 	}
 	if _, err := stdout.Write(text.Bytes()); err != nil {

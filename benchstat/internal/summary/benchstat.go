@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -17,25 +18,20 @@ func benchstat(file string, flags []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer in.Close()
+	var renamed bytes.Buffer
+	if n, err := results.WithEngineKey(in, file, &renamed); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("%s: no per-engine benchmark results", file)
+	}
 	tmp, err := os.MkdirTemp("", "kvbench-engines")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	outPath := filepath.Join(tmp, filepath.Base(file))
-	out, err := os.Create(outPath)
-	if err != nil {
+	if err := os.WriteFile(outPath, renamed.Bytes(), 0o644); err != nil {
 		return err
-	}
-	n, err := results.WithEngineKey(in, file, out)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return fmt.Errorf("%s: no per-engine benchmark results", file)
 	}
 	// Engines differ in their settings lines, so tables are split by unit
 	// only (-table=), not by configuration, and free space on -dir changes

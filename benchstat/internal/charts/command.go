@@ -1,9 +1,9 @@
-// Package charts is kvb charts: SVG charts from kvbench results. For
-// each operation, every engine's throughput per sub-benchmark as bars with
-// confidence whiskers, and every engine's latency percentiles per
-// sub-benchmark; the memory-budget row's ops/s on an axis of their own,
-// beside the disk's one-thread 4 KiB random reads. The drawing is
-// benchstat/internal/charts.
+// Package charts draws kvbench results, and is kvb charts: for each
+// operation, every engine's throughput per sub-benchmark as bars with
+// confidence whiskers, and its latency percentiles per sub-benchmark; the
+// memory-budget row's ops/s on an axis of their own, beside the disk's
+// one-thread 4 KiB random reads; populate over its run; throughput
+// timelines.
 //
 //	go run ./benchstat/kvb charts [-o docs/img] [-format svg|png] results.txt...
 package charts
@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/kvbench/kvbench/benchstat/internal/charts"
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/internal/summary"
 )
@@ -54,24 +53,23 @@ func run(c cli.Call, o *options, files []string) int {
 	if o.format != "svg" && o.format != "png" {
 		return c.Usage("-format %s: must be svg or png", o.format)
 	}
-	// The drawing package reads its format from a variable of its own,
-	// put back after the run.
-	defer func(was string) { charts.Format = was }(charts.Format)
-	charts.Format = o.format
-	if err := draw(files, o.out, c.Stdout); err != nil {
+	// Format is the package's, put back after the run.
+	defer func(was string) { Format = was }(Format)
+	Format = o.format
+	if err := drawFiles(files, o.out, c.Stdout); err != nil {
 		fmt.Fprintln(c.Stderr, "kvb charts:", err)
 		return 1
 	}
 	return 0
 }
 
-// draw draws the charts of every file together into dir and prints each
+// drawFiles draws the charts of every file together into dir and prints each
 // chart's path.
-func draw(files []string, dir string, stdout io.Writer) error {
+func drawFiles(files []string, dir string, stdout io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	all := charts.New()
+	all := New()
 	var raw [][]byte
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -79,7 +77,7 @@ func draw(files []string, dir string, stdout io.Writer) error {
 			return err
 		}
 		raw = append(raw, b)
-		r, err := charts.ReadResults(bytes.NewReader(b), f)
+		r, err := ReadResults(bytes.NewReader(b), f)
 		if err != nil {
 			return err
 		}
@@ -88,7 +86,7 @@ func draw(files []string, dir string, stdout io.Writer) error {
 	if all.Empty() {
 		return fmt.Errorf("%v: no per-engine benchmark results", files)
 	}
-	drawn, err := charts.DrawAll(all, dir)
+	drawn, err := DrawAll(all, dir)
 	if err == nil {
 		var f string
 		if f, err = budgetChart(raw, dir); f != "" {
@@ -108,9 +106,9 @@ func budgetChart(raw [][]byte, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, ok := charts.BudgetOf(summary.Build(res))
+	b, ok := BudgetOf(summary.Build(res))
 	if !ok {
 		return "", nil
 	}
-	return charts.BudgetChart(b, dir)
+	return BudgetChart(b, dir)
 }
