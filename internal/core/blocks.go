@@ -40,24 +40,15 @@ func (l *SizeList) String() string {
 	if l == nil {
 		return ""
 	}
-	s := make([]string, len(*l))
-	for i, v := range *l {
-		s[i] = v.String()
-	}
-	return strings.Join(s, ",")
+	return joinList(*l, func(v ByteSize) string { return v.String() })
 }
 
 func (l *SizeList) Set(v string) error {
-	var out SizeList
-	for _, f := range strings.Split(v, ",") {
+	return setList((*[]ByteSize)(l), v, func(f string) (ByteSize, error) {
 		var n ByteSize
-		if err := n.Set(strings.TrimSpace(f)); err != nil {
-			return err
-		}
-		out = append(out, n)
-	}
-	*l = out
-	return nil
+		err := n.Set(strings.TrimSpace(f))
+		return n, err
+	})
 }
 
 // blocks lists the block sizes info runs at: each of -block_size for an

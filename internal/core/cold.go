@@ -36,7 +36,7 @@ func (h *Handle) coldOpen(b *testing.B, o engine.Options, key string) {
 	}
 	var db engine.DB
 	cost, err := TimeOpen(func() (err error) {
-		db, err = h.openEngine(o)
+		db, err = engine.OpenInfo(h.f.Engine, o)
 		return err
 	})
 	if err != nil {

@@ -16,10 +16,19 @@ import (
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
-// Env is one run: its validated configuration, the data set, the suite's
-// own directory under -dir, the fixtures built for it, and its output.
+// Env is one run, the one concrete type a workload sees: its validated
+// configuration, the data set, the suite's own directory under -dir, the
+// fixtures built for it, and its output. Its methods declare and open
+// fixtures (fixture.go, handle.go), write databases of a body's own
+// (write.go, scratch.go), print settings and log (output.go), and give
+// each call of a benchmark its random streams (calls.go).
 type Env struct {
-	RunData // the run's values
+	Cfg       Config
+	Keys      uint64
+	Gen       *dataset.Gen
+	FullCheck bool
+	Root      dataset.Root // zero until Setup opens -dir
+	Dir       string       // -dir as given or defaulted, absolute
 
 	// Out receives configuration lines and, through testing, results;
 	// Log receives progress, never among result lines.
@@ -56,36 +65,29 @@ func NewEnv(c Config, out, log io.Writer) (*Env, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Env{RunData: RunData{Cfg: c, Keys: c.Keys(), FullCheck: c.Verify == "full"}, Out: out, Log: log,
-		fixtures: map[string]builtFixture{}, shown: map[string]string{}, warned: map[string]bool{}}
-	g, err := dataset.New(dataset.Spec{Keys: e.Keys, ValueSize: c.ValSize, ValueRatio: c.ValueRatio, Seed: c.Seed})
+	g, err := dataset.New(dataset.Spec{Keys: c.Keys(), ValueSize: c.ValSize, ValueRatio: c.ValueRatio, Seed: c.Seed})
 	if err != nil {
 		return nil, err
 	}
-	e.Gen = g
-	return e, nil
+	return &Env{Cfg: c, Keys: c.Keys(), Gen: g, FullCheck: c.Verify == "full", Out: out, Log: log,
+		fixtures: map[string]builtFixture{}, shown: map[string]string{}, warned: map[string]bool{}}, nil
 }
 
-// inPlan reports whether Setup planned t.
-func (e *Env) inPlan(t Target) bool {
-	if e.plan == nil {
-		return false
+// Shape is the first part of the sub-benchmark names of every workload
+// on the run's data set: the value size and, under -mem_limit, the
+// budget ("valsz=1024/mem=26MiB"), so results in and out of a budget
+// never share a name.
+func (e *Env) Shape() string {
+	s := SubName("valsz", e.Cfg.ValSize)
+	if e.Cfg.MemLimit != 0 {
+		s += "/" + SubName("mem", e.Cfg.MemLimit.String())
 	}
-	for _, p := range e.plan.Targets {
-		if p.Name() == t.Name() {
-			return true
-		}
-	}
-	return false
+	return s
 }
 
-// planPattern is the -bench pattern Setup planned for.
-func (e *Env) planPattern() string {
-	if e.plan == nil {
-		return ""
-	}
-	return e.plan.Pattern
-}
+// LeafName is the name of a leaf on the run's data set: Shape, then the
+// key=value parts kv (SubName): "valsz=1024/cache=warm/threads=16".
+func (e *Env) LeafName(kv ...any) string { return e.Shape() + "/" + SubName(kv...) }
 
 // Logf reports progress on Log. go test merges stderr into its output, so
 // the prefix is one benchfmt ignores (a "kvbench: x" line would read as a

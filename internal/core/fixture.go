@@ -36,17 +36,9 @@ type Fixture struct {
 // LogicalBytes is what the fixture holds, keys plus values.
 func (f *Fixture) LogicalBytes() int64 { return f.Data.LogicalBytes() }
 
-// Fixture declares the engine's fixture of the run's data set, opened with
-// the run's options as tweak changes them; kind names a variant of the
-// data set's layout ("" for the shared one). Workloads that read the
-// shared data set declare exactly KV(info, nil).
-func (e *Env) KV(info engine.Info, tweak func(*engine.Options)) *Fixture {
-	return e.NewFixture(info, "", GenSource{e.Gen}, tweak)
-}
-
 // KVFor is the engine's fixture of the run's data set, with the run's
-// options: KV(info, nil).
-func (e *Env) KVFor(info engine.Info) *Fixture { return e.KV(info, nil) }
+// options: what every workload that reads the shared data set declares.
+func (e *Env) KVFor(info engine.Info) *Fixture { return e.NewFixture(info, "", GenSource{e.Gen}, nil) }
 
 // NewFixture declares a fixture of src on info with the run's options as
 // tweak changes them. kind tells apart data sets with the same shape.

@@ -80,7 +80,7 @@ func (h *Handle) Options(tweak func(*engine.Options)) engine.Options {
 // (ShowFixtureSettings). The handle's own db must be closed (LMDB opens an
 // environment once per process).
 func (h *Handle) Settings(o engine.Options) ([]engine.Setting, error) {
-	db, err := h.openEngine(o)
+	db, err := engine.OpenInfo(h.f.Engine, o)
 	if err != nil {
 		return nil, fmt.Errorf("open fixture %s: %w", h.dir, err)
 	}
@@ -113,7 +113,7 @@ func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) 
 		// The rail has no files and ignores both; read-only keeps
 		// engine.Open from creating a directory outside -dir.
 		o.Dir, o.ReadOnly = os.TempDir(), true
-		db, err := h.openEngine(o)
+		db, err := engine.OpenInfo(h.f.Engine, o)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) 
 		h.coldOpen(b, o, key)
 		return h.db
 	}
-	db, err := h.openEngine(o)
+	db, err := engine.OpenInfo(h.f.Engine, o)
 	if err != nil {
 		b.Fatalf("open fixture %s: %v", h.dir, err)
 	}
@@ -136,12 +136,6 @@ func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) 
 		h.warmUp(b)
 	}
 	return db
-}
-
-// openEngine opens the fixture's engine with o: the engine the fixture
-// declares, so a test that wraps an engine's declaration sees its opens.
-func (h *Handle) openEngine(o engine.Options) (engine.DB, error) {
-	return engine.OpenInfo(h.f.Engine, o)
 }
 
 // optionsKey tells apart the options a db was opened with.

@@ -123,27 +123,20 @@ func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace,
 	// returns the first goroutine's error. A memory fault in one panics
 	// here once all are done, where Run's guard turns it into b's failure.
 	pass := func(n, yield int, op func(t, n int, rd engine.Reader) error) error {
-		var g group
 		clear(errs)
-		for t := range threads {
-			g.add()
-			go func() {
-				defer g.done()
-				debug.SetPanicOnFault(true)
-				rd, left := readers[t], share(n, threads, t)
-				if yield == 0 {
-					errs[t] = op(t, left, rd)
-					return
-				}
-				for left > 0 && errs[t] == nil {
-					k := min(left, yield)
-					errs[t] = op(t, k, rd)
-					left -= k
-					runtime.Gosched()
-				}
-			}()
-		}
-		g.wait()
+		RunThreads(threads, n, func(t, left int) {
+			rd := readers[t]
+			if yield == 0 {
+				errs[t] = op(t, left, rd)
+				return
+			}
+			for left > 0 && errs[t] == nil {
+				k := min(left, yield)
+				errs[t] = op(t, k, rd)
+				left -= k
+				runtime.Gosched()
+			}
+		})
 		for t, err := range errs {
 			if err != nil {
 				return fmt.Errorf("goroutine %d: %w", t, err)
@@ -204,16 +197,29 @@ func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace,
 // damaged under the map) panics in the caller's goroutine once all are
 // done, where Handle.Run turns it into the benchmark's failure.
 func RunThreads(threads, n int, fn func(t, ops int)) {
-	var g group
+	var wg sync.WaitGroup
+	var once sync.Once
+	var fault any
 	for t := range threads {
-		g.add()
+		wg.Add(1)
 		go func() {
-			defer g.done()
+			defer func() {
+				if r := recover(); r != nil {
+					if !isFault(r) {
+						panic(r)
+					}
+					once.Do(func() { fault = r })
+				}
+				wg.Done()
+			}()
 			debug.SetPanicOnFault(true)
 			fn(t, share(n, threads, t))
 		}()
 	}
-	g.wait()
+	wg.Wait()
+	if fault != nil {
+		panic(fault)
+	}
 }
 
 // share is goroutine t's part of n operations split over threads.
@@ -223,32 +229,4 @@ func share(n, threads, t int) int {
 		ops++
 	}
 	return ops
-}
-
-// group waits for goroutines and keeps the first memory fault one of
-// them recovered (done, deferred), which wait panics with once all are
-// done.
-type group struct {
-	wg    sync.WaitGroup
-	once  sync.Once
-	fault any
-}
-
-func (g *group) add() { g.wg.Add(1) }
-
-func (g *group) done() {
-	defer g.wg.Done()
-	if r := recover(); r != nil {
-		if !isFault(r) {
-			panic(r)
-		}
-		g.once.Do(func() { g.fault = r })
-	}
-}
-
-func (g *group) wait() {
-	g.wg.Wait()
-	if g.fault != nil {
-		panic(g.fault)
-	}
 }

@@ -134,6 +134,18 @@ func (e *Env) enterBudget(plan *Plan) error {
 // cache, major faults).
 func (e *Env) Budget() *memlimit.Budget { return e.budget }
 
+// WatchLeaf names the benchmark about to run (b.Name() and the sub-name
+// it is given) to the watcher that reports what the budget held should
+// the run be killed in it (memlimit.EnterWatched), before its set-up
+// opens anything: Handle.Run does it for its leaves, a workload that
+// opens its own databases calls it itself. The settings it shows next
+// follow (ShowSettings).
+func (e *Env) WatchLeaf(name string) {
+	if b := e.budget; b != nil {
+		b.Leaf(name)
+	}
+}
+
 // closeBudget reports what the budget charged, moves the process out of
 // it and removes it.
 func (e *Env) closeBudget() error {

@@ -234,17 +234,18 @@ type guardedBatch struct {
 	g *SpaceGuard
 }
 
-func (b guardedBatch) Commit() error {
-	if err := b.g.Err(); err != nil {
-		return err
-	}
-	return b.g.filled(b.Batch.Commit())
-}
+func (b guardedBatch) Commit() error { return b.g.write(b.Batch.Commit) }
 
 // Delete removes key as engine.Delete does, once the guard allows writes.
 func (d guardedDB) Delete(key []byte) error {
-	if err := d.g.Err(); err != nil {
+	return d.g.write(func() error { return engine.Delete(d.DB, key) })
+}
+
+// write runs w once the guard allows writes, its error said to be the
+// device filling when it is (filled).
+func (g *SpaceGuard) write(w func() error) error {
+	if err := g.Err(); err != nil {
 		return err
 	}
-	return d.g.filled(engine.Delete(d.DB, key))
+	return g.filled(w())
 }

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -126,18 +127,20 @@ func (f *Flag[T, C]) SetDefault(c any) { f.Set(c.(C), f.Default) }
 
 func (f *Flag[T, C]) CheckValue(v, c any) error {
 	t := v.(T)
-	if f.Choices != nil && !slicesContain(f.Choices, t) {
+	if f.Choices != nil && !slices.ContainsFunc(f.Choices, func(x T) bool { return reflect.DeepEqual(x, t) }) {
 		return errors.New("must be one of " + strings.Join(f.ChoiceTexts(), ", "))
 	}
 	if f.Check == nil {
 		return nil
 	}
-	return f.Check(t, context[C](c))
+	cc, _ := c.(C) // the zero C when there is none
+	return f.Check(t, cc)
 }
 
 func (f *Flag[T, C]) EchoValue(v Value, c any, line func(key string, v any)) {
 	if f.Echo != nil {
-		f.Echo(v.Get().(T), context[C](c), line)
+		cc, _ := c.(C)
+		f.Echo(v.Get().(T), cc, line)
 		return
 	}
 	line(strings.ReplaceAll(f.Name, "_", "-"), v.String())
@@ -180,24 +183,6 @@ func Text(o Option) string { return o.NewValue(nil).String() }
 func IsBool(o Option) bool {
 	b, ok := o.NewValue(nil).Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
-}
-
-// context is c as a C: the zero C when there is none.
-func context[C any](c any) C {
-	var zero C
-	if c == nil {
-		return zero
-	}
-	return c.(C)
-}
-
-func slicesContain[T any](list []T, v T) bool {
-	for _, x := range list {
-		if reflect.DeepEqual(x, v) {
-			return true
-		}
-	}
-	return false
 }
 
 // valueAt is a flag value stored at p: the flag package's own for its
