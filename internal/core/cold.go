@@ -26,26 +26,6 @@ type OpenCost struct {
 	ReadBytes int64
 }
 
-// coldOpen closes the open db, evicts the fixture's files and opens it
-// with o (key is optionsKey(o)), measuring the open.
-func (h *Handle) coldOpen(b *testing.B, o engine.Options, key string) {
-	b.Helper()
-	h.Close(b)
-	if _, err := h.e.Evict(h.dir); err != nil {
-		b.Fatal(err)
-	}
-	var db engine.DB
-	cost, err := TimeOpen(func() (err error) {
-		db, err = engine.OpenInfo(h.f.Engine, o)
-		return err
-	})
-	if err != nil {
-		b.Fatalf("open fixture %s: %v", h.dir, err)
-	}
-	h.db, h.key, h.warm, h.fresh = db, key, false, true
-	h.cost = cost
-}
-
 // TimeOpen runs open, the open of a source whose files were just evicted,
 // and returns what it cost (OpenCost).
 func TimeOpen(open func() error) (OpenCost, error) {
@@ -68,10 +48,8 @@ func (h *Handle) Reopen(b *testing.B, tweak func(*engine.Options)) (engine.DB, O
 	if h.f.Engine.Reference {
 		b.Fatalf("%s has no files: it has no cold state", h.f.Engine.Name)
 	}
-	o := h.Options(tweak)
-	key := optionsKey(o)
-	if !h.fresh || h.db == nil || h.key != key {
-		h.coldOpen(b, o, key)
+	if o := h.Options(tweak); !h.fresh || h.db == nil || h.key != optionsKey(o) {
+		h.open(b, Cold, o, false)
 	}
 	h.fresh = false
 	return h.db, h.cost

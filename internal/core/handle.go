@@ -98,6 +98,8 @@ func (h *Handle) DB(b *testing.B, cache string, tweak func(*engine.Options)) eng
 
 // open returns the fixture opened with o in the cache state; first is the
 // call before the sub-benchmark, which a cold state does not evict for.
+// Any other cold open closes the db, evicts the fixture's files and opens
+// it again, its cost measured (OpenCost).
 func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) engine.DB {
 	b.Helper()
 	key := optionsKey(o)
@@ -123,15 +125,21 @@ func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) 
 		h.db, h.key, h.warm = db, key, true
 		return db
 	}
-	if cache == Cold && !first {
-		h.coldOpen(b, o, key)
-		return h.db
+	cold := cache == Cold && !first
+	if cold {
+		if _, err := h.e.Evict(h.dir); err != nil {
+			b.Fatal(err)
+		}
 	}
-	db, err := engine.OpenInfo(h.f.Engine, o)
+	var db engine.DB
+	cost, err := TimeOpen(func() (err error) {
+		db, err = engine.OpenInfo(h.f.Engine, o) // the fixture's own Info: a test may wrap it
+		return err
+	})
 	if err != nil {
 		b.Fatalf("open fixture %s: %v", h.dir, err)
 	}
-	h.db, h.key, h.warm, h.fresh = db, key, false, false
+	h.db, h.key, h.warm, h.fresh, h.cost = db, key, false, cold, cost
 	if cache == Warm {
 		h.warmUp(b)
 	}
