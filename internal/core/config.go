@@ -2,13 +2,10 @@
 // configuration parsed once, fixtures declared by the workloads and built
 // before any benchmark runs, one open/warm/evict/close sequence, one batch
 // writer, and output that keeps every result beside the settings it was
-// measured with. It knows no workload: the workloads (internal/workload
-// and below) register themselves and their own flags with Register, and
-// the root package's benchmarks are generated one-line wrappers over Run
-// (see wrappers.go). docs/architecture.md describes the API they use.
-//
-// Like Pebble's bench package, it owns no flag globals: flags bind to a
-// Config (Config.Bind), and bodies read the Env they are given.
+// measured with. It knows no workload: they register themselves with
+// Register, and the root package's benchmarks are generated wrappers over
+// Run. docs/architecture.md describes the API they use. It owns no flag
+// globals: flags bind to a Config, and bodies read the Env they are given.
 package core
 
 import (

@@ -70,7 +70,7 @@ func NewEnv(c Config, out, log io.Writer) (*Env, error) {
 		return nil, err
 	}
 	return &Env{Cfg: c, Keys: c.Keys(), Gen: g, FullCheck: c.Verify == "full", Out: out, Log: log,
-		fixtures: map[string]builtFixture{}, shown: map[string]string{}, warned: map[string]bool{}}, nil
+		fixtures: map[string]builtFixture{}, shown: map[string]string{}, warned: map[string]bool{}, calls: map[string]uint64{}}, nil
 }
 
 // Shape is the first part of the sub-benchmark names of every workload

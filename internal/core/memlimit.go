@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sort"
+	"slices"
 
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
@@ -95,13 +95,13 @@ func (e *Env) enterBudget(plan *Plan) error {
 	if e.Cfg.MemLimit == 0 || plan.Pattern == "" {
 		return nil
 	}
+	var dirs []string
 	e.mu.Lock()
-	dirs := make([]string, 0, len(e.fixtures))
 	for _, b := range e.fixtures {
 		dirs = append(dirs, b.dir)
 	}
 	e.mu.Unlock()
-	sort.Strings(dirs)
+	slices.Sort(dirs)
 	for _, d := range dirs {
 		if _, err := e.Evict(d); err != nil {
 			return err

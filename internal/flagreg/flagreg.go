@@ -1,13 +1,7 @@
-// Package flagreg is the one form every flag of the suite is declared in:
-// the settings every workload shares (internal/core), each engine's own
-// options (engine.Info.Params) and each workload's own
-// (core.Workload.Options). A flag is a Flag: its name, type, default and
-// usage, the values it accepts, its configuration lines, whether it shapes
-// a fixture, and where a configuration holds its value. internal/core
-// lists every declared flag (core.Flags), binds them to one Config, checks
-// them before any work and prints their lines; the tooling forwards them
-// from that list. The package imports nothing of the suite, so the
-// engines, which the core imports, declare their options in it too.
+// Package flagreg is the one form every flag of the suite is declared in
+// (docs/architecture.md, "flags → config"): the core's shared settings,
+// each engine's own options and each workload's own. It imports nothing
+// of the suite, so the engines, which the core imports, use it too.
 package flagreg
 
 import (
@@ -55,12 +49,9 @@ type Flag[T, C any] struct {
 // Option is a Flag without its type: how the core, the engines and the
 // tooling handle every flag alike.
 type Option interface {
-	// FlagName is the flag's name, without the dash.
-	FlagName() string
-	// FlagUsage is its usage text.
-	FlagUsage() string
-	// Shaping reports its Shapes.
-	Shaping() bool
+	FlagName() string  // Name
+	FlagUsage() string // Usage
+	Shaping() bool     // Shapes
 	// ChoiceTexts are its Choices as the command line writes them; nil
 	// when Check alone decides.
 	ChoiceTexts() []string
