@@ -9,15 +9,10 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// A cache=cold leaf reads in rounds. One op of the leaf (b.N counts them)
-// is one round: the fixture closed, its files evicted from the page cache,
-// the fixture opened again, all untimed, and then a fixed amount of work,
-// timed: -cold_ops reads or seeks (ReadRandom, Scan), or one full scan
-// (Iterate). A round is the same work whatever b.N is, so an engine that
-// earns a larger b.N does not end its rounds warmer than a slower one; and
-// the open each round starts with, untimed, is reported beside the result
-// (open-ms, open-read-B), because what an engine reads at open (Badger
-// reads every table's index and filter) is part of what a cold start costs.
+// A cache=cold leaf reads in rounds, one per op (docs/methodology.md,
+// "What a cold round is"): the fixture closed, evicted and opened again,
+// untimed but reported (open-ms, open-read-B), then a fixed amount of
+// work, timed, the same whatever b.N is.
 
 // OpenCost is what one open of a fixture cost: its wall time and the
 // bytes the process read from the device meanwhile (/proc/self/io).
@@ -65,14 +60,12 @@ type Timed struct {
 	AllocBytes uint64        // heap bytes allocated
 }
 
-// ColdRounds runs a cache=cold leaf: b.N rounds, one per op, each on the
-// fixture just closed, evicted and reopened (Reopen). For each round, with
-// the timer stopped, round(db) readies what the round needs on the fresh
-// db and returns run, the round's work, which alone is timed, and done
-// (nil or a function called untimed after run, before the db is closed
-// again). Call it first in a leaf h.Run started, leaving the db Run gave
-// the leaf unread: it is the first round's. ColdRounds reports open-ms and
-// open-read-B, the mean wall time and device bytes of a round's open, and
+// ColdRounds runs a cache=cold leaf: b.N rounds, each on the fixture just
+// reopened (Reopen). For each round, timer stopped, round(db) readies the
+// round and returns run, its work, which alone is timed, and done (nil,
+// or called untimed after run). Call it first in a leaf h.Run started,
+// leaving the db Run gave the leaf unread: it is the first round's. It
+// reports open-ms and open-read-B, the mean of a round's open, and
 // returns what the timed parts cost. Leave the timer to it.
 func (h *Handle) ColdRounds(b *testing.B, tweak func(*engine.Options), round func(db engine.DB) (run, done func())) Timed {
 	b.Helper()

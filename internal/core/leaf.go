@@ -13,10 +13,6 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// A leaf on a fixture: Handle.Run runs its body in a cache state, and
-// TimeLoop is the body's timed loop, warm or in cold rounds, wrapped in
-// one place.
-
 // Run runs body as sub-benchmark name on the fixture in the given cache
 // state, opened with the fixture's options as tweak changes them. Before
 // the sub-benchmark starts, the handle is opened (and, warm, read once)
@@ -41,14 +37,12 @@ func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Option
 }
 
 // guard makes a memory fault in this goroutine (a read of a mapped file
-// that changed under the map: past the end of a truncated file, bbolt's
-// and LMDB's pages) a panic rather than a crash of the process, and
-// returns the function to defer that turns that panic into b's failure,
-// naming the fixture and how to rebuild it. Setup checked the files'
-// sizes (and checksums, when cheap) before the run; this is for what
-// those checks cannot see. TimeLoop and RunThreads hand their
-// goroutines' faults to their caller. A fault inside C code (LMDB's own
-// B-tree walk, RocksDB) still ends the process.
+// that changed under the map, where Setup's checks do not look) a panic
+// rather than a crash of the process, and returns the function to defer
+// that turns that panic into b's failure, naming the fixture and how to
+// rebuild it. RunThreads hands its goroutines' faults to its caller. A
+// fault inside C code (LMDB's own B-tree walk, RocksDB) still ends the
+// process.
 func (h *Handle) guard(b *testing.B) func() {
 	old := debug.SetPanicOnFault(true)
 	return func() {
@@ -80,23 +74,17 @@ func isFault(r any) bool {
 }
 
 // TimeLoop is a leaf's timed loop of reads on the handle's fixture in the
-// cache state cache (the leaf's, as Run opened it): op(t, n, rd) does n
-// operations on goroutine t of threads, through a reader of its own, and
-// returns its first error, which fails b. It reports the loop's units
-// (LoopUnits) per operation and returns what the timed part cost, Ops the
-// operations done.
+// leaf's cache state: op(t, n, rd) does n operations on goroutine t of
+// threads through a reader of its own, and its first error fails b. It
+// reports LoopUnits per operation and returns what the timed part cost.
 //
-// Warm, the loop is b.N operations on the open db, split over the
-// goroutines and wrapped here alone: the timer, callgrind's window (under
-// Valgrind the loop yields every pace.Yield operations, after an untimed
-// warm-up pass of pace.Warm operations through the fresh state warm
-// makes, when warm is not nil), the scheduler's wait (sched-p99-ns), the
-// disk and CPU counters; b.ReportAllocs reports its allocations.
-//
-// Cold, each of b.N ops is a round (ColdRounds) of Cfg.ColdRoundOps()
-// operations on the fixture just closed, evicted and reopened, each
-// goroutine's reader opened on it untimed and closed after it; ns/op,
-// B/op and allocs/op are then per operation, not per round (ReportPerOp).
+// Warm, the loop is b.N operations on the open db, wrapped here alone in
+// the timer, callgrind's window (with pace's yields, and its warm-up pass
+// through the fresh state warm makes, when warm is not nil), the
+// scheduler's sample and the disk and CPU counters. Cold, each of b.N ops
+// is a round (ColdRounds) of Cfg.ColdRoundOps() operations, each
+// goroutine's reader opened untimed; ns/op, B/op and allocs/op are then
+// per operation, not per round (ReportPerOp).
 func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace, op func(t, n int, rd engine.Reader) error, warm func() func(t, n int, rd engine.Reader) error) Timed {
 	readers := make([]engine.Reader, threads)
 	openReaders := func(db engine.DB) {
@@ -118,10 +106,8 @@ func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace,
 	}
 	defer closeReaders()           // before the handle closes the db, on failure too
 	errs := make([]error, threads) // made here, outside the timed window
-	// pass runs n operations of op split over the goroutines, each through
-	// its reader, yielding after every yield of them (0: never), and
-	// returns the first goroutine's error. A memory fault in one panics
-	// here once all are done, where Run's guard turns it into b's failure.
+	// pass runs n operations of op over the goroutines, yielding after
+	// every yield of them (0: never), and returns the first one's error.
 	pass := func(n, yield int, op func(t, n int, rd engine.Reader) error) error {
 		clear(errs)
 		RunThreads(threads, n, func(t, left int) {
