@@ -102,7 +102,7 @@ func (c *Config) SetFlag(name, value string) error {
 		if o.FlagName() != name {
 			continue
 		}
-		if v, ok := o.FieldValue(c); ok {
+		if v, field := o.ValueIn(c); field {
 			return v.Set(value)
 		}
 		v, err := flagreg.Parse(o, value)
@@ -117,13 +117,8 @@ func (c *Config) SetFlag(name, value string) error {
 // value is c's value of o: its field, what c holds by name, or its
 // default.
 func (c *Config) value(o Option) flagreg.Value {
-	if v, ok := o.FieldValue(c); ok {
-		return v
-	}
-	if v, ok := c.opts[o.FlagName()]; ok {
-		return v
-	}
-	return o.NewValue(nil)
+	v, _ := o.ValueIn(c)
+	return v
 }
 
 // Bind registers every flag of the suite on fs, bound to c: a shared
@@ -132,9 +127,9 @@ func (c *Config) value(o Option) flagreg.Value {
 func (c *Config) Bind(fs *flag.FlagSet) {
 	m := map[string]flagreg.Value{}
 	for _, o := range Flags() {
-		v, ok := o.FieldValue(c)
-		if !ok {
-			v = o.NewValue(c.value(o).Get())
+		v, field := o.ValueIn(c)
+		if !field {
+			v = o.NewValue(v.Get())
 			m[o.FlagName()] = v
 		}
 		fs.Var(v.Value, o.FlagName(), o.FlagUsage())

@@ -58,9 +58,9 @@ type Option interface {
 	// NewValue is a value of the flag holding v, a T; nil holds the
 	// default.
 	NewValue(v any) Value
-	// FieldValue is the value bound to c's field (c a C), when the flag
-	// has a Field.
-	FieldValue(c any) (Value, bool)
+	// ValueIn is c's value of the flag (c a C): bound to its Field
+	// (field), or what c holds by name (a Store), or the default.
+	ValueIn(c any) (v Value, field bool)
 	// SetDefault gives the flag its default in c (a C that holds it: a
 	// Field, or a Store).
 	SetDefault(c any)
@@ -106,12 +106,17 @@ func (f *Flag[T, C]) NewValue(v any) Value {
 	return Value{valueAt(p), func() any { return *p }}
 }
 
-func (f *Flag[T, C]) FieldValue(c any) (Value, bool) {
-	if f.Field == nil {
-		return Value{}, false
+func (f *Flag[T, C]) ValueIn(c any) (Value, bool) {
+	if f.Field != nil {
+		p := f.Field(c.(C))
+		return Value{valueAt(p), func() any { return *p }}, true
 	}
-	p := f.Field(c.(C))
-	return Value{valueAt(p), func() any { return *p }}, true
+	if s, ok := c.(Store); ok {
+		if v, ok := s.FlagValue(f.Name); ok {
+			return v, false
+		}
+	}
+	return f.NewValue(nil), false
 }
 
 func (f *Flag[T, C]) SetDefault(c any) { f.Set(c.(C), f.Default) }
@@ -142,12 +147,8 @@ func (f *Flag[T, C]) Get(c C) T {
 	if f.Field != nil {
 		return *f.Field(c)
 	}
-	if s, ok := any(c).(Store); ok {
-		if v, ok := s.FlagValue(f.Name); ok {
-			return v.Get().(T)
-		}
-	}
-	return f.Default
+	v, _ := f.ValueIn(c)
+	return v.Get().(T)
 }
 
 // Set gives the flag the value v in c (a test's, or a program's that runs
