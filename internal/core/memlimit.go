@@ -40,19 +40,19 @@ const heapAllowanceMB = 16
 // validateMemLimit checks -mem_limit against the floor and the engines'
 // own memory under the budget rule: the block cache plus the memtables in
 // flight plus heapAllowanceMB must be below it.
-func (c *Config) validateMemLimit() []error {
+func (c *Config) validateMemLimit() error {
 	n := int64(c.MemLimit)
 	if n == 0 {
 		return nil
 	}
 	if n < memlimit.Floor {
-		return []error{FlagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf("is below the floor of %s", memlimit.FormatSize(memlimit.Floor)))}
+		return FlagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf("is below the floor of %s", memlimit.FormatSize(memlimit.Floor)))
 	}
 	r, _ := c.budget()
 	if need := int64(r.fixedMB()+heapAllowanceMB) << 20; need >= n {
-		return []error{FlagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf(
+		return FlagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf(
 			"the engines' own memory does not fit: block cache %d MiB + %d memtables in flight x %d MiB + %d MiB heap allowance = %d MiB, which must be below the budget (%d MiB); lower -cache_mb or -memtable_mb, or raise -mem_limit",
-			r.CacheMB, r.InFlight, r.MemtableMB, heapAllowanceMB, need>>20, n>>20))}
+			r.CacheMB, r.InFlight, r.MemtableMB, heapAllowanceMB, need>>20, n>>20))
 	}
 	return nil
 }
