@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/measure"
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
@@ -20,7 +22,7 @@ import (
 // configuration, the data set, the suite's own directory under -dir, the
 // fixtures built for it, and its output. Its methods declare and open
 // fixtures (fixture.go, handle.go), write databases of a body's own
-// (write.go, scratch.go), print settings and log (output.go), and give
+// (write.go, env.go), print settings and log (output.go), and give
 // each call of a benchmark its random streams (calls.go).
 type Env struct {
 	Cfg       Config
@@ -237,3 +239,32 @@ func staleScratch(dir string) []string {
 
 // Human prints a byte count in binary units.
 func Human(n int64) string { return memlimit.Human(n) }
+
+// ScratchSettings is the engine's settings for a database opened with
+// opts (its Dir aside), read from a throwaway scratch database opened
+// empty, closed and removed. Workloads that open their own databases
+// inside a sub-benchmark call it in the parent, so the settings line
+// printed before b.Run describes exactly that sub-benchmark's options.
+// Read-only options need an existing database: read those settings from
+// the fixture (Handle.Run).
+func (e *Env) ScratchSettings(info engine.Info, opts engine.Options) (s []engine.Setting, err error) {
+	if opts.ReadOnly {
+		return nil, errors.New("scratch settings: read-only options need an existing database")
+	}
+	dir := e.ScratchDir(info.Name)
+	defer func() {
+		if rerr := e.Root.RemoveAll(dir); err == nil {
+			err = rerr
+		}
+	}()
+	opts.Dir = dir
+	db, err := engine.Open(info.Name, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open %s for its settings: %w", info.Name, err)
+	}
+	s = db.Settings()
+	if err := db.Close(); err != nil {
+		return nil, fmt.Errorf("close %s: %w", info.Name, err)
+	}
+	return s, nil
+}
