@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/flagreg"
@@ -29,17 +30,10 @@ type Option = flagreg.Option
 // every registered engine's own options (engines by name), and every
 // registered workload's own, in the order they were first registered.
 // Config binds, checks and echoes them in this order; the tooling
-// forwards them from it. Two flags of one name are a bug.
+// forwards them from it. Two flags of one name are a bug, which binding
+// them (flag.FlagSet.Var) panics on.
 func Flags() []Option {
-	out := append(append(append([]Option(nil), sharedFlags...), engineFlags()...), options...)
-	seen := map[string]Option{}
-	for _, o := range out {
-		if prev, ok := seen[o.FlagName()]; ok && prev != o {
-			panic("core: two flags named " + o.FlagName())
-		}
-		seen[o.FlagName()] = o
-	}
-	return out
+	return slices.Concat(sharedFlags, engineFlags(), options)
 }
 
 // engineFlags lists every engine's own options, each once: engines that
