@@ -10,23 +10,13 @@ import (
 )
 
 // The LSMs' data block is a dimension of every result of theirs
-// (block=4KiB), because no one size is fair to both sides of its trade:
-// a small block makes a point read fetch, checksum and search less, a
-// large one makes a scan cross fewer block boundaries (docs/engines.md,
-// "Data block size", has the figures). -block_size lists the sizes to
-// run; each LSM fixture is built once per size (the size is part of its
-// name), and every LSM leaf names the size it read.
-//
-// DefaultBlockSize is the single size a run gets without -block_size,
-// chosen by the rule docs/engines.md states: of 4, 8, 16 and 32 KiB, the
-// one with the highest geometric mean of the warm point-read and the scan
-// throughput, each as a fraction of that engine's best size for it, over
-// the three LSMs. It weighs the two sides of the trade equally; the
-// minimax rule (the smallest worst loss of any LSM on either side) picks
-// the same size.
-//
-// The bounds keep a block between a fraction of a page and half of
-// Badger's smallest table.
+// (block=4KiB), because no one size is fair to both point reads and
+// scans: -block_size lists the sizes to run, each LSM fixture is built
+// once per size (the size is part of its name), and every LSM leaf names
+// the size it read. DefaultBlockSize is the single size a run gets
+// without it, by the rule docs/engines.md ("Data block size") states and
+// measures. The bounds keep a block between a fraction of a page and half
+// of Badger's smallest table.
 const (
 	DefaultBlockSize ByteSize = 16 << 10
 	minBlockSize     ByteSize = 1 << 10
@@ -40,24 +30,15 @@ func (l *SizeList) String() string {
 	if l == nil {
 		return ""
 	}
-	s := make([]string, len(*l))
-	for i, v := range *l {
-		s[i] = v.String()
-	}
-	return strings.Join(s, ",")
+	return joinList(*l, func(v ByteSize) string { return v.String() })
 }
 
 func (l *SizeList) Set(v string) error {
-	var out SizeList
-	for _, f := range strings.Split(v, ",") {
+	return setList((*[]ByteSize)(l), v, func(f string) (ByteSize, error) {
 		var n ByteSize
-		if err := n.Set(strings.TrimSpace(f)); err != nil {
-			return err
-		}
-		out = append(out, n)
-	}
-	*l = out
-	return nil
+		err := n.Set(strings.TrimSpace(f))
+		return n, err
+	})
 }
 
 // blocks lists the block sizes info runs at: each of -block_size for an

@@ -8,43 +8,18 @@ import (
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
-// The budget rule (docs/methodology.md, "One budget rule"): under
-// -mem_limit every engine's fixed memory takes the share of the budget that
-// it takes of the machine at full scale, seed 001's. There the suite's
-// defaults give each LSM a 64 MiB memtable and a 64 MiB block cache on a
-// 16 GiB-class machine (an i3.large has 15.25 GiB): 1/256 of it each. A
-// budget of a fifth of the data is then a machine of a fifth of the data,
-// and the LSMs flush, compact and cache as they would there, whichever
-// engine it is.
+// The budget rule (docs/methodology.md, "One budget rule", says why each
+// value): under -mem_limit every engine's fixed memory takes the share of
+// the budget that it takes of the machine at full scale, seed 001's.
 const (
-	// budgetShare: the memtable and the block cache are each 1/budgetShare
-	// of the budget...
-	budgetShare = 256
-	// ...but no less than budgetFloorMB: below a MiB per-flush and
-	// per-table costs that do not scale (a file, an index, a footer, a
-	// sync) would dominate; the floor binds below a 256 MiB budget.
-	budgetFloorMB = 1
-	// budgetInFlight memtables may exist at once in every LSM: the one
-	// filling, one being flushed, one queued. Badger's is the fewest it
-	// allows without risking a stalled writer (NumMemtables 1).
-	budgetInFlight = 3
-	// budgetCompactions caps background compactions at seed 001's machine's
-	// cores. Badger's default is 4, each holding the table it builds; its
-	// minimum short of none is 2. Pebble's and RocksDB's defaults (1) are
-	// below it.
-	budgetCompactions = 2
-	// budgetL0Tables level-0 tables start a compaction in every LSM
-	// (Pebble's and RocksDB's default; Badger's is 5), and the level below
-	// holds that many memtables: RocksDB's tuning rule, and what its
-	// defaults give at full scale (256 MiB for 64 MiB memtables). Left at
-	// the engines' defaults (RocksDB 256 MiB, Pebble 64 MiB, Badger 10 MiB)
-	// beside 1 MiB memtables, every compaction from level 0 rewrote up to
-	// 64 times its size: write-amp 25 for RocksDB, 14 Pebble, 13 Badger.
-	budgetL0Tables = 4
+	budgetShare       = 256 // the memtable and the block cache are each 1/256 of the budget
+	budgetFloorMB     = 1   // and at least 1 MiB
+	budgetInFlight    = 3   // memtables at once: filling, flushing, queued
+	budgetCompactions = 2   // background compactions at most: seed 001's cores
+	budgetL0Tables    = 4   // level-0 tables that start a compaction; the level below holds as many memtables
 	// The Go runtime's soft memory limit is budgetGoNum/budgetGoDen of the
 	// budget for every engine, leaving the rest to the page cache and C
-	// allocations: with the whole budget Badger's heap took all of it and
-	// was killed; at 3/4 and 1/2 every engine completed (methodology.md).
+	// allocations.
 	budgetGoNum, budgetGoDen = 3, 4
 )
 

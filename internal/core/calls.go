@@ -27,9 +27,6 @@ const callSalt = 0x6b76_6361_6c6c_7321 // "kvcalls!"
 // streams. Call it once per call of the body, before the timer starts.
 func (e *Env) CallStreams(b *testing.B) Streams {
 	e.mu.Lock()
-	if e.calls == nil {
-		e.calls = map[string]uint64{}
-	}
 	e.calls[b.Name()]++
 	n := e.calls[b.Name()]
 	e.mu.Unlock()

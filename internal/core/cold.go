@@ -9,41 +9,16 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// A cache=cold leaf reads in rounds. One op of the leaf (b.N counts them)
-// is one round: the fixture closed, its files evicted from the page cache,
-// the fixture opened again, all untimed, and then a fixed amount of work,
-// timed: -cold_ops reads or seeks (ReadRandom, Scan), or one full scan
-// (Iterate). A round is the same work whatever b.N is, so an engine that
-// earns a larger b.N does not end its rounds warmer than a slower one; and
-// the open each round starts with, untimed, is reported beside the result
-// (open-ms, open-read-B), because what an engine reads at open (Badger
-// reads every table's index and filter) is part of what a cold start costs.
+// A cache=cold leaf reads in rounds, one per op (docs/methodology.md,
+// "What a cold round is"): the fixture closed, evicted and opened again,
+// untimed but reported (open-ms, open-read-B), then a fixed amount of
+// work, timed, the same whatever b.N is.
 
 // OpenCost is what one open of a fixture cost: its wall time and the
 // bytes the process read from the device meanwhile (/proc/self/io).
 type OpenCost struct {
 	Time      time.Duration
 	ReadBytes int64
-}
-
-// coldOpen closes the open db, evicts the fixture's files and opens it
-// with o (key is optionsKey(o)), measuring the open.
-func (h *Handle) coldOpen(b *testing.B, o engine.Options, key string) {
-	b.Helper()
-	h.Close(b)
-	if _, err := h.e.Evict(h.dir); err != nil {
-		b.Fatal(err)
-	}
-	var db engine.DB
-	cost, err := TimeOpen(func() (err error) {
-		db, err = h.openEngine(o)
-		return err
-	})
-	if err != nil {
-		b.Fatalf("open fixture %s: %v", h.dir, err)
-	}
-	h.db, h.key, h.warm, h.fresh = db, key, false, true
-	h.cost = cost
 }
 
 // TimeOpen runs open, the open of a source whose files were just evicted,
@@ -68,10 +43,8 @@ func (h *Handle) Reopen(b *testing.B, tweak func(*engine.Options)) (engine.DB, O
 	if h.f.Engine.Reference {
 		b.Fatalf("%s has no files: it has no cold state", h.f.Engine.Name)
 	}
-	o := h.Options(tweak)
-	key := optionsKey(o)
-	if !h.fresh || h.db == nil || h.key != key {
-		h.coldOpen(b, o, key)
+	if o := h.Options(tweak); !h.fresh || h.db == nil || h.key != optionsKey(o) {
+		h.open(b, Cold, o, false)
 	}
 	h.fresh = false
 	return h.db, h.cost
@@ -87,14 +60,12 @@ type Timed struct {
 	AllocBytes uint64        // heap bytes allocated
 }
 
-// ColdRounds runs a cache=cold leaf: b.N rounds, one per op, each on the
-// fixture just closed, evicted and reopened (Reopen). For each round, with
-// the timer stopped, round(db) readies what the round needs on the fresh
-// db and returns run, the round's work, which alone is timed, and done
-// (nil or a function called untimed after run, before the db is closed
-// again). Call it first in a leaf h.Run started, leaving the db Run gave
-// the leaf unread: it is the first round's. ColdRounds reports open-ms and
-// open-read-B, the mean wall time and device bytes of a round's open, and
+// ColdRounds runs a cache=cold leaf: b.N rounds, each on the fixture just
+// reopened (Reopen). For each round, timer stopped, round(db) readies the
+// round and returns run, its work, which alone is timed, and done (nil,
+// or called untimed after run). Call it first in a leaf h.Run started,
+// leaving the db Run gave the leaf unread: it is the first round's. It
+// reports open-ms and open-read-B, the mean of a round's open, and
 // returns what the timed parts cost. Leave the timer to it.
 func (h *Handle) ColdRounds(b *testing.B, tweak func(*engine.Options), round func(db engine.DB) (run, done func())) Timed {
 	b.Helper()

@@ -2,13 +2,10 @@
 // configuration parsed once, fixtures declared by the workloads and built
 // before any benchmark runs, one open/warm/evict/close sequence, one batch
 // writer, and output that keeps every result beside the settings it was
-// measured with. It knows no workload: the workloads (internal/workload
-// and below) register themselves and their own flags with Register, and
-// the root package's benchmarks are generated one-line wrappers over Run
-// (see wrappers.go). docs/architecture.md describes the API they use.
-//
-// Like Pebble's bench package, it owns no flag globals: flags bind to a
-// Config (Config.Bind), and bodies read the Env they are given.
+// measured with. It knows no workload: they register themselves with
+// Register, and the root package's benchmarks are generated wrappers over
+// Run. docs/architecture.md describes the API they use. It owns no flag
+// globals: flags bind to a Config, and bodies read the Env they are given.
 package core
 
 import (
@@ -61,8 +58,10 @@ type Config struct {
 
 // Default is the configuration with every flag at its default.
 func Default() Config {
-	var c Config
-	c.defaults()
+	c := Config{opts: map[string]flagreg.Value{}}
+	for _, o := range Flags() {
+		o.SetDefault(&c)
+	}
 	return c
 }
 
@@ -128,59 +127,59 @@ func (c *Config) SetExplicit(fs *flag.FlagSet) {
 type FloatList []float64
 
 func (l *FloatList) String() string {
-	s := make([]string, len(*l))
-	for i, v := range *l {
-		s[i] = strconv.FormatFloat(v, 'g', -1, 64)
-	}
-	return strings.Join(s, ",")
+	return joinList(*l, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) })
 }
-
 func (l *FloatList) Set(v string) error {
-	var out FloatList
-	for _, f := range strings.Split(v, ",") {
+	return setList((*[]float64)(l), v, func(f string) (float64, error) {
 		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil {
-			return fmt.Errorf("%q is not a number", f)
+			return 0, fmt.Errorf("%q is not a number", f)
 		}
-		out = append(out, x)
-	}
-	*l = out
-	return nil
+		return x, nil
+	})
 }
 
 // WordList is a comma-separated list of words, checked by Validate.
 type WordList []string
 
 func (l *WordList) String() string { return strings.Join(*l, ",") }
-
 func (l *WordList) Set(v string) error {
-	var out WordList
-	for _, f := range strings.Split(v, ",") {
-		out = append(out, strings.TrimSpace(f))
-	}
-	*l = out
-	return nil
+	return setList((*[]string)(l), v, func(f string) (string, error) { return strings.TrimSpace(f), nil })
 }
 
 // IntList is a comma-separated list of whole numbers from 1 to 4096.
 type IntList []int
 
-func (l *IntList) String() string {
-	s := make([]string, len(*l))
-	for i, v := range *l {
-		s[i] = strconv.Itoa(v)
+func (l *IntList) String() string { return joinList(*l, strconv.Itoa) }
+func (l *IntList) Set(v string) error {
+	return setList((*[]int)(l), v, func(f string) (int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 4096 {
+			return 0, fmt.Errorf("%q is not a whole number from 1 to 4096", f)
+		}
+		return n, nil
+	})
+}
+
+// joinList prints a list flag's items, comma-separated.
+func joinList[T any](l []T, text func(T) string) string {
+	s := make([]string, len(l))
+	for i, v := range l {
+		s[i] = text(v)
 	}
 	return strings.Join(s, ",")
 }
 
-func (l *IntList) Set(v string) error {
-	var out IntList
+// setList sets *l to the comma-separated items of v, each parsed; on an
+// error *l keeps its value.
+func setList[T any](l *[]T, v string, parse func(string) (T, error)) error {
+	var out []T
 	for _, f := range strings.Split(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 4096 {
-			return fmt.Errorf("%q is not a whole number from 1 to 4096", f)
+		x, err := parse(f)
+		if err != nil {
+			return err
 		}
-		out = append(out, n)
+		out = append(out, x)
 	}
 	*l = out
 	return nil

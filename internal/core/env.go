@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,14 +13,24 @@ import (
 	"syscall"
 
 	"github.com/kvbench/kvbench/internal/dataset"
+	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/measure"
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
-// Env is one run: its validated configuration, the data set, the suite's
-// own directory under -dir, the fixtures built for it, and its output.
+// Env is one run, the one concrete type a workload sees: its validated
+// configuration, the data set, the suite's own directory under -dir, the
+// fixtures built for it, and its output. Its methods declare and open
+// fixtures (fixture.go, handle.go), write databases of a body's own
+// (write.go, env.go), print settings and log (output.go), and give
+// each call of a benchmark its random streams (calls.go).
 type Env struct {
-	RunData // the run's values
+	Cfg       Config
+	Keys      uint64
+	Gen       *dataset.Gen
+	FullCheck bool
+	Root      dataset.Root // zero until Setup opens -dir
+	Dir       string       // -dir as given or defaulted, absolute
 
 	// Out receives configuration lines and, through testing, results;
 	// Log receives progress, never among result lines.
@@ -56,36 +67,29 @@ func NewEnv(c Config, out, log io.Writer) (*Env, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Env{RunData: RunData{Cfg: c, Keys: c.Keys(), FullCheck: c.Verify == "full"}, Out: out, Log: log,
-		fixtures: map[string]builtFixture{}, shown: map[string]string{}, warned: map[string]bool{}}
-	g, err := dataset.New(dataset.Spec{Keys: e.Keys, ValueSize: c.ValSize, ValueRatio: c.ValueRatio, Seed: c.Seed})
+	g, err := dataset.New(dataset.Spec{Keys: c.Keys(), ValueSize: c.ValSize, ValueRatio: c.ValueRatio, Seed: c.Seed})
 	if err != nil {
 		return nil, err
 	}
-	e.Gen = g
-	return e, nil
+	return &Env{Cfg: c, Keys: c.Keys(), Gen: g, FullCheck: c.Verify == "full", Out: out, Log: log,
+		fixtures: map[string]builtFixture{}, shown: map[string]string{}, warned: map[string]bool{}, calls: map[string]uint64{}}, nil
 }
 
-// inPlan reports whether Setup planned t.
-func (e *Env) inPlan(t Target) bool {
-	if e.plan == nil {
-		return false
+// Shape is the first part of the sub-benchmark names of every workload
+// on the run's data set: the value size and, under -mem_limit, the
+// budget ("valsz=1024/mem=26MiB"), so results in and out of a budget
+// never share a name.
+func (e *Env) Shape() string {
+	s := SubName("valsz", e.Cfg.ValSize)
+	if e.Cfg.MemLimit != 0 {
+		s += "/" + SubName("mem", e.Cfg.MemLimit.String())
 	}
-	for _, p := range e.plan.Targets {
-		if p.Name() == t.Name() {
-			return true
-		}
-	}
-	return false
+	return s
 }
 
-// planPattern is the -bench pattern Setup planned for.
-func (e *Env) planPattern() string {
-	if e.plan == nil {
-		return ""
-	}
-	return e.plan.Pattern
-}
+// LeafName is the name of a leaf on the run's data set: Shape, then the
+// key=value parts kv (SubName): "valsz=1024/cache=warm/threads=16".
+func (e *Env) LeafName(kv ...any) string { return e.Shape() + "/" + SubName(kv...) }
 
 // Logf reports progress on Log. go test merges stderr into its output, so
 // the prefix is one benchfmt ignores (a "kvbench: x" line would read as a
@@ -235,3 +239,32 @@ func staleScratch(dir string) []string {
 
 // Human prints a byte count in binary units.
 func Human(n int64) string { return memlimit.Human(n) }
+
+// ScratchSettings is the engine's settings for a database opened with
+// opts (its Dir aside), read from a throwaway scratch database opened
+// empty, closed and removed. Workloads that open their own databases
+// inside a sub-benchmark call it in the parent, so the settings line
+// printed before b.Run describes exactly that sub-benchmark's options.
+// Read-only options need an existing database: read those settings from
+// the fixture (Handle.Run).
+func (e *Env) ScratchSettings(info engine.Info, opts engine.Options) (s []engine.Setting, err error) {
+	if opts.ReadOnly {
+		return nil, errors.New("scratch settings: read-only options need an existing database")
+	}
+	dir := e.ScratchDir(info.Name)
+	defer func() {
+		if rerr := e.Root.RemoveAll(dir); err == nil {
+			err = rerr
+		}
+	}()
+	opts.Dir = dir
+	db, err := engine.Open(info.Name, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open %s for its settings: %w", info.Name, err)
+	}
+	s = db.Settings()
+	if err := db.Close(); err != nil {
+		return nil, fmt.Errorf("close %s: %w", info.Name, err)
+	}
+	return s, nil
+}

@@ -36,17 +36,9 @@ type Fixture struct {
 // LogicalBytes is what the fixture holds, keys plus values.
 func (f *Fixture) LogicalBytes() int64 { return f.Data.LogicalBytes() }
 
-// Fixture declares the engine's fixture of the run's data set, opened with
-// the run's options as tweak changes them; kind names a variant of the
-// data set's layout ("" for the shared one). Workloads that read the
-// shared data set declare exactly KV(info, nil).
-func (e *Env) KV(info engine.Info, tweak func(*engine.Options)) *Fixture {
-	return e.NewFixture(info, "", GenSource{e.Gen}, tweak)
-}
-
 // KVFor is the engine's fixture of the run's data set, with the run's
-// options: KV(info, nil).
-func (e *Env) KVFor(info engine.Info) *Fixture { return e.KV(info, nil) }
+// options: what every workload that reads the shared data set declares.
+func (e *Env) KVFor(info engine.Info) *Fixture { return e.NewFixture(info, "", GenSource{e.Gen}, nil) }
 
 // NewFixture declares a fixture of src on info with the run's options as
 // tweak changes them. kind tells apart data sets with the same shape.
@@ -99,23 +91,22 @@ type builtFixture struct {
 // ensure builds f when no complete build of it exists, and remembers its
 // directory. Only Setup calls it, so every fixture is built, and counted
 // in the disk estimate, before any benchmark runs.
-func (e *Env) ensure(f *Fixture) (string, error) {
+func (e *Env) ensure(f *Fixture) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	name := f.Params.Name()
-	if b, ok := e.fixtures[name]; ok {
-		return b.dir, nil
+	if _, ok := e.fixtures[name]; ok {
+		return nil
 	}
 	dir, m, err := e.Root.Ensure(f.Params, func(dir string) (dataset.Manifest, error) {
 		e.Logf("building fixture %s (%d keys, %s)%s", name, f.Data.Len(), Human(f.LogicalBytes()), e.buildEstimate(f))
 		return e.build(f, dir)
 	}, e.Logf)
-	if err != nil {
-		return "", err
+	if err == nil {
+		e.Logf("fixture %s: %d keys, %s on disk, written by %s, built %s in %.1fs", name, m.KeyCount, Human(m.DiskBytes), m.EngineVersion, m.Built.Format(time.RFC3339), m.BuildSeconds)
+		e.fixtures[name] = builtFixture{dir, m}
 	}
-	e.Logf("fixture %s: %d keys, %s on disk, written by %s, built %s in %.1fs", name, m.KeyCount, Human(m.DiskBytes), m.EngineVersion, m.Built.Format(time.RFC3339), m.BuildSeconds)
-	e.fixtures[name] = builtFixture{dir, m}
-	return dir, nil
+	return err
 }
 
 // buildEstimate says what f's build should take: its time and size on
@@ -253,8 +244,8 @@ func (e *Env) built(f *Fixture) (builtFixture, error) {
 }
 
 // residentShare is the one rule for eviction that did not work: more
-// than 5% of the files still in the page cache after eviction.
-const residentShare = 20 // 1/20 = 5%
+// than 1/20 (5%) of the files still in the page cache after eviction.
+const residentShare = 20
 
 // Evict drops every file under dir from the page cache (and every cache
 // of the machine with -drop_caches), and returns how many bytes the

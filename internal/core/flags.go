@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/flagreg"
@@ -14,10 +15,8 @@ import (
 // the settings every workload shares (sharedFlags, held in Config's
 // fields), each engine's own options (engine.Info.Params) and each
 // workload's own (Workload.Options), held in Config by name. The core
-// does the rest for all of them alike: the flag on the command line
-// (Config.Bind), its check before any work (Config.Validate), its
-// configuration lines (Env.EchoConfig), and a copy of its value in every
-// Config.
+// binds (Config.Bind), checks (Config.Validate) and echoes
+// (Env.EchoConfig) them all alike.
 
 // Flag is a flag the core or a workload declares: its check and its lines
 // read the run's Config. A workload reads its value with Get.
@@ -31,19 +30,10 @@ type Option = flagreg.Option
 // every registered engine's own options (engines by name), and every
 // registered workload's own, in the order they were first registered.
 // Config binds, checks and echoes them in this order; the tooling
-// forwards them from it. Two flags of one name are a bug.
+// forwards them from it. Two flags of one name are a bug, which binding
+// them (flag.FlagSet.Var) panics on.
 func Flags() []Option {
-	out := append([]Option(nil), sharedFlags...)
-	out = append(out, engineFlags()...)
-	out = append(out, options...)
-	seen := map[string]Option{}
-	for _, o := range out {
-		if prev, ok := seen[o.FlagName()]; ok && prev != o {
-			panic("core: two flags named " + o.FlagName())
-		}
-		seen[o.FlagName()] = o
-	}
-	return out
+	return slices.Concat(sharedFlags, engineFlags(), options)
 }
 
 // engineFlags lists every engine's own options, each once: engines that
@@ -73,15 +63,12 @@ var (
 // list the same *Flag; two flags of one name are a bug.
 func addOptions(w *Workload) {
 	for _, o := range w.Options {
-		name := o.FlagName()
-		if prev, ok := optionByName[name]; ok {
-			if prev != o {
-				panic("core: two workload flags named " + name + " (" + w.Name + "'s and another's)")
-			}
-			continue
+		if prev, ok := optionByName[o.FlagName()]; ok && prev != o {
+			panic("core: two workload flags named " + o.FlagName() + " (" + w.Name + "'s and another's)")
+		} else if !ok {
+			optionByName[o.FlagName()] = o
+			options = append(options, o)
 		}
-		optionByName[name] = o
-		options = append(options, o)
 	}
 }
 
@@ -109,15 +96,14 @@ func (c *Config) SetFlag(name, value string) error {
 		if o.FlagName() != name {
 			continue
 		}
-		if v, ok := o.FieldValue(c); ok {
+		if v, field := o.ValueIn(c); field {
 			return v.Set(value)
 		}
 		v, err := flagreg.Parse(o, value)
-		if err != nil {
-			return err
+		if err == nil {
+			c.SetFlagValue(name, v)
 		}
-		c.SetFlagValue(name, v)
-		return nil
+		return err
 	}
 	return fmt.Errorf("-%s is no flag of the suite", name)
 }
@@ -125,21 +111,8 @@ func (c *Config) SetFlag(name, value string) error {
 // value is c's value of o: its field, what c holds by name, or its
 // default.
 func (c *Config) value(o Option) flagreg.Value {
-	if v, ok := o.FieldValue(c); ok {
-		return v
-	}
-	if v, ok := c.opts[o.FlagName()]; ok {
-		return v
-	}
-	return o.NewValue(nil)
-}
-
-// defaults gives c every flag at its default.
-func (c *Config) defaults() {
-	c.opts = map[string]flagreg.Value{}
-	for _, o := range Flags() {
-		o.SetDefault(c)
-	}
+	v, _ := o.ValueIn(c)
+	return v
 }
 
 // Bind registers every flag of the suite on fs, bound to c: a shared
@@ -148,9 +121,9 @@ func (c *Config) defaults() {
 func (c *Config) Bind(fs *flag.FlagSet) {
 	m := map[string]flagreg.Value{}
 	for _, o := range Flags() {
-		v, ok := o.FieldValue(c)
-		if !ok {
-			v = o.NewValue(c.value(o).Get())
+		v, field := o.ValueIn(c)
+		if !field {
+			v = o.NewValue(v.Get())
 			m[o.FlagName()] = v
 		}
 		fs.Var(v.Value, o.FlagName(), o.FlagUsage())
@@ -159,13 +132,12 @@ func (c *Config) Bind(fs *flag.FlagSet) {
 }
 
 // FlagError is the error of a flag's bad value: it names the flag, the
-// value and what the flag accepts ("-valsz 0: must be from 1 ...").
+// value and what the flag accepts ("-valsz 0: must be from 1 ..."). A
+// Flag's Check may return them, joined, to name the bad items of a list.
 func FlagError(name string, val any, want string) error {
 	return flagError{fmt.Sprintf("-%s %v: %s", name, val, want)}
 }
 
-// flagError is FlagError's: a Flag's Check may return them, joined, to
-// name the bad items of a list itself.
 type flagError struct{ msg string }
 
 func (e flagError) Error() string { return e.msg }
@@ -176,18 +148,15 @@ func (c *Config) validateFlags() []error {
 	for _, o := range Flags() {
 		v := c.value(o)
 		err := o.CheckValue(v.Get(), c)
-		if err == nil {
-			continue
-		}
-		var named []error
+		named := []error{err}
 		if j, ok := err.(interface{ Unwrap() []error }); ok {
 			named = j.Unwrap()
-		} else {
-			named = []error{err}
 		}
 		for _, n := range named {
-			var fe flagError
-			if !errors.As(n, &fe) {
+			if n == nil {
+				continue
+			}
+			if !errors.As(n, new(flagError)) {
 				n = FlagError(o.FlagName(), v.String(), n.Error())
 			}
 			errs = append(errs, n)

@@ -80,7 +80,7 @@ func (h *Handle) Options(tweak func(*engine.Options)) engine.Options {
 // (ShowFixtureSettings). The handle's own db must be closed (LMDB opens an
 // environment once per process).
 func (h *Handle) Settings(o engine.Options) ([]engine.Setting, error) {
-	db, err := h.openEngine(o)
+	db, err := engine.OpenInfo(h.f.Engine, o)
 	if err != nil {
 		return nil, fmt.Errorf("open fixture %s: %w", h.dir, err)
 	}
@@ -98,6 +98,8 @@ func (h *Handle) DB(b *testing.B, cache string, tweak func(*engine.Options)) eng
 
 // open returns the fixture opened with o in the cache state; first is the
 // call before the sub-benchmark, which a cold state does not evict for.
+// Any other cold open closes the db, evicts the fixture's files and opens
+// it again, its cost measured (OpenCost).
 func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) engine.DB {
 	b.Helper()
 	key := optionsKey(o)
@@ -113,7 +115,7 @@ func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) 
 		// The rail has no files and ignores both; read-only keeps
 		// engine.Open from creating a directory outside -dir.
 		o.Dir, o.ReadOnly = os.TempDir(), true
-		db, err := h.openEngine(o)
+		db, err := engine.OpenInfo(h.f.Engine, o)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -123,25 +125,25 @@ func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) 
 		h.db, h.key, h.warm = db, key, true
 		return db
 	}
-	if cache == Cold && !first {
-		h.coldOpen(b, o, key)
-		return h.db
+	cold := cache == Cold && !first
+	if cold {
+		if _, err := h.e.Evict(h.dir); err != nil {
+			b.Fatal(err)
+		}
 	}
-	db, err := h.openEngine(o)
+	var db engine.DB
+	cost, err := TimeOpen(func() (err error) {
+		db, err = engine.OpenInfo(h.f.Engine, o) // the fixture's own Info: a test may wrap it
+		return err
+	})
 	if err != nil {
 		b.Fatalf("open fixture %s: %v", h.dir, err)
 	}
-	h.db, h.key, h.warm, h.fresh = db, key, false, false
+	h.db, h.key, h.warm, h.fresh, h.cost = db, key, false, cold, cost
 	if cache == Warm {
 		h.warmUp(b)
 	}
 	return db
-}
-
-// openEngine opens the fixture's engine with o: the engine the fixture
-// declares, so a test that wraps an engine's declaration sees its opens.
-func (h *Handle) openEngine(o engine.Options) (engine.DB, error) {
-	return engine.OpenInfo(h.f.Engine, o)
 }
 
 // optionsKey tells apart the options a db was opened with.

@@ -2,9 +2,11 @@ package core
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
@@ -12,10 +14,6 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/measure"
 )
-
-// A leaf on a fixture: Handle.Run runs its body in a cache state, and
-// TimeLoop is the body's timed loop, warm or in cold rounds, wrapped in
-// one place.
 
 // Run runs body as sub-benchmark name on the fixture in the given cache
 // state, opened with the fixture's options as tweak changes them. Before
@@ -41,14 +39,12 @@ func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Option
 }
 
 // guard makes a memory fault in this goroutine (a read of a mapped file
-// that changed under the map: past the end of a truncated file, bbolt's
-// and LMDB's pages) a panic rather than a crash of the process, and
-// returns the function to defer that turns that panic into b's failure,
-// naming the fixture and how to rebuild it. Setup checked the files'
-// sizes (and checksums, when cheap) before the run; this is for what
-// those checks cannot see. TimeLoop and RunThreads hand their
-// goroutines' faults to their caller. A fault inside C code (LMDB's own
-// B-tree walk, RocksDB) still ends the process.
+// that changed under the map, where Setup's checks do not look) a panic
+// rather than a crash of the process, and returns the function to defer
+// that turns that panic into b's failure, naming the fixture and how to
+// rebuild it. RunThreads hands its goroutines' faults to its caller. A
+// fault inside C code (LMDB's own B-tree walk, RocksDB) still ends the
+// process.
 func (h *Handle) guard(b *testing.B) func() {
 	old := debug.SetPanicOnFault(true)
 	return func() {
@@ -80,23 +76,17 @@ func isFault(r any) bool {
 }
 
 // TimeLoop is a leaf's timed loop of reads on the handle's fixture in the
-// cache state cache (the leaf's, as Run opened it): op(t, n, rd) does n
-// operations on goroutine t of threads, through a reader of its own, and
-// returns its first error, which fails b. It reports the loop's units
-// (LoopUnits) per operation and returns what the timed part cost, Ops the
-// operations done.
+// leaf's cache state: op(t, n, rd) does n operations on goroutine t of
+// threads through a reader of its own, and its first error fails b. It
+// reports LoopUnits per operation and returns what the timed part cost.
 //
-// Warm, the loop is b.N operations on the open db, split over the
-// goroutines and wrapped here alone: the timer, callgrind's window (under
-// Valgrind the loop yields every pace.Yield operations, after an untimed
-// warm-up pass of pace.Warm operations through the fresh state warm
-// makes, when warm is not nil), the scheduler's wait (sched-p99-ns), the
-// disk and CPU counters; b.ReportAllocs reports its allocations.
-//
-// Cold, each of b.N ops is a round (ColdRounds) of Cfg.ColdRoundOps()
-// operations on the fixture just closed, evicted and reopened, each
-// goroutine's reader opened on it untimed and closed after it; ns/op,
-// B/op and allocs/op are then per operation, not per round (ReportPerOp).
+// Warm, the loop is b.N operations on the open db, wrapped here alone in
+// the timer, callgrind's window (with pace's yields, and its warm-up pass
+// through the fresh state warm makes, when warm is not nil), the
+// scheduler's sample and the disk and CPU counters. Cold, each of b.N ops
+// is a round (ColdRounds) of Cfg.ColdRoundOps() operations, each
+// goroutine's reader opened untimed; ns/op, B/op and allocs/op are then
+// per operation, not per round (ReportPerOp).
 func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace, op func(t, n int, rd engine.Reader) error, warm func() func(t, n int, rd engine.Reader) error) Timed {
 	readers := make([]engine.Reader, threads)
 	openReaders := func(db engine.DB) {
@@ -118,32 +108,23 @@ func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace,
 	}
 	defer closeReaders()           // before the handle closes the db, on failure too
 	errs := make([]error, threads) // made here, outside the timed window
-	// pass runs n operations of op split over the goroutines, each through
-	// its reader, yielding after every yield of them (0: never), and
-	// returns the first goroutine's error. A memory fault in one panics
-	// here once all are done, where Run's guard turns it into b's failure.
+	// pass runs n operations of op over the goroutines, yielding after
+	// every yield of them (0: never), and returns the first one's error.
 	pass := func(n, yield int, op func(t, n int, rd engine.Reader) error) error {
-		var g group
 		clear(errs)
-		for t := range threads {
-			g.add()
-			go func() {
-				defer g.done()
-				debug.SetPanicOnFault(true)
-				rd, left := readers[t], share(n, threads, t)
-				if yield == 0 {
-					errs[t] = op(t, left, rd)
-					return
-				}
-				for left > 0 && errs[t] == nil {
-					k := min(left, yield)
-					errs[t] = op(t, k, rd)
-					left -= k
-					runtime.Gosched()
-				}
-			}()
-		}
-		g.wait()
+		RunThreads(threads, n, func(t, left int) {
+			rd := readers[t]
+			if yield == 0 {
+				errs[t] = op(t, left, rd)
+				return
+			}
+			for left > 0 && errs[t] == nil {
+				k := min(left, yield)
+				errs[t] = op(t, k, rd)
+				left -= k
+				runtime.Gosched()
+			}
+		})
 		for t, err := range errs {
 			if err != nil {
 				return fmt.Errorf("goroutine %d: %w", t, err)
@@ -204,16 +185,29 @@ func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace,
 // damaged under the map) panics in the caller's goroutine once all are
 // done, where Handle.Run turns it into the benchmark's failure.
 func RunThreads(threads, n int, fn func(t, ops int)) {
-	var g group
+	var wg sync.WaitGroup
+	var once sync.Once
+	var fault any
 	for t := range threads {
-		g.add()
+		wg.Add(1)
 		go func() {
-			defer g.done()
+			defer func() {
+				if r := recover(); r != nil {
+					if !isFault(r) {
+						panic(r)
+					}
+					once.Do(func() { fault = r })
+				}
+				wg.Done()
+			}()
 			debug.SetPanicOnFault(true)
 			fn(t, share(n, threads, t))
 		}()
 	}
-	g.wait()
+	wg.Wait()
+	if fault != nil {
+		panic(fault)
+	}
 }
 
 // share is goroutine t's part of n operations split over threads.
@@ -225,30 +219,68 @@ func share(n, threads, t int) int {
 	return ops
 }
 
-// group waits for goroutines and keeps the first memory fault one of
-// them recovered (done, deferred), which wait panics with once all are
-// done.
-type group struct {
-	wg    sync.WaitGroup
-	once  sync.Once
-	fault any
+// The Go scheduler's own wait: how long goroutines sat runnable before
+// they ran (runtime/metrics /sched/latencies:seconds), over a leaf's timed
+// window. With more goroutines than CPUs a read's tail can be this wait
+// rather than the engine's; a leaf with more than one thread reports its
+// p99 beside its own (sched-p99-ns) so a reader can tell them apart.
+
+const schedMetric = "/sched/latencies:seconds"
+
+// schedSample is the scheduler's latency histogram at one moment.
+type schedSample struct {
+	counts  []uint64
+	buckets []float64
 }
 
-func (g *group) add() { g.wg.Add(1) }
-
-func (g *group) done() {
-	defer g.wg.Done()
-	if r := recover(); r != nil {
-		if !isFault(r) {
-			panic(r)
-		}
-		g.once.Do(func() { g.fault = r })
+// sampleSched reads the histogram now (it allocates: call it outside
+// timed loops).
+func sampleSched() schedSample {
+	s := []metrics.Sample{{Name: schedMetric}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return schedSample{}
 	}
+	h := s[0].Value.Float64Histogram()
+	return schedSample{counts: append([]uint64(nil), h.Counts...), buckets: h.Buckets}
 }
 
-func (g *group) wait() {
-	g.wg.Wait()
-	if g.fault != nil {
-		panic(g.fault)
+// Percentile is the p-th percentile (0 to 100), in nanoseconds, of the
+// waits that began between prev and s: the upper edge of the histogram's
+// bucket that holds it (its buckets are a few per power of two). NaN when
+// nothing waited.
+func (s schedSample) Percentile(prev schedSample, p float64) float64 {
+	if len(s.counts) == 0 || len(prev.counts) != len(s.counts) {
+		return math.NaN()
+	}
+	var total uint64
+	for i, c := range s.counts {
+		total += c - prev.counts[i]
+	}
+	if total == 0 {
+		return math.NaN()
+	}
+	want := uint64(math.Ceil(p / 100 * float64(total)))
+	var seen uint64
+	for i, c := range s.counts {
+		if seen += c - prev.counts[i]; seen >= want {
+			edge := s.buckets[i+1]
+			if math.IsInf(edge, 1) {
+				edge = s.buckets[i]
+			}
+			return edge * 1e9
+		}
+	}
+	return math.NaN()
+}
+
+// reportSched reports sched-p99-ns over [prev, now] for a leaf of more
+// than one thread.
+func reportSched(b *testing.B, threads int, prev schedSample) {
+	if threads < 2 {
+		return
+	}
+	if v := sampleSched().Percentile(prev, 99); !math.IsNaN(v) {
+		b.ReportMetric(v, "sched-p99-ns")
 	}
 }

@@ -34,7 +34,7 @@ func TestBlockSizeAndChecksumFlags(t *testing.T) {
 			if names[info.Name] == nil {
 				names[info.Name] = map[string]string{}
 			}
-			names[info.Name][bs] = e.KV(info, nil).Params.Name()
+			names[info.Name][bs] = e.KVFor(info).Params.Name()
 		}
 		var out bytes.Buffer
 		e.EchoConfig(&out)

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sort"
+	"slices"
 
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
@@ -40,19 +40,19 @@ const heapAllowanceMB = 16
 // validateMemLimit checks -mem_limit against the floor and the engines'
 // own memory under the budget rule: the block cache plus the memtables in
 // flight plus heapAllowanceMB must be below it.
-func (c *Config) validateMemLimit() []error {
+func (c *Config) validateMemLimit() error {
 	n := int64(c.MemLimit)
 	if n == 0 {
 		return nil
 	}
 	if n < memlimit.Floor {
-		return []error{FlagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf("is below the floor of %s", memlimit.FormatSize(memlimit.Floor)))}
+		return FlagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf("is below the floor of %s", memlimit.FormatSize(memlimit.Floor)))
 	}
 	r, _ := c.budget()
 	if need := int64(r.fixedMB()+heapAllowanceMB) << 20; need >= n {
-		return []error{FlagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf(
+		return FlagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf(
 			"the engines' own memory does not fit: block cache %d MiB + %d memtables in flight x %d MiB + %d MiB heap allowance = %d MiB, which must be below the budget (%d MiB); lower -cache_mb or -memtable_mb, or raise -mem_limit",
-			r.CacheMB, r.InFlight, r.MemtableMB, heapAllowanceMB, need>>20, n>>20))}
+			r.CacheMB, r.InFlight, r.MemtableMB, heapAllowanceMB, need>>20, n>>20))
 	}
 	return nil
 }
@@ -95,13 +95,13 @@ func (e *Env) enterBudget(plan *Plan) error {
 	if e.Cfg.MemLimit == 0 || plan.Pattern == "" {
 		return nil
 	}
+	var dirs []string
 	e.mu.Lock()
-	dirs := make([]string, 0, len(e.fixtures))
 	for _, b := range e.fixtures {
 		dirs = append(dirs, b.dir)
 	}
 	e.mu.Unlock()
-	sort.Strings(dirs)
+	slices.Sort(dirs)
 	for _, d := range dirs {
 		if _, err := e.Evict(d); err != nil {
 			return err
@@ -133,6 +133,18 @@ func (e *Env) enterBudget(plan *Plan) error {
 // without one: its Stats are the budget's own counters (usage, page
 // cache, major faults).
 func (e *Env) Budget() *memlimit.Budget { return e.budget }
+
+// WatchLeaf names the benchmark about to run (b.Name() and the sub-name
+// it is given) to the watcher that reports what the budget held should
+// the run be killed in it (memlimit.EnterWatched), before its set-up
+// opens anything: Handle.Run does it for its leaves, a workload that
+// opens its own databases calls it itself. The settings it shows next
+// follow (ShowSettings).
+func (e *Env) WatchLeaf(name string) {
+	if b := e.budget; b != nil {
+		b.Leaf(name)
+	}
+}
 
 // closeBudget reports what the budget charged, moves the process out of
 // it and removes it.

@@ -46,7 +46,7 @@ func TestMemLimitFlag(t *testing.T) {
 			t.Errorf("%v: %v; want %q", c.args, err, c.want)
 		}
 		if err == nil {
-			e := &Env{RunData: RunData{Cfg: cfg}}
+			e := &Env{Cfg: cfg}
 			var out bytes.Buffer
 			e.EchoConfig(&out)
 			want := "mem-limit: none\n"

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,27 +25,35 @@ import (
 // result must be preceded by exactly its own engine's settings. Call it
 // from a parent benchmark, before b.Run: a line printed inside a running
 // sub-benchmark would split its result line.
-func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) {
-	e.showConfig(map[string]string{"settings-" + info.Name: settingsLine(e.withBudget(s))})
-	e.watchSettings()
-}
+func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) { e.showSettings(info, s, nil) }
 
 // ShowFixtureSettings is ShowSettings for results that read fixture f (or
 // a copy of it): beside the settings it prints a fixture-<engine> line
 // naming the engine version that built the fixture, from its manifest, and
 // the fixture's directory name.
 func (e *Env) ShowFixtureSettings(info engine.Info, s []engine.Setting, f *Fixture) {
-	lines := map[string]string{"settings-" + info.Name: settingsLine(e.withBudget(s))}
-	if b, err := e.built(f); err == nil {
-		lines["fixture-"+info.Name] = fmt.Sprintf("%s (%s)", b.m.EngineVersion, filepath.Base(b.dir))
+	e.showSettings(info, s, f)
+}
+
+func (e *Env) showSettings(info engine.Info, s []engine.Setting, f *Fixture) {
+	key, line := "settings-"+info.Name, settingsLine(e.withBudget(s))
+	lines := map[string]string{key: line}
+	if f != nil {
+		if b, err := e.built(f); err == nil {
+			lines["fixture-"+info.Name] = fmt.Sprintf("%s (%s)", b.m.EngineVersion, filepath.Base(b.dir))
+		}
 	}
 	e.showConfig(lines)
-	e.watchSettings()
+	// Under -mem_limit the budget's watcher reports, should the run be
+	// killed, which settings were in force (memlimit.EnterWatched).
+	if b := e.budget; b != nil {
+		b.Settings(key + ": " + line)
+	}
 }
 
 // ClearSettings clears every engine's settings and fixture lines, before
 // results that belong to no engine.
-func (e *Env) ClearSettings() { e.showConfig(nil) }
+func (e *Env) ClearSettings() { e.showConfig(map[string]string{}) }
 
 func settingsLine(s []engine.Setting) string {
 	parts := make([]string, len(s))
@@ -55,37 +63,24 @@ func settingsLine(s []engine.Setting) string {
 	return strings.Join(parts, " ")
 }
 
-// showConfig makes lines, by key, the configuration lines in force: it
-// clears every other line printed before (an empty value clears a key)
-// and prints each of lines not already in force.
+// showConfig makes lines, by key, and the running workload's gate line
+// the configuration lines in force: it clears every other line printed
+// before (an empty value clears a key) and prints each of lines not
+// already in force.
 func (e *Env) showConfig(lines map[string]string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.flushHeld()
 	if e.gate != "" {
-		lines = maps.Clone(lines)
-		if lines == nil {
-			lines = map[string]string{}
-		}
 		lines["gate"] = e.gate
 	}
-	var stale []string
-	for k := range e.shown {
+	for _, k := range slices.Sorted(maps.Keys(e.shown)) {
 		if _, ok := lines[k]; !ok {
-			stale = append(stale, k)
+			fmt.Fprintf(e.Out, "%s:\n", k)
+			delete(e.shown, k)
 		}
 	}
-	sort.Strings(stale)
-	for _, k := range stale {
-		fmt.Fprintf(e.Out, "%s:\n", k)
-		delete(e.shown, k)
-	}
-	keys := make([]string, 0, len(lines))
-	for k := range lines {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(lines)) {
 		if cur, ok := e.shown[k]; !ok || cur != lines[k] {
 			fmt.Fprintf(e.Out, "%s: %s\n", k, lines[k])
 			e.shown[k] = lines[k]
@@ -93,21 +88,17 @@ func (e *Env) showConfig(lines map[string]string) {
 	}
 }
 
-// gates is what Gates says of the workload, nothing without Gates.
-func (e *Env) gates(workload string) []string {
-	if e.Gates == nil {
-		return nil
-	}
-	return e.Gates(workload)
-}
-
-// setGate makes units the "gate" line of the results that follow, from
-// the next configuration change on: every workload prints its settings
-// (or clears them) before its first result.
-func (e *Env) setGate(units []string) {
+// setGate makes the units the regression gate judges workload on (Gates)
+// the "gate" line of the results that follow, from the next
+// configuration change on: every workload prints its settings (or clears
+// them) before its first result.
+func (e *Env) setGate(workload string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.gate = strings.Join(units, " ")
+	e.gate = ""
+	if e.Gates != nil {
+		e.gate = strings.Join(e.Gates(workload), " ")
+	}
 }
 
 // EchoConfig writes the run's configuration as benchfmt key: value lines,

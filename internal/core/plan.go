@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 
 	"github.com/kvbench/kvbench/internal/benchpattern"
 	"github.com/kvbench/kvbench/internal/dataset"
@@ -75,8 +76,7 @@ func (p *Plan) TouchesDisk() bool { return len(p.Fixtures) > 0 || p.Scratch > 0 
 func (p *Plan) DiskEstimate(root string) int64 {
 	n := p.Scratch
 	for _, f := range p.Fixtures {
-		m, err := dataset.ReadManifest(filepath.Join(root, dataset.OwnedName, "fixtures", f.Params.Name()))
-		if err != nil || !m.Complete(f.Params) {
+		if _, done := fixtureBuilt(filepath.Join(root, dataset.OwnedName), f); !done {
 			n += 3 * f.LogicalBytes()
 		}
 	}
@@ -93,26 +93,31 @@ func (p *Plan) DiskEstimate(root string) int64 {
 // (cleanStaleScratch). Only directories under the suite's own name are
 // counted, each by the rule that lets the suite remove it.
 func (p *Plan) Reclaimable(root string) int64 {
-	var n int64
 	owned := filepath.Join(root, dataset.OwnedName)
 	if !dataset.IsOwned(owned) {
 		return 0
 	}
+	var dirs []string
 	for _, f := range p.Fixtures {
-		dir := filepath.Join(owned, "fixtures", f.Params.Name())
-		if m, err := dataset.ReadManifest(dir); err == nil && m.Complete(f.Params) {
-			continue
-		}
-		if size, err := engine.DirSize(dir); err == nil {
-			n += size
+		if dir, done := fixtureBuilt(owned, f); !done {
+			dirs = append(dirs, dir)
 		}
 	}
-	for _, d := range staleScratch(filepath.Join(owned, "scratch")) {
+	var n int64
+	for _, d := range append(dirs, staleScratch(filepath.Join(owned, "scratch"))...) {
 		if size, err := engine.DirSize(d); err == nil {
 			n += size
 		}
 	}
 	return n
+}
+
+// fixtureBuilt is f's directory under the suite's own, and whether its
+// manifest marks it complete.
+func fixtureBuilt(owned string, f *Fixture) (string, bool) {
+	dir := filepath.Join(owned, "fixtures", f.Params.Name())
+	m, err := dataset.ReadManifest(dir)
+	return dir, err == nil && m.Complete(f.Params)
 }
 
 // matcher is testing's benchmark filter: the pattern split on unbracketed
@@ -137,26 +142,20 @@ func newMatcher(pattern string) (matcher, error) {
 	return m, nil
 }
 
-func (m matcher) matchTop(name string) bool {
-	for _, alt := range m {
-		if len(alt) > 0 && alt[0].MatchString(name) {
-			return true
-		}
-	}
-	return false
-}
+// matchTop reports whether the pattern selects the top-level benchmark
+// name.
+func (m matcher) matchTop(name string) bool { return m.match(name, nil) }
 
 // matchSub reports whether the pattern may run sub-benchmark sub of the
 // top-level benchmark top: some alternative selects top and either stops
 // there or selects sub at the second level. A workload whose
 // sub-benchmarks each read fixtures of their own declares only these.
-func (m matcher) matchSub(top, sub string) bool {
-	for _, alt := range m {
-		if len(alt) > 0 && alt[0].MatchString(top) && (len(alt) < 2 || alt[1].MatchString(sub)) {
-			return true
-		}
-	}
-	return false
+func (m matcher) matchSub(top, sub string) bool { return m.match(top, &sub) }
+
+func (m matcher) match(top string, sub *string) bool {
+	return slices.ContainsFunc(m, func(alt []*regexp.Regexp) bool {
+		return len(alt) > 0 && alt[0].MatchString(top) && (sub == nil || len(alt) < 2 || alt[1].MatchString(*sub))
+	})
 }
 
 // Selects reports, while the plan collects a workload's fixtures, whether

@@ -47,7 +47,7 @@ func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
 		return strings.Compare(a.Params.Name(), b.Params.Name())
 	})
 	for _, f := range fixtures {
-		if _, err := e.ensure(f); err != nil {
+		if err := e.ensure(f); err != nil {
 			return nil, err
 		}
 	}

@@ -8,19 +8,17 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// The settings every workload shares: flags of the suite declared as every
-// other (Flag), each held in a field of Config that workloads read
-// directly. sharedFlags lists them in the order of their configuration
-// lines.
-
-var (
-	dirFlag = &Flag[string]{Name: "dir",
+// sharedFlags are the settings every workload shares, in the order of
+// their configuration lines: flags of the suite declared as every other
+// (Flag), each held in a field of Config that workloads read directly.
+var sharedFlags = []Option{
+	&Flag[string]{Name: "dir",
 		Usage: "directory for fixtures and scratch databases (default: the user cache directory); the suite works only inside <dir>/kvbench",
 		Field: func(c *Config) *string { return &c.Dir },
 		// Checked against the plan's needs when Setup opens it; the
 		// machine's lines state it (dir, dir-fs, dir-device).
-		Echo: noLines[string]}
-	keysMilFlag = &Flag[float64]{Name: "keys_mil", Default: 0.1, Shapes: true,
+		Echo: func(string, *Config, func(string, any)) {}},
+	&Flag[float64]{Name: "keys_mil", Default: 0.1, Shapes: true,
 		Usage: "number of distinct keys, in millions (0.01 is 10,000)",
 		Field: func(c *Config) *float64 { return &c.KeysMil },
 		Check: func(k float64, _ *Config) error {
@@ -29,12 +27,12 @@ var (
 			}
 			return nil
 		},
-		Echo: func(_ float64, c *Config, line func(string, any)) { line("keys", c.Keys()) }}
-	valSizeFlag = &Flag[int]{Name: "valsz", Default: 1024, Shapes: true,
+		Echo: func(_ float64, c *Config, line func(string, any)) { line("keys", c.Keys()) }},
+	&Flag[int]{Name: "valsz", Default: 1024, Shapes: true,
 		Usage: "value size in bytes",
 		Field: func(c *Config) *int { return &c.ValSize },
-		Check: intRange(1, 64<<20, "must be from 1 to 67108864 bytes")}
-	valueRatioFlag = &Flag[float64]{Name: "value_ratio", Default: 1, Shapes: true,
+		Check: intRange(1, 64<<20, "must be from 1 to 67108864 bytes")},
+	&Flag[float64]{Name: "value_ratio", Default: 1, Shapes: true,
 		Usage: "fraction of each value that is random: 1 is incompressible, 0.5 compresses about 2x",
 		Field: func(c *Config) *float64 { return &c.ValueRatio },
 		Check: func(r float64, _ *Config) error {
@@ -42,11 +40,11 @@ var (
 				return errors.New("must be more than 0 and at most 1")
 			}
 			return nil
-		}}
-	seedFlag = &Flag[uint64]{Name: "seed", Default: 1, Shapes: true,
+		}},
+	&Flag[uint64]{Name: "seed", Default: 1, Shapes: true,
 		Usage: "seed of keys and values",
-		Field: func(c *Config) *uint64 { return &c.Seed }}
-	cacheFlag = &Flag[WordList]{Name: "cache", Default: WordList{Warm, Cold},
+		Field: func(c *Config) *uint64 { return &c.Seed }},
+	&Flag[WordList]{Name: "cache", Default: WordList{Warm, Cold},
 		Usage: "comma-separated page cache states to read in: warm (one untimed pass first) and cold (fixture evicted from the page cache, then reopened)",
 		Field: func(c *Config) *WordList { return &c.Caches },
 		Check: func(l WordList, _ *Config) error {
@@ -57,16 +55,16 @@ var (
 				}
 			}
 			return errors.Join(errs...)
-		}}
-	dropCachesFlag = &Flag[bool]{Name: "drop_caches",
+		}},
+	&Flag[bool]{Name: "drop_caches",
 		Usage: "cache=cold also writes 3 to /proc/sys/vm/drop_caches (root only), on top of evicting the fixture's files",
-		Field: func(c *Config) *bool { return &c.DropCaches }}
-	memLimitFlag = &Flag[ByteSize]{Name: "mem_limit", Shapes: true,
+		Field: func(c *Config) *bool { return &c.DropCaches }},
+	&Flag[ByteSize]{Name: "mem_limit", Shapes: true,
 		Usage: "run the benchmarks in a memory cgroup of their own limited to this size (64MiB, 1GiB, or bytes): page cache, heap and engine caches share it (root or a delegated cgroup tree; default: no budget)",
 		Field: func(c *Config) *ByteSize { return &c.MemLimit },
-		Check: func(_ ByteSize, c *Config) error { return errors.Join(c.validateMemLimit()...) },
-		Echo:  func(n ByteSize, _ *Config, line func(string, any)) { line("mem-limit", memLimitLine(n)) }}
-	coldOpsFlag = &Flag[int]{Name: "cold_ops",
+		Check: func(_ ByteSize, c *Config) error { return c.validateMemLimit() },
+		Echo:  func(n ByteSize, _ *Config, line func(string, any)) { line("mem-limit", memLimitLine(n)) }},
+	&Flag[int]{Name: "cold_ops",
 		Usage: "reads (ReadRandom) or seeks (Scan) per cache=cold round, each round on a fixture closed, evicted and reopened; 0 is 1% of the keys, at least 100 and at most all of them",
 		Field: func(c *Config) *int { return &c.ColdOps },
 		Check: func(n int, c *Config) error {
@@ -75,16 +73,16 @@ var (
 			}
 			return nil
 		},
-		Echo: func(_ int, c *Config, line func(string, any)) { line("cold-ops", c.ColdRoundOps()) }}
-	verifyFlag = &Flag[string]{Name: "verify", Default: "cheap", Choices: []string{"cheap", "full"},
+		Echo: func(_ int, c *Config, line func(string, any)) { line("cold-ops", c.ColdRoundOps()) }},
+	&Flag[string]{Name: "verify", Default: "cheap", Choices: []string{"cheap", "full"},
 		Usage: "how reads are verified: cheap (length and three words) or full (every byte, and every fixture file's checksum before the run)",
-		Field: func(c *Config) *string { return &c.Verify }}
-	syncFlag = &Flag[bool]{Name: "sync",
+		Field: func(c *Config) *string { return &c.Verify }},
+	&Flag[bool]{Name: "sync",
 		Usage: "make every committed batch durable before the commit returns (all engines)",
-		Field: func(c *Config) *bool { return &c.Sync }}
+		Field: func(c *Config) *bool { return &c.Sync }},
 	// Under -mem_limit the budget rule sets both (Config.budget), unless
 	// given; their lines say which.
-	cacheMBFlag = &Flag[int]{Name: "cache_mb", Default: 64,
+	&Flag[int]{Name: "cache_mb", Default: 64,
 		Usage: "block cache of the LSM engines in MiB (B-trees read through the OS page cache)",
 		Field: func(c *Config) *int { return &c.CacheMB },
 		Check: intRange(1, 1<<20, "must be from 1 to 1048576"),
@@ -94,8 +92,8 @@ var (
 				return
 			}
 			line("cache-mb", n)
-		}}
-	memtableMBFlag = &Flag[int]{Name: "memtable_mb", Default: 64, Shapes: true,
+		}},
+	&Flag[int]{Name: "memtable_mb", Default: 64, Shapes: true,
 		Usage: "memtable (write buffer) of the LSM engines in MiB",
 		Field: func(c *Config) *int { return &c.MemtableMB },
 		Check: intRange(1, 4096, "must be from 1 to 4096"),
@@ -106,29 +104,29 @@ var (
 				return
 			}
 			line("memtable-mb", n)
-		}}
-	compressionFlag = &Flag[string]{Name: "compression", Default: "none", Choices: []string{"none", "snappy", "zstd"}, Shapes: true,
+		}},
+	&Flag[string]{Name: "compression", Default: "none", Choices: []string{"none", "snappy", "zstd"}, Shapes: true,
 		Usage: "block compression of the LSM engines: none, snappy or zstd (B-trees never compress)",
-		Field: func(c *Config) *string { return &c.Compression }}
-	bloomBitsFlag = &Flag[int]{Name: "bloom_bits", Default: 10, Shapes: true,
+		Field: func(c *Config) *string { return &c.Compression }},
+	&Flag[int]{Name: "bloom_bits", Default: 10, Shapes: true,
 		Usage: "Bloom filter bits per key of the LSM engines; 0 turns filters off",
 		Field: func(c *Config) *int { return &c.BloomBits },
-		Check: intRange(0, 64, "must be from 0 (off) to 64")}
-	blockSizeFlag = &Flag[SizeList]{Name: "block_size", Default: SizeList{DefaultBlockSize}, Shapes: true,
+		Check: intRange(0, 64, "must be from 0 (off) to 64")},
+	&Flag[SizeList]{Name: "block_size", Default: SizeList{DefaultBlockSize}, Shapes: true,
 		Usage: "comma-separated target sizes of the LSM engines' data blocks, uncompressed, one sub-benchmark each (block=4KiB; 1KiB to 1MiB); B-trees read 4 KiB pages and have none",
 		Field: func(c *Config) *SizeList { return &c.BlockSizes },
-		Check: func(l SizeList, _ *Config) error { return errors.Join(validateBlockSizes(l)...) }}
-	verifyChecksumsFlag = &Flag[bool]{Name: "verify_checksums", Default: true,
+		Check: validateBlockSizes},
+	&Flag[bool]{Name: "verify_checksums", Default: true,
 		Usage: "LSM engines verify the checksum of every block they read from a file (Pebble always does; bbolt and LMDB keep none)",
-		Field: func(c *Config) *bool { return &c.VerifyChecksums }}
-	readaheadFlag = &Flag[string]{Name: "readahead", Default: engine.ReadaheadOff, Choices: engine.ReadaheadModes,
+		Field: func(c *Config) *bool { return &c.VerifyChecksums }},
+	&Flag[string]{Name: "readahead", Default: engine.ReadaheadOff, Choices: engine.ReadaheadModes,
 		Usage: "OS readahead on the files the engines read: off (none beyond what an engine asks for: LMDB MDB_NORDAHEAD, Badger's maps MADV_RANDOM...) or os (each engine's own default)",
-		Field: func(c *Config) *string { return &c.Readahead }}
-	batchFlag = &Flag[int]{Name: "batch", Default: 1000, Shapes: true,
+		Field: func(c *Config) *string { return &c.Readahead }},
+	&Flag[int]{Name: "batch", Default: 1000, Shapes: true,
 		Usage: "keys per write batch in populate and fixture builds",
 		Field: func(c *Config) *int { return &c.Batch },
-		Check: intRange(1, 10_000_000, "must be from 1 to 10000000")}
-	spaceGuardFlag = &Flag[bool]{Name: "space_guard", Default: true,
+		Check: intRange(1, 10_000_000, "must be from 1 to 10000000")},
+	&Flag[bool]{Name: "space_guard", Default: true,
 		Usage: "while an engine writes, stop its writes with an error once the free space under -dir falls below what the engine may still write on its own (docs/reliability.md); false only to measure the guard's cost",
 		Field: func(c *Config) *bool { return &c.SpaceGuard },
 		Echo: func(on bool, _ *Config, line func(string, any)) {
@@ -137,8 +135,8 @@ var (
 				return
 			}
 			line("space-guard", "off")
-		}}
-	threadsFlag = &Flag[IntList]{Name: "threads", Default: IntList{1, 16},
+		}},
+	&Flag[IntList]{Name: "threads", Default: IntList{1, 16},
 		Usage: "comma-separated reader goroutine counts, one sub-benchmark each",
 		Field: func(c *Config) *IntList { return &c.Threads },
 		Check: func(l IntList, _ *Config) error {
@@ -146,15 +144,7 @@ var (
 				return errors.New("must list at least one count")
 			}
 			return nil
-		}}
-)
-
-// sharedFlags are the settings every workload shares, in the order of
-// their configuration lines.
-var sharedFlags = []Option{
-	dirFlag, keysMilFlag, valSizeFlag, valueRatioFlag, seedFlag, cacheFlag, dropCachesFlag,
-	memLimitFlag, coldOpsFlag, verifyFlag, syncFlag, cacheMBFlag, memtableMBFlag, compressionFlag,
-	bloomBitsFlag, blockSizeFlag, verifyChecksumsFlag, readaheadFlag, batchFlag, spaceGuardFlag, threadsFlag,
+		}},
 }
 
 // intRange checks that an int flag is from lo to hi; want says so.
@@ -167,13 +157,10 @@ func intRange(lo, hi int, want string) func(int, *Config) error {
 	}
 }
 
-// noLines is the Echo of a flag whose value other lines state.
-func noLines[T any](T, *Config, func(string, any)) {}
-
 // validateBlockSizes checks -block_size's sizes.
-func validateBlockSizes(l SizeList) []error {
+func validateBlockSizes(l SizeList, _ *Config) error {
 	if len(l) == 0 {
-		return []error{FlagError("block_size", "", "must list at least one size")}
+		return FlagError("block_size", "", "must list at least one size")
 	}
 	var errs []error
 	for i, bs := range l {
@@ -184,5 +171,5 @@ func validateBlockSizes(l SizeList) []error {
 			errs = append(errs, FlagError("block_size", l.String(), "lists "+bs.String()+" twice"))
 		}
 	}
-	return errs
+	return errors.Join(errs...)
 }

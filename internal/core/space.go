@@ -12,31 +12,23 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// A disk that fills while an engine writes does not end a run in a crash:
-// Badger writes its memtable log through a memory map (a full device is a
-// SIGBUS) and Pebble panics on a failed log write. So while an engine
-// writes (fixture builds, populate, fixed-rate upserts on a fixture's
-// copy) a space guard reads the free space under -dir, and every commit
-// first asks it: once the free space is below the margin, commits fail
-// with an error that says so, before the device is full, and the engine
-// is closed with room left for what it still writes on its own.
+// A space guard keeps a disk that fills while an engine writes from
+// ending the run in a crash (Badger's SIGBUS, Pebble's panic): every
+// commit asks it first, and once the free space under -dir is below the
+// margin, commits fail with an error that says so (docs/reliability.md).
+// The margin is the engine's own reserve (engine.Info.WriteReserve) plus
+// two of the run's batches plus spaceSlack for filesystem metadata, the
+// manifest and info logs.
 //
-// The margin is the engine's own reserve (engine.Info.WriteReserve: the
-// memtables it may still flush, a level-0 compaction's output, its next
-// log) plus two of the run's batches (the one committing and the next)
-// plus spaceSlack for filesystem metadata, the manifest and info logs.
-
-// A guard reads the free space (a statfs call, about a microsecond) as
-// often as the headroom above the margin requires: the next read comes
-// before a writer at spaceRate could use up the headroom, every spacePoll
-// at most and every spacePollIdle at least. Far from full, that is once a
-// second: waking a goroutine every 10 ms cost Badger's populate (a
-// pipeline of goroutines on two processors) 4-9 % of its keys/s in
-// paired rounds (docs/methodology.md).
+// It reads the free space before a writer at spaceRate could use up the
+// headroom above the margin, every spacePoll at most and every
+// spacePollIdle at least: waking every 10 ms cost Badger's populate 4-9 %
+// of its keys/s (docs/methodology.md).
 const (
 	spacePoll     = 10 * time.Millisecond
 	spacePollIdle = time.Second
 	spaceRate     = 4 << 30 // bytes a second: faster than any device here
+	spaceSlack    = 16 << 20
 )
 
 // nextPoll is the wait before the next read of the free space.
@@ -44,9 +36,6 @@ func (g *SpaceGuard) nextPoll(free int64) time.Duration {
 	d := time.Duration(float64(free-g.margin) / spaceRate * float64(time.Second))
 	return min(max(d, spacePoll), spacePollIdle)
 }
-
-// spaceSlack is the part of the margin no engine accounts for.
-const spaceSlack = 16 << 20
 
 // writeMargin is the free space under which writes on info with opts
 // stop, in batches of batch entries of valSize-byte values.
@@ -234,17 +223,18 @@ type guardedBatch struct {
 	g *SpaceGuard
 }
 
-func (b guardedBatch) Commit() error {
-	if err := b.g.Err(); err != nil {
-		return err
-	}
-	return b.g.filled(b.Batch.Commit())
-}
+func (b guardedBatch) Commit() error { return b.g.write(b.Batch.Commit) }
 
 // Delete removes key as engine.Delete does, once the guard allows writes.
 func (d guardedDB) Delete(key []byte) error {
-	if err := d.g.Err(); err != nil {
+	return d.g.write(func() error { return engine.Delete(d.DB, key) })
+}
+
+// write runs w once the guard allows writes, its error said to be the
+// device filling when it is (filled).
+func (g *SpaceGuard) write(w func() error) error {
+	if err := g.Err(); err != nil {
 		return err
 	}
-	return d.g.filled(engine.Delete(d.DB, key))
+	return g.filled(w())
 }

@@ -1,9 +1,11 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Unit says how to read one metric a workload reports: which way is
@@ -39,12 +41,7 @@ func AllUnits() []Unit {
 			seen[u.Name] = u
 		}
 	}
-	out := make([]Unit, 0, len(seen))
-	for _, u := range seen {
-		out = append(out, u)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return slices.SortedFunc(maps.Values(seen), func(a, b Unit) int { return cmp.Compare(a.Name, b.Name) })
 }
 
 // writeUnits writes one benchfmt Unit line per unit with a direction,

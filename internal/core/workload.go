@@ -1,9 +1,11 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,12 +84,7 @@ func callerPackage() string {
 
 // Workloads lists every registered workload by name.
 func Workloads() []*Workload {
-	out := make([]*Workload, 0, len(workloads))
-	for _, w := range workloads {
-		out = append(out, w)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	return slices.SortedFunc(maps.Values(workloads), func(a, b *Workload) int { return cmp.Compare(a.Name, b.Name) })
 }
 
 // Target is one top-level benchmark: a workload on an engine.
@@ -114,7 +111,7 @@ func Targets() []Target {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	slices.SortFunc(out, func(a, b Target) int { return cmp.Compare(a.Name(), b.Name()) })
 	return out
 }
 
@@ -149,10 +146,14 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 	}
 	// What a benchmark writes was planned, estimated and given a
 	// directory under -dir by Setup; one outside the plan has none.
-	if t := (Target{W: w, Info: info}); !e.inPlan(t) {
-		b.Fatalf("%s is not in this run's plan (-test.bench %q): its fixtures and scratch space were never set up under -dir", t.Name(), e.planPattern())
+	plan := Plan{}
+	if e.plan != nil {
+		plan = *e.plan
 	}
-	e.setGate(e.gates(w.Name))
+	if t := (Target{W: w, Info: info}); !slices.ContainsFunc(plan.Targets, func(p Target) bool { return p.Name() == t.Name() }) {
+		b.Fatalf("%s is not in this run's plan (-test.bench %q): its fixtures and scratch space were never set up under -dir", t.Name(), plan.Pattern)
+	}
+	e.setGate(w.Name)
 	e.WatchLeaf(b.Name()) // until a sub-benchmark names itself
 	defer func() { e.block = 0 }()
 	for _, bs := range e.blocks(info) { // one pass per block size

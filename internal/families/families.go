@@ -74,15 +74,6 @@ func Of(name string) Family { return byName[name] }
 // core.Main prints as its results' "gate" line.
 func Gate(name string) []string { return byName[name].Gate }
 
-// Names lists the workloads the registry holds a family for.
-func Names() []string {
-	out := make([]string, 0, len(byName))
-	for n := range byName {
-		out = append(out, n)
-	}
-	return out
-}
-
 // Pattern is a -bench pattern that selects exactly the top-level
 // benchmarks of the workloads in step.
 func Pattern(step string) string {

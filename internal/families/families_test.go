@@ -20,7 +20,7 @@ func TestEveryWorkloadHasAFamily(t *testing.T) {
 			t.Errorf("workload %s has no family here: say which step of make bench runs it (or none) and which units the gate judges", w.Name)
 		}
 	}
-	for _, n := range Names() {
+	for n := range byName {
 		if !registered[n] {
 			t.Errorf("family %s names no registered workload", n)
 		}

@@ -1,13 +1,7 @@
-// Package flagreg is the one form every flag of the suite is declared in:
-// the settings every workload shares (internal/core), each engine's own
-// options (engine.Info.Params) and each workload's own
-// (core.Workload.Options). A flag is a Flag: its name, type, default and
-// usage, the values it accepts, its configuration lines, whether it shapes
-// a fixture, and where a configuration holds its value. internal/core
-// lists every declared flag (core.Flags), binds them to one Config, checks
-// them before any work and prints their lines; the tooling forwards them
-// from that list. The package imports nothing of the suite, so the
-// engines, which the core imports, declare their options in it too.
+// Package flagreg is the one form every flag of the suite is declared in
+// (docs/architecture.md, "flags → config"): the core's shared settings,
+// each engine's own options and each workload's own. It imports nothing
+// of the suite, so the engines, which the core imports, use it too.
 package flagreg
 
 import (
@@ -15,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -54,21 +49,18 @@ type Flag[T, C any] struct {
 // Option is a Flag without its type: how the core, the engines and the
 // tooling handle every flag alike.
 type Option interface {
-	// FlagName is the flag's name, without the dash.
-	FlagName() string
-	// FlagUsage is its usage text.
-	FlagUsage() string
-	// Shaping reports its Shapes.
-	Shaping() bool
+	FlagName() string  // Name
+	FlagUsage() string // Usage
+	Shaping() bool     // Shapes
 	// ChoiceTexts are its Choices as the command line writes them; nil
 	// when Check alone decides.
 	ChoiceTexts() []string
 	// NewValue is a value of the flag holding v, a T; nil holds the
 	// default.
 	NewValue(v any) Value
-	// FieldValue is the value bound to c's field (c a C), when the flag
-	// has a Field.
-	FieldValue(c any) (Value, bool)
+	// ValueIn is c's value of the flag (c a C): bound to its Field
+	// (field), or what c holds by name (a Store), or the default.
+	ValueIn(c any) (v Value, field bool)
 	// SetDefault gives the flag its default in c (a C that holds it: a
 	// Field, or a Store).
 	SetDefault(c any)
@@ -114,30 +106,37 @@ func (f *Flag[T, C]) NewValue(v any) Value {
 	return Value{valueAt(p), func() any { return *p }}
 }
 
-func (f *Flag[T, C]) FieldValue(c any) (Value, bool) {
-	if f.Field == nil {
-		return Value{}, false
+func (f *Flag[T, C]) ValueIn(c any) (Value, bool) {
+	if f.Field != nil {
+		p := f.Field(c.(C))
+		return Value{valueAt(p), func() any { return *p }}, true
 	}
-	p := f.Field(c.(C))
-	return Value{valueAt(p), func() any { return *p }}, true
+	if s, ok := c.(Store); ok {
+		if v, ok := s.FlagValue(f.Name); ok {
+			return v, false
+		}
+	}
+	return f.NewValue(nil), false
 }
 
 func (f *Flag[T, C]) SetDefault(c any) { f.Set(c.(C), f.Default) }
 
 func (f *Flag[T, C]) CheckValue(v, c any) error {
 	t := v.(T)
-	if f.Choices != nil && !slicesContain(f.Choices, t) {
+	if f.Choices != nil && !slices.ContainsFunc(f.Choices, func(x T) bool { return reflect.DeepEqual(x, t) }) {
 		return errors.New("must be one of " + strings.Join(f.ChoiceTexts(), ", "))
 	}
 	if f.Check == nil {
 		return nil
 	}
-	return f.Check(t, context[C](c))
+	cc, _ := c.(C) // the zero C when there is none
+	return f.Check(t, cc)
 }
 
 func (f *Flag[T, C]) EchoValue(v Value, c any, line func(key string, v any)) {
 	if f.Echo != nil {
-		f.Echo(v.Get().(T), context[C](c), line)
+		cc, _ := c.(C)
+		f.Echo(v.Get().(T), cc, line)
 		return
 	}
 	line(strings.ReplaceAll(f.Name, "_", "-"), v.String())
@@ -148,12 +147,8 @@ func (f *Flag[T, C]) Get(c C) T {
 	if f.Field != nil {
 		return *f.Field(c)
 	}
-	if s, ok := any(c).(Store); ok {
-		if v, ok := s.FlagValue(f.Name); ok {
-			return v.Get().(T)
-		}
-	}
-	return f.Default
+	v, _ := f.ValueIn(c)
+	return v.Get().(T)
 }
 
 // Set gives the flag the value v in c (a test's, or a program's that runs
@@ -180,24 +175,6 @@ func Text(o Option) string { return o.NewValue(nil).String() }
 func IsBool(o Option) bool {
 	b, ok := o.NewValue(nil).Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
-}
-
-// context is c as a C: the zero C when there is none.
-func context[C any](c any) C {
-	var zero C
-	if c == nil {
-		return zero
-	}
-	return c.(C)
-}
-
-func slicesContain[T any](list []T, v T) bool {
-	for _, x := range list {
-		if reflect.DeepEqual(x, v) {
-			return true
-		}
-	}
-	return false
 }
 
 // valueAt is a flag value stored at p: the flag package's own for its

@@ -52,7 +52,7 @@ func TestOneFormForEveryFlag(t *testing.T) {
 	if keys.Get(&r) != 10 || r.Keys != 10 || stride.Get(&r) != 1 || wait.Get(&r) != time.Second {
 		t.Fatalf("defaults: keys %d (field %d), stride %d, wait %v", keys.Get(&r), r.Keys, stride.Get(&r), wait.Get(&r))
 	}
-	fv, ok := keys.FieldValue(&r)
+	fv, ok := keys.ValueIn(&r)
 	if !ok || fv.Set("5") != nil || r.Keys != 5 {
 		t.Fatalf("the field's value: %v, keys %d", ok, r.Keys)
 	}

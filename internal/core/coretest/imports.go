@@ -1,13 +1,12 @@
 package coretest
 
 import (
-	"go/parser"
-	"go/token"
+	"errors"
+	"go/build"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/mod/modfile"
@@ -25,7 +24,7 @@ type Package struct {
 // ModulePackages reads every package of the module whose go.mod is in
 // root: each directory with Go files, but testdata and hidden ones and
 // modules of their own (a directory with a go.mod, as go's ./... skips). It
-// parses imports only, from every file whatever its build tags, so an
+// reads imports only, from every file whatever its build tags, so an
 // import behind a tag (rocksdb, lmdb_bmatsuo) counts too.
 func ModulePackages(root string) ([]Package, error) {
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
@@ -33,6 +32,17 @@ func ModulePackages(root string) ([]Package, error) {
 		return nil, err
 	}
 	module := modfile.ModulePath(mod)
+	ours := func(ips ...[]string) []string {
+		var out []string
+		for _, ip := range slices.Concat(ips...) {
+			if (ip == module || strings.HasPrefix(ip, module+"/")) && !slices.Contains(out, ip) {
+				out = append(out, ip)
+			}
+		}
+		return out
+	}
+	ctx := build.Default
+	ctx.UseAllFiles = true
 	var out []Package
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
@@ -44,36 +54,19 @@ func ModulePackages(root string) ([]Package, error) {
 		if _, err := os.Stat(filepath.Join(path, "go.mod")); path != root && err == nil {
 			return filepath.SkipDir
 		}
-		files, err := filepath.Glob(filepath.Join(path, "*.go"))
-		if err != nil || len(files) == 0 {
+		bp, err := ctx.ImportDir(path, build.ImportComment)
+		if errors.As(err, new(*build.NoGoError)) {
+			return nil
+		} else if err != nil {
 			return err
 		}
 		rel, err := filepath.Rel(root, path)
 		if err != nil {
 			return err
 		}
-		p := Package{Path: module, Dir: rel}
+		p := Package{Path: module, Dir: rel, Imports: ours(bp.Imports), TestImports: ours(bp.TestImports, bp.XTestImports)}
 		if rel != "." {
 			p.Path = module + "/" + filepath.ToSlash(rel)
-		}
-		for _, f := range files {
-			ast, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-			if err != nil {
-				return err
-			}
-			for _, imp := range ast.Imports {
-				ip, _ := strconv.Unquote(imp.Path.Value)
-				if ip != module && !strings.HasPrefix(ip, module+"/") {
-					continue
-				}
-				list := &p.Imports
-				if strings.HasSuffix(f, "_test.go") {
-					list = &p.TestImports
-				}
-				if !slices.Contains(*list, ip) {
-					*list = append(*list, ip)
-				}
-			}
 		}
 		out = append(out, p)
 		return nil
