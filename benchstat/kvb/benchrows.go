@@ -363,7 +363,7 @@ func (c *benchConfig) memRound(ctx context.Context, g memGroup, results string, 
 		output = stoppedToTimeout.ReplaceAll(output, []byte("$1 cause=timeout "))
 	}
 	kept, shown, report := sortRoundLines(output)
-	f, err := os.OpenFile(results, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := openResults(results, true)
 	if err != nil {
 		return false, err
 	}
@@ -463,4 +463,3 @@ func firstLineWith(output []byte, s string) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -111,11 +112,7 @@ func (r *runner) one(ctx context.Context, s task) error {
 	fmt.Fprintln(r.stderr, s.commandLine())
 	out := io.Writer(r.stdout)
 	if s.out != "" {
-		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-		if s.append {
-			flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
-		}
-		f, err := os.OpenFile(s.out, flags, 0o644)
+		f, err := openResults(s.out, s.append)
 		if err != nil {
 			return err
 		}
@@ -168,6 +165,19 @@ func (s task) commandLine() string {
 	return b.String()
 }
 
+// openResults opens a results file for writing, replacing it or adding
+// to it.
+func openResults(name string, add bool) (*os.File, error) {
+	if add {
+		return os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	}
+	return os.Create(name)
+}
+
+// goTool is the go command the steps run: $GO (make's GO, which the
+// Makefile exports), else go from PATH.
+func goTool() string { return cmp.Or(os.Getenv("GO"), "go") }
+
 // stepError is a command that failed: the run exits with its status.
 type stepError struct {
 	name string
@@ -192,10 +202,9 @@ func statusOf(err error) int {
 // for a process signal N killed, 1 when it did not run.
 func exitCode(err error) int {
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		if err == nil {
-			return 0
-		}
+	if err == nil {
+		return 0
+	} else if !errors.As(err, &ee) {
 		return 1
 	}
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -238,7 +247,7 @@ func inProcess(name string, args []string, out string) task {
 			fmt.Fprintln(r.stderr, show()[0])
 			stdout := r.stdout
 			if out != "" {
-				f, err := os.Create(out)
+				f, err := openResults(out, false)
 				if err != nil {
 					return err
 				}
