@@ -238,24 +238,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 // run is every step in order; the first that fails stops the run with
 // its own error.
 func (c *comparison) run(ctx context.Context) (failed bool, err error) {
-	if err := c.check(ctx); err != nil {
-		return false, err
-	}
-	if err := c.buildSides(ctx); err != nil {
-		return false, err
-	}
-	if err := c.warmUp(ctx); err != nil {
-		return false, err
-	}
-	if err := os.MkdirAll(c.args.out, 0o755); err != nil {
-		return false, err
-	}
-	for _, m := range c.args.modes() {
-		if err := c.rounds(ctx, m); err != nil {
-			return false, err
-		}
-	}
-	if err := c.benchstatTables(ctx); err != nil {
+	if err := inOrder(ctx, c.check, c.buildSides, c.warmUp, c.mkdirOut, c.rounds, c.benchstatTables); err != nil {
 		return false, err
 	}
 	verdicts, err := c.gateReport()
@@ -379,12 +362,22 @@ func (c *comparison) warmUp(ctx context.Context) error {
 	return nil
 }
 
-// rounds runs the paired rounds of mode into DIR/PREFIXbase.txt and
+// rounds runs each mode's rounds.
+func (c *comparison) rounds(ctx context.Context) error {
+	for _, m := range c.args.modes() {
+		if err := c.modeRounds(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// modeRounds runs the paired rounds of mode into DIR/PREFIXbase.txt and
 // PREFIXhead.txt, base first in odd rounds and head first in even ones,
 // so a drift within a round lands on both sides alike; the order goes to
 // PREFIXorder.txt. A sim round counts under callgrind on one CPU (kvb
 // sim, in process).
-func (c *comparison) rounds(ctx context.Context, mode string) error {
+func (c *comparison) modeRounds(ctx context.Context, mode string) error {
 	var lanes []lane
 	for _, s := range c.sides() {
 		lanes = append(lanes, lane{name: s.role, who: s.role, file: c.args.file(mode, s.role+".txt")})

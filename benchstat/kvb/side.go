@@ -88,6 +88,7 @@ type builder struct {
 	repo      string // this repository's top directory
 	module    string // the engine module a side replaces; "" when sides are refs
 	tags      string // the build tags of every side
+	out       string // the results directory, absolute once located
 	tmp       string // worktrees, binaries and module files, removed by cleanup
 	worktrees []string
 }
@@ -112,7 +113,22 @@ func (b *builder) locate(ctx context.Context, out *string) error {
 		return fmt.Errorf("not in the suite's repository: %w", err)
 	}
 	*out, err = filepath.Abs(*out)
+	b.out = *out
 	return err
+}
+
+// mkdirOut makes the results directory.
+func (b *builder) mkdirOut(context.Context) error { return os.MkdirAll(b.out, 0o755) }
+
+// inOrder runs steps in order; the first that fails stops them with its
+// own error.
+func inOrder(ctx context.Context, steps ...func(context.Context) error) error {
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dirty reports whether tracked files of this tree differ from HEAD.

@@ -89,26 +89,26 @@ func (s task) label() string {
 
 func (r *runner) one(ctx context.Context, s task) error {
 	switch {
-	case s.note != "":
-		if r.dry {
-			fmt.Fprintf(r.stdout, "echo %s >&2\n", shellQuote(s.note))
-			return nil
+	case r.dry && s.note != "":
+		fmt.Fprintf(r.stdout, "echo %s >&2\n", shellQuote(s.note))
+	case r.dry && s.do != nil:
+		for _, l := range s.show() {
+			fmt.Fprintln(r.stdout, l)
 		}
-		fmt.Fprintln(r.stderr, s.note)
-		return nil
-	case s.do != nil:
-		if r.dry {
-			for _, l := range s.show() {
-				fmt.Fprintln(r.stdout, l)
-			}
-			return nil
-		}
-		return s.do(ctx, r)
-	}
-	if r.dry {
+	case r.dry:
 		fmt.Fprintln(r.stdout, s.commandLine())
-		return nil
+	case s.note != "":
+		fmt.Fprintln(r.stderr, s.note)
+	case s.do != nil:
+		return s.do(ctx, r)
+	default:
+		return r.command(ctx, s)
 	}
+	return nil
+}
+
+// command runs s's command, printed first.
+func (r *runner) command(ctx context.Context, s task) error {
 	fmt.Fprintln(r.stderr, s.commandLine())
 	out := io.Writer(r.stdout)
 	if s.out != "" {
@@ -151,16 +151,8 @@ func (s task) commandLine() string {
 	if s.mute {
 		b.WriteString(" 2>/dev/null")
 	}
-	switch {
-	case s.out == "":
-	case s.quiet && s.append:
-		b.WriteString(" >> " + shellQuote(s.out))
-	case s.quiet:
-		b.WriteString(" > " + shellQuote(s.out))
-	case s.append:
-		b.WriteString(" | tee -a " + shellQuote(s.out))
-	default:
-		b.WriteString(" | tee " + shellQuote(s.out))
+	if s.out != "" {
+		b.WriteString(map[[2]bool]string{{false, false}: " | tee ", {false, true}: " | tee -a ", {true, false}: " > ", {true, true}: " >> "}[[2]bool{s.quiet, s.append}] + shellQuote(s.out))
 	}
 	return b.String()
 }
@@ -191,8 +183,7 @@ func (e *stepError) Unwrap() error { return e.err }
 // statusOf is the exit status a failed run ends with: a command's own
 // status, 1 for any other failure.
 func statusOf(err error) int {
-	var se *stepError
-	if errors.As(err, &se) && se.code > 0 {
+	if se, ok := errors.AsType[*stepError](err); ok && se.code > 0 {
 		return se.code
 	}
 	return 1

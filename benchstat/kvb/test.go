@@ -101,11 +101,9 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kvbench: RocksDB skipped: %s; every other test runs\n", why)
 	}
 	var order []testJob
-	seen := map[string]bool{}
 	for _, st := range steps {
 		for _, j := range st.jobs {
-			if !seen[j] {
-				seen[j] = true
+			if !slices.ContainsFunc(order, func(o testJob) bool { return o.name == j }) {
 				order = append(order, jobs[j])
 			}
 		}
@@ -117,7 +115,7 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if len(times) > 1 {
-		slices.SortStableFunc(times, func(a, b jobTime) int { return cmp.Compare(b.d, a.d) })
+		slices.SortStableFunc(times, func(a, b stepTime) int { return cmp.Compare(b.d, a.d) })
 		fmt.Fprintf(stdout, "== make test: where the time went (%.1f s in all; jobs %d at a time) ==\n", time.Since(start).Seconds(), max(2, runtime.NumCPU()))
 		for _, t := range times {
 			fmt.Fprintf(stdout, "%6.1f s  make %s\n", t.d.Seconds(), t.name)
@@ -209,41 +207,33 @@ func runJob(ctx context.Context, j testJob, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// jobTime is how long a job ran, start to end.
-type jobTime struct {
-	name string
-	d    time.Duration
-}
-
 // runPool runs jobs, at most workers at a time, each taken in the order
 // given as a worker frees (so the longest, listed first, start first and
 // no core idles while a short job waits behind a step's long one); a
 // failed job does not stop the others, as make -k does not. Each job's
 // output is printed whole when it ends, after a line naming it.
-func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer) ([]jobTime, error) {
+func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer) ([]stepTime, error) {
 	var (
 		mu    sync.Mutex
 		errs  = make([]error, len(order))
-		times = make([]jobTime, len(order))
+		times = make([]stepTime, len(order))
 		next  = make(chan int)
 		wg    sync.WaitGroup
 	)
 	for range max(1, workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
 				var all bytes.Buffer
 				w := &lockedWriter{w: &all}
 				start := time.Now()
 				errs[i] = runJob(ctx, order[i], w, w)
-				times[i] = jobTime{order[i].name, time.Since(start)}
+				times[i] = stepTime{order[i].name, time.Since(start)}
 				mu.Lock()
 				fmt.Fprintf(stdout, "== %s (%.1f s) ==\n", order[i].name, times[i].d.Seconds())
 				stdout.Write(all.Bytes())
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	for i := range order {
 		next <- i
@@ -270,25 +260,18 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // stops with the suite's own error (docs/reliability.md: errors reach the
 // user), not with a failure of its own or none.
 func (c *testConfig) missingDirStops(context.Context, io.Writer, io.Writer) error {
-	return inTempDir(func(d string) error {
-		missing := filepath.Join(d, "missing")
-		var out bytes.Buffer
-		code := runBench([]string{"-tags", c.tags, "-keys_mil", "0.002", "-count", "1", "-results", d, "-dir", missing}, &out, &out)
-		if want := "-dir " + missing + ": does not exist"; code == 0 || !strings.Contains(out.String(), want) {
-			return fmt.Errorf("kvb bench with a missing -dir did not stop with the suite's error (%q), exit %d:\n%s", want, code, out.String())
-		}
-		return nil
-	})
-}
-
-// inTempDir runs f in a new directory, removed when it returns.
-func inTempDir(f func(dir string) error) error {
 	d, err := os.MkdirTemp("", "kvbench-smoke-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(d)
-	return f(d)
+	missing := filepath.Join(d, "missing")
+	var out bytes.Buffer
+	code := runBench([]string{"-tags", c.tags, "-keys_mil", "0.002", "-count", "1", "-results", d, "-dir", missing}, &out, &out)
+	if want := "-dir " + missing + ": does not exist"; code == 0 || !strings.Contains(out.String(), want) {
+		return fmt.Errorf("kvb bench with a missing -dir did not stop with the suite's error (%q), exit %d:\n%s", want, code, out.String())
+	}
+	return nil
 }
 
 // budgetPathRuns runs the memory-limited row on a tiny data set. Where
@@ -297,10 +280,11 @@ func inTempDir(f func(dir string) error) error {
 // skipped, or a row skipped whole, fails. Elsewhere the row must say why
 // it skipped.
 func (c *testConfig) budgetPathRuns(_ context.Context, stdout, stderr io.Writer) error {
-	return inTempDir(func(d string) error { return c.budgetPathRunsIn(d, stdout, stderr) })
-}
-
-func (c *testConfig) budgetPathRunsIn(d string, stdout, stderr io.Writer) error {
+	d, err := os.MkdirTemp("", "kvbench-smoke-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(d)
 	const limit = "24MiB"
 	results := filepath.Join(d, "results")
 	args := []string{"mem", "-tags", c.tags, "-keys_mil", "0.002", "-valsz", "256", "-mem_limit", limit, "-mem_benchtime", "100x",

@@ -193,25 +193,10 @@ func runVersions(args []string, stdout, stderr io.Writer) int {
 // run is every step in order; the first that fails stops the run with
 // its own error.
 func (m *matrix) run(ctx context.Context) error {
-	if err := m.check(ctx); err != nil {
+	if err := inOrder(ctx, m.check, m.buildAll); err != nil || m.args.buildOnly {
 		return err
 	}
-	if err := m.buildAll(ctx); err != nil {
-		return err
-	}
-	if m.args.buildOnly {
-		return nil
-	}
-	if err := m.warmUp(ctx); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(m.args.out, 0o755); err != nil {
-		return err
-	}
-	if err := m.rounds(ctx); err != nil {
-		return err
-	}
-	return m.table(ctx)
+	return inOrder(ctx, m.warmUp, m.mkdirOut, m.rounds, m.table)
 }
 
 // check does everything that needs no build: the repository, the module,
@@ -324,13 +309,13 @@ func (m *matrix) buildAll(ctx context.Context) error {
 	var broken []string
 	for _, v := range m.versions {
 		err := m.build(ctx, v)
-		var be *buildError
+		be, isBuild := errors.AsType[*buildError](err)
 		switch {
 		case err == nil:
 			continue
 		case ctx.Err() != nil:
 			return err
-		case errors.As(err, &be):
+		case isBuild:
 			broken = append(broken, fmt.Sprintf("%s %s: %s", m.module, v.label, be.reason))
 		default:
 			return err
