@@ -18,7 +18,6 @@ import (
 	"github.com/kvbench/kvbench/internal/families"
 )
 
-// benchCommand is kvb bench.
 var benchCommand = cli.New(cli.Spec[*benchConfig]{
 	Name:    "bench",
 	Summary: "make bench's rows (or another set: full, mem, sim, prefetch, seed003, seed004), then the summary and the report",
@@ -224,7 +223,6 @@ func runSteps(call cli.Call, name, dir string, dry bool, title string, steps []t
 	return 0
 }
 
-// steps is the set's steps, in order.
 func (c *benchConfig) steps() []task {
 	i := slices.IndexFunc(benchSets, func(s benchSet) bool { return s.name == c.set })
 	return benchSets[max(i, 0)].steps(c)
@@ -233,7 +231,6 @@ func (c *benchConfig) steps() []task {
 // binary is the test binary every row of a set runs.
 func (c *benchConfig) binary() string { return filepath.Join(c.results, "kvbench.test") }
 
-// resultsFile is a file of the results directory.
 func (c *benchConfig) resultsFile(name string) string { return filepath.Join(c.results, name) }
 
 // suiteFlags are the data set's flags every row passes (BENCH_FLAGS).

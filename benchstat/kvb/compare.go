@@ -47,7 +47,6 @@ const (
 // override them: warm reads on one thread of 10,000 keys of 256 B.
 var defaultSuiteArgs = []string{"-threads=1", "-cache=warm", "-keys_mil=0.01", "-valsz=256"}
 
-// compareArgs is a parsed compare command line.
 type compareArgs struct {
 	base, head string
 	module     string
@@ -201,7 +200,6 @@ func (a *compareArgs) file(mode, name string) string {
 	return filepath.Join(a.out, name)
 }
 
-// comparison is one compare run's state.
 type comparison struct {
 	builder     // the sides' builds, its messages
 	args        *compareArgs
@@ -362,7 +360,6 @@ func (c *comparison) warmUp(ctx context.Context) error {
 	return nil
 }
 
-// rounds runs each mode's rounds.
 func (c *comparison) rounds(ctx context.Context) error {
 	for _, m := range c.args.modes() {
 		if err := c.modeRounds(ctx, m); err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/kvbench/kvbench/internal/records"
 )
 
-// embedDataCommand is kvb embed-data.
 var embedDataCommand = cli.New(cli.Spec[*embedDataOptions]{
 	Name:    "embed-data",
 	Summary: "write the cdb of N records the next test binary embeds (seed 004), and the overlay that leaves the committed one out",
@@ -42,7 +41,6 @@ the format's 4 GiB limit is refused before anything is written.
 
 `
 
-// embedDataOptions are kvb embed-data's flags.
 type embedDataOptions struct {
 	n   uint64
 	out string

@@ -97,7 +97,7 @@ func (b *builder) logf(format string, args ...any) {
 	fmt.Fprintf(b.stderr, b.prog+": "+format+"\n", args...)
 }
 
-// scratch makes b.tmp, which cleanup removes.
+// scratch makes b.tmp, removed when the run ends (untilInterrupted).
 func (b *builder) scratch() error {
 	var err error
 	b.tmp, err = os.MkdirTemp("", "kvbench-"+strings.TrimPrefix(b.prog, "kvb ")+".")
@@ -117,7 +117,6 @@ func (b *builder) locate(ctx context.Context, out *string) error {
 	return err
 }
 
-// mkdirOut makes the results directory.
 func (b *builder) mkdirOut(context.Context) error { return os.MkdirAll(b.out, 0o755) }
 
 // inOrder runs steps in order; the first that fails stops them with its
@@ -241,7 +240,6 @@ const sideLinkFlags = "-w"
 // not work in a workspace, and the sides are this module alone.
 var goEnv = []string{"GOWORK=off"}
 
-// build makes the side's test binary in b.tmp.
 func (b *builder) build(ctx context.Context, s *side) (err error) {
 	switch s.kind {
 	case binarySide:
@@ -656,12 +654,10 @@ func execute(ctx context.Context, dir string, env []string, name string, args ..
 	return strings.TrimSpace(o.String()), e.String(), nil
 }
 
-// git runs git in dir.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	return output(ctx, dir, nil, "git", args...)
 }
 
-// shortCommit is a commit's first 7 characters.
 func shortCommit(c string) string { return c[:min(7, len(c))] }
 
 // commitOf resolves ref to a commit of the repository at dir; "" when it

@@ -43,7 +43,6 @@ var defaultVersionsSuiteArgs = []string{"-keys_mil=0.05", "-valsz=256"}
 
 const versionsExample = "e.g. kvb versions -module go.etcd.io/bbolt v1.4.0 v1.4.3 v1.5.0"
 
-// versionsArgs is a parsed versions command line.
 type versionsArgs struct {
 	module    string
 	specs     []string // as given: versions, queries or directories
@@ -165,7 +164,6 @@ func validBenchtime(s string) bool {
 	return err == nil && d > 0
 }
 
-// matrix is one versions run's state.
 type matrix struct {
 	builder
 	args        *versionsArgs
