@@ -140,13 +140,9 @@ func (c *benchConfig) rowSteps(out string, rows []benchRow, extra ...string) []t
 	return steps
 }
 
-// scaleSteps are make bench-scale's: the questions a service asks first,
-// at the size the user gives (KEYS_MIL, DIR), each row at the default
-// block size: warm point reads at 1 and N goroutines, YCSB A and C under
-// Zipfian keys at N, durable commits at 1 and 8N writers, into
-// RESULTS/scale.txt; its summary. The fixtures' builds say
-// what they should take and how long is left, and their manifests keep
-// each build's time (docs/benchmarks.md, "At your own size").
+// scaleSteps are make bench-scale's (docs/benchmarks.md, "At your own
+// size"): the questions a service asks first, at the user's KEYS_MIL and
+// DIR and the default block size, into RESULTS/scale.txt; its summary.
 func (c *benchConfig) scaleSteps() []task {
 	out := c.resultsFile("scale.txt")
 	n, of := c.mixThreads(), ofStores
@@ -255,18 +251,10 @@ func (c *benchConfig) seed004Steps() []task {
 	return []task{c.goTest(out, false, append(args, c.dirFlag()...)...)}
 }
 
-// The memory-limited row (docs/methodology.md, "A memory budget"): the
-// data set in a budget of a quarter of it, readahead off; random reads
-// (one thread, all hits, steady state after a warm-up pass) and populate
-// (sync off). Each round of each benchmark runs in a process of its own,
-// starting from the same empty budget, so an engine its budget kills (the
-// kernel's out-of-memory killer) costs no other result: it is reported
-// and the row goes on; so is a round that does not finish in -mem_timeout
-// seconds. The report is the budget's watcher's (a process the round
-// starts outside its budget): what the budget held at the end, printed,
-// and its kill line, which stays in the results for the summary. The
-// whole row is skipped, with the reason, where the machine cannot make a
-// memory cgroup.
+// The memory-limited row (docs/methodology.md, "A memory budget"): each
+// round of each benchmark a process of its own, so a round its budget
+// kills, or that -mem_timeout stops, costs no other result; the budget's
+// watcher's report and kill line stay in the results for the summary.
 
 // memGroup is one benchmark of the row at one block size, and its rounds'
 // command (each round runs it once).
