@@ -130,13 +130,7 @@ func countTargets(args []string) int {
 	if err != nil {
 		return 0
 	}
-	n := 0
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(l, "Benchmark") {
-			n++
-		}
-	}
-	return n
+	return strings.Count("\n"+string(out), "\nBenchmark")
 }
 
 // flagValue is the last value args give the flag name, as -name=v or
@@ -199,8 +193,8 @@ func (p *progress) draw() {
 	} else if p.total > 0 {
 		line += fmt.Sprintf(" (%d of %d benchmarks)", len(p.tops), p.total)
 	}
-	if w := ttyWidth(p.tty); w > 10 && len(line) >= w {
-		line = line[:w-1]
+	if ws, err := unix.IoctlGetWinsize(int(p.tty.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 10 && len(line) >= int(ws.Col) {
+		line = line[:ws.Col-1]
 	}
 	fmt.Fprintf(p.tty, "\r\033[K%s", line)
 	p.shown = true
@@ -214,12 +208,4 @@ func (p *progress) clear() {
 		fmt.Fprint(p.tty, "\r\033[K")
 		p.shown = false
 	}
-}
-
-func ttyWidth(f *os.File) int {
-	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
-	if err != nil {
-		return 0
-	}
-	return int(ws.Col)
 }
