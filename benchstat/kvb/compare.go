@@ -207,6 +207,7 @@ type comparison struct {
 	base, head  *side
 	started     string // when the comparison started (gate.json's date)
 	suiteCommit string // -module: the commit this tree is at
+	failed      bool   // the gate failed
 }
 
 func (c *comparison) sides() []*side { return []*side{c.base, c.head} }
@@ -222,12 +223,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		builder: builder{prog: "kvb compare", stderr: stderr, module: a.module, tags: a.tags},
 		args:    a, stdout: stdout, started: time.Now().UTC().Format(time.RFC3339),
 	}
-	var failed bool
-	status = c.untilInterrupted(func(ctx context.Context) (err error) {
-		failed, err = c.run(ctx)
-		return err
-	})
-	if status == 0 && failed {
+	if status = c.untilInterrupted(c.run); status == 0 && c.failed {
 		return 1
 	}
 	return status
@@ -235,19 +231,19 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 
 // run is every step in order; the first that fails stops the run with
 // its own error.
-func (c *comparison) run(ctx context.Context) (failed bool, err error) {
+func (c *comparison) run(ctx context.Context) error {
 	if err := inOrder(ctx, c.check, c.buildSides, c.warmUp, c.mkdirOut, c.rounds, c.benchstatTables); err != nil {
-		return false, err
+		return err
 	}
 	verdicts, err := c.gateReport()
 	if err != nil {
-		return false, err
+		return err
 	}
 	for _, v := range verdicts {
-		failed = failed || v.Failed
+		c.failed = c.failed || v.Failed
 	}
 	c.logf("results, benchstat.txt, gate.md and gate.json in %s", c.args.out)
-	return failed, nil
+	return nil
 }
 
 // check does everything that needs no build: the repository, the
