@@ -463,13 +463,13 @@ func (b *builder) interleaved(ctx context.Context, what string, n int, lanes []l
 	outs := make([]*os.File, len(lanes))
 	for i, l := range lanes {
 		f, err := os.Create(l.file)
-		if err == nil {
-			_, err = io.WriteString(f, l.header)
-		}
 		if err != nil {
 			return err
 		}
 		defer f.Close()
+		if _, err := io.WriteString(f, l.header); err != nil {
+			return err
+		}
 		outs[i] = f
 	}
 	of, err := os.Create(orderFile)
