@@ -143,15 +143,16 @@ func (b *builder) dirty(ctx context.Context) bool {
 func (b *builder) untilInterrupted(run func(ctx context.Context) error) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx)
-	if b.tmp != "" {
-		for _, w := range b.worktrees {
-			exec.Command("git", "-C", b.repo, "worktree", "remove", "--force", w).Run()
+	defer func() {
+		if b.tmp != "" {
+			for _, w := range b.worktrees {
+				exec.Command("git", "-C", b.repo, "worktree", "remove", "--force", w).Run()
+			}
+			os.RemoveAll(b.tmp)
+			exec.Command("git", "-C", b.repo, "worktree", "prune").Run()
 		}
-		os.RemoveAll(b.tmp)
-		exec.Command("git", "-C", b.repo, "worktree", "prune").Run()
-	}
-	switch {
+	}()
+	switch err := run(ctx); {
 	case err == nil:
 		return 0
 	case ctx.Err() != nil:
