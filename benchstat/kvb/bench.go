@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
@@ -17,13 +18,39 @@ import (
 	"github.com/kvbench/kvbench/internal/families"
 )
 
+var benchCommand = cli.New(cli.Spec[*benchConfig]{
+	Name:    "bench",
+	Summary: "make bench's rows (or another set: full, mem, sim, prefetch, seed003, seed004), then the summary and the report",
+	Usage:   benchUsage(),
+	Flags:   benchFlags,
+	Run:     func(call cli.Call, c *benchConfig, pos []string) int { return c.run(call, pos) },
+})
+
 func init() {
-	register(cli.Command{
-		Name:    "bench",
-		Summary: "make bench's rows (or another set: full, mem, sim, prefetch, seed003, seed004), then the summary and the report",
-		Help:    printBenchHelp,
-		Run:     runBench,
-	})
+	register(benchCommand)
+	register(cli.New(cli.Spec[*benchConfig]{
+		Name:    "build",
+		Summary: "build the suite's test binary, the one every make target with results runs",
+		Usage:   "usage: kvb build [-tags TAGS] [-o BIN]\n\nBuilds the root package's test binary (go test -c).\n\n",
+		Flags: func(fs *flag.FlagSet) *benchConfig {
+			c := &benchConfig{}
+			fs.StringVar(&c.tags, "tags", defaultTags(), "build tags (TAGS): rocksdb when its headers are installed, unless $TAGS is set")
+			fs.StringVar(&c.results, "o", filepath.Join("results", "kvbench.test"), "the binary to write; its directory is made")
+			return c
+		},
+		Run: func(call cli.Call, c *benchConfig, rest []string) int {
+			if len(rest) > 0 {
+				return call.Usage("unexpected argument %q", rest[0])
+			}
+			return runSteps(call, "build", filepath.Dir(c.results), false, "", []task{buildStep(c.tags, c.results)})
+		},
+	}))
+}
+
+// runBench is kvb bench: exit 0 done, 2 bad usage, else the status of
+// the step that failed.
+func runBench(args []string, stdout, stderr io.Writer) int {
+	return benchCommand.Run(args, stdout, stderr)
 }
 
 // benchConfig is one kvb bench: the set it runs and the Makefile's
@@ -41,16 +68,24 @@ type benchConfig struct {
 	dryRun                                        bool
 }
 
-// benchSets are the sets kvb bench runs, by name, each with what it is.
-var benchSets = []struct{ name, what string }{
-	{"bench", "make bench: populate, warm reads, scans, open, the disk, YCSB A and C, overwrite, reads in a memory budget; then the summary and the report"},
-	{"full", "make bench-full: every benchmark of both steps, the harness alone, the memory budget for reads and populate; summary, report"},
-	{"mem", "make bench-mem: the memory-limited row, each round a process of its own, added to RESULTS/bench.txt"},
-	{"scale", "make bench-scale: the main questions at the user's size (KEYS_MIL, DIR): warm reads, YCSB A and C, durable commits; RESULTS/scale.txt, its summary"},
-	{"sim", "make bench-sim: make bench's warm reads and scans as instruction counts under callgrind, RESULTS/bench-sim.txt"},
-	{"prefetch", "make prefetch: seed 000's prefix lookups on every engine"},
-	{"seed003", "make seed003: seed 003's fixed-rate, knee, Bloom and HTTP runs"},
-	{"seed004", "make seed004: seed 004's benchmarks on the cdb the test binary embeds"},
+// benchSet is a set kvb bench runs: its name, what it is, and its steps
+// in order.
+type benchSet struct {
+	name, what string
+	steps      func(*benchConfig) []task
+}
+
+var benchSets = []benchSet{
+	{"bench", "make bench: populate, warm reads, scans, open, the disk, YCSB A and C, overwrite, reads in a memory budget; then the summary and the report", (*benchConfig).benchSteps},
+	{"full", "make bench-full: every benchmark of both steps, the harness alone, the memory budget for reads and populate; summary, report", (*benchConfig).fullSteps},
+	{"mem", "make bench-mem: the memory-limited row, each round a process of its own, added to RESULTS/bench.txt", func(c *benchConfig) []task {
+		return []task{c.build(), c.memRow(c.memWorkloads, c.count, c.memBenchtime, c.memBlocks, c.memDist)}
+	}},
+	{"scale", "make bench-scale: the main questions at the user's size (KEYS_MIL, DIR): warm reads, YCSB A and C, durable commits; RESULTS/scale.txt, its summary", (*benchConfig).scaleSteps},
+	{"sim", "make bench-sim: make bench's warm reads and scans as instruction counts under callgrind, RESULTS/bench-sim.txt", (*benchConfig).simSteps},
+	{"prefetch", "make prefetch: seed 000's prefix lookups on every engine", (*benchConfig).prefetchSteps},
+	{"seed003", "make seed003: seed 003's fixed-rate, knee, Bloom and HTTP runs", (*benchConfig).seed003Steps},
+	{"seed004", "make seed004: seed 004's benchmarks on the cdb the test binary embeds", (*benchConfig).seed004Steps},
 }
 
 // defaultThreads are make bench's goroutine counts: one, and one per CPU.
@@ -61,8 +96,8 @@ func defaultThreads() string {
 	return "1"
 }
 
-func benchFlags(c *benchConfig) *flag.FlagSet {
-	fs := cli.NewFlagSet("bench") // runBench reports a bad flag once
+func benchFlags(fs *flag.FlagSet) *benchConfig {
+	c := &benchConfig{}
 	fs.StringVar(&c.tags, "tags", defaultTags(), "build tags of the test binary (TAGS): rocksdb when its headers are installed, unless $TAGS is set")
 	fs.StringVar(&c.results, "results", "results", "where the results go (RESULTS)")
 	fs.StringVar(&c.dir, "dir", "", "where the fixtures go, -dir of the suite (DIR); empty: the suite's default")
@@ -89,11 +124,12 @@ func benchFlags(c *benchConfig) *flag.FlagSet {
 	fs.StringVar(&c.simBenchtime, "sim_benchtime", "2000x,Scan=50x", "set sim's iterations per count (SIM_BENCHTIME)")
 	fs.StringVar(&c.prefetchTraces, "prefetch_traces", "600", "set prefetch's trace IDs (PREFETCH_TRACES)")
 	fs.BoolVar(&c.dryRun, "n", false, "print the commands the run would run, and run nothing")
-	return fs
+	return c
 }
 
-func printBenchHelp(w io.Writer) {
-	fmt.Fprint(w, `usage: kvb bench [SET] [flags]
+func benchUsage() string {
+	var b strings.Builder
+	b.WriteString(`usage: kvb bench [SET] [flags]
 
 Runs one set of the suite's benchmarks through one test binary built
 with -tags, writes the raw results under -results (the lab's kvb
@@ -106,124 +142,100 @@ printed before it runs;
 sets:
 `)
 	for _, s := range benchSets {
-		fmt.Fprintf(w, "  %-9s %s\n", s.name, s.what)
+		fmt.Fprintf(&b, "  %-9s %s\n", s.name, s.what)
 	}
-	fmt.Fprint(w, "\nflags:\n")
-	fs := benchFlags(&benchConfig{})
-	fs.SetOutput(w)
-	fs.PrintDefaults()
+	b.WriteString("\nflags:\n")
+	return b.String()
 }
 
-// parseBench reads kvb bench's command line; bad input is an error
-// before any work.
+// parseBench reads kvb bench's command line.
 func parseBench(args []string) (*benchConfig, error) {
-	c := &benchConfig{}
-	fs := benchFlags(c)
+	fs := cli.NewFlagSet("bench")
+	c := benchFlags(fs)
 	pos, err := flagargs.Parse(fs, args)
 	if err != nil {
 		return nil, err
 	}
-	switch len(pos) {
-	case 0:
-		c.set = "bench"
-	case 1:
+	return c, c.check(pos)
+}
+
+// check reads the set from pos and refuses bad input before any work.
+func (c *benchConfig) check(pos []string) error {
+	if len(pos) > 1 {
+		return fmt.Errorf("one set at a time, not %q", pos)
+	}
+	c.set = "bench"
+	if len(pos) == 1 {
 		c.set = pos[0]
-	default:
-		return nil, fmt.Errorf("one set at a time, not %q", pos)
 	}
-	known := false
-	for _, s := range benchSets {
-		known = known || s.name == c.set
-	}
-	if !known {
-		return nil, fmt.Errorf("unknown set %q (kvb help bench lists them)", c.set)
+	if !slices.ContainsFunc(benchSets, func(s benchSet) bool { return s.name == c.set }) {
+		return fmt.Errorf("unknown set %q (kvb help bench lists them)", c.set)
 	}
 	if c.count < 1 || c.memCount < 1 {
-		return nil, fmt.Errorf("-count %d, -mem_count %d: at least one round", c.count, c.memCount)
+		return fmt.Errorf("-count %d, -mem_count %d: at least one round", c.count, c.memCount)
 	}
 	if c.memTimeout < 1 {
-		return nil, fmt.Errorf("-mem_timeout %d: at least a second", c.memTimeout)
+		return fmt.Errorf("-mem_timeout %d: at least a second", c.memTimeout)
 	}
 	if c.results == "" {
-		return nil, errors.New("-results: name the directory the results go to")
+		return errors.New("-results: name the directory the results go to")
 	}
 	for _, w := range strings.Fields(c.memWorkloads) {
 		if len(families.StepTargets(w)) == 0 {
-			return nil, fmt.Errorf("-mem_workloads: no workload %q", w)
+			return fmt.Errorf("-mem_workloads: no workload %q", w)
 		}
 	}
-	return c, nil
+	return nil
 }
 
-// runBench is the bench command: exit 0 done, 2 bad usage, else the
-// status of the step that failed.
-func runBench(args []string, stdout, stderr io.Writer) int {
-	c, err := parseBench(args)
-	if errors.Is(err, flag.ErrHelp) {
-		printBenchHelp(stdout)
-		return 0
-	}
-	if err != nil {
-		return cli.Usage(stderr, "bench", printBenchHelp, "%v", err)
+func (c *benchConfig) run(call cli.Call, pos []string) int {
+	if err := c.check(pos); err != nil {
+		return call.Usage("%v", err)
 	}
 	if c.set == "sim" && !c.dryRun {
 		if _, err := exec.LookPath("valgrind"); err != nil {
-			fmt.Fprintln(stderr, "kvb bench sim: needs valgrind (kvb deps valgrind, make valgrind-deps: as root or with sudo)")
+			fmt.Fprintln(call.Stderr, "kvb bench sim: needs valgrind (kvb deps valgrind, make valgrind-deps: as root or with sudo)")
 			return 2
 		}
 	}
-	r := &runner{stdout: stdout, stderr: stderr, dry: c.dryRun}
-	if !c.dryRun {
-		if err := os.MkdirAll(c.results, 0o755); err != nil {
-			fmt.Fprintln(stderr, "kvb bench:", err)
+	return runSteps(call, "bench", c.results, c.dryRun, "kvb bench "+c.set, c.steps())
+}
+
+// runSteps is kvb name running steps after making dir (unless dry):
+// exit 0 done, 1 when dir cannot be made, else the status of the step
+// that failed. A run with a title ends with where its time went.
+func runSteps(call cli.Call, name, dir string, dry bool, title string, steps []task) int {
+	r := &runner{stdout: call.Stdout, stderr: call.Stderr, dry: dry}
+	if !dry && dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fmt.Fprintf(call.Stderr, "kvb %s: %v\n", name, err)
 			return 1
 		}
 	}
-	err = r.run(context.Background(), c.steps())
-	if !c.dryRun {
-		fmt.Fprint(stderr, r.timeTable("kvb bench "+c.set))
+	err := r.run(context.Background(), steps)
+	if !dry && title != "" {
+		fmt.Fprint(call.Stderr, r.timeTable(title))
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "kvb bench: %v\n", err)
+		fmt.Fprintf(call.Stderr, "kvb %s: %v\n", name, err)
 		return statusOf(err)
 	}
 	return 0
 }
 
-// steps is the set's steps, in order.
 func (c *benchConfig) steps() []task {
-	switch c.set {
-	case "full":
-		return c.fullSteps()
-	case "mem":
-		return []task{c.build(), c.memRow(c.memWorkloads, c.count, c.memBenchtime, c.memBlocks, c.memDist)}
-	case "sim":
-		return c.simSteps()
-	case "scale":
-		return c.scaleSteps()
-	case "prefetch":
-		return c.prefetchSteps()
-	case "seed003":
-		return c.seed003Steps()
-	case "seed004":
-		return c.seed004Steps()
-	}
-	return c.benchSteps()
+	i := slices.IndexFunc(benchSets, func(s benchSet) bool { return s.name == c.set })
+	return benchSets[max(i, 0)].steps(c)
 }
 
 // binary is the test binary every row of a set runs.
 func (c *benchConfig) binary() string { return filepath.Join(c.results, "kvbench.test") }
 
-// resultsFile is a file of the results directory.
 func (c *benchConfig) resultsFile(name string) string { return filepath.Join(c.results, name) }
 
 // suiteFlags are the data set's flags every row passes (BENCH_FLAGS).
 func (c *benchConfig) suiteFlags() []string {
-	f := []string{"-keys_mil", c.keysMil, "-valsz", c.valsz}
-	if c.dir != "" {
-		f = append(f, "-dir", c.dir)
-	}
-	return f
+	return append([]string{"-keys_mil", c.keysMil, "-valsz", c.valsz}, c.dirFlag()...)
 }
 
 // build is the test binary, built once for every row of a set.

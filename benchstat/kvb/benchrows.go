@@ -1,11 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/families"
@@ -21,27 +29,20 @@ type benchRow struct {
 
 // storeTitles are the stores' names in benchmark names (Badger|Bolt|...),
 // from the engine registry: every engine but the reference rail, so a new
-// engine needs no edit here.
-func storeTitles() string {
+// engine needs no edit here; with lsm, only those with data blocks (the
+// LSMs).
+func storeTitles(lsm ...bool) string {
 	var t []string
 	for _, info := range engine.All() {
-		if !info.Reference {
+		if !info.Reference && (len(lsm) == 0 || info.DataBlocks) {
 			t = append(t, info.Title)
 		}
 	}
 	return strings.Join(t, "|")
 }
 
-// lsmTitles are the names of the stores with data blocks (the LSMs).
-func lsmTitles() string {
-	var t []string
-	for _, info := range engine.All() {
-		if !info.Reference && info.DataBlocks {
-			t = append(t, info.Title)
-		}
-	}
-	return strings.Join(t, "|")
-}
+// ofStores selects workload's benchmark of every store.
+func ofStores(workload string) string { return "^Benchmark" + workload + "(" + storeTitles() + ")$" }
 
 // benchRows are make bench's rows: writes (populate, sync off), warm
 // point reads at 1, N and 8N goroutines, scans, open (cold), the disk's
@@ -49,8 +50,7 @@ func lsmTitles() string {
 // steady state, durable commits of one key from 1 and 8× the CPUs'
 // writers. The memory-budget row follows them (memRow).
 func (c *benchConfig) benchRows() []benchRow {
-	stores := storeTitles()
-	of := func(workload string) string { return "^Benchmark" + workload + "(" + stores + ")$" }
+	of := ofStores
 	rows := []benchRow{
 		{of("Populate") + "/valsz/batch/sync=false", "1x", nil},
 		{of("ReadRandom"), c.benchtime, []string{"-cache", "warm", "-threads", c.threads + "," + c.oversub, "-block_size", c.firstBlock()}},
@@ -65,7 +65,7 @@ func (c *benchConfig) benchRows() []benchRow {
 	// The LSMs' warm point reads at the other block sizes, on one thread
 	// (the B-trees, which have no block, ran in the row above).
 	if rest := c.otherBlocks(); rest != "" {
-		row := benchRow{"^BenchmarkReadRandom(" + lsmTitles() + ")$", c.benchtime, []string{"-cache", "warm", "-threads", "1", "-block_size", rest}}
+		row := benchRow{"^BenchmarkReadRandom(" + storeTitles(true) + ")$", c.benchtime, []string{"-cache", "warm", "-threads", "1", "-block_size", rest}}
 		rows = slices.Insert(rows, 2, row)
 	}
 	return rows
@@ -123,40 +123,36 @@ func (c *benchConfig) freshTimelineDir() task {
 // report.
 func (c *benchConfig) benchSteps() []task {
 	out := c.resultsFile("bench.txt")
-	steps := []task{c.build(), c.freshTimelineDir()}
-	for i, row := range c.benchRows() {
-		args := append([]string{c.binary(), "-test.run", "^$", "-test.count", itoa(c.count)}, c.suiteFlags()...)
-		args = append(append(args, "-test.bench", row.bench, "-test.benchtime", row.benchtime), row.flags...)
-		steps = append(steps, task{args: args, out: out, append: i > 0, live: true})
-	}
-	steps = append(steps, c.memRow("readrandom", c.memCount, c.benchtime, c.blocks, "uniform,zipf"))
+	steps := append(c.rowSteps(out, c.benchRows()), c.memRow("readrandom", c.memCount, c.benchtime, c.blocks, "uniform,zipf"))
 	return append(steps, c.summaryAndReport(out)...)
 }
 
-// scaleSteps are make bench-scale's: the questions a service asks first,
-// at the size the user gives (KEYS_MIL, DIR), each row at the default
-// block size: warm point reads at 1 and N goroutines, YCSB A and C under
-// Zipfian keys at N, durable commits at 1 and 8N writers, into
-// RESULTS/scale.txt; its summary. The fixtures' builds say
-// what they should take and how long is left, and their manifests keep
-// each build's time (docs/benchmarks.md, "At your own size").
+// rowSteps build the test binary, empty the timeline directory and run
+// rows into out (the first replaces it), each with extra after the
+// count.
+func (c *benchConfig) rowSteps(out string, rows []benchRow, extra ...string) []task {
+	steps := []task{c.build(), c.freshTimelineDir()}
+	for i, row := range rows {
+		args := append(append([]string{c.binary(), "-test.run", "^$", "-test.count", itoa(c.count)}, extra...), c.suiteFlags()...)
+		args = append(append(args, "-test.bench", row.bench, "-test.benchtime", row.benchtime), row.flags...)
+		steps = append(steps, task{args: args, out: out, append: i > 0, live: true})
+	}
+	return steps
+}
+
+// scaleSteps are make bench-scale's (docs/benchmarks.md, "At your own
+// size"): the questions a service asks first, at the user's KEYS_MIL and
+// DIR and the default block size, into RESULTS/scale.txt; its summary.
 func (c *benchConfig) scaleSteps() []task {
 	out := c.resultsFile("scale.txt")
-	n := c.mixThreads()
-	of := func(workload string) string { return "^Benchmark" + workload + "(" + storeTitles() + ")$" }
+	n, of := c.mixThreads(), ofStores
 	rows := []benchRow{
 		{of("ReadRandom"), c.benchtime, []string{"-cache", "warm", "-threads", c.threads}},
 		{of("YCSB"), c.ycsbBenchtime, []string{"-ycsb", "A", "-dist", "zipf", "-threads", n, "-latency_dir", c.timelineDir()}},
 		{of("YCSB"), c.benchtime, []string{"-ycsb", "C", "-dist", "zipf", "-threads", n}},
 		{of("Commit"), c.commitBenchtime, []string{"-commit_writers", "1,8x", "-latency_dir", c.timelineDir(), "-interval", "20ms"}},
 	}
-	steps := []task{c.build(), c.freshTimelineDir()}
-	for i, row := range rows {
-		args := append([]string{c.binary(), "-test.run", "^$", "-test.count", itoa(c.count), "-test.timeout", "0"}, c.suiteFlags()...)
-		args = append(append(args, "-test.bench", row.bench, "-test.benchtime", row.benchtime), row.flags...)
-		steps = append(steps, task{args: args, out: out, append: i > 0, live: true})
-	}
-	return append(steps, inProcess("summary", []string{"-o", c.resultsFile("scale-summary.txt"), out}, ""))
+	return append(c.rowSteps(out, rows, "-test.timeout", "0"), inProcess("summary", []string{"-o", c.resultsFile("scale-summary.txt"), out}, ""))
 }
 
 // fullSteps are make bench-full's: every benchmark of the write step
@@ -186,10 +182,7 @@ func (c *benchConfig) simSteps() []task {
 	args := []string{"-benchtime", c.simBenchtime, c.binary(), "-test.run", "^$",
 		"-test.bench", "^Benchmark(ReadRandom|Scan)(" + storeTitles() + ")$", "-test.count", itoa(c.count), "-test.cpu", "1",
 		"-threads", "1", "-cache", "warm", "-keys_mil", "0.01", "-valsz", "256"}
-	if c.dir != "" {
-		args = append(args, "-dir", c.dir)
-	}
-	return []task{c.build(), inProcess("sim", args, out)}
+	return []task{c.build(), inProcess("sim", append(args, c.dirFlag()...), out)}
 }
 
 // goTest is a go test run of the root package with the set's tags, its
@@ -234,7 +227,7 @@ func (c *benchConfig) seed003Steps() []task {
 		return append([]string{"-run", "^$", "-bench", bench, "-benchtime", "1x", "-count", itoa(c.count)}, more...)
 	}
 	return []task{
-		{show: func() []string { return []string{"mkdir -p " + shellQuote(hgrm)} }, do: mkdirStep(hgrm)},
+		{show: func() []string { return []string{"mkdir -p " + shellQuote(hgrm)} }, do: func(context.Context, *runner) error { return os.MkdirAll(hgrm, 0o755) }},
 		c.goTest(files[0], false, append(run("BenchmarkLoad", "-rate", "10000"), c.suiteFlags()...)...),
 		c.goTest(files[1], false, append(run("BenchmarkKnee", "-timeout", "0"), c.suiteFlags()...)...),
 		c.goTest(files[2], false, append(append(run("BenchmarkBloom", "-rate", "5000,20000"), c.suiteFlags()...), "-latency_dir", hgrm)...),
@@ -257,3 +250,204 @@ func (c *benchConfig) seed004Steps() []task {
 	args := append(overlay, "-run", "^$", "-timeout", "0", "-bench", "BenchmarkEmbed", "-count", itoa(c.count))
 	return []task{c.goTest(out, false, append(args, c.dirFlag()...)...)}
 }
+
+// The memory-limited row (docs/methodology.md, "A memory budget"): each
+// round of each benchmark a process of its own, so a round its budget
+// kills, or that -mem_timeout stops, costs no other result; the budget's
+// watcher's report and kill line stay in the results for the summary.
+
+// memGroup is one benchmark of the row at one block size, and its rounds'
+// command (each round runs it once).
+type memGroup struct {
+	target, sub, block string
+	info               engine.Info
+	args               []string
+}
+
+// Exit statuses of a budget round, as a shell reports them.
+const (
+	noBudget    = 3   // the suite could not make a memory cgroup
+	roundKilled = 137 // SIGKILL: the out-of-memory killer
+	roundTimout = 124 // stopped at -mem_timeout (timeout(1)'s status)
+)
+
+// memGroups lists the row's benchmarks: each top-level benchmark of each
+// workload, in the order given, at each of blocks (comma-separated) on an
+// engine with data blocks, once at the suite's default size otherwise.
+func (c *benchConfig) memGroups(workloads, benchtime, blocks, dist string) []memGroup {
+	flags := []string{"-mem_limit", c.memLimit, "-readahead", "off", "-threads", "1", "-hit_rate", "1", "-cache", "warm"}
+	if dist != "" {
+		flags = append(flags, "-dist", dist)
+	}
+	var out []memGroup
+	for _, w := range strings.FieldsFunc(workloads, func(r rune) bool { return r == ' ' || r == ',' }) {
+		for _, t := range families.StepTargets(w) {
+			sub, bt := "/valsz/mem/cache=warm", benchtime
+			if strings.Contains(t.Name(), "Populate") {
+				sub, bt = "/valsz/mem/batch/sync=false", "1x"
+			}
+			sizes := []string{""}
+			if t.Info.DataBlocks && blocks != "" {
+				sizes = strings.Split(blocks, ",")
+			}
+			for _, bs := range sizes {
+				args := append([]string{c.binary(), "-test.run", "^$", "-test.bench", "^" + t.Name() + "$" + sub, "-test.benchtime", bt}, c.suiteFlags()...)
+				args = append(args, flags...)
+				if bs != "" {
+					args = append(args, "-block_size", bs)
+				}
+				out = append(out, memGroup{target: t.Name(), sub: sub, block: bs, info: t.Info, args: args})
+			}
+		}
+	}
+	return out
+}
+
+// memRow is the row as a step: count rounds of each group, their result
+// lines added to RESULTS/bench.txt.
+func (c *benchConfig) memRow(workloads string, count int, benchtime, blocks, dist string) task {
+	groups := c.memGroups(workloads, benchtime, blocks, dist)
+	out := c.resultsFile("bench.txt")
+	return task{
+		show: func() []string {
+			var l []string
+			for _, g := range groups {
+				l = append(l, "echo "+shellQuote(g.say(c.memLimit))+" >&2")
+				for range count {
+					l = append(l, fmt.Sprintf("timeout %d %s >> %s 2>&1", c.memTimeout, shellJoin(g.args), shellQuote(out)))
+				}
+			}
+			return l
+		},
+		do: func(ctx context.Context, r *runner) error {
+			for _, g := range groups {
+				fmt.Fprintln(r.stderr, g.say(c.memLimit))
+				for range count {
+					skip, err := c.memRound(ctx, g, out, r)
+					if skip || err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func (g memGroup) say(limit string) string {
+	s := "kvbench: " + g.target + g.sub
+	if g.block != "" {
+		s += " -block_size " + g.block
+	}
+	return s + " under -mem_limit " + limit
+}
+
+// memRound runs one round and keeps its result lines; skip says the
+// machine cannot make a budget (the row ends, said once); an error is a
+// round that failed otherwise, its output on stderr.
+func (c *benchConfig) memRound(ctx context.Context, g memGroup, results string, r *runner) (skip bool, err error) {
+	rc, output := runRound(ctx, g.args, time.Duration(c.memTimeout)*time.Second)
+	if rc == roundTimout {
+		output = stoppedToTimeout.ReplaceAll(output, []byte("$1 cause=timeout "))
+	}
+	kept, shown, report := sortRoundLines(output)
+	f, err := openResults(results, true)
+	if err != nil {
+		return false, err
+	}
+	_, err = f.Write(kept)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return false, err
+	}
+	r.stdout.Write(shown)
+	if report == "" {
+		report = "its watcher left no report"
+	}
+	switch {
+	case rc == noBudget:
+		fmt.Fprintf(r.stderr, "kvbench: skipping the memory-limited row, this machine cannot make a memory budget: %s\n", firstLineWith(output, "error:"))
+		return true, nil
+	case rc == roundKilled || bytes.Contains(output, []byte("signal: killed")):
+		fmt.Fprintf(r.stderr, "kvbench: %s was killed inside its %s budget: %s\n", g.target, c.memLimit, report)
+	case rc == roundTimout:
+		fmt.Fprintf(r.stderr, "kvbench: %s did not finish a round in %d s inside its %s budget; stopped (MEM_TIMEOUT): %s\n", g.target, c.memTimeout, c.memLimit, report)
+	case rc != 0:
+		r.stderr.Write(output)
+		return false, &stepError{name: g.target, err: fmt.Errorf("exit status %d", rc), code: rc}
+	}
+	return false, nil
+}
+
+// runRound runs a round's command, standard output and error together,
+// and stops it (SIGTERM) after timeout; it returns the status a shell
+// would see, roundTimout when it was stopped. The output ends when every
+// process holding it has gone, the budget's watcher too, which writes
+// its report just after the round ends.
+func runRound(ctx context.Context, args []string, timeout time.Duration) (int, []byte) {
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(&out, "%v\n", err)
+		return 127, out.Bytes()
+	}
+	var stopped atomic.Bool
+	timer := time.AfterFunc(timeout, func() {
+		stopped.Store(true)
+		cmd.Process.Signal(syscall.SIGTERM)
+	})
+	err := cmd.Wait()
+	timer.Stop()
+	if stopped.Load() {
+		return roundTimout, out.Bytes()
+	}
+	return exitCode(err), out.Bytes()
+}
+
+var (
+	stoppedToTimeout = regexp.MustCompile(`(?m)^(\[kvbench-kill\] [^ ]*) cause=stopped `)
+	// Lines of a round that are not results: the fixture's log, go test's
+	// verdict, and a benchmark's name printed before a result that never came.
+	roundNoise   = regexp.MustCompile(`^(\[kvbench\] building|\[kvbench\] fixture|PASS$|ok |Benchmark\S+\s*$)`)
+	roundShown   = regexp.MustCompile(`^Benchmark|error`)
+	budgetReport = regexp.MustCompile(`^\[kvbench\] .* inside its -mem_limit .* budget; at the last sample`)
+)
+
+// sortRoundLines splits a round's output into the lines kept in the
+// results, the lines shown (results and errors) and the watcher's report.
+func sortRoundLines(output []byte) (kept, shown []byte, report string) {
+	var reports []string
+	for _, l := range strings.SplitAfter(string(output), "\n") {
+		if l == "" {
+			continue
+		}
+		line := strings.TrimSuffix(l, "\n")
+		if !strings.HasSuffix(l, "\n") {
+			l += "\n"
+		}
+		if !roundNoise.MatchString(line) {
+			kept = append(kept, l...)
+		}
+		if roundShown.MatchString(line) {
+			shown = append(shown, l...)
+		}
+		if budgetReport.MatchString(line) {
+			reports = append(reports, line)
+		}
+	}
+	return kept, shown, strings.Join(reports, "\n")
+}
+
+func firstLineWith(output []byte, s string) string {
+	for _, l := range strings.Split(string(output), "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

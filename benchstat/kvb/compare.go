@@ -1,14 +1,25 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/gate"
+	"github.com/kvbench/kvbench/benchstat/sim"
+	"github.com/kvbench/kvbench/internal/engine"
 )
 
 func init() {
@@ -20,7 +31,175 @@ func init() {
 	})
 }
 
-// comparison is one compare run's state.
+// compare's defaults, measured on this suite (docs/gating.md, "The
+// defaults, and why"): timed rounds need 20 on a shared machine, counted
+// ones only what the signed-rank test needs.
+const (
+	defaultTimeRounds    = 20
+	defaultSimRounds     = 9
+	defaultTimeBenchtime = "0.05s"
+	defaultSimBenchtime  = sim.DefaultIterations
+	defaultBench         = "BenchmarkReadRandom"
+	defaultOut           = "results/compare"
+)
+
+// defaultSuiteArgs go to both binaries before the user's flags, which
+// override them: warm reads on one thread of 10,000 keys of 256 B.
+var defaultSuiteArgs = []string{"-threads=1", "-cache=warm", "-keys_mil=0.01", "-valsz=256"}
+
+type compareArgs struct {
+	base, head string
+	module     string
+	mode       string // time, sim or both
+	bench      string // "" until defaults: every engine, or -module's
+	count      int    // 0: each mode's default
+	out        string
+	tags       string
+	timeBench  string // -test.benchtime of timed rounds
+	simBench   string // kvb sim's -benchtime
+	units      string // -units, compiled into gate.Units
+	gate       gate.Options
+	suite      []string // forwarded to both binaries, defaults first
+}
+
+const compareUsage = `usage: kvb compare BASE HEAD [-module M] [-mode time|sim|both] [-bench RE] [-count N] [-o DIR] [suite flags]
+
+Builds two test binaries of the suite once and runs them in paired rounds,
+alternating which goes first, then gates head against base and writes
+DIR/base.txt, DIR/head.txt, DIR/benchstat.txt, DIR/gate.md (the report)
+and DIR/gate.json (the verdicts, and what each side is); with -mode both
+also DIR/sim-base.txt and DIR/sim-head.txt. Flags may come before or
+after BASE and HEAD.
+
+BASE and HEAD are git refs of this repository (their committed code is
+built in temporary worktrees) or test binaries already built. With
+-module M they are versions of the engine module M (v1.4.0, or a query
+such as latest) or directories holding a copy of it, and both sides are
+this tree's suite built with M replaced, on copies of go.mod (-modfile);
+the default benchmarks are then M's engine's ReadRandom.
+
+The lab's kvb history keeps the sides' results over time
+(docs/history.md). Other flags go to both binaries: the suite's (-dir,
+-keys_mil, -threads, ...) and go test's -cpu, -timeout, -benchmem,
+-short, -v. Exit status: 0 pass, 1 regression or a gated series missing
+from head, 2 bad usage or a step that failed.
+
+`
+
+// compareFlags is compare's flag set: its own flags, then the suite's,
+// forwarded into a.suite. -benchtime and -sim_benchtime land in
+// a.timeBench and a.simBench as given; parseCompare applies the defaults.
+func compareFlags(a *compareArgs) *flag.FlagSet {
+	fs := cli.NewFlagSet("compare") // errors are returned, usage printed by the caller
+	fs.StringVar(&a.module, "module", "", "compare two versions of this engine module (BASE and HEAD are its versions or directories)")
+	fs.StringVar(&a.mode, "mode", "time", "time: timed rounds; sim: counted under callgrind (kvb sim); both: time rounds, then sim rounds")
+	fs.StringVar(&a.bench, "bench", "", "benchmarks to run (default "+defaultBench+", or with -module its engine's)")
+	fs.IntVar(&a.count, "count", 0, fmt.Sprintf("paired rounds (default %d timed, %d counted)", defaultTimeRounds, defaultSimRounds))
+	fs.StringVar(&a.out, "o", defaultOut, "directory of the results and the gate's report")
+	fs.StringVar(&a.tags, "tags", defaultTags(), "build tags of both binaries: rocksdb when its headers are installed, unless $TAGS is set")
+	fs.StringVar(&a.timeBench, "benchtime", "", "run length of a timed round (default "+defaultTimeBenchtime+"); with -mode sim, the iterations counted")
+	fs.StringVar(&a.simBench, "sim_benchtime", "", "iterations counted in a sim round, a default and overrides by family (default "+defaultSimBenchtime+")")
+	fs.Float64Var(&a.gate.Alpha, "alpha", 0.05, "the gate's significance level")
+	fs.Float64Var(&a.gate.Threshold, "threshold", 100*gate.DefaultThreshold, "percent: the median worsening a timed series must pass to fail")
+	fs.Float64Var(&a.gate.SimThreshold, "sim_threshold", 100*gate.DefaultSimThreshold, "percent: the same for counted series")
+	fs.BoolVar(&a.gate.Holm, "holm", true, "Holm-Bonferroni correction across the tested series")
+	fs.StringVar(&a.units, "units", "", "regular expression: gate exactly these units (default: each family's own)")
+	fs.BoolVar(&a.gate.AllowRemoved, "allow_removed", false, "a gated series in base only passes")
+	defineSuiteFlags(fs, &a.suite)
+	return fs
+}
+
+// printCompareHelp writes the usage and compare's own flags.
+var printCompareHelp = ownFlagsHelp(compareUsage, func() *flag.FlagSet { return compareFlags(&compareArgs{}) })
+
+// parseCompare reads a compare command line: flags, then positional
+// arguments, then flags again, until none is left ("--" ends the flags).
+func parseCompare(args []string) (*compareArgs, error) {
+	a := &compareArgs{suite: append([]string(nil), defaultSuiteArgs...)}
+	fs := compareFlags(a)
+	pos, err := parseSuiteArgs(fs, args, "kvb help compare lists compare's flags; the suite's are in README.md#flags")
+	if err != nil {
+		return nil, err
+	}
+	switch len(pos) {
+	case 0:
+		return nil, errors.New("missing BASE and HEAD: give two git refs or test binaries, or with -module two versions or directories of the module")
+	case 1:
+		return nil, fmt.Errorf("missing HEAD after BASE %s", pos[0])
+	case 2:
+		a.base, a.head = pos[0], pos[1]
+	default:
+		return nil, fmt.Errorf("unexpected argument %q after BASE %s and HEAD %s", pos[2], pos[0], pos[1])
+	}
+	if a.mode != "time" && a.mode != "sim" && a.mode != "both" {
+		return nil, fmt.Errorf("-mode %s: must be time, sim or both", a.mode)
+	}
+	if set(fs, "count") && a.count < 1 {
+		return nil, fmt.Errorf("-count %d: must be a whole number of rounds", a.count)
+	}
+	if set(fs, "module") && a.module == "" {
+		return nil, errors.New("-module needs a module path, e.g. go.etcd.io/bbolt")
+	}
+	a.gate.Threshold, a.gate.SimThreshold = a.gate.Threshold/100, a.gate.SimThreshold/100
+	if err := a.gate.Validate(); err != nil {
+		return nil, err
+	}
+	if a.units != "" {
+		if a.gate.Units, err = regexp.Compile(a.units); err != nil {
+			return nil, fmt.Errorf("-units %s: %v", a.units, err)
+		}
+	}
+	// -benchtime is the run length of the timed rounds, or with -mode sim
+	// the iterations counted, which -sim_benchtime overrides.
+	if a.mode == "sim" {
+		a.timeBench, a.simBench = "", cmp.Or(a.simBench, a.timeBench)
+	}
+	a.timeBench, a.simBench = cmp.Or(a.timeBench, defaultTimeBenchtime), cmp.Or(a.simBench, defaultSimBenchtime)
+	if a.mode != "time" {
+		if _, err := sim.ParseIterations(a.simBench); err != nil {
+			return nil, err
+		}
+	}
+	// The signed-rank test needs 2^-n < alpha: fewer rounds could never
+	// fail. Holm's stricter need depends on how many series move, so the
+	// gate checks that after the run.
+	need := gate.MinRounds(a.gate, 1)
+	for _, m := range a.modes() {
+		if n := a.rounds(m); n < need {
+			return nil, fmt.Errorf("-count %d: the gate's signed-rank test needs at least %d paired %s rounds to reject anything at alpha %g", n, need, m, a.gate.Alpha)
+		}
+	}
+	return a, nil
+}
+
+// modes are the kinds of rounds run, in order.
+func (a *compareArgs) modes() []string {
+	if a.mode == "both" {
+		return []string{"time", "sim"}
+	}
+	return []string{a.mode}
+}
+
+// rounds is -count, or mode's default.
+func (a *compareArgs) rounds(mode string) int {
+	switch {
+	case a.count > 0:
+		return a.count
+	case mode == "sim":
+		return defaultSimRounds
+	}
+	return defaultTimeRounds
+}
+
+// file is the results file name of mode in DIR: with -mode both the sim
+// rounds go to sim-base.txt and sim-head.txt.
+func (a *compareArgs) file(mode, name string) string {
+	if a.mode == "both" && mode == "sim" {
+		name = "sim-" + name
+	}
+	return filepath.Join(a.out, name)
+}
+
 type comparison struct {
 	builder     // the sides' builds, its messages
 	args        *compareArgs
@@ -28,6 +207,7 @@ type comparison struct {
 	base, head  *side
 	started     string // when the comparison started (gate.json's date)
 	suiteCommit string // -module: the commit this tree is at
+	failed      bool   // the gate failed
 }
 
 func (c *comparison) sides() []*side { return []*side{c.base, c.head} }
@@ -43,12 +223,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		builder: builder{prog: "kvb compare", stderr: stderr, module: a.module, tags: a.tags},
 		args:    a, stdout: stdout, started: time.Now().UTC().Format(time.RFC3339),
 	}
-	var failed bool
-	status = c.untilInterrupted(func(ctx context.Context) (err error) {
-		failed, err = c.run(ctx)
-		return err
-	})
-	if status == 0 && failed {
+	if status = c.untilInterrupted(c.run); status == 0 && c.failed {
 		return 1
 	}
 	return status
@@ -56,36 +231,19 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 
 // run is every step in order; the first that fails stops the run with
 // its own error.
-func (c *comparison) run(ctx context.Context) (failed bool, err error) {
-	if err := c.check(ctx); err != nil {
-		return false, err
-	}
-	if err := c.buildSides(ctx); err != nil {
-		return false, err
-	}
-	if err := c.warmUp(ctx); err != nil {
-		return false, err
-	}
-	if err := os.MkdirAll(c.args.out, 0o755); err != nil {
-		return false, err
-	}
-	for _, m := range c.args.modes() {
-		if err := c.rounds(ctx, m, c.args.rounds(m), c.prefix(m)); err != nil {
-			return false, err
-		}
-	}
-	if err := c.benchstatTables(ctx); err != nil {
-		return false, err
+func (c *comparison) run(ctx context.Context) error {
+	if err := inOrder(ctx, c.check, c.buildSides, c.warmUp, c.mkdirOut, c.rounds, c.benchstatTables); err != nil {
+		return err
 	}
 	verdicts, err := c.gateReport()
 	if err != nil {
-		return false, err
+		return err
 	}
 	for _, v := range verdicts {
-		failed = failed || v.Failed
+		c.failed = c.failed || v.Failed
 	}
 	c.logf("results, benchstat.txt, gate.md and gate.json in %s", c.args.out)
-	return failed, nil
+	return nil
 }
 
 // check does everything that needs no build: the repository, the
@@ -131,6 +289,29 @@ func (c *comparison) check(ctx context.Context) error {
 	return nil
 }
 
+// moduleTitles are the titles of the engines built on module, as a
+// pattern's alternatives (Badger|Pebble); none is an error that says to
+// give -bench to verb other benchmarks.
+func moduleTitles(module, verb string) (string, error) {
+	titles, modules := engine.ModuleEngines(module)
+	if len(titles) == 0 {
+		return "", fmt.Errorf("-module %s: no engine of this suite is built on it (the engines' modules: %s); give -bench to %s other benchmarks", module, strings.Join(modules, ", "), verb)
+	}
+	return strings.Join(titles, "|"), nil
+}
+
+// defaultBenchFor is the benchmarks compared when -bench is not given:
+// every engine's ReadRandom, or with a module only its engines' (an
+// engine's change has nothing to say about the others, which would add
+// their time and noise).
+func defaultBenchFor(module string) (string, error) {
+	if module == "" {
+		return defaultBench, nil
+	}
+	t, err := moduleTitles(module, "compare")
+	return "^" + defaultBench + "(" + t + ")$", err
+}
+
 // buildSides builds both test binaries (one for an A/A comparison).
 func (c *comparison) buildSides(ctx context.Context) error {
 	if err := c.scratch(); err != nil {
@@ -139,11 +320,182 @@ func (c *comparison) buildSides(ctx context.Context) error {
 	if err := c.build(ctx, c.base); err != nil {
 		return err
 	}
-	if c.head.same(c.base) {
-		c.logf("base and head are one build (%s): an A/A comparison, one binary on both sides", c.base.name(c.args.module))
-		c.head.binary = c.base.binary
-	} else if err := c.build(ctx, c.head); err != nil {
-		return err
+	if !c.head.same(c.base) {
+		return c.build(ctx, c.head)
+	}
+	c.logf("base and head are one build (%s): an A/A comparison, one binary on both sides", c.base.name(c.args.module))
+	c.head.binary = c.base.binary
+	return nil
+}
+
+// timeCmd is one timed run of a side's test binary: the benchmarks once,
+// with the suite's flags, for benchtime. KVBENCH_SIDE tells the binary
+// the side it runs as: the power measurement's injected slowdown works on
+// head only.
+func (c *comparison) timeCmd(ctx context.Context, s *side, benchtime string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, s.binary, append(testArgs(c.args.bench, c.args.suite...), "-test.benchtime="+benchtime)...)
+	cmd.Dir, cmd.Stderr = c.repo, c.stderr
+	cmd.Env = append(os.Environ(), "KVBENCH_SIDE="+s.role)
+	return cmd
+}
+
+// warmUp runs each side once at one iteration before anything is
+// measured (warmRun): fixtures are keyed by the data, the options that
+// shape files and the engine's version, so the sides share them unless
+// the engine's version differs.
+func (c *comparison) warmUp(ctx context.Context) error {
+	for _, s := range c.sides() {
+		ran, err := warmRun(c.timeCmd(ctx, s, "1x"), c.stderr)
+		if err != nil {
+			return fmt.Errorf("%s %s fails its warm-up run: %v", s.role, s.name(c.args.module), err)
+		}
+		if !ran {
+			return fmt.Errorf("-bench %s: no benchmark of %s %s ran", c.args.bench, s.role, s.name(c.args.module))
+		}
 	}
 	return nil
+}
+
+func (c *comparison) rounds(ctx context.Context) error {
+	for _, m := range c.args.modes() {
+		if err := c.modeRounds(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// modeRounds runs the paired rounds of mode into DIR/PREFIXbase.txt and
+// PREFIXhead.txt, base first in odd rounds and head first in even ones,
+// so a drift within a round lands on both sides alike; the order goes to
+// PREFIXorder.txt. A sim round counts under callgrind on one CPU (kvb
+// sim, in process).
+func (c *comparison) modeRounds(ctx context.Context, mode string) error {
+	var lanes []lane
+	for _, s := range c.sides() {
+		lanes = append(lanes, lane{name: s.role, who: s.role, file: c.args.file(mode, s.role+".txt")})
+	}
+	return c.interleaved(ctx, mode+" ", c.args.rounds(mode), lanes, c.args.file(mode, "order.txt"), func(ctx context.Context, i int, out io.Writer) error {
+		s := c.sides()[i]
+		if mode == "sim" {
+			test := append(testArgs(c.args.bench, c.args.suite...), "-test.cpu=1")
+			return sim.Count(ctx, sim.Options{Binary: s.binary, TestArgs: test, Iterations: c.args.simBench, Cache: true,
+				Dir: c.repo, Env: []string{"KVBENCH_SIDE=" + s.role}}, out, c.stderr)
+		}
+		cmd := c.timeCmd(ctx, s, c.args.timeBench)
+		cmd.Stdout = out
+		return cmd.Run()
+	})
+}
+
+// benchstatTables prints benchstat's comparison of each mode's rounds, a
+// table per unit, and keeps it in DIR/benchstat.txt. Its columns are
+// named by the sides' specs when they differ.
+func (c *comparison) benchstatTables(ctx context.Context) error {
+	var all bytes.Buffer
+	w := io.MultiWriter(c.stdout, &all)
+	for _, m := range c.args.modes() {
+		how := fmt.Sprintf("-bench '%s' %s -benchtime %s", c.args.bench, strings.Join(c.args.suite, " "), c.args.timeBench)
+		if m == "sim" {
+			how = fmt.Sprintf("-bench '%s' %s, counted under callgrind at -benchtime %s", c.args.bench, strings.Join(c.args.suite, " "), c.args.simBench)
+		}
+		fmt.Fprintf(w, "kvb compare: base %s, head %s, %d %s rounds alternating, %s\n",
+			c.base.name(c.args.module), c.head.name(c.args.module), c.args.rounds(m), m, how)
+		bl, hl := "base", "head"
+		if c.base.spec != c.head.spec && !strings.ContainsAny(c.base.spec+c.head.spec, "=") {
+			bl, hl = c.base.spec, c.head.spec
+		}
+		if err := benchstatTable(ctx, c.repo, c.args.gate.Alpha, []string{bl + "=" + c.args.file(m, "base.txt"), hl + "=" + c.args.file(m, "head.txt")}, w); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	return os.WriteFile(filepath.Join(c.args.out, "benchstat.txt"), all.Bytes(), 0o644)
+}
+
+// gateFiles runs the gate on one mode's results and writes its report to
+// w, naming the sides baseName and headName. Too few rounds for the test
+// to fail anything is an error, not a pass.
+func gateFiles(o gate.Options, mode, baseFile, headFile, baseName, headName string, w io.Writer) (gate.ModeVerdict, error) {
+	v := gate.ModeVerdict{Mode: mode}
+	var sets [2]*gate.Set
+	for i, f := range []string{baseFile, headFile} {
+		var err error
+		if sets[i], err = gate.ReadFiles(f); err != nil {
+			return v, fmt.Errorf("gate: %s: %w", []string{"base", "head"}[i], err)
+		}
+	}
+	for i, f := range []string{baseFile, headFile} {
+		if len(sets[i].Values) == 0 {
+			return v, fmt.Errorf("gate: no benchmark results in %s", f)
+		}
+	}
+	rows := gate.Compare(sets[0], sets[1], o)
+	if need, short := gate.TooFewRounds(rows, o); len(short) > 0 {
+		holm := ""
+		if o.Holm {
+			holm = fmt.Sprintf(" after Holm over %d series", gate.Corrected(rows))
+		}
+		return v, fmt.Errorf("gate: %s has %d paired rounds; the signed-rank test needs at least %d to reject anything at alpha %g%s, so this gate could not fail: run more rounds (-count %d)",
+			short[0].Key, short[0].N, need, o.Alpha, holm, need)
+	}
+	gate.Markdown(w, rows, o, baseName, headName)
+	v.Failed, v.Failures = gate.Failed(rows), gate.Failures(rows)
+	return v, nil
+}
+
+// gateReport gates every mode run, writes DIR/gate.md (the report, a
+// section per mode with -mode both) and DIR/gate.json (the verdicts), and
+// prints the report.
+func (c *comparison) gateReport() ([]gate.ModeVerdict, error) {
+	baseName, headName := c.base.name(c.args.module), c.head.name(c.args.module)
+	var md bytes.Buffer
+	var all []gate.ModeVerdict
+	for _, m := range c.args.modes() {
+		if c.args.mode == "both" {
+			fmt.Fprintf(&md, "#### %s mode\n\n", m)
+		}
+		v, err := gateFiles(c.args.gate, m, c.args.file(m, "base.txt"), c.args.file(m, "head.txt"), baseName, headName, &md)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, v)
+	}
+	if err := os.WriteFile(filepath.Join(c.args.out, "gate.md"), md.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	sides := map[string]map[string]string{}
+	for _, s := range c.sides() {
+		sides[s.role] = c.labels(s)
+	}
+	j, err := json.MarshalIndent(gate.Report{Base: baseName, Head: headName, Module: c.args.module, Modes: all, Sides: sides}, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(c.args.out, "gate.json"), append(j, '\n'), 0o644)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.stdout.Write(md.Bytes())
+	return all, nil
+}
+
+// labels say what a side is, as the history store labels its runs: ref,
+// commit (the commit a ref names, else the spec itself: a module version,
+// a binary), the commit's date only when there is a commit, date (when
+// the comparison started), and with -module the module and the suite's
+// commit.
+func (c *comparison) labels(s *side) map[string]string {
+	l := map[string]string{"ref": s.spec, "commit": cmp.Or(s.commit, s.spec), "date": c.started}
+	if s.commit != "" {
+		if d, err := git(context.Background(), c.repo, "show", "-s", "--format=%cI", s.commit); err == nil {
+			l["commit-date"] = d
+		}
+	}
+	if c.args.module != "" {
+		l["module"] = c.args.module
+		if c.suiteCommit != "" {
+			l["kvbench-commit"] = c.suiteCommit
+		}
+	}
+	return l
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,24 +21,26 @@ func init() {
 // dep is a Debian package the suite can use, and what a machine without
 // it and without root does.
 type dep struct {
-	name      string // as kvb deps takes it
 	pkg       string // Debian's package
 	installed func() bool
 	why       string // said after how to install it
 	missing   int    // the exit status when it cannot be installed
 }
 
-var depList = []dep{
-	{"rocksdb", "librocksdb-dev", rocksdbInstalled, "to include RocksDB. Continuing without it.", 0},
-	{"valgrind", "valgrind", onPath("valgrind"), "for the tests that count instructions. Continuing without it.", 0},
-	{"chromium", "chromium", onPath("chromium"), "for the report test.", 1},
+// deps are the packages by the names kvb deps takes.
+var deps = map[string]dep{
+	"rocksdb":  {"librocksdb-dev", rocksdbInstalled, "to include RocksDB. Continuing without it.", 0},
+	"valgrind": {"valgrind", onPath("valgrind"), "for the tests that count instructions. Continuing without it.", 0},
+	"chromium": {"chromium", onPath("chromium"), "for the report test.", 1},
+}
+
+func depNamed(name string) (dep, bool) {
+	d, ok := deps[name]
+	return d, ok
 }
 
 func rocksdbInstalled() bool {
-	if _, err := os.Stat(rocksdbHeader); err == nil {
-		return true
-	}
-	return exec.Command("dpkg", "-s", "librocksdb-dev").Run() == nil
+	return haveRocksDBHeader() || exec.Command("dpkg", "-s", "librocksdb-dev").Run() == nil
 }
 
 func onPath(name string) func() bool {
@@ -47,15 +48,6 @@ func onPath(name string) func() bool {
 		_, err := exec.LookPath(name)
 		return err == nil
 	}
-}
-
-func depNamed(name string) (dep, bool) {
-	for _, d := range depList {
-		if d.name == name {
-			return d, true
-		}
-	}
-	return dep{}, false
 }
 
 func printDepsHelp(w io.Writer) {
@@ -84,7 +76,7 @@ func runDeps(args []string, stdout, stderr io.Writer) int {
 	}
 	var want []dep
 	for _, n := range names {
-		d, ok := depNamed(n)
+		d, ok := deps[n]
 		if !ok {
 			return cli.Usage(stderr, "deps", printDepsHelp, "unknown dependency %q (rocksdb, valgrind, chromium)", n)
 		}
@@ -121,17 +113,8 @@ func install(d dep, quiet bool, stderr io.Writer) int {
 		cmd.Stderr = stderr
 		if err := cmd.Run(); err != nil {
 			fmt.Fprintf(stderr, "kvbench: apt-get %s %s: %v\n", apt[0], d.pkg, err)
-			return exitStatus(err)
+			return max(exitCode(err), 1)
 		}
 	}
 	return 0
-}
-
-// exitStatus is a failed command's exit status, 1 when it has none.
-func exitStatus(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() > 0 {
-		return ee.ExitCode()
-	}
-	return 1
 }

@@ -15,13 +15,13 @@ func TestDepsNamesAndInstalled(t *testing.T) {
 		t.Errorf("an unknown name: exit %d, %q", code, errb.String())
 	}
 	errb.Reset()
-	there := dep{name: "x", pkg: "x", installed: func() bool { return true }, missing: 1}
+	there := dep{pkg: "x", installed: func() bool { return true }, missing: 1}
 	if code := install(there, false, &errb); code != 0 || errb.Len() > 0 {
 		t.Errorf("an installed package: exit %d, %q", code, errb.String())
 	}
-	for _, d := range depList {
-		if want := map[string]int{"rocksdb": 0, "valgrind": 0, "chromium": 1}[d.name]; d.missing != want {
-			t.Errorf("%s without root: exit %d, want %d (what its callers expect)", d.name, d.missing, want)
+	for name, d := range deps {
+		if want := map[string]int{"rocksdb": 0, "valgrind": 0, "chromium": 1}[name]; d.missing != want {
+			t.Errorf("%s without root: exit %d, want %d (what its callers expect)", name, d.missing, want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 	"github.com/kvbench/kvbench/internal/records"
 )
 
-// embedDataCommand is kvb embed-data.
 var embedDataCommand = cli.New(cli.Spec[*embedDataOptions]{
 	Name:    "embed-data",
 	Summary: "write the cdb of N records the next test binary embeds (seed 004), and the overlay that leaves the committed one out",
@@ -41,7 +41,6 @@ the format's 4 GiB limit is refused before anything is written.
 
 `
 
-// embedDataOptions are kvb embed-data's flags.
 type embedDataOptions struct {
 	n   uint64
 	out string
@@ -61,17 +60,13 @@ func runEmbedData(c cli.Call, o *embedDataOptions, rest []string) int {
 	if err := records.CheckCDB(o.n); err != nil {
 		return c.Usage("-records %d: %v", o.n, err)
 	}
-	if err := writeCDB(o.n, o.out, c.Stdout, c.Stderr); err != nil {
-		fmt.Fprintln(c.Stderr, "kvb embed-data:", err)
-		return 1
+	err := writeCDB(o.n, o.out, c.Stdout, c.Stderr)
+	committed, aerr := filepath.Abs("testdata/embed-committed.cdb")
+	if err = cmp.Or(err, aerr); err == nil {
+		overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {committed: ""}})
+		err = os.WriteFile(embedOverlay, append(overlay, '\n'), 0o644)
 	}
-	committed, err := filepath.Abs("testdata/embed-committed.cdb")
 	if err != nil {
-		fmt.Fprintln(c.Stderr, "kvb embed-data:", err)
-		return 1
-	}
-	overlay, _ := json.Marshal(map[string]map[string]string{"Replace": {committed: ""}})
-	if err := os.WriteFile(embedOverlay, append(overlay, '\n'), 0o644); err != nil {
 		fmt.Fprintln(c.Stderr, "kvb embed-data:", err)
 		return 1
 	}
@@ -96,29 +91,25 @@ func writeCDB(n uint64, out string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "kvb embed-data: %d of %d records, %.0fs\n", done, n, now.Sub(start).Seconds())
 		}
 	})
-	if err == nil {
-		err = sb.Flush()
-	}
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if err == nil {
-		err = tmp.Sync()
+	for _, step := range []func() error{sb.Flush, func() error { return tmp.Chmod(0o644) }, tmp.Sync} {
+		if err == nil {
+			err = step()
+		}
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = os.Stat(tmp.Name())
+	}
+	if err == nil && fi.Size() != records.CDBSize(n) {
+		err = fmt.Errorf("wrote %d bytes, want %d", fi.Size(), records.CDBSize(n))
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), out)
+	}
 	if err != nil {
-		return err
-	}
-	fi, err := os.Stat(tmp.Name())
-	if err != nil {
-		return err
-	}
-	if fi.Size() != records.CDBSize(n) {
-		return fmt.Errorf("wrote %d bytes, want %d", fi.Size(), records.CDBSize(n))
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
 		return err
 	}
 	el := time.Since(start)

@@ -1,11 +1,7 @@
 // Command kvb is the suite's tooling in one program: each subcommand is a
 // step around the benchmarks (which stay go test -bench functions), and
 // steps pass Go values or benchfmt files to each other, never another
-// program's Markdown.
-//
-//	go run ./benchstat/kvb compare BASE HEAD [-module M] [-mode time|sim|both] [flags]
-//	go run ./benchstat/kvb summary results.txt
-//	go run ./benchstat/kvb help [COMMAND]
+// program's Markdown (go run ./benchstat/kvb help lists them).
 //
 // It is kvb, not benchstat, so that installing it never shadows
 // golang.org/x/perf's benchstat in a user's PATH. A subcommand is either
@@ -35,13 +31,7 @@ var commands = map[string]cli.Command{}
 
 // packaged are the subcommands that are packages of their own under
 // benchstat/, one directory each.
-var packaged = []cli.Command{
-	charts.Command,
-	gate.Command,
-	report.Command,
-	sim.Command,
-	summary.Command,
-}
+var packaged = []cli.Command{charts.Command, gate.Command, report.Command, sim.Command, summary.Command}
 
 // lab are the lab's commands: asked for here, kvb says where they are.
 var lab = []string{"audit", "history", "memfloor", "power", "record", "spectrum"}

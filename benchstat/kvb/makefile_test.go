@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
 
 func readMakefile(t *testing.T) []string {
@@ -55,7 +57,8 @@ func TestMakefileDefaultsAreKvbs(t *testing.T) {
 			vars[m[1]] = strings.TrimSpace(m[2])
 		}
 	}
-	bench := benchFlags(&benchConfig{})
+	bench := cli.NewFlagSet("bench")
+	benchFlags(bench)
 	test := flag.NewFlagSet("test", flag.ContinueOnError)
 	testFlags(&testConfig{}, new(bool), test)
 	for v, f := range map[string]*flag.Flag{

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
@@ -49,8 +49,8 @@ headless Chromium, which it installs first as kvb deps chromium does.
 `
 
 func runScreenshot(c cli.Call, _ struct{}, which []string) int {
-	s, ok := screenshots[first(which)]
-	if len(which) != 1 || !ok {
+	s, ok := screenshots[strings.Join(which, " ")]
+	if !ok {
 		return c.Usage("which picture: report or history")
 	}
 	d, _ := depNamed("chromium")
@@ -65,17 +65,5 @@ func runScreenshot(c cli.Call, _ struct{}, which []string) int {
 	defer os.RemoveAll(dir)
 	shot := task{args: []string{"chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--user-data-dir=" + filepath.Join(dir, "profile"),
 		"--window-size=" + s.window, "--screenshot=" + s.png, "file://" + filepath.Join(dir, s.page)}, mute: true}
-	r := &runner{stdout: c.Stdout, stderr: c.Stderr}
-	if err := r.run(context.Background(), []task{s.write(dir), shot}); err != nil {
-		fmt.Fprintln(c.Stderr, "kvb screenshot:", err)
-		return statusOf(err)
-	}
-	return 0
-}
-
-func first(s []string) string {
-	if len(s) == 0 {
-		return ""
-	}
-	return s[0]
+	return runSteps(c, "screenshot", "", false, "", []task{s.write(dir), shot})
 }

@@ -1,19 +1,38 @@
 package main
 
+// What kvb compare and kvb versions share: the sides they build and run,
+// the suite's flags they forward, the rounds, and the run under a
+// context an interrupt cancels.
+
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
-	"sort"
+	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+	"github.com/kvbench/kvbench/benchstat/internal/gate"
+	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/flagreg"
+	// The workload packages register their own flags from init; the
+	// suite's flags are the core's, the engines' and theirs.
+	_ "github.com/kvbench/kvbench/internal/workload"
+	_ "github.com/kvbench/kvbench/internal/workload/embedded"
 )
 
 // sideKind is what BASE or HEAD names.
@@ -40,37 +59,24 @@ type side struct {
 // name is how the report names the side: by ref and commit, by module
 // version, or by the binary's path.
 func (s *side) name(module string) string {
-	switch s.kind {
-	case refSide:
-		short := shortCommit(s.commit)
-		if strings.HasPrefix(s.commit, s.spec) {
-			return short
-		}
-		return s.spec + " (" + short + ")"
-	case versionSide:
-		if s.spec != s.label {
-			return module + " " + s.label + " (" + s.spec + ")"
-		}
+	switch {
+	case s.kind == refSide && strings.HasPrefix(s.commit, s.spec):
+		return shortCommit(s.commit)
+	case s.kind == refSide:
+		return s.spec + " (" + shortCommit(s.commit) + ")"
+	case s.kind == binarySide:
+		return s.spec
+	case s.spec == s.label:
 		return module + " " + s.label
-	case dirSide:
-		return module + " " + s.label + " (" + s.spec + ")"
 	}
-	return s.spec
+	return module + " " + s.label + " (" + s.spec + ")"
 }
 
-// same reports whether two sides are one build: an A/A comparison, which
-// runs one binary on both sides.
+// same reports whether two sides are one build (the same commit, module
+// version or binary): an A/A comparison, which runs one binary on both
+// sides.
 func (s *side) same(o *side) bool {
-	if s.kind != o.kind {
-		return false
-	}
-	switch s.kind {
-	case refSide:
-		return s.commit == o.commit
-	case versionSide, dirSide:
-		return s.label == o.label
-	}
-	return s.spec == o.spec
+	return s.kind == o.kind && s.commit == o.commit && s.label == o.label && (s.kind != binarySide || s.spec == o.spec)
 }
 
 // builder builds sides in tmp: a commit's test binary in a worktree of
@@ -82,6 +88,7 @@ type builder struct {
 	repo      string // this repository's top directory
 	module    string // the engine module a side replaces; "" when sides are refs
 	tags      string // the build tags of every side
+	out       string // the results directory, absolute once located
 	tmp       string // worktrees, binaries and module files, removed by cleanup
 	worktrees []string
 }
@@ -90,7 +97,7 @@ func (b *builder) logf(format string, args ...any) {
 	fmt.Fprintf(b.stderr, b.prog+": "+format+"\n", args...)
 }
 
-// scratch makes b.tmp, which cleanup removes.
+// scratch makes b.tmp, removed when the run ends (untilInterrupted).
 func (b *builder) scratch() error {
 	var err error
 	b.tmp, err = os.MkdirTemp("", "kvbench-"+strings.TrimPrefix(b.prog, "kvb ")+".")
@@ -106,7 +113,21 @@ func (b *builder) locate(ctx context.Context, out *string) error {
 		return fmt.Errorf("not in the suite's repository: %w", err)
 	}
 	*out, err = filepath.Abs(*out)
+	b.out = *out
 	return err
+}
+
+func (b *builder) mkdirOut(context.Context) error { return os.MkdirAll(b.out, 0o755) }
+
+// inOrder runs steps in order; the first that fails stops them with its
+// own error.
+func inOrder(ctx context.Context, steps ...func(context.Context) error) error {
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // dirty reports whether tracked files of this tree differ from HEAD.
@@ -115,17 +136,47 @@ func (b *builder) dirty(ctx context.Context) bool {
 	return err == nil && st != ""
 }
 
-// cleanup removes the worktrees and the scratch directory, also after a
-// failed step or an interrupt.
-func (b *builder) cleanup() {
-	if b.tmp == "" {
-		return
+// untilInterrupted runs run under a context that an interrupt or SIGTERM
+// cancels, then removes the worktrees and the scratch directory. A
+// failure is reported as b.prog's, "interrupted" when the signal stopped
+// it, and is exit 2.
+func (b *builder) untilInterrupted(run func(ctx context.Context) error) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	defer func() {
+		if b.tmp != "" {
+			for _, w := range b.worktrees {
+				exec.Command("git", "-C", b.repo, "worktree", "remove", "--force", w).Run()
+			}
+			os.RemoveAll(b.tmp)
+			exec.Command("git", "-C", b.repo, "worktree", "prune").Run()
+		}
+	}()
+	switch err := run(ctx); {
+	case err == nil:
+		return 0
+	case ctx.Err() != nil:
+		b.logf("interrupted: %v", err)
+	default:
+		b.logf("%v", err)
 	}
-	for _, w := range b.worktrees {
-		exec.Command("git", "-C", b.repo, "worktree", "remove", "--force", w).Run()
+	return 2
+}
+
+// parseOrHelp reads args with parse, for kvb name: -h prints help on
+// stdout (exit 0), a bad command line its error (exit 2); ok is false
+// then.
+func parseOrHelp[A any](name string, parse func([]string) (A, error), help func(io.Writer), args []string, stdout, stderr io.Writer) (a A, status int, ok bool) {
+	a, err := parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		help(stdout)
+		return a, 0, false
 	}
-	os.RemoveAll(b.tmp)
-	exec.Command("git", "-C", b.repo, "worktree", "prune").Run()
+	if err != nil {
+		fmt.Fprintf(stderr, "kvb %s: %v\n", name, err)
+		return a, 2, false
+	}
+	return a, 0, true
 }
 
 // resolveSide checks what spec names before anything is built: a commit
@@ -151,8 +202,7 @@ func (b *builder) resolveSide(ctx context.Context, role, spec string) (*side, er
 		s.kind, s.binary = binarySide, spec
 		return s, nil
 	}
-	s.commit = commitOf(ctx, b.repo, spec)
-	if s.commit == "" {
+	if s.commit = commitOf(ctx, b.repo, spec); s.commit == "" {
 		return nil, fmt.Errorf("%s %s: not a commit in %s, nor a test binary", role, spec, b.repo)
 	}
 	return s, nil
@@ -191,12 +241,10 @@ const sideLinkFlags = "-w"
 // not work in a workspace, and the sides are this module alone.
 var goEnv = []string{"GOWORK=off"}
 
-// build makes the side's test binary in b.tmp.
-func (b *builder) build(ctx context.Context, s *side) error {
+func (b *builder) build(ctx context.Context, s *side) (err error) {
 	switch s.kind {
 	case binarySide:
-		abs, err := filepath.Abs(s.spec)
-		s.binary = abs
+		s.binary, err = filepath.Abs(s.spec)
 		return err
 	case refSide:
 		return b.buildRef(ctx, s)
@@ -217,8 +265,7 @@ func (b *builder) buildRef(ctx context.Context, s *side) error {
 	// -trimpath keeps the worktree's path out of the build, so the
 	// packages a commit does not change come from Go's build cache
 	// instead of being compiled again for each new worktree (3 s instead
-	// of 9 s a side here); the machine code is the same. sideLinkFlags:
-	// no DWARF.
+	// of 9 s a side here); the machine code is the same.
 	if _, err := output(ctx, wt, goEnv, "go", "test", "-c", "-trimpath", "-ldflags", sideLinkFlags, "-tags", b.tags, "-o", s.binary, "."); err != nil {
 		return fmt.Errorf("building %s %s: %w", s.role, s.spec, err)
 	}
@@ -235,7 +282,11 @@ func (b *builder) buildRef(ctx context.Context, s *side) error {
 func (b *builder) buildModule(ctx context.Context, s *side) error {
 	mod := filepath.Join(b.tmp, s.role+".mod")
 	for _, f := range [][2]string{{"go.mod", mod}, {"go.sum", strings.TrimSuffix(mod, ".mod") + ".sum"}} {
-		if err := copyFile(filepath.Join(b.repo, f[0]), f[1]); err != nil && !(f[0] == "go.sum" && os.IsNotExist(err)) {
+		raw, err := os.ReadFile(filepath.Join(b.repo, f[0]))
+		if err == nil {
+			err = os.WriteFile(f[1], raw, 0o644)
+		}
+		if err != nil && !(f[0] == "go.sum" && os.IsNotExist(err)) {
 			return err
 		}
 	}
@@ -254,32 +305,76 @@ func (b *builder) buildModule(ctx context.Context, s *side) error {
 	if err != nil {
 		return &buildError{what: fmt.Sprintf("building %s with %s %s", s.role, m, s.spec), reason: firstError(log), err: err}
 	}
-	if s.kind == versionSide {
-		// -mod=mod lifts the module above the version asked for when the
-		// suite imports a package of it that version lacks, or another
-		// requirement needs a later one: then it is not that version that
-		// would run.
-		got, err := output(ctx, b.repo, goEnv, "go", "list", "-modfile="+mod, "-mod=mod", "-m", "-f", "{{.Version}}", m)
-		if err != nil {
-			return fmt.Errorf("%s %s %s: %w", s.role, m, s.spec, err)
+	if s.kind != versionSide {
+		return nil
+	}
+	// -mod=mod lifts the module above the version asked for when the
+	// suite imports a package of it that version lacks, or another
+	// requirement needs a later one: then it is not that version that
+	// would run.
+	got, err := output(ctx, b.repo, goEnv, "go", "list", "-modfile="+mod, "-mod=mod", "-m", "-f", "{{.Version}}", m)
+	if err != nil {
+		return fmt.Errorf("%s %s %s: %w", s.role, m, s.spec, err)
+	}
+	if got != s.label {
+		reason := "the suite's other requirements select " + got + " instead"
+		if pkg := foundPackage(log, m); pkg != "" {
+			reason = "it has no package " + pkg + ", which the suite imports (go would build " + got + " instead)"
 		}
-		if got != s.label {
-			reason := "the suite's other requirements select " + got + " instead"
-			if pkg := foundPackage(log, m); pkg != "" {
-				reason = "it has no package " + pkg + ", which the suite imports (go would build " + got + " instead)"
-			}
-			return &buildError{what: fmt.Sprintf("%s %s %s", s.role, m, s.label), reason: reason}
-		}
+		return &buildError{what: fmt.Sprintf("%s %s %s", s.role, m, s.label), reason: reason}
 	}
 	return nil
 }
 
-func copyFile(from, to string) error {
-	b, err := os.ReadFile(from)
-	if err != nil {
-		return err
+// buildError is a side the suite does not build with: the step's own
+// error, and why in one line (the compiler's first error, or the version
+// go would build instead), which kvb versions reports for every version.
+type buildError struct {
+	what   string // the step: "building base with go.etcd.io/bbolt v1.4.3"
+	reason string // one line
+	err    error  // the go command's own error; nil when reason says it all
+}
+
+func (e *buildError) Error() string {
+	if e.err != nil {
+		return e.what + ": " + e.err.Error()
 	}
-	return os.WriteFile(to, b, 0o644)
+	return e.what + ": " + e.reason
+}
+
+func (e *buildError) Unwrap() error { return e.err }
+
+// compileError is a compiler's error line: file.go:line[:col]: message.
+var compileError = regexp.MustCompile(`(?m)^[^ #][^ :]*\.go:[0-9]+(:[0-9]+)?: .*$`)
+
+// firstError is the first error in a go build's standard error: the
+// compiler's first, else the first line that is not progress.
+func firstError(log string) string {
+	if m := compileError.FindString(log); m != "" {
+		return m
+	}
+	for _, l := range strings.Split(log, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "go: downloading ") || strings.HasPrefix(l, "go: finding ") || strings.HasPrefix(l, "go: found ") {
+			continue
+		}
+		return l
+	}
+	return "(no output)"
+}
+
+// foundPackage is the package of module that go found at another
+// version while building ("go: found PKG in MODULE VERSION"): the suite
+// imports it, and the version asked for lacks it.
+func foundPackage(log, module string) string {
+	for _, l := range strings.Split(log, "\n") {
+		if rest, ok := strings.CutPrefix(l, "go: found "); ok {
+			if pkg, in, ok := strings.Cut(rest, " in "); ok && strings.HasPrefix(in, module+" ") {
+				return pkg
+			}
+		}
+	}
+	return ""
 }
 
 // treeHash is the first 12 hex digits of a hash of a module copy's
@@ -296,8 +391,7 @@ func treeHash(dir string) (string, error) {
 		if d.IsDir() && p == filepath.Join(dir, ".git") {
 			return filepath.SkipDir
 		}
-		n := d.Name()
-		if d.Type().IsRegular() && (strings.HasSuffix(n, ".go") || n == "go.mod" || strings.HasSuffix(n, ".c") || strings.HasSuffix(n, ".h") || strings.HasSuffix(n, ".s")) {
+		if d.Type().IsRegular() && (d.Name() == "go.mod" || slices.Contains([]string{".go", ".c", ".h", ".s"}, filepath.Ext(d.Name()))) {
 			rel, _ := filepath.Rel(dir, p)
 			files = append(files, "./"+filepath.ToSlash(rel))
 		}
@@ -306,20 +400,270 @@ func treeHash(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sort.Strings(files)
+	slices.Sort(files)
 	sum := sha256.New()
 	for _, f := range files {
-		h := sha256.New()
-		r, err := os.Open(filepath.Join(dir, f))
+		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			return "", err
 		}
-		_, err = io.Copy(h, r)
-		r.Close()
-		if err != nil {
-			return "", err
-		}
-		fmt.Fprintf(sum, "%s  %s\n", hex.EncodeToString(h.Sum(nil)), f)
+		fmt.Fprintf(sum, "%x  %s\n", sha256.Sum256(b), f)
 	}
-	return hex.EncodeToString(sum.Sum(nil))[:12], nil
+	return fmt.Sprintf("%x", sum.Sum(nil))[:12], nil
+}
+
+// testArgs run the benchmarks matching bench once each, no tests, then
+// flags (the binary keeps a flag's last value).
+func testArgs(bench string, flags ...string) []string {
+	return append([]string{"-test.run=^$", "-test.bench=" + bench, "-test.count=1"}, flags...)
+}
+
+// warmRun runs a side's binary once before anything is measured (cmd
+// runs it at one iteration): it builds or reuses the fixtures, and a side
+// that fails, or runs no benchmark, stops the run here rather than after
+// rounds. A failure prints the run's last 20 lines to stderr, but the
+// settings lines, which fill a screen and say nothing about a failure.
+func warmRun(cmd *exec.Cmd, stderr io.Writer) (ran bool, err error) {
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		lines := slices.DeleteFunc(strings.Split(strings.TrimRight(out.String()+errb.String(), "\n"), "\n"),
+			func(l string) bool { return strings.HasPrefix(l, "settings-") })
+		for _, l := range lines[max(0, len(lines)-20):] {
+			fmt.Fprintln(stderr, l)
+		}
+		return false, err
+	}
+	set := gate.NewSet()
+	err = set.Read(bytes.NewReader(out.Bytes()), "warm-up")
+	return err == nil && len(set.Values) > 0, nil
+}
+
+// rotation is the sides' order in round r (from 0) of interleaved
+// rounds: every side once, starting one side later each round, so a
+// drift of the machine lands on every side alike. With two sides it
+// alternates which goes first.
+func rotation(r, sides int) []int {
+	order := make([]int, sides)
+	for k := range order {
+		order[k] = (r + k) % sides
+	}
+	return order
+}
+
+// lane is one side of interleaved rounds: its name in the order file and
+// the messages, the file its output goes to, and what that file starts
+// with.
+type lane struct{ name, who, file, header string }
+
+// interleaved runs n rounds in rotation order, announced as "WHATround
+// R of N (ORDER)". Each lane's output goes to its file, made afresh;
+// each round's order, by names, to orderFile as a line "ROUND NAME...".
+// A side that fails stops the rounds with run's error.
+func (b *builder) interleaved(ctx context.Context, what string, n int, lanes []lane, orderFile string, run func(ctx context.Context, i int, out io.Writer) error) error {
+	outs := make([]*os.File, len(lanes))
+	for i, l := range lanes {
+		f, err := os.Create(l.file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if _, err := io.WriteString(f, l.header); err != nil {
+			return err
+		}
+		outs[i] = f
+	}
+	of, err := os.Create(orderFile)
+	if err != nil {
+		return err
+	}
+	defer of.Close()
+	for r := range n {
+		order := rotation(r, len(lanes))
+		var ns []string
+		for _, i := range order {
+			ns = append(ns, lanes[i].name)
+		}
+		b.logf("%sround %d of %d (%s)", what, r+1, n, strings.Join(ns, " "))
+		fmt.Fprintf(of, "%d %s\n", r+1, strings.Join(ns, " "))
+		for _, i := range order {
+			if err := run(ctx, i, outs[i]); err != nil {
+				return fmt.Errorf("%s fails in %sround %d (%v); its output is in %s", lanes[i].who, what, r+1, err, lanes[i].file)
+			}
+		}
+	}
+	for _, f := range append(outs, of) {
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchstatTable writes benchstat's comparison of cols (NAME=FILE, the
+// first the baseline) to w, a table per unit: the settings lines differ
+// between engines and would split every table, and the free space on
+// -dir changes every run. x/perf offers the current benchstat's tables
+// only as its command (its library is the deprecated older one), so it
+// runs as go tool benchstat, the version go.mod pins.
+func benchstatTable(ctx context.Context, repo string, alpha float64, cols []string, w io.Writer) error {
+	args := append([]string{"tool", "benchstat", "-table=", "-ignore", "dir-fs,timestamp-ns", "-alpha", fmt.Sprint(alpha)}, cols...)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), goEnv...)
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &errb
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("benchstat: %s", cmp.Or(strings.TrimSpace(errb.String()), err.Error()))
+	}
+	return nil
+}
+
+// forward is a flag kvb does not read but hands to the test binaries,
+// as -name=value, in the order given (the binary keeps the last value,
+// so a user's flag overrides a default given before it).
+type forward struct {
+	as     string // the name the test binary knows it by
+	isBool bool
+	to     *[]string
+}
+
+func (f forward) String() string   { return "" }
+func (f forward) IsBoolFlag() bool { return f.isBool }
+func (f forward) Set(v string) error {
+	*f.to = append(*f.to, "-"+f.as+"="+v)
+	return nil
+}
+
+// goTestFlags are go test's flags a command passes on, by their usual
+// names (go test -cpu is the binary's -test.cpu), true for a bool flag;
+// -bench, -count and -benchtime are the commands' own.
+var goTestFlags = []struct {
+	name   string
+	isBool bool
+}{{"cpu", false}, {"timeout", false}, {"benchmem", true}, {"short", true}, {"v", true}}
+
+// defineSuiteFlags adds every flag of the suite's test binary to fs as a
+// flag forwarded into to: they come from the suite's own registry
+// (core.Flags), so a new flag needs no change here. A suite flag with the
+// name of one of fs's own is a bug, caught by the tests.
+func defineSuiteFlags(fs *flag.FlagSet, to *[]string) {
+	define := func(name string, v forward, usage string) {
+		if fs.Lookup(name) != nil {
+			panic("kvb: flag -" + name + " is both the suite's and " + fs.Name() + "'s own")
+		}
+		fs.Var(v, name, usage)
+	}
+	for _, o := range core.Flags() {
+		define(o.FlagName(), forward{as: o.FlagName(), isBool: flagreg.IsBool(o), to: to}, o.FlagUsage())
+	}
+	for _, g := range goTestFlags {
+		define(g.name, forward{as: "test." + g.name, isBool: g.isBool, to: to}, "go test's -"+g.name+", to both binaries")
+	}
+}
+
+// parseSuiteArgs reads a command line into fs, flags before, between and
+// after the positional arguments ("--" ends the flags); a bad flag's
+// error ends with where, in parentheses, the flags are listed.
+func parseSuiteArgs(fs *flag.FlagSet, args []string, where string) ([]string, error) {
+	pos, err := flagargs.Parse(fs, args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return nil, fmt.Errorf("%v (%s)", err, where)
+	}
+	return pos, err
+}
+
+// ownFlagsHelp is the help of a command that forwards the suite's flags:
+// its usage, then the flags it reads itself (the suite's are many, and
+// documented with the suite).
+func ownFlagsHelp(usage string, flags func() *flag.FlagSet) func(io.Writer) {
+	return func(w io.Writer) {
+		fmt.Fprint(w, usage)
+		fs := flags()
+		own := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+		own.SetOutput(w)
+		fs.VisitAll(func(f *flag.Flag) {
+			if _, fwd := f.Value.(forward); !fwd {
+				own.Var(f.Value, f.Name, f.Usage)
+				own.Lookup(f.Name).DefValue = f.DefValue
+			}
+		})
+		own.PrintDefaults()
+	}
+}
+
+func set(fs *flag.FlagSet, name string) (found bool) {
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// defaultTags are the Makefile's: RocksDB when its headers are there,
+// unless $TAGS says otherwise.
+func defaultTags() string {
+	if t, ok := os.LookupEnv("TAGS"); ok {
+		return t
+	}
+	if haveRocksDBHeader() {
+		return "rocksdb"
+	}
+	return ""
+}
+
+// rocksdbHeader is what the Makefile tests for before it builds RocksDB in.
+const rocksdbHeader = "/usr/include/rocksdb/c.h"
+
+func haveRocksDBHeader() bool {
+	_, err := os.Stat(rocksdbHeader)
+	return err == nil
+}
+
+// withoutRocksDB says why tags leave RocksDB out ("" when they do not).
+func withoutRocksDB(tags string) string {
+	switch {
+	case hasTag(tags, "rocksdb"):
+		return ""
+	case haveRocksDBHeader():
+		return "-tags leaves it out"
+	}
+	return rocksdbHeader + " is missing (sudo apt-get install librocksdb-dev)"
+}
+
+func hasTag(tags, tag string) bool {
+	return slices.Contains(strings.FieldsFunc(tags, func(r rune) bool { return r == ',' || r == ' ' }), tag)
+}
+
+// output runs name with args in dir and returns its standard output. A
+// failure returns the program's own message (its standard error) after
+// its name and subcommand, so a step that stops the run says what stopped
+// it.
+func output(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
+	out, _, err := execute(ctx, dir, env, name, args...)
+	return out, err
+}
+
+// execute is output that also returns the standard error of a run that
+// succeeded: the go command says there what it resolved on its own.
+func execute(ctx context.Context, dir string, env []string, name string, args ...string) (stdout, stderr string, err error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		return "", e.String(), fmt.Errorf("%s %s: %s", name, args[0], cmp.Or(strings.TrimSpace(e.String()), err.Error()))
+	}
+	return strings.TrimSpace(o.String()), e.String(), nil
+}
+
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	return output(ctx, dir, nil, "git", args...)
+}
+
+func shortCommit(c string) string { return c[:min(7, len(c))] }
+
+// commitOf resolves ref to a commit of the repository at dir; "" when it
+// names none.
+func commitOf(ctx context.Context, dir, ref string) string {
+	sha, _ := git(ctx, dir, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+	return sha
 }

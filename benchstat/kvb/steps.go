@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -88,34 +89,30 @@ func (s task) label() string {
 
 func (r *runner) one(ctx context.Context, s task) error {
 	switch {
-	case s.note != "":
-		if r.dry {
-			fmt.Fprintf(r.stdout, "echo %s >&2\n", shellQuote(s.note))
-			return nil
+	case r.dry && s.note != "":
+		fmt.Fprintf(r.stdout, "echo %s >&2\n", shellQuote(s.note))
+	case r.dry && s.do != nil:
+		for _, l := range s.show() {
+			fmt.Fprintln(r.stdout, l)
 		}
-		fmt.Fprintln(r.stderr, s.note)
-		return nil
-	case s.do != nil:
-		if r.dry {
-			for _, l := range s.show() {
-				fmt.Fprintln(r.stdout, l)
-			}
-			return nil
-		}
-		return s.do(ctx, r)
-	}
-	if r.dry {
+	case r.dry:
 		fmt.Fprintln(r.stdout, s.commandLine())
-		return nil
+	case s.note != "":
+		fmt.Fprintln(r.stderr, s.note)
+	case s.do != nil:
+		return s.do(ctx, r)
+	default:
+		return r.command(ctx, s)
 	}
+	return nil
+}
+
+// command runs s's command, printed first.
+func (r *runner) command(ctx context.Context, s task) error {
 	fmt.Fprintln(r.stderr, s.commandLine())
 	out := io.Writer(r.stdout)
 	if s.out != "" {
-		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-		if s.append {
-			flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
-		}
-		f, err := os.OpenFile(s.out, flags, 0o644)
+		f, err := openResults(s.out, s.append)
 		if err != nil {
 			return err
 		}
@@ -154,19 +151,24 @@ func (s task) commandLine() string {
 	if s.mute {
 		b.WriteString(" 2>/dev/null")
 	}
-	switch {
-	case s.out == "":
-	case s.quiet && s.append:
-		b.WriteString(" >> " + shellQuote(s.out))
-	case s.quiet:
-		b.WriteString(" > " + shellQuote(s.out))
-	case s.append:
-		b.WriteString(" | tee -a " + shellQuote(s.out))
-	default:
-		b.WriteString(" | tee " + shellQuote(s.out))
+	if s.out != "" {
+		b.WriteString(map[[2]bool]string{{false, false}: " | tee ", {false, true}: " | tee -a ", {true, false}: " > ", {true, true}: " >> "}[[2]bool{s.quiet, s.append}] + shellQuote(s.out))
 	}
 	return b.String()
 }
+
+// openResults opens a results file for writing, replacing it or adding
+// to it.
+func openResults(name string, add bool) (*os.File, error) {
+	if add {
+		return os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	}
+	return os.Create(name)
+}
+
+// goTool is the go command the steps run: $GO (make's GO, which the
+// Makefile exports), else go from PATH.
+func goTool() string { return cmp.Or(os.Getenv("GO"), "go") }
 
 // stepError is a command that failed: the run exits with its status.
 type stepError struct {
@@ -181,8 +183,7 @@ func (e *stepError) Unwrap() error { return e.err }
 // statusOf is the exit status a failed run ends with: a command's own
 // status, 1 for any other failure.
 func statusOf(err error) int {
-	var se *stepError
-	if errors.As(err, &se) && se.code > 0 {
+	if se, ok := errors.AsType[*stepError](err); ok && se.code > 0 {
 		return se.code
 	}
 	return 1
@@ -192,10 +193,9 @@ func statusOf(err error) int {
 // for a process signal N killed, 1 when it did not run.
 func exitCode(err error) int {
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		if err == nil {
-			return 0
-		}
+	if err == nil {
+		return 0
+	} else if !errors.As(err, &ee) {
 		return 1
 	}
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -238,7 +238,7 @@ func inProcess(name string, args []string, out string) task {
 			fmt.Fprintln(r.stderr, show()[0])
 			stdout := r.stdout
 			if out != "" {
-				f, err := os.Create(out)
+				f, err := openResults(out, false)
 				if err != nil {
 					return err
 				}

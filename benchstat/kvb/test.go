@@ -1,18 +1,27 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
 func init() {
@@ -47,12 +56,7 @@ steps:
 	for _, s := range testSteps {
 		fmt.Fprintf(w, "  %-12s %s\n", s.name, strings.Join(s.jobs, " beside "))
 	}
-	var names []string
-	for n := range jobs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	fmt.Fprintf(w, "  and each job alone: %s\n\nflags:\n", strings.Join(names, ", "))
+	fmt.Fprintf(w, "  and each job alone: %s\n\nflags:\n", strings.Join(slices.Sorted(maps.Keys(jobs)), ", "))
 	fs := flag.NewFlagSet("kvb test", flag.ContinueOnError)
 	fs.SetOutput(w)
 	testFlags(&testConfig{}, new(bool), fs)
@@ -91,29 +95,27 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	if !hasTag(c.tags, "rocksdb") {
 		why := "its headers are missing (sudo apt-get install librocksdb-dev)"
-		if _, err := os.Stat(rocksdbHeader); err == nil {
+		if haveRocksDBHeader() {
 			why = "the build tags (TAGS, -tags) leave it out"
 		}
 		fmt.Fprintf(stderr, "kvbench: RocksDB skipped: %s; every other test runs\n", why)
 	}
 	var order []testJob
-	seen := map[string]bool{}
 	for _, st := range steps {
 		for _, j := range st.jobs {
-			if !seen[j] {
-				seen[j] = true
+			if !slices.ContainsFunc(order, func(o testJob) bool { return o.name == j }) {
 				order = append(order, jobs[j])
 			}
 		}
 	}
-	sort.SliceStable(order, func(i, j int) bool { return jobRank(order[i].name) < jobRank(order[j].name) })
+	slices.SortStableFunc(order, func(a, b testJob) int { return jobRank(a.name) - jobRank(b.name) })
 	times, err := runPool(context.Background(), order, max(2, runtime.NumCPU()), stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "kvb test: failed: %v\n", err)
 		return 1
 	}
 	if len(times) > 1 {
-		sort.SliceStable(times, func(i, j int) bool { return times[i].d > times[j].d })
+		slices.SortStableFunc(times, func(a, b stepTime) int { return cmp.Compare(b.d, a.d) })
 		fmt.Fprintf(stdout, "== make test: where the time went (%.1f s in all; jobs %d at a time) ==\n", time.Since(start).Seconds(), max(2, runtime.NumCPU()))
 		for _, t := range times {
 			fmt.Fprintf(stdout, "%6.1f s  make %s\n", t.d.Seconds(), t.name)
@@ -148,15 +150,11 @@ func jobRank(name string) int {
 
 // stepNamed is a step of testSteps, or a job as a step of its own.
 func stepNamed(name string, jobs map[string]testJob) (testStep, bool) {
-	for _, s := range testSteps {
-		if s.name == name {
-			return s, true
-		}
+	if i := slices.IndexFunc(testSteps, func(s testStep) bool { return s.name == name }); i >= 0 {
+		return testSteps[i], true
 	}
-	if _, ok := jobs[name]; ok {
-		return testStep{name: name, jobs: []string{name}}, true
-	}
-	return testStep{}, false
+	_, ok := jobs[name]
+	return testStep{name: name, jobs: []string{name}}, ok
 }
 
 func printTestSteps(steps []testStep, jobs map[string]testJob, w io.Writer) {
@@ -164,7 +162,8 @@ func printTestSteps(steps []testStep, jobs map[string]testJob, w io.Writer) {
 		fmt.Fprintf(w, "# %s\n", s.name)
 		for _, n := range s.jobs {
 			if len(s.jobs) > 1 {
-				fmt.Fprintf(w, "# %s, beside %s\n", n, strings.Join(others(s.jobs, n), ", "))
+				others := slices.DeleteFunc(slices.Clone(s.jobs), func(j string) bool { return j == n })
+				fmt.Fprintf(w, "# %s, beside %s\n", n, strings.Join(others, ", "))
 			}
 			for _, c := range jobs[n].cmds {
 				if c.args != nil {
@@ -177,12 +176,210 @@ func printTestSteps(steps []testStep, jobs map[string]testJob, w io.Writer) {
 	}
 }
 
-func others(all []string, not string) []string {
-	var o []string
-	for _, s := range all {
-		if s != not {
-			o = append(o, s)
+var errNoChromium = errors.New("chromium is missing")
+
+// runTestCmd runs one command of a job: a go command, printed first as
+// make prints a recipe's line, or a check of this process.
+func runTestCmd(ctx context.Context, c testCmd, stdout, stderr io.Writer) error {
+	if c.do != nil {
+		return c.do(ctx, stdout, stderr)
+	}
+	line := task{args: c.args, env: c.env}.commandLine()
+	fmt.Fprintln(stdout, line)
+	cmd := exec.CommandContext(ctx, c.args[0], c.args[1:]...)
+	cmd.Env = append(os.Environ(), c.env...)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Run(); err != nil {
+		return &stepError{name: line, err: err, code: exitCode(err)}
+	}
+	return nil
+}
+
+// runJob runs a job's commands in order and stops at the first failure,
+// which it reports on stderr.
+func runJob(ctx context.Context, j testJob, stdout, stderr io.Writer) error {
+	for _, c := range j.cmds {
+		if err := runTestCmd(ctx, c, stdout, stderr); err != nil {
+			fmt.Fprintf(stderr, "kvb test: %s: %v\n", j.name, err)
+			return err
 		}
 	}
-	return o
+	return nil
+}
+
+// runPool runs jobs, at most workers at a time, each taken in the order
+// given as a worker frees (so the longest, listed first, start first and
+// no core idles while a short job waits behind a step's long one); a
+// failed job does not stop the others, as make -k does not. Each job's
+// output is printed whole when it ends, after a line naming it.
+func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer) ([]stepTime, error) {
+	var (
+		mu    sync.Mutex
+		errs  = make([]error, len(order))
+		times = make([]stepTime, len(order))
+		next  = make(chan int)
+		wg    sync.WaitGroup
+	)
+	for range max(1, workers) {
+		wg.Go(func() {
+			for i := range next {
+				var all bytes.Buffer
+				w := &lockedWriter{w: &all}
+				start := time.Now()
+				errs[i] = runJob(ctx, order[i], w, w)
+				times[i] = stepTime{order[i].name, time.Since(start)}
+				mu.Lock()
+				fmt.Fprintf(stdout, "== %s (%.1f s) ==\n", order[i].name, times[i].d.Seconds())
+				stdout.Write(all.Bytes())
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range order {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return times, errors.Join(errs...)
+}
+
+// lockedWriter is one job's output, written by the job's commands and
+// by processes it runs side by side.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// missingDirStops checks that kvb bench with a -dir that does not exist
+// stops with the suite's own error (docs/reliability.md: errors reach the
+// user), not with a failure of its own or none.
+func (c *testConfig) missingDirStops(context.Context, io.Writer, io.Writer) error {
+	d, err := os.MkdirTemp("", "kvbench-smoke-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(d)
+	missing := filepath.Join(d, "missing")
+	var out bytes.Buffer
+	code := runBench([]string{"-tags", c.tags, "-keys_mil", "0.002", "-count", "1", "-results", d, "-dir", missing}, &out, &out)
+	if want := "-dir " + missing + ": does not exist"; code == 0 || !strings.Contains(out.String(), want) {
+		return fmt.Errorf("kvb bench with a missing -dir did not stop with the suite's error (%q), exit %d:\n%s", want, code, out.String())
+	}
+	return nil
+}
+
+// budgetPathRuns runs the memory-limited row on a tiny data set. Where
+// this machine can make the budget, every engine of the build must leave
+// a result: one its budget killed, one stopped at -mem_timeout, one that
+// skipped, or a row skipped whole, fails. Elsewhere the row must say why
+// it skipped.
+func (c *testConfig) budgetPathRuns(_ context.Context, stdout, stderr io.Writer) error {
+	d, err := os.MkdirTemp("", "kvbench-smoke-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(d)
+	const limit = "24MiB"
+	results := filepath.Join(d, "results")
+	args := []string{"mem", "-tags", c.tags, "-keys_mil", "0.002", "-valsz", "256", "-mem_limit", limit, "-mem_benchtime", "100x",
+		"-count", "1", "-results", results, "-dir", d}
+	var errb bytes.Buffer
+	if code := runBench(args, stdout, io.MultiWriter(stderr, &errb)); code != 0 {
+		return fmt.Errorf("kvb bench %s: exit %d", strings.Join(args, " "), code)
+	}
+	n, _ := memlimit.ParseSize(limit)
+	p, noBudget := memlimit.Find()
+	if noBudget == nil {
+		noBudget = p.Check(n)
+	}
+	if noBudget != nil {
+		if !strings.Contains(errb.String(), "skipping the memory-limited row") {
+			return fmt.Errorf("kvb bench mem: this machine cannot make a budget (%v), and the row did not say it skipped", noBudget)
+		}
+		return nil
+	}
+	cfg, err := parseBench(args)
+	if err != nil {
+		return err
+	}
+	out, err := os.ReadFile(filepath.Join(results, "bench.txt"))
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, g := range cfg.memGroups(cfg.memWorkloads, cfg.memBenchtime, cfg.memBlocks, cfg.memDist) {
+		if g.info.Reference || g.info.Missing != "" && !hasTag(c.tags, g.info.Name) {
+			continue // not a store, or not in this build
+		}
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(g.target) + `/\S+\s+\d+\s`).Match(out) {
+			missing = append(missing, g.target)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("kvb bench mem: no result inside the %s budget from %s (killed, stopped or skipped: see above)", limit, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// compiledMagic are the first bytes of compiled files: ELF, Mach-O (both
+// byte orders, 32 and 64 bits), a universal binary, an ar archive ("!<ar")
+// and PE ("MZ", any two bytes after).
+var compiledMagic = []string{"7f454c46", "cffaedfe", "cefaedfe", "feedfacf", "feedface", "cafebabe", "213c6172", "4d5a"}
+
+// checkNoTrackedBinaries fails when a file git tracks is a compiled one:
+// build outputs are ignored (.gitignore), never added.
+func checkNoTrackedBinaries(ctx context.Context, _, stderr io.Writer) error {
+	out, err := exec.CommandContext(ctx, "git", "ls-files", "-z").Output()
+	if err != nil {
+		return fmt.Errorf("git ls-files: %w", err)
+	}
+	var bad []string
+	for _, f := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		if f != "" && isCompiled(f) {
+			bad = append(bad, f)
+		}
+	}
+	if len(bad) > 0 {
+		fmt.Fprintf(stderr, "vet: tracked compiled files (remove them with git rm --cached; build outputs are not part of the source): %s\n", strings.Join(bad, " "))
+		return fmt.Errorf("%d tracked compiled files", len(bad))
+	}
+	return nil
+}
+
+// isCompiled says whether the regular file at path starts as a compiled
+// one does.
+func isCompiled(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	n, _ := io.ReadFull(f, head)
+	h := hex.EncodeToString(head[:n])
+	return slices.ContainsFunc(compiledMagic, func(m string) bool { return strings.HasPrefix(h, m) })
+}
+
+// tooFewRoundsRefused: kvb compare refuses a round count the gate
+// could not fail at before it builds anything, with the reason. The
+// comparisons themselves are the end-to-end tests' (benchstat/e2e_test.go,
+// the jobs e2e and e2e-sim).
+func tooFewRoundsRefused(context.Context, io.Writer, io.Writer) error {
+	var errb bytes.Buffer
+	code := commands["compare"].Run([]string{"HEAD", "HEAD", "-count", "3"}, io.Discard, &errb)
+	const want = "kvb compare: -count 3: the gate's signed-rank test needs at least"
+	if code != 2 || !strings.HasPrefix(errb.String(), want) {
+		return fmt.Errorf("gate-smoke: kvb compare -count 3 was not refused with %q (exit %d):\n%s", want, code, errb.String())
+	}
+	return nil
 }

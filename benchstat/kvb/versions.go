@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
-	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/benchpattern"
 )
 
 func init() {
@@ -24,7 +28,142 @@ func init() {
 	})
 }
 
-// matrix is one versions run's state.
+// The release matrix's defaults (docs/history.md, "Release matrix"): ten
+// rounds give benchstat a confidence interval; 50,000 keys build in a
+// second and read in 0.2 s a round.
+const (
+	defaultVersionsRounds    = 10
+	defaultVersionsBenchtime = "0.2s"
+	defaultVersionsOut       = "results/versions"
+)
+
+// defaultVersionsSuiteArgs go to every run before the user's flags, which
+// override them.
+var defaultVersionsSuiteArgs = []string{"-keys_mil=0.05", "-valsz=256"}
+
+const versionsExample = "e.g. kvb versions -module go.etcd.io/bbolt v1.4.0 v1.4.3 v1.5.0"
+
+type versionsArgs struct {
+	module    string
+	specs     []string // as given: versions, queries or directories
+	bench     string   // "" for the default workload
+	benchtime string
+	count     int
+	out       string
+	buildOnly bool
+	tags      string
+	suite     []string // forwarded to every run, defaults first
+}
+
+const versionsUsage = `usage: kvb versions -module MODULE V1 V2 [V3...] [-bench RE] [-benchtime D] [-count N] [-o DIR] [-build_only] [suite flags]
+
+The release matrix: this tree's suite against each listed version of one
+engine module. Each V is a version of MODULE on the module proxy (v1.4.3,
+or a query such as v1.4 or latest, resolved to the version it names) or a
+directory holding a copy of it; each is built into a test binary as kvb
+compare -module builds a side. Every version is checked before anything
+is built, and a version the suite does not compile against stops the run
+(exit 2) before anything runs, naming it and the compiler's first error.
+
+Then each version builds or reuses its fixtures (keyed by the engine's
+version), and -count rounds run interleaved: round i runs every version
+once, the order rotating by one each round, so a drift of the machine
+lands on every version alike. Results go to DIR/<version>.txt, each
+starting with configuration lines that make it a point of the module's
+release series (role, series, module, version, the suite's commit and
+its date, dirty), which the lab's kvb history add keeps as labels
+(docs/history.md, "Release matrix"); the order goes to DIR/order.txt,
+benchstat's table across the versions (the first is the baseline) to
+stdout and DIR/benchstat.txt.
+
+The workload, by default: warm random reads on one thread (-benchtime)
+and a populate with sync off (1x) on the engines MODULE backs, 50,000
+keys of 256 bytes. -bench RE runs that pattern instead (warm, one
+thread, at -benchtime). Other flags go to every run and override these:
+the suite's (-dir, -keys_mil, -valsz, -threads, ...) and go test's -cpu,
+-timeout, -benchmem, -short, -v. Flags may come before or after the
+versions. Exit status: 0 done, 2 bad usage, a version that does not
+build, or a run that fails.
+
+`
+
+// versionsFlags is versions' flag set: its own flags, then the suite's,
+// forwarded into a.suite.
+func versionsFlags(a *versionsArgs) *flag.FlagSet {
+	fs := cli.NewFlagSet("versions") // errors are returned, usage printed by the caller
+	moduleSet := false
+	// -module may be given once: a second would silently compare another
+	// module's versions.
+	fs.Func("module", "the engine `module` whose versions are compared (required)", func(s string) error {
+		if moduleSet {
+			return fmt.Errorf("given twice (%s, then %s): one module a run", a.module, s)
+		}
+		a.module, moduleSet = s, true
+		return nil
+	})
+	fs.StringVar(&a.bench, "bench", "", "benchmarks to run, warm on one thread (default: warm random reads and a populate of the module's engines)")
+	fs.StringVar(&a.benchtime, "benchtime", defaultVersionsBenchtime, "run length of the reads (or of -bench) in a round")
+	fs.IntVar(&a.count, "count", defaultVersionsRounds, "rounds")
+	fs.StringVar(&a.out, "o", defaultVersionsOut, "directory of the results")
+	fs.BoolVar(&a.buildOnly, "build_only", false, "stop after the builds")
+	fs.StringVar(&a.tags, "tags", defaultTags(), "build tags of every version: rocksdb when its headers are installed, unless $TAGS is set")
+	defineSuiteFlags(fs, &a.suite)
+	return fs
+}
+
+var printVersionsHelp = ownFlagsHelp(versionsUsage, func() *flag.FlagSet { return versionsFlags(&versionsArgs{}) })
+
+// parseVersions reads a versions command line: flags before, between
+// and after the versions ("--" ends the flags).
+func parseVersions(args []string) (*versionsArgs, error) {
+	a := &versionsArgs{suite: append([]string(nil), defaultVersionsSuiteArgs...)}
+	fs := versionsFlags(a)
+	pos, err := parseSuiteArgs(fs, args, "kvb help versions lists versions' flags; the suite's are in docs/flags.md")
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !set(fs, "module"):
+		return nil, errors.New("-module MODULE is required, then two versions or more; " + versionsExample)
+	case a.module == "":
+		return nil, errors.New("-module needs a module path; " + versionsExample)
+	case strings.HasPrefix(a.module, "-"):
+		return nil, fmt.Errorf("-module needs a module path, not the flag %s; %s", a.module, versionsExample)
+	case len(pos) < 2:
+		got := fmt.Sprintf("got %d", len(pos))
+		if len(pos) > 0 {
+			got += " (" + strings.Join(pos, " ") + ")"
+		}
+		return nil, fmt.Errorf("-module %s needs two versions or more to compare, %s; %s", a.module, got, versionsExample)
+	case a.count < 1:
+		return nil, fmt.Errorf("-count %d: must be a whole number of rounds", a.count)
+	}
+	a.specs = pos
+	// Refuse what go test would refuse after every build: a -benchtime
+	// that is not a duration or a count of iterations (Nx), a -bench
+	// pattern that does not compile, split as go test splits one.
+	if !validBenchtime(a.benchtime) {
+		return nil, fmt.Errorf("-benchtime %s: a duration (0.2s) or a number of iterations (2000x)", a.benchtime)
+	}
+	for _, alt := range benchpattern.Split(a.bench) {
+		for _, level := range alt {
+			if _, err := regexp.Compile(level); err != nil {
+				return nil, fmt.Errorf("-bench %s: %v", a.bench, err)
+			}
+		}
+	}
+	return a, nil
+}
+
+func validBenchtime(s string) bool {
+	if n, ok := strings.CutSuffix(s, "x"); ok {
+		v, err := strconv.Atoi(n)
+		return err == nil && v > 0
+	}
+	d, err := time.ParseDuration(s)
+	return err == nil && d > 0
+}
+
 type matrix struct {
 	builder
 	args        *versionsArgs
@@ -52,25 +191,10 @@ func runVersions(args []string, stdout, stderr io.Writer) int {
 // run is every step in order; the first that fails stops the run with
 // its own error.
 func (m *matrix) run(ctx context.Context) error {
-	if err := m.check(ctx); err != nil {
+	if err := inOrder(ctx, m.check, m.buildAll); err != nil || m.args.buildOnly {
 		return err
 	}
-	if err := m.buildAll(ctx); err != nil {
-		return err
-	}
-	if m.args.buildOnly {
-		return nil
-	}
-	if err := m.warmUp(ctx); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(m.args.out, 0o755); err != nil {
-		return err
-	}
-	if err := m.rounds(ctx); err != nil {
-		return err
-	}
-	return m.table(ctx)
+	return inOrder(ctx, m.warmUp, m.mkdirOut, m.rounds, m.table)
 }
 
 // check does everything that needs no build: the repository, the module,
@@ -161,11 +285,10 @@ func workload(a *versionsArgs) ([]step, string, error) {
 	if a.bench != "" {
 		return []step{{a.bench, a.benchtime, warmOneThread}}, fmt.Sprintf("-bench '%s' -benchtime %s", a.bench, a.benchtime), nil
 	}
-	titles, modules := engine.ModuleEngines(a.module)
-	if len(titles) == 0 {
-		return nil, "", fmt.Errorf("-module %s: no engine of this suite is built on it (the engines' modules: %s); give -bench to run other benchmarks", a.module, strings.Join(modules, ", "))
+	t, err := moduleTitles(a.module, "run")
+	if err != nil {
+		return nil, "", err
 	}
-	t := strings.Join(titles, "|")
 	return []step{
 			{"^BenchmarkReadRandom(" + t + ")$", a.benchtime, warmOneThread},
 			{"^BenchmarkPopulate(" + t + ")$/valsz/batch/sync=false", "1x", nil},
@@ -184,13 +307,13 @@ func (m *matrix) buildAll(ctx context.Context) error {
 	var broken []string
 	for _, v := range m.versions {
 		err := m.build(ctx, v)
-		var be *buildError
+		be, isBuild := errors.AsType[*buildError](err)
 		switch {
 		case err == nil:
 			continue
 		case ctx.Err() != nil:
 			return err
-		case errors.As(err, &be):
+		case isBuild:
 			broken = append(broken, fmt.Sprintf("%s %s: %s", m.module, v.label, be.reason))
 		default:
 			return err
@@ -214,11 +337,9 @@ func (m *matrix) buildAll(ctx context.Context) error {
 // stepCmd runs step s of version v once at benchtime: the step's flags,
 // then the user's, then the run length.
 func (m *matrix) stepCmd(ctx context.Context, v *side, s step, benchtime string) *exec.Cmd {
-	args := testArgs(s.bench, s.flags...)
-	args = append(args, m.args.suite...)
+	args := append(testArgs(s.bench, s.flags...), m.args.suite...)
 	cmd := exec.CommandContext(ctx, v.binary, append(args, "-test.benchtime="+benchtime)...)
-	cmd.Dir = m.repo
-	cmd.Stderr = m.stderr
+	cmd.Dir, cmd.Stderr = m.repo, m.stderr
 	return cmd
 }
 
@@ -245,35 +366,20 @@ func (m *matrix) warmUp(ctx context.Context) error {
 // after the other, into DIR/<version>.txt after its header, the order
 // into DIR/order.txt.
 func (m *matrix) rounds(ctx context.Context) error {
-	var files []string
+	var lanes []lane
 	for _, v := range m.versions {
-		files = append(files, m.file(v))
+		lanes = append(lanes, lane{name: v.label, who: v.name(m.module), file: m.file(v), header: m.header(v)})
 	}
-	n := m.args.count
-	return interleaved(ctx, n, m.labels(), files, filepath.Join(m.args.out, "order.txt"),
-		func(round int, order []string) {
-			m.logf("round %d of %d (%s)", round, n, strings.Join(order, " "))
-		},
-		func(ctx context.Context, i, round int, out *os.File) error {
-			v := m.versions[i]
-			if round == 1 {
-				if _, err := io.WriteString(out, m.header(v)); err != nil {
-					return err
-				}
+	return m.interleaved(ctx, "", m.args.count, lanes, filepath.Join(m.args.out, "order.txt"), func(ctx context.Context, i int, out io.Writer) error {
+		for _, s := range m.steps {
+			cmd := m.stepCmd(ctx, m.versions[i], s, s.benchtime)
+			cmd.Stdout = out
+			if err := cmd.Run(); err != nil {
+				return err
 			}
-			for _, s := range m.steps {
-				if err := m.runStep(ctx, v, s, out); err != nil {
-					return fmt.Errorf("%s fails in round %d (%v); its output is in %s", v.name(m.module), round, err, out.Name())
-				}
-			}
-			return nil
-		})
-}
-
-func (m *matrix) runStep(ctx context.Context, v *side, s step, out io.Writer) error {
-	cmd := m.stepCmd(ctx, v, s, s.benchtime)
-	cmd.Stdout = out
-	return cmd.Run()
+		}
+		return nil
+	})
 }
 
 // table prints what ran and benchstat's table across the versions, the

@@ -10,6 +10,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 )
@@ -33,32 +35,26 @@ func NewFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
-// PrintHelp writes usage, then fs's flags with their defaults, to w.
-func PrintHelp(w io.Writer, usage string, fs *flag.FlagSet) {
-	fmt.Fprint(w, usage)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
-}
-
 // Parse reads args into fs, flags before, between or after the
 // positional arguments, which it returns ("--" ends the flags). On -h it
 // writes help to stdout; on a bad flag, the error and help to stderr. ok
 // is false then, and status the exit status (0 for -h, 2 otherwise).
 func Parse(fs *flag.FlagSet, args []string, help func(io.Writer), stdout, stderr io.Writer) (pos []string, status int, ok bool) {
-	pos, err := flagargs.Parse(fs, args)
-	return report(fs, pos, err, help, stdout, stderr)
+	return parse(fs, args, false, help, stdout, stderr)
 }
 
-// ParseLeading is Parse for a command whose flags all come first: the
-// first positional argument and everything after it are returned as
-// given, for a program the command runs.
-func ParseLeading(fs *flag.FlagSet, args []string, help func(io.Writer), stdout, stderr io.Writer) (rest []string, status int, ok bool) {
-	err := fs.Parse(args)
-	return report(fs, fs.Args(), err, help, stdout, stderr)
-}
-
-func report(fs *flag.FlagSet, pos []string, err error, help func(io.Writer), stdout, stderr io.Writer) ([]string, int, bool) {
+// parse is Parse, or with leading for a command whose flags all come
+// first: the first positional argument and everything after it are
+// returned as given, for a program the command runs.
+func parse(fs *flag.FlagSet, args []string, leading bool, help func(io.Writer), stdout, stderr io.Writer) ([]string, int, bool) {
+	var pos []string
+	var err error
+	if leading {
+		err = fs.Parse(args)
+		pos = fs.Args()
+	} else {
+		pos, err = flagargs.Parse(fs, args)
+	}
 	if err == nil {
 		return pos, 0, true
 	}
@@ -87,7 +83,7 @@ type Spec[O any] struct {
 	Summary string
 	Usage   string                   // the help before the flags
 	Flags   func(fs *flag.FlagSet) O // declares the flags on fs and returns where they land; nil: no flags
-	Leading bool                     // the flags all come first: from the first positional argument on, everything is passed through (ParseLeading)
+	Leading bool                     // the flags all come first: from the first positional argument on, everything is passed through
 	Run     func(c Call, o O, pos []string) int
 }
 
@@ -118,19 +114,73 @@ func New[O any](s Spec[O]) Command {
 	}
 	help := func(w io.Writer) {
 		fs, _ := flags()
-		PrintHelp(w, s.Usage, fs)
-	}
-	parse := Parse
-	if s.Leading {
-		parse = ParseLeading
+		fmt.Fprint(w, s.Usage)
+		fs.SetOutput(w)
+		fs.PrintDefaults()
 	}
 	run := func(args []string, stdout, stderr io.Writer) int {
 		fs, o := flags()
-		pos, status, ok := parse(fs, args, help, stdout, stderr)
+		pos, status, ok := parse(fs, args, s.Leading, help, stdout, stderr)
 		if !ok {
 			return status
 		}
 		return s.Run(Call{Stdout: stdout, Stderr: stderr, name: s.Name, help: help}, o, pos)
 	}
 	return Command{Name: s.Name, Summary: s.Summary, Help: help, Run: run}
+}
+
+// Program is a program of subcommands, kvb or the lab's kvb: it hands
+// its arguments to the command the first one names.
+type Program struct {
+	Commands map[string]Command
+	// Heading is the overview's line above its list of commands.
+	Heading string
+	// Elsewhere, if set, is asked about a name that is no command here:
+	// it reports whether it wrote where that command is to stderr.
+	Elsewhere func(name string, stderr io.Writer) bool
+}
+
+// Run runs the command args name, or help: exit 2 for a missing or
+// unknown one.
+func (p Program) Run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		p.overview(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		return p.help(args[1:], stdout, stderr)
+	}
+	c, ok := p.Commands[args[0]]
+	if !ok {
+		if p.Elsewhere != nil && p.Elsewhere(args[0], stderr) {
+			return 2
+		}
+		fmt.Fprintf(stderr, "kvb: unknown command %q\n", args[0])
+		p.overview(stderr)
+		return 2
+	}
+	return c.Run(args[1:], stdout, stderr)
+}
+
+func (p Program) help(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		p.overview(stdout)
+		return 0
+	}
+	c, ok := p.Commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "kvb help: unknown command %q\n", args[0])
+		return 2
+	}
+	c.Help(stdout)
+	return 0
+}
+
+func (p Program) overview(w io.Writer) {
+	fmt.Fprintf(w, "usage: kvb COMMAND [arguments]\n\n%s\n", p.Heading)
+	for _, n := range slices.Sorted(maps.Keys(p.Commands)) {
+		fmt.Fprintf(w, "  %-10s %s\n", n, p.Commands[n].Summary)
+	}
+	fmt.Fprint(w, "\nkvb help COMMAND shows a command's flags.\n")
 }

@@ -29,11 +29,7 @@ func TestParse(t *testing.T) {
 		fs := NewFlagSet("x")
 		fs.Int("n", 1, "a number")
 		var stdout, stderr bytes.Buffer
-		parse := Parse
-		if c.leading {
-			parse = ParseLeading
-		}
-		pos, status, ok := parse(fs, c.args, help, &stdout, &stderr)
+		pos, status, ok := parse(fs, c.args, c.leading, help, &stdout, &stderr)
 		if strings.Join(pos, " ") != c.pos || status != c.status || ok != c.ok ||
 			!strings.HasPrefix(stdout.String(), c.stdout) || !strings.HasPrefix(stderr.String(), c.stderr) {
 			t.Errorf("%q: %q, %d, %v; stdout %q, stderr %q", c.args, pos, status, ok, stdout.String(), stderr.String())
@@ -44,21 +40,10 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// TestPrintHelp: the usage, then every flag with its default.
-func TestPrintHelp(t *testing.T) {
-	fs := NewFlagSet("x")
-	fs.Int("n", 7, "a number")
-	var b bytes.Buffer
-	PrintHelp(&b, "usage: kvb x\n\n", fs)
-	if s := b.String(); !strings.HasPrefix(s, "usage: kvb x\n\n") || !strings.Contains(s, "-n int") || !strings.Contains(s, "(default 7)") {
-		t.Errorf("help:\n%s", s)
-	}
-}
-
-// TestNew: the Command of a Spec prints its usage and flags as help,
-// hands run the flags and the positional arguments (with Leading, all
-// from the first positional on), and its usage errors name it and end
-// with its help.
+// TestNew: the Command of a Spec prints its usage and every flag with
+// its default as help, hands run the flags and the positional arguments
+// (with Leading, all from the first positional on), and its usage errors
+// name it and end with its help.
 func TestNew(t *testing.T) {
 	for _, leading := range []bool{false, true} {
 		var gotN int
@@ -79,7 +64,7 @@ func TestNew(t *testing.T) {
 		})
 		var help bytes.Buffer
 		c.Help(&help)
-		if s := help.String(); c.Name != "x" || c.Summary != "a command" || !strings.HasPrefix(s, "usage: kvb x [-n N] FILE\n\n") || !strings.Contains(s, "(default 1)") {
+		if s := help.String(); c.Name != "x" || c.Summary != "a command" || !strings.HasPrefix(s, "usage: kvb x [-n N] FILE\n\n") || !strings.Contains(s, "-n int") || !strings.Contains(s, "(default 1)") {
 			t.Errorf("help:\n%s", s)
 		}
 		wantN, wantPos := 4, "a"

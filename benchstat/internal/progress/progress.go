@@ -36,14 +36,21 @@ func Run(ctx context.Context, args []string, out, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p := newProgress(args)
+	p := &progress{start: time.Now(), rounds: map[string]int{}, quit: make(chan struct{})}
+	p.count, _ = strconv.Atoi(flagValue(args, "test.count"))
+	p.count = max(p.count, 1)
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	p.total = countTargets(args)
+	if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil { // else no controlling terminal: no live line
+		p.tty, p.total = tty, countTargets(args)
+		defer tty.Close()
+		go p.redraw()
+	}
 	copyLines(pipe, out, p)
 	err = cmd.Wait()
-	p.stop()
+	close(p.quit)
+	p.clear()
 	return err
 }
 
@@ -61,12 +68,12 @@ func copyLines(r io.Reader, w io.Writer, p *progress) {
 			p.clear()
 			w.Write(lines)
 			for _, l := range strings.SplitAfter(string(lines), "\n") {
-				p.done(l)
+				p.see(l, true)
 			}
 			pending = append(pending[:0], pending[i+1:]...)
 		}
 		if len(pending) > 0 {
-			p.partial(string(pending))
+			p.see(string(pending), false)
 		}
 		if err != nil {
 			if len(pending) > 0 {
@@ -93,30 +100,21 @@ type progress struct {
 	quit    chan struct{}
 }
 
-func newProgress(args []string) *progress {
-	p := &progress{start: time.Now(), rounds: map[string]int{}, quit: make(chan struct{})}
-	p.count, _ = strconv.Atoi(flagValue(args, "test.count"))
-	p.count = max(p.count, 1)
-	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
-	if err != nil {
-		return p // no controlling terminal: no live line
-	}
-	p.tty = tty
-	go func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				p.mu.Lock()
-				p.draw()
-				p.mu.Unlock()
-			case <-p.quit:
-				return
-			}
+// redraw draws the live line every second, so its elapsed time and the
+// time left move, until quit is closed.
+func (p *progress) redraw() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			p.mu.Lock()
+			p.draw()
+			p.mu.Unlock()
+		case <-p.quit:
+			return
 		}
-	}()
-	return p
+	}
 }
 
 // countTargets asks the benchmark binary how many top-level benchmarks
@@ -132,13 +130,7 @@ func countTargets(args []string) int {
 	if err != nil {
 		return 0
 	}
-	n := 0
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(l, "Benchmark") {
-			n++
-		}
-	}
-	return n
+	return strings.Count("\n"+string(out), "\nBenchmark")
 }
 
 // flagValue is the last value args give the flag name, as -name=v or
@@ -163,26 +155,25 @@ func benchName(line string) string {
 	return f[0]
 }
 
-func (p *progress) partial(s string) {
+// see tells p about a line of output, whole, or not finished yet: a
+// benchmark's name, printed before it runs.
+func (p *progress) see(line string, whole bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if n := benchName(s); n != "" && n != p.current {
+	n := benchName(line)
+	switch {
+	case whole && n != "" && len(strings.Fields(line)) > 2:
+		p.rounds[n]++
+		p.current = ""
+	case whole:
+	case n == "" || n == p.current:
+		return
+	default:
 		p.current = n
-		top, _, _ := strings.Cut(n, "/")
-		if len(p.tops) == 0 || p.tops[len(p.tops)-1] != top {
+		if top, _, _ := strings.Cut(n, "/"); len(p.tops) == 0 || p.tops[len(p.tops)-1] != top {
 			p.tops = append(p.tops, top)
 			p.topEnd = time.Now()
 		}
-		p.draw()
-	}
-}
-
-func (p *progress) done(line string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := benchName(line); n != "" && len(strings.Fields(line)) > 2 {
-		p.rounds[n]++
-		p.current = ""
 	}
 	p.draw()
 }
@@ -202,8 +193,8 @@ func (p *progress) draw() {
 	} else if p.total > 0 {
 		line += fmt.Sprintf(" (%d of %d benchmarks)", len(p.tops), p.total)
 	}
-	if w := ttyWidth(p.tty); w > 10 && len(line) >= w {
-		line = line[:w-1]
+	if ws, err := unix.IoctlGetWinsize(int(p.tty.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 10 && len(line) >= int(ws.Col) {
+		line = line[:ws.Col-1]
 	}
 	fmt.Fprintf(p.tty, "\r\033[K%s", line)
 	p.shown = true
@@ -217,17 +208,4 @@ func (p *progress) clear() {
 		fmt.Fprint(p.tty, "\r\033[K")
 		p.shown = false
 	}
-}
-
-func (p *progress) stop() {
-	close(p.quit)
-	p.clear()
-}
-
-func ttyWidth(f *os.File) int {
-	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
-	if err != nil {
-		return 0
-	}
-	return int(ws.Col)
 }
