@@ -19,7 +19,8 @@ type RSS struct{ Anon, File, Shmem, Peak int64 }
 func (r RSS) Total() int64 { return r.Anon + r.File + r.Shmem }
 
 // statusReader reads /proc/self/status into a buffer it keeps, so a
-// sampler allocates nothing per reading.
+// sampler allocates nothing per reading. The fields it wants are among the
+// first lines; what passes the buffer's 4 KiB (long CPU lists) is not read.
 type statusReader struct {
 	fd  int
 	buf []byte
@@ -30,7 +31,7 @@ func openStatus() (*statusReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open /proc/self/status: %w", err)
 	}
-	return &statusReader{fd: fd, buf: make([]byte, 16<<10)}, nil
+	return &statusReader{fd: fd, buf: make([]byte, 4<<10)}, nil
 }
 
 func (s *statusReader) close() { unix.Close(s.fd) }
