@@ -173,3 +173,16 @@ func ResidentDir(dir string) (resident, total int64) {
 	})
 	return resident, total
 }
+
+// AdviseRandom turns readahead off for the pages of s, data mapped from a
+// file (an executable's read-only data): a fault then reads the page it
+// needs and not the device's read_ahead_kb around it.
+func AdviseRandom(s string) error {
+	p := unsafe.Pointer(unsafe.StringData(s))
+	off := int(uintptr(p) & uintptr(os.Getpagesize()-1)) // madvise wants a page-aligned start
+	b := unsafe.Slice((*byte)(unsafe.Add(p, -off)), len(s)+off)
+	if err := unix.Madvise(b, unix.MADV_RANDOM); err != nil {
+		return fmt.Errorf("madvise(MADV_RANDOM) on the embedded cdb: %w", err)
+	}
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -306,14 +307,19 @@ func runEmbedColdStart(b *testing.B, e *core.Env, _ engine.Info) {
 		b.Fatal(err)
 	}
 	defer e.Root.RemoveAll(dir)
-	kids := &coldChildren{e: e, d: d, dir: dir, made: map[string]madeChild{}}
+	// Each child program is made once per run, on first use (a -bench
+	// pattern that selects no minimal leaf builds nothing).
+	kids := map[string]func() (coldChild, error){}
+	for _, kind := range []string{childMinimal, childTestBinary} {
+		kids[kind] = sync.OnceValues(func() (coldChild, error) { return makeChild(e, d, dir, kind) })
+	}
 	srcs := append([]embedSource{{name: "none"}}, embedSources(false)...)
 	for _, s := range srcs {
 		b.Run("src="+s.name, func(b *testing.B) {
 			c := coldSource(e, b, d, s)
 			for _, kind := range childKinds(s) {
 				b.Run("child="+kind, func(b *testing.B) {
-					leaf := c.with(kids.get(b, kind))
+					leaf := c.with(childOf(b, kids[kind]))
 					for _, cache := range []string{core.Cold, core.Warm} {
 						if cache == core.Cold {
 							// One eviction before the leaf, so a warning that
@@ -341,49 +347,31 @@ func childKinds(s embedSource) []string {
 	return []string{childTestBinary}
 }
 
-// coldChildren makes each child program once per run, on first use (a
-// -bench pattern that selects no minimal leaf builds nothing), each in its
-// own directory under dir.
-type coldChildren struct {
-	e    *core.Env
-	d    *CDB // the minimal child embeds it
-	dir  string
-	made map[string]madeChild // by kind, made or failed
-}
-
-type madeChild struct {
-	coldChild
-	err error
-}
-
-// get returns the child of kind, or skips b with the reason this machine
+// childOf returns the child made, or skips b with the reason this machine
 // cannot make it.
-func (k *coldChildren) get(b *testing.B, kind string) coldChild {
+func childOf(b *testing.B, made func() (coldChild, error)) coldChild {
 	b.Helper()
-	m, ok := k.made[kind]
-	if !ok {
-		m.coldChild, m.err = k.make(kind)
-		k.made[kind] = m
-	}
-	if reason, ok := asSkip(m.err); ok {
+	c, err := made()
+	if reason, ok := asSkip(err); ok {
 		b.Skip(reason)
-	} else if m.err != nil {
-		b.Fatal(m.err)
+	} else if err != nil {
+		b.Fatal(err)
 	}
-	return m.coldChild
+	return c
 }
 
-func (k *coldChildren) make(kind string) (coldChild, error) {
-	dir := filepath.Join(k.dir, kind)
+// makeChild makes the child program of kind in its own directory under dir.
+func makeChild(e *core.Env, d *CDB, dir, kind string) (coldChild, error) {
+	dir = filepath.Join(dir, kind)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return coldChild{}, err
 	}
 	var bin string
 	var err error
 	if kind == childMinimal {
-		bin, err = minimalChild(k.e, k.d, dir)
+		bin, err = minimalChild(e, d, dir)
 	} else if bin, err = copyTestBinary(dir); err == nil {
-		k.e.Logf("copied the test binary to %s: %s", bin, core.Human(executableSize()))
+		e.Logf("copied the test binary to %s: %s", bin, core.Human(executableSize()))
 	}
 	return coldChild{kind: kind, bin: bin}, err
 }

@@ -39,9 +39,9 @@ func minimalChildScratch(size int64) int64 { return 3*size + minimalBuildSlack }
 
 // skipError is a reason the run goes on without something this machine
 // cannot provide (the go command, this module's source).
-type skipError struct{ reason string }
+type skipError string
 
-func (s *skipError) Error() string { return s.reason }
+func (s skipError) Error() string { return string(s) }
 
 // buildMinimalChild builds the minimal child with the cdb at cdbPath
 // embedded, as dir/embedchild, with go build and no cgo. Everything the
@@ -54,7 +54,7 @@ func (s *skipError) Error() string { return s.reason }
 func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		return "", &skipError{"child=minimal is built at run time by the go command, and there is none on PATH: " + err.Error()}
+		return "", skipError("child=minimal is built at run time by the go command, and there is none on PATH: " + err.Error())
 	}
 	// The user's go env file, where the go command looks for it, found
 	// before the config directory moves (running go env would itself
@@ -100,7 +100,7 @@ func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 	src, err := goRun("list", "-f", "{{.Dir}}", minimalChildPkg)
 	if err != nil {
 		wd, _ := os.Getwd()
-		return "", &skipError{fmt.Sprintf("child=minimal is built from this module's source, which the go command does not find from %s (run the benchmark inside the kvbench module): %v", wd, err)}
+		return "", skipError(fmt.Sprintf("child=minimal is built from this module's source, which the go command does not find from %s (run the benchmark inside the kvbench module): %v", wd, err))
 	}
 	overlay, err := json.Marshal(map[string]map[string]string{
 		"Replace": {filepath.Join(src, minimalChildCDB): cdbPath},
@@ -149,9 +149,6 @@ func minimalChild(e *core.Env, d *CDB, dir string) (string, error) {
 
 // asSkip reports the reason when err says the run goes on without it.
 func asSkip(err error) (string, bool) {
-	var s *skipError
-	if errors.As(err, &s) {
-		return s.reason, true
-	}
-	return "", false
+	s, ok := errors.AsType[skipError](err)
+	return string(s), ok
 }
