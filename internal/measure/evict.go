@@ -85,15 +85,7 @@ func dropCaches(euid int, procFile string, sync func()) error {
 		return fmt.Errorf("drop caches: %w (euid %d); writing %s needs root, use EvictDir to evict files without it", ErrNotRoot, euid, procFile)
 	}
 	sync()
-	f, err := os.OpenFile(procFile, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("drop caches: %w", err)
-	}
-	if _, err := f.WriteString("3"); err != nil {
-		f.Close()
-		return fmt.Errorf("drop caches: write %s: %w", procFile, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := os.WriteFile(procFile, []byte("3"), 0); err != nil {
 		return fmt.Errorf("drop caches: %w", err)
 	}
 	return nil

@@ -134,14 +134,6 @@ func (r *Recorder) Min() int64 {
 	return r.min
 }
 
-// Mean is the approximate mean in nanoseconds (0 if none).
-func (r *Recorder) Mean() float64 {
-	if r.h == nil {
-		return 0
-	}
-	return r.h.Mean()
-}
-
 // Reset forgets every recorded value, keeping the allocated histogram.
 func (r *Recorder) Reset() {
 	if r.h == nil {
