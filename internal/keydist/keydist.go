@@ -98,18 +98,18 @@ func New(kind Kind, theta float64, items, n uint64) (*Params, error) {
 	}
 	switch {
 	case kind == Latest:
-		z, terms := zeta(n, theta)
+		z, terms := sumRange(0, n, theta)
 		p.zipf, p.zetaTerms = newZipfian(n, theta, z), terms
 	case items == 0:
 		z := ycsbZeta
 		if theta != YCSBTheta {
-			z, p.zetaTerms = zeta(ycsbItems+1, theta)
+			z, p.zetaTerms = sumRange(0, ycsbItems+1, theta)
 		}
 		p.zipf = newZipfian(ycsbItems+1, theta, z)
 	case items < 2 || items > maxKeys:
 		return nil, fmt.Errorf("keydist: zipf over %d items: want 2 to 2^62 (or 0 for YCSB's scrambled ranks)", items)
 	default:
-		z, terms := zeta(items, theta)
+		z, terms := sumRange(0, items, theta)
 		p.zipf, p.zetaTerms = newZipfian(items, theta, z), terms
 		p.mulA, p.addC = affine(items)
 	}
