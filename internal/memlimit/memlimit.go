@@ -327,7 +327,7 @@ func (b *Budget) Close() error {
 		return nil
 	}
 	b.closed = true
-	b.watch.done()
+	b.watch.send("done", "")
 	if b.Adopted {
 		return nil
 	}

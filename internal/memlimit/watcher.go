@@ -82,8 +82,9 @@ func startWatcher() *watcher {
 	return w
 }
 
-// send writes one line to the watcher; a watcher that is gone is not
-// written to again. Safe on a nil watcher.
+// send writes one line to the watcher; after "done" (the run ends
+// normally) or a failed write it lets the watcher go, and writes nothing
+// more. Safe on a nil watcher.
 func (w *watcher) send(kind, arg string) {
 	if w == nil {
 		return
@@ -97,22 +98,11 @@ func (w *watcher) send(kind, arg string) {
 	if arg != "" {
 		line += " " + strings.ReplaceAll(arg, "\n", " ")
 	}
-	if _, err := io.WriteString(w.in, line+"\n"); err != nil {
+	_, err := io.WriteString(w.in, line+"\n")
+	if err != nil {
 		w.gone = fmt.Errorf("the budget's watcher is gone: %w", err)
-		w.in.Close()
-		w.in = nil
 	}
-}
-
-// done tells the watcher the run ends normally, and lets it go.
-func (w *watcher) done() {
-	if w == nil {
-		return
-	}
-	w.send("done", "")
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.in != nil {
+	if err != nil || kind == "done" {
 		w.in.Close()
 		w.in = nil
 	}
@@ -136,7 +126,7 @@ func (p Parent) EnterWatched(limit int64) (*Budget, error) {
 	w := startWatcher()
 	b, err := p.Enter(limit)
 	if err != nil {
-		w.done()
+		w.send("done", "")
 		return nil, err
 	}
 	b.watch = w
