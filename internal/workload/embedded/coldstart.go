@@ -113,6 +113,7 @@ func coldRead(job coldJob, fsys fs.FS) error {
 	var kb [records.MaxKeySize]byte
 	key := records.Key(kb[:0], job.Record)
 	var src recordSource
+	var err error
 	switch job.Src {
 	case "none":
 		return nil
@@ -120,29 +121,23 @@ func coldRead(job coldJob, fsys fs.FS) error {
 		if fsys == nil {
 			return fmt.Errorf("no embedded file system in the child")
 		}
-		d, err := Open(fsys, job.RA)
-		if err != nil {
-			return err
-		}
-		if src, err = openCDB(d.Data, nil); err != nil {
-			return err
+		var d *CDB
+		if d, err = Open(fsys, job.RA); err == nil {
+			src, err = openCDB(d.Data, nil)
 		}
 	case "file":
-		f, err := os.Open(job.Path)
-		if err != nil {
-			return err
-		}
-		if src, err = openCDB(f, f); err != nil {
-			return err
+		var f *os.File
+		if f, err = os.Open(job.Path); err == nil {
+			src, err = openCDB(f, f)
 		}
 	default:
-		db, err := engine.Open(job.Src, job.Opts)
-		if err != nil {
-			return err
+		var db engine.DB
+		if db, err = engine.Open(job.Src, job.Opts); err == nil {
+			src, err = newEngineSource(db, job.Record+1)
 		}
-		if src, err = newEngineSource(db, job.Record+1); err != nil {
-			return err
-		}
+	}
+	if err != nil {
+		return err
 	}
 	return src.get(key, job.Record)
 }
@@ -253,7 +248,7 @@ func coldStartScratch(e *core.Env, _ engine.Info) int64 {
 	if d, _ := cdbOf(&e.Cfg); d != nil {
 		size = d.Size
 	}
-	return executableSize() + minimalChildScratch(size)
+	return executableSize() + 3*size + minimalBuildSlack
 }
 
 // executableSize is the size of the test binary, which EmbedColdStart
@@ -411,8 +406,7 @@ func coldSource(e *core.Env, b *testing.B, d *CDB, s embedSource) *coldSrc {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c.job = coldJob{Src: "file", Path: path}
-		c.dirs = append(c.dirs, filepath.Dir(path))
+		c.job, c.dirs = coldJob{Src: "file", Path: path}, []string{filepath.Dir(path)}
 	case s.info.Missing != "":
 		b.Skip(s.info.Missing)
 	default:
@@ -423,8 +417,7 @@ func coldSource(e *core.Env, b *testing.B, d *CDB, s embedSource) *coldSrc {
 		if c.settings, err = h.Settings(o); err != nil {
 			b.Fatal(err)
 		}
-		c.job = coldJob{Src: s.info.Name, Path: h.Dir(), Opts: o}
-		c.dirs = append(c.dirs, h.Dir())
+		c.job, c.dirs = coldJob{Src: s.info.Name, Path: h.Dir(), Opts: o}, []string{h.Dir()}
 	}
 	return c
 }

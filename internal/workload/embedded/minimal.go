@@ -27,15 +27,11 @@ const minimalChildPkg = "github.com/kvbench/kvbench/internal/cmd/embedchild"
 const minimalChildCDB = "embedded.cdb"
 
 // minimalBuildSlack is what a minimal child's build writes besides the
-// cdb's copies: the standard library compiled into a fresh build cache
-// (about 60 MB) and the program itself.
+// cdb's three copies (the compiled package holding it in the build cache
+// and in the build's work directory, and the linked binary): the standard
+// library compiled into a fresh build cache (about 60 MB) and the program
+// itself.
 const minimalBuildSlack = 256 << 20
-
-// minimalChildScratch is the scratch space a minimal child's build needs
-// at its peak for a cdb of size bytes: the compiled package holding the
-// cdb in the build cache and in the build's work directory, and the
-// linked binary.
-func minimalChildScratch(size int64) int64 { return 3*size + minimalBuildSlack }
 
 // skipError is a reason the run goes on without something this machine
 // cannot provide (the go command, this module's source).

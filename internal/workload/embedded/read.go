@@ -100,26 +100,21 @@ type embedReader struct {
 func openSource(e *core.Env, parent *testing.B, d *CDB, n uint64, s embedSource) *embedReader {
 	parent.Helper()
 	r := &embedReader{e: e, parent: parent, d: d, n: n}
+	var err error
 	switch {
 	case s.name == "embedded":
-		src, err := openCDB(d.Data, nil)
-		if err != nil {
-			parent.Fatal(err)
-		}
-		r.cdb = src
+		r.cdb, err = openCDB(d.Data, nil)
 	case s.name == "file":
-		path, err := filePath(e, d)
-		if err != nil {
-			parent.Fatal(err)
-		}
-		r.path = path
-		if err := r.openFile(); err != nil {
-			parent.Fatal(err)
+		if r.path, err = filePath(e, d); err == nil {
+			err = r.openFile()
 		}
 	case s.info.Missing != "":
 		parent.Skip(s.info.Missing)
 	default:
 		r.h = e.Open(parent, engineFixture(e, s.info))
+	}
+	if err != nil {
+		parent.Fatal(err)
 	}
 	return r
 }
