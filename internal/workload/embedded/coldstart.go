@@ -25,26 +25,10 @@ import (
 )
 
 // EmbedColdStart starts a fresh process per op that opens one source,
-// reads one random record, verifies it and exits. ns/op is the time from
-// just before the parent starts the child to the verified read inside it
-// (exec, loading, runtime and package init, open, read); the child reports
-// its own peak RSS (VmHWM), its page faults come from its rusage.
-// cache=cold evicts the child's executable (a file this process never
-// maps: the test binary's is a copy) and the source's
-// files from the page cache before each child, cache=warm reads all of
-// them once first; shared libraries stay cached either way, as this
-// process maps them. src=none opens nothing: the process alone.
-//
-// Two programs can be the child (child=<kind>), with the same job, window
-// and counters:
-//   - testbinary: the test binary itself, run as
-//     -test.run=^TestEmbedColdChild$ with the job in its environment: the
-//     test binary's TestMain hands over to it before anything else
-//     (IsColdChild), and its TestEmbedColdChild calls ColdChild. It
-//     reads every source, and carries every engine and cgo.
-//   - minimal: internal/cmd/embedchild, a program that holds only the
-//     embedded cdb, as the seed's did, built per run with go build (no
-//     cgo) embedding this run's cdb; it reads src=embedded and src=none.
+// reads one random record, verifies it and exits: the test binary itself
+// (child=testbinary, every source) or internal/cmd/embedchild, built per
+// run to hold only the embedded cdb (child=minimal). What it times and how
+// it handles the page cache: docs/seed-004.md (Cold start).
 func init() {
 	core.Register(&core.Workload{
 		Name:     "EmbedColdStart",

@@ -46,7 +46,7 @@ func (s skipError) Error() string { return string(s) }
 // compiled with the cdb in it is as large as the cdb) and the binary,
 // fsynced so eviction can drop its pages. The go command comes from PATH
 // (go test puts its own first) and reads this module's source from the
-// working directory; without either it returns a *skipError.
+// working directory; without either it returns a skipError.
 func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {

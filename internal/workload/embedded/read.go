@@ -71,16 +71,11 @@ func readWorkload(name string, run func(b *testing.B, e *core.Env, info engine.I
 		Options: flags, Run: run}
 }
 
-// The Embed read leaves in each page cache state, as the read benchmarks
-// run theirs. Warm: the source is read through once, untimed, before the
-// leaf (an engine's fixture by its Handle; the cdb file's bytes into the
-// page cache; the embedded cdb's pages of the binary touched). Cold: the
-// leaf runs in rounds (ColdRounds), each on the source closed, its files
-// evicted and opened again: EmbedGet reads a fixed number of records a
-// round (coldOps), EmbedIterate scans every record once. The
-// embedded cdb has no cold state here: its pages belong to the running
-// binary's own mapping, which cannot be evicted (EmbedColdStart reads it
-// cold, in a fresh process).
+// The Embed read leaves run in each page cache state as the read
+// benchmarks run theirs: warm, the source read through once first; cold,
+// in rounds on the source closed, evicted and reopened. The embedded cdb
+// is only warm: the running binary's own mapping cannot be evicted
+// (docs/seed-004.md).
 
 // embedReader is a source opened in a parent benchmark for the leaves
 // that read it.
