@@ -49,23 +49,10 @@ func startWatcher() *watcher {
 		return w
 	}
 	cmd := exec.Command(exe)
-	env := []string{watcherEnv + "=1", "GOMAXPROCS=1"}
-	for _, kv := range os.Environ() {
-		switch {
-		case strings.HasPrefix(kv, "GORACE="):
-			// A race-built watcher would sleep a second at exit, and
-			// go test waits for it (it holds the output).
-			env = append(env, kv+" atexit_sleep_ms=0")
-			continue
-		case strings.HasPrefix(kv, "GOMAXPROCS="), strings.HasPrefix(kv, watcherEnv+"="):
-			continue
-		}
-		env = append(env, kv)
-	}
-	if os.Getenv("GORACE") == "" {
-		env = append(env, "GORACE=atexit_sleep_ms=0")
-	}
-	cmd.Env = env
+	// The last value of a variable wins. A race-built watcher would sleep
+	// a second at exit, and go test waits for it (it holds the output).
+	cmd.Env = append(os.Environ(), watcherEnv+"=1", "GOMAXPROCS=1",
+		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr // the run's results and log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	in, err := cmd.StdinPipe()
