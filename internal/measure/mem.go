@@ -49,28 +49,23 @@ func (s *statusReader) read() (RSS, error) {
 func parseStatus(b []byte) (RSS, error) {
 	var r RSS
 	found := 0
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
+	for line := range bytes.Lines(b) {
+		key, rest, _ := bytes.Cut(line, []byte(":"))
 		var dst *int64
-		switch {
-		case bytes.HasPrefix(line, []byte("RssAnon:")):
+		switch string(key) {
+		case "RssAnon":
 			dst = &r.Anon
-		case bytes.HasPrefix(line, []byte("RssFile:")):
+		case "RssFile":
 			dst = &r.File
-		case bytes.HasPrefix(line, []byte("RssShmem:")):
+		case "RssShmem":
 			dst = &r.Shmem
-		case bytes.HasPrefix(line, []byte("VmHWM:")):
+		case "VmHWM":
 			dst = &r.Peak
 		default:
 			continue
 		}
 		var v int64
-		for _, c := range line[bytes.IndexByte(line, ':')+1:] {
+		for _, c := range rest {
 			if c >= '0' && c <= '9' {
 				v = v*10 + int64(c-'0')
 			} else if v > 0 {
