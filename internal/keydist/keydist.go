@@ -17,6 +17,7 @@ package keydist
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kvbench/kvbench/internal/dataset"
 )
@@ -41,10 +42,8 @@ func (k Kind) String() string {
 
 // ParseKind reads a distribution's name.
 func ParseKind(s string) (Kind, error) {
-	for k, name := range kindNames {
-		if s == name {
-			return Kind(k), nil
-		}
+	if k := slices.Index(kindNames[:], s); k >= 0 {
+		return Kind(k), nil
 	}
 	return 0, fmt.Errorf("keydist: unknown distribution %q (choose uniform, zipf or latest)", s)
 }
