@@ -1,31 +1,11 @@
 // Package memlimit runs the process under a memory budget: a cgroup of its
-// own, created under the cgroup it runs in, whose memory limit bounds
-// everything the process charges from then on together: the page cache of
-// the files it reads and writes, its heap, and the caches, memtables and
-// maps of the stores it opens. A data set several times the budget then
-// behaves as one several times the machine's memory, on a machine of any
-// size.
-//
-// The kernel charges a page to the cgroup of the process that brings it
-// in, and a page stays charged where it was first charged. So what the
-// process had in memory before Enter (its heap so far, pages of files it
-// read) stays outside the budget: evict the files the benchmarks will read
-// (posix_fadvise DONTNEED) before entering, and Enter returns the freed
-// part of the heap to the kernel.
-//
-// Both cgroup versions work. With the v1 memory controller the budget is
-// memory.limit_in_bytes of a child cgroup; with the unified (v2) hierarchy
-// it is memory.max of a child, which needs the memory controller enabled
-// for children of the process's cgroup (cgroup.subtree_control). A cgroup
-// that holds processes cannot enable it (the no-internal-processes rule),
-// and a cgroup systemd manages is not this package's to change: there the
-// run must start under `systemd-run --scope -p MemoryMax=SIZE`, and Enter
-// with the same SIZE adopts that scope's limit as the budget.
-//
-// Swap is not limited (memory.memsw, memory.swap.max): the budget is one
-// of memory. Anonymous memory beyond it goes to swap where there is swap,
-// and where there is none the kernel's out-of-memory killer ends the
-// process; the page cache is reclaimed instead, which is the point.
+// own (v1 or v2), created under the cgroup it runs in, whose memory limit
+// bounds everything the process charges from then on together (page cache,
+// heap, the stores' caches and memtables), so a data set several times the
+// budget behaves as one several times the machine's memory. A page stays
+// charged where it was first charged: evict the files the benchmarks will
+// read before entering. What the machine must offer, and why swap is not
+// limited: docs/methodology.md (-mem_limit).
 package memlimit
 
 import (
