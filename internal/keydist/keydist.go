@@ -17,6 +17,7 @@ package keydist
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kvbench/kvbench/internal/dataset"
 )
@@ -41,10 +42,8 @@ func (k Kind) String() string {
 
 // ParseKind reads a distribution's name.
 func ParseKind(s string) (Kind, error) {
-	for k, name := range kindNames {
-		if s == name {
-			return Kind(k), nil
-		}
+	if k := slices.Index(kindNames[:], s); k >= 0 {
+		return Kind(k), nil
 	}
 	return 0, fmt.Errorf("keydist: unknown distribution %q (choose uniform, zipf or latest)", s)
 }
@@ -98,18 +97,18 @@ func New(kind Kind, theta float64, items, n uint64) (*Params, error) {
 	}
 	switch {
 	case kind == Latest:
-		z, terms := zeta(n, theta)
+		z, terms := sumRange(0, n, theta)
 		p.zipf, p.zetaTerms = newZipfian(n, theta, z), terms
 	case items == 0:
 		z := ycsbZeta
 		if theta != YCSBTheta {
-			z, p.zetaTerms = zeta(ycsbItems+1, theta)
+			z, p.zetaTerms = sumRange(0, ycsbItems+1, theta)
 		}
 		p.zipf = newZipfian(ycsbItems+1, theta, z)
 	case items < 2 || items > maxKeys:
 		return nil, fmt.Errorf("keydist: zipf over %d items: want 2 to 2^62 (or 0 for YCSB's scrambled ranks)", items)
 	default:
-		z, terms := zeta(items, theta)
+		z, terms := sumRange(0, items, theta)
 		p.zipf, p.zetaTerms = newZipfian(items, theta, z), terms
 		p.mulA, p.addC = affine(items)
 	}

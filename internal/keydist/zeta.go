@@ -57,14 +57,8 @@ func (z *zipfian) rank(u float64) uint64 {
 // 30 ms); the Euler–Maclaurin formula gives the rest.
 const exactTerms = 1 << 20
 
-// zeta returns zeta(n, theta) = sum of i^-theta for i in 1..n, and how many
-// terms it added one by one.
-func zeta(n uint64, theta float64) (float64, uint64) {
-	return sumRange(0, n, theta)
-}
-
 // sumRange returns the sum of i^-theta for i in a+1..b (YCSB's
-// zetastatic(a, b)) and how many terms it added one by one: the first
+// zetastatic(a, b); zeta(n) is sumRange(0, n)) and how many terms it added one by one: the first
 // exactTerms, compensated (Neumaier), and the rest by emTail.
 func sumRange(a, b uint64, theta float64) (float64, uint64) {
 	last, sum := b, 0.0

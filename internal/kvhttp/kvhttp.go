@@ -10,10 +10,10 @@
 package kvhttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -127,7 +127,9 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key []byte) {
 	}
 	bp := s.bufs.Get().(*[]byte)
 	defer s.bufs.Put(bp)
-	v, err := readAll(http.MaxBytesReader(w, r.Body, s.maxValue), (*bp)[:0])
+	buf := bytes.NewBuffer((*bp)[:0])
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, s.maxValue))
+	v := buf.Bytes()
 	*bp = v[:0]
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -143,21 +145,4 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key []byte) {
 		return
 	}
 	w.WriteHeader(http.StatusCreated)
-}
-
-// readAll reads r to its end into buf, growing it as needed.
-func readAll(r io.Reader, buf []byte) ([]byte, error) {
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
 }

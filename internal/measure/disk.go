@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -66,10 +67,7 @@ func (r *DiskResult) finish(start time.Time, io0 IO) {
 func newSource() *rand.ChaCha8 {
 	var seed [32]byte
 	for i := 0; i < len(seed); i += 8 {
-		v := rand.Uint64()
-		for j := range 8 {
-			seed[i+j] = byte(v >> (8 * j))
-		}
+		binary.LittleEndian.PutUint64(seed[i:], rand.Uint64())
 	}
 	return rand.NewChaCha8(seed)
 }

@@ -84,7 +84,7 @@ func TestRandomReadsDirect(t *testing.T) {
 			t.Fatalf("IOPS %v, ops/elapsed %v", r.IOPS, got)
 		}
 		// Busy time cannot exceed threads × wall time (Little's law bound).
-		if busy := r.Latency.Mean() * float64(r.Ops); busy > 1.01*float64(c.threads)*float64(r.Elapsed) {
+		if busy := r.Latency.Histogram().Mean() * float64(r.Ops); busy > 1.01*float64(c.threads)*float64(r.Elapsed) {
 			t.Fatalf("latencies sum to %v with %d threads in %v", time.Duration(busy), c.threads, r.Elapsed)
 		}
 		// Every read went to the device.

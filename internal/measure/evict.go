@@ -85,15 +85,7 @@ func dropCaches(euid int, procFile string, sync func()) error {
 		return fmt.Errorf("drop caches: %w (euid %d); writing %s needs root, use EvictDir to evict files without it", ErrNotRoot, euid, procFile)
 	}
 	sync()
-	f, err := os.OpenFile(procFile, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("drop caches: %w", err)
-	}
-	if _, err := f.WriteString("3"); err != nil {
-		f.Close()
-		return fmt.Errorf("drop caches: write %s: %w", procFile, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := os.WriteFile(procFile, []byte("3"), 0); err != nil {
 		return fmt.Errorf("drop caches: %w", err)
 	}
 	return nil
@@ -172,4 +164,17 @@ func ResidentDir(dir string) (resident, total int64) {
 		return nil
 	})
 	return resident, total
+}
+
+// AdviseRandom turns readahead off for the pages of s, data mapped from a
+// file (an executable's read-only data): a fault then reads the page it
+// needs and not the device's read_ahead_kb around it.
+func AdviseRandom(s string) error {
+	p := unsafe.Pointer(unsafe.StringData(s))
+	off := int(uintptr(p) & uintptr(os.Getpagesize()-1)) // madvise wants a page-aligned start
+	b := unsafe.Slice((*byte)(unsafe.Add(p, -off)), len(s)+off)
+	if err := unix.Madvise(b, unix.MADV_RANDOM); err != nil {
+		return fmt.Errorf("madvise(MADV_RANDOM) on the embedded cdb: %w", err)
+	}
+	return nil
 }

@@ -57,19 +57,11 @@ func (r *Recorder) RecordNanos(ns int64) {
 	if r.h == nil {
 		r.init()
 	}
-	if ns < 0 {
-		ns = 0
-		r.clamped++
-	} else if ns > LatencyHighest {
-		ns = LatencyHighest
+	if c := min(max(ns, 0), LatencyHighest); c != ns {
+		ns = c
 		r.clamped++
 	}
-	if ns < r.min {
-		r.min = ns
-	}
-	if ns > r.max {
-		r.max = ns
-	}
+	r.min, r.max = min(r.min, ns), max(r.max, ns)
 	// Cannot fail: ns is within the histogram's range.
 	_ = r.h.RecordValue(ns)
 }
@@ -119,12 +111,7 @@ func (r *Recorder) Percentile(p float64) int64 {
 }
 
 // Max is the largest value recorded, exactly, in nanoseconds (0 if none).
-func (r *Recorder) Max() int64 {
-	if r.Count() == 0 {
-		return 0
-	}
-	return r.max
-}
+func (r *Recorder) Max() int64 { return r.Percentile(100) }
 
 // Min is the smallest value recorded, exactly, in nanoseconds (0 if none).
 func (r *Recorder) Min() int64 {
@@ -132,14 +119,6 @@ func (r *Recorder) Min() int64 {
 		return 0
 	}
 	return r.min
-}
-
-// Mean is the approximate mean in nanoseconds (0 if none).
-func (r *Recorder) Mean() float64 {
-	if r.h == nil {
-		return 0
-	}
-	return r.h.Mean()
 }
 
 // Reset forgets every recorded value, keeping the allocated histogram.

@@ -23,24 +23,14 @@ func MemTotal() (int64, error) {
 	return parseMemTotal(b)
 }
 
+// parseMemTotal reads the first line of /proc/meminfo, where the kernel
+// puts MemTotal.
 func parseMemTotal(meminfo []byte) (int64, error) {
-	s := bufio.NewScanner(bytes.NewReader(meminfo))
-	for s.Scan() {
-		k, v, ok := strings.Cut(s.Text(), ":")
-		if !ok || k != "MemTotal" {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) != 2 || f[1] != "kB" {
-			break
-		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil || kb <= 0 {
-			break
-		}
-		return kb << 10, nil
+	var kb int64
+	if _, err := fmt.Sscanf(string(meminfo), "MemTotal: %d kB\n", &kb); err != nil || kb <= 0 {
+		return 0, fmt.Errorf("/proc/meminfo: no MemTotal in kB")
 	}
-	return 0, fmt.Errorf("/proc/meminfo: no MemTotal in kB")
+	return kb << 10, nil
 }
 
 // BlockDevOf is the /sys/dev/block entry (/sys/dev/block/MAJ:MIN) of the
@@ -219,22 +209,11 @@ func readDiskStats(path, name string) (DiskStats, error) {
 
 // Kernel is the running kernel's release and version.
 func Kernel() string {
-	var u syscall.Utsname
-	if err := syscall.Uname(&u); err != nil {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
 		return "unknown"
 	}
-	return cstr(u.Sysname[:]) + " " + cstr(u.Release[:])
-}
-
-func cstr(b []int8) string {
-	var s strings.Builder
-	for _, c := range b {
-		if c == 0 {
-			break
-		}
-		s.WriteByte(byte(c))
-	}
-	return s.String()
+	return unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
 }
 
 // CPUModel is the first "model name" in /proc/cpuinfo.
@@ -274,21 +253,55 @@ func FileSystem(path string) (FS, error) {
 	}
 	fs := FS{Type: fsMagic[int64(st.Type)], Free: int64(st.Bavail) * int64(st.Bsize)}
 	// The longest mount point that contains path names its device and type.
-	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			pre, post, ok := strings.Cut(line, " - ")
-			f, g := strings.Fields(pre), strings.Fields(post)
-			if !ok || len(f) < 5 || len(g) < 2 {
-				continue
-			}
-			mp := f[4]
-			if (path == mp || strings.HasPrefix(path, strings.TrimSuffix(mp, "/")+"/")) && len(mp) >= len(fs.MountedOn) {
-				fs.MountedOn, fs.Type, fs.Device = mp, g[0], g[1]
-			}
+	mounts, _ := Mounts("/proc/self/mountinfo")
+	for _, m := range mounts {
+		if (path == m.Point || strings.HasPrefix(path, strings.TrimSuffix(m.Point, "/")+"/")) && len(m.Point) >= len(fs.MountedOn) {
+			fs.MountedOn, fs.Type, fs.Device = m.Point, m.Type, m.Source
 		}
 	}
 	if fs.Type == "" {
 		fs.Type = "unknown"
 	}
 	return fs, nil
+}
+
+// Mount is one line of a mountinfo file: the mounted root and where it is
+// mounted (their octal escapes undone), then its type, source and super
+// options.
+type Mount struct{ Root, Point, Type, Source, Super string }
+
+// Mounts reads a mountinfo file (/proc/self/mountinfo).
+func Mounts(file string) ([]Mount, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var out []Mount
+	for _, line := range strings.Split(string(b), "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if ok && len(f) >= 5 && len(g) >= 3 {
+			out = append(out, Mount{Root: unescape(f[3]), Point: unescape(f[4]), Type: g[0], Source: g[1], Super: g[2]})
+		}
+	}
+	return out, nil
+}
+
+// unescape undoes mountinfo's octal escapes (\040 is a space).
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

@@ -19,7 +19,8 @@ type RSS struct{ Anon, File, Shmem, Peak int64 }
 func (r RSS) Total() int64 { return r.Anon + r.File + r.Shmem }
 
 // statusReader reads /proc/self/status into a buffer it keeps, so a
-// sampler allocates nothing per reading.
+// sampler allocates nothing per reading. The fields it wants are among the
+// first lines; what passes the buffer's 4 KiB (long CPU lists) is not read.
 type statusReader struct {
 	fd  int
 	buf []byte
@@ -30,7 +31,7 @@ func openStatus() (*statusReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open /proc/self/status: %w", err)
 	}
-	return &statusReader{fd: fd, buf: make([]byte, 16<<10)}, nil
+	return &statusReader{fd: fd, buf: make([]byte, 4<<10)}, nil
 }
 
 func (s *statusReader) close() { unix.Close(s.fd) }
@@ -48,28 +49,23 @@ func (s *statusReader) read() (RSS, error) {
 func parseStatus(b []byte) (RSS, error) {
 	var r RSS
 	found := 0
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
+	for line := range bytes.Lines(b) {
+		key, rest, _ := bytes.Cut(line, []byte(":"))
 		var dst *int64
-		switch {
-		case bytes.HasPrefix(line, []byte("RssAnon:")):
+		switch string(key) {
+		case "RssAnon":
 			dst = &r.Anon
-		case bytes.HasPrefix(line, []byte("RssFile:")):
+		case "RssFile":
 			dst = &r.File
-		case bytes.HasPrefix(line, []byte("RssShmem:")):
+		case "RssShmem":
 			dst = &r.Shmem
-		case bytes.HasPrefix(line, []byte("VmHWM:")):
+		case "VmHWM":
 			dst = &r.Peak
 		default:
 			continue
 		}
 		var v int64
-		for _, c := range line[bytes.IndexByte(line, ':')+1:] {
+		for _, c := range rest {
 			if c >= '0' && c <= '9' {
 				v = v*10 + int64(c-'0')
 			} else if v > 0 {

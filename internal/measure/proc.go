@@ -4,12 +4,11 @@
 package measure
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -34,39 +33,31 @@ func (io IO) Sub(earlier IO) IO {
 
 // ReadIO reads /proc/self/io.
 func ReadIO() (IO, error) {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return IO{}, err
+	}
 	var io IO
-	err := scanKV("/proc/self/io", ':', func(k string, v int64) {
-		switch k {
-		case "rchar":
-			io.RChar = v
-		case "wchar":
-			io.WChar = v
-		case "read_bytes":
-			io.ReadBytes = v
-		case "write_bytes":
-			io.WriteBytes = v
-		case "cancelled_write_bytes":
-			io.CancelledWriteBytes = v
+	fields := map[string]*int64{"rchar": &io.RChar, "wchar": &io.WChar, "read_bytes": &io.ReadBytes,
+		"write_bytes": &io.WriteBytes, "cancelled_write_bytes": &io.CancelledWriteBytes}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		if p := fields[k]; p != nil {
+			if *p, err = strconv.ParseInt(v, 10, 64); err != nil {
+				return IO{}, fmt.Errorf("/proc/self/io: %w", err)
+			}
 		}
-	})
-	return io, err
+	}
+	return io, nil
 }
 
 // Mem is resident memory from /proc/self/status, in bytes.
 type Mem struct{ RSS, PeakRSS int64 }
 
-// ReadMem reads VmRSS and VmHWM.
+// ReadMem reads VmRSS (the sum of RssAnon, RssFile and RssShmem) and VmHWM.
 func ReadMem() (Mem, error) {
-	var m Mem
-	err := scanKV("/proc/self/status", ':', func(k string, v int64) {
-		switch k {
-		case "VmRSS":
-			m.RSS = v * 1024
-		case "VmHWM":
-			m.PeakRSS = v * 1024
-		}
-	})
-	return m, err
+	r, err := ReadRSS()
+	return Mem{RSS: r.Total(), PeakRSS: r.Peak}, err
 }
 
 // ResetPeakRSS sets the process's peak RSS back to its current RSS
@@ -85,35 +76,6 @@ func ReadFaults() Faults {
 		return Faults{}
 	}
 	return Faults{Major: ru.Majflt, Minor: ru.Minflt}
-}
-
-// scanKV calls fn for every "key<sep> number [unit]" line of a proc file.
-func scanKV(path string, sep byte, fn func(string, int64)) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	s := bufio.NewScanner(bytes.NewReader(b))
-	for s.Scan() {
-		line := s.Bytes()
-		i := bytes.IndexByte(line, sep)
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(line[i+1:])
-		if len(f) == 0 {
-			continue
-		}
-		v, err := strconv.ParseInt(string(f[0]), 10, 64)
-		if err != nil {
-			continue
-		}
-		fn(string(line[:i]), v)
-	}
-	if err := s.Err(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
 }
 
 // Written is what the process's writes will cost the storage: bytes it

@@ -83,19 +83,18 @@ func (k Kill) Line() string {
 }
 
 // fields are the figures of a kill line, in order.
-func (k *Kill) fields() []struct {
-	key string
-	v   *int64
-} {
-	return []struct {
-		key string
-		v   *int64
-	}{
+func (k *Kill) fields() []figure {
+	return []figure{
 		{"limit", &k.Limit}, {"anon", &k.Last.Anon}, {"file", &k.Last.Cache}, {"dirty", &k.Last.Dirty},
 		{"writeback", &k.Last.Writeback}, {"shmem", &k.Last.Shmem}, {"kernel", &k.Last.Kernel},
 		{"charged", &k.Last.Usage}, {"peak", &k.Final.Peak}, {"limit-hits", &k.Final.LimitHits},
 		{"sample-age-ms", &k.AgeMS},
 	}
+}
+
+type figure struct {
+	key string
+	v   *int64
 }
 
 // ParseKill reads a kill line back (Line); ok is false for any other

@@ -1,47 +1,27 @@
 // Package memlimit runs the process under a memory budget: a cgroup of its
-// own, created under the cgroup it runs in, whose memory limit bounds
-// everything the process charges from then on together: the page cache of
-// the files it reads and writes, its heap, and the caches, memtables and
-// maps of the stores it opens. A data set several times the budget then
-// behaves as one several times the machine's memory, on a machine of any
-// size.
-//
-// The kernel charges a page to the cgroup of the process that brings it
-// in, and a page stays charged where it was first charged. So what the
-// process had in memory before Enter (its heap so far, pages of files it
-// read) stays outside the budget: evict the files the benchmarks will read
-// (posix_fadvise DONTNEED) before entering, and Enter returns the freed
-// part of the heap to the kernel.
-//
-// Both cgroup versions work. With the v1 memory controller the budget is
-// memory.limit_in_bytes of a child cgroup; with the unified (v2) hierarchy
-// it is memory.max of a child, which needs the memory controller enabled
-// for children of the process's cgroup (cgroup.subtree_control). A cgroup
-// that holds processes cannot enable it (the no-internal-processes rule),
-// and a cgroup systemd manages is not this package's to change: there the
-// run must start under `systemd-run --scope -p MemoryMax=SIZE`, and Enter
-// with the same SIZE adopts that scope's limit as the budget.
-//
-// Swap is not limited (memory.memsw, memory.swap.max): the budget is one
-// of memory. Anonymous memory beyond it goes to swap where there is swap,
-// and where there is none the kernel's out-of-memory killer ends the
-// process; the page cache is reclaimed instead, which is the point.
+// own (v1 or v2), created under the cgroup it runs in, whose memory limit
+// bounds everything the process charges from then on together (page cache,
+// heap, the stores' caches and memtables), so a data set several times the
+// budget behaves as one several times the machine's memory. A page stays
+// charged where it was first charged: evict the files the benchmarks will
+// read before entering. What the machine must offer, and why swap is not
+// limited: docs/methodology.md (-mem_limit).
 package memlimit
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/kvbench/kvbench/internal/measure"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,33 +67,33 @@ func find(cgroupFile, mountinfoFile, systemdDir string) (Parent, error) {
 			v2, have2 = f[2], true
 			continue
 		}
-		for _, c := range strings.Split(f[1], ",") {
-			if c == "memory" {
-				v1, have1 = f[2], true
-			}
+		if slices.Contains(strings.Split(f[1], ","), "memory") {
+			v1, have1 = f[2], true
 		}
 	}
-	mounts, err := readMounts(mountinfoFile)
+	mounts, err := measure.Mounts(mountinfoFile)
 	if err != nil {
 		return Parent{}, fmt.Errorf("%s: cannot read the mounts: %w", Flag, err)
 	}
 	var p Parent
 	switch {
 	case have1:
-		m, ok := findMount(mounts, func(m mount) bool { return m.fstype == "cgroup" && hasOpt(m.super, "memory") })
-		if !ok {
+		i := slices.IndexFunc(mounts, func(m measure.Mount) bool {
+			return m.Type == "cgroup" && slices.Contains(strings.Split(m.Super, ","), "memory")
+		})
+		if i < 0 {
 			return Parent{}, fmt.Errorf("%s: the v1 memory controller's hierarchy (%s in %s) is not mounted", Flag, v1, cgroupFile)
 		}
-		p = Parent{Dir: m.path(v1), Version: 1}
+		p = Parent{Dir: cgroupDir(mounts[i], v1), Version: 1}
 		if _, err := os.Stat(filepath.Join(p.Dir, "memory.limit_in_bytes")); err != nil {
 			return Parent{}, fmt.Errorf("%s: no memory controller in %s: %w", Flag, p.Dir, err)
 		}
 	case have2:
-		m, ok := findMount(mounts, func(m mount) bool { return m.fstype == "cgroup2" })
-		if !ok {
+		i := slices.IndexFunc(mounts, func(m measure.Mount) bool { return m.Type == "cgroup2" })
+		if i < 0 {
 			return Parent{}, fmt.Errorf("%s: the unified cgroup hierarchy (%s in %s) is not mounted", Flag, v2, cgroupFile)
 		}
-		p = Parent{Dir: m.path(v2), Version: 2}
+		p = Parent{Dir: cgroupDir(mounts[i], v2), Version: 2}
 		if !hasWord(p.Dir, "cgroup.controllers", "memory") {
 			return Parent{}, fmt.Errorf("%s: no memory controller: %s/cgroup.controllers lacks memory (the v1 memory hierarchy is not mounted, and the parent cgroup does not delegate memory)", Flag, p.Dir)
 		}
@@ -138,79 +118,16 @@ func systemdManaged(path, systemdDir string) bool {
 	return false
 }
 
-// mount is one line of /proc/self/mountinfo.
-type mount struct{ root, point, fstype, super string }
-
-// path is the directory of cgroup path p in the mounted hierarchy.
-func (m mount) path(p string) string {
+// cgroupDir is the directory of cgroup path p in the hierarchy mounted
+// as m.
+func cgroupDir(m measure.Mount, p string) string {
 	rel := p
-	if m.root != "/" {
-		if r, ok := strings.CutPrefix(p, m.root); ok && (r == "" || r[0] == '/') {
+	if m.Root != "/" {
+		if r, ok := strings.CutPrefix(p, m.Root); ok && (r == "" || r[0] == '/') {
 			rel = r
 		}
 	}
-	return filepath.Join(m.point, rel)
-}
-
-func readMounts(file string) ([]mount, error) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	var out []mount
-	s := bufio.NewScanner(bytes.NewReader(b))
-	for s.Scan() {
-		f := strings.Fields(s.Text())
-		sep := -1
-		for i, x := range f {
-			if x == "-" {
-				sep = i
-				break
-			}
-		}
-		if sep < 5 || len(f) < sep+4 {
-			continue
-		}
-		out = append(out, mount{root: unescape(f[3]), point: unescape(f[4]), fstype: f[sep+1], super: f[sep+3]})
-	}
-	return out, s.Err()
-}
-
-func findMount(ms []mount, ok func(mount) bool) (mount, bool) {
-	for _, m := range ms {
-		if ok(m) {
-			return m, true
-		}
-	}
-	return mount{}, false
-}
-
-// unescape undoes mountinfo's octal escapes (\040 is a space).
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func hasOpt(opts, want string) bool {
-	for _, o := range strings.Split(opts, ",") {
-		if o == want {
-			return true
-		}
-	}
-	return false
+	return filepath.Join(m.Point, rel)
 }
 
 // hasWord reports whether the file dir/name lists word.
@@ -219,12 +136,7 @@ func hasWord(dir, name, word string) bool {
 	if err != nil {
 		return false
 	}
-	for _, w := range strings.Fields(string(b)) {
-		if w == word {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(strings.Fields(string(b)), word)
 }
 
 // limitFile is the file that holds a cgroup's memory limit.
@@ -319,25 +231,16 @@ type Budget struct {
 	watch  *watcher // EnterWatched's
 }
 
-// Enter creates a cgroup kvbench-<pid> under the process's own (Find),
-// limits its memory to limit bytes, and moves the whole process into it.
-// Close undoes it.
-func Enter(limit int64) (*Budget, error) {
-	p, err := Find()
-	if err != nil {
-		return nil, err
-	}
-	return p.Enter(limit)
-}
-
-// Enter is Enter under p.
+// Enter creates a cgroup kvbench-<pid> under p, limits its memory to limit
+// bytes, and moves the whole process into it. Close undoes it.
 func (p Parent) Enter(limit int64) (*Budget, error) {
 	adopt, err := p.check(limit)
 	if err != nil {
 		return nil, err
 	}
 	debug.FreeOSMemory() // freed heap returns to the kernel; faulted in again, it is charged to the budget
-	b := &Budget{Limit: limit, Version: p.Version, parent: p.Dir, Resident: residentNow()}
+	m, _ := measure.ReadMem()
+	b := &Budget{Limit: limit, Version: p.Version, parent: p.Dir, Resident: m.RSS}
 	if adopt {
 		b.Dir, b.Adopted = p.Dir, true
 		return b, nil
@@ -396,17 +299,6 @@ func writeFile(dir, name, val string) error {
 	return nil
 }
 
-// residentNow is the process's VmRSS in bytes (0 when unknown).
-func residentNow() int64 {
-	var rss int64
-	scan("/proc/self/status", func(k string, v int64) {
-		if k == "VmRSS:" {
-			rss = v * 1024
-		}
-	})
-	return rss
-}
-
 // Close moves the process back to the cgroup it came from and removes the
 // budget's cgroup. Pages charged to the budget stay in the page cache
 // until reclaimed. Close is safe to call twice.
@@ -415,7 +307,7 @@ func (b *Budget) Close() error {
 		return nil
 	}
 	b.closed = true
-	b.watch.done()
+	b.watch.send("done", "")
 	if b.Adopted {
 		return nil
 	}

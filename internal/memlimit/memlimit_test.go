@@ -387,7 +387,11 @@ func budgetChild(t *testing.T, job string) {
 	path := job[:i]
 	limit, _ := strconv.ParseInt(job[i+1:], 10, 64)
 	buf := make([]byte, 1<<20)
-	b, err := Enter(limit)
+	p, err := Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Enter(limit)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,23 +49,10 @@ func startWatcher() *watcher {
 		return w
 	}
 	cmd := exec.Command(exe)
-	env := []string{watcherEnv + "=1", "GOMAXPROCS=1"}
-	for _, kv := range os.Environ() {
-		switch {
-		case strings.HasPrefix(kv, "GORACE="):
-			// A race-built watcher would sleep a second at exit, and
-			// go test waits for it (it holds the output).
-			env = append(env, kv+" atexit_sleep_ms=0")
-			continue
-		case strings.HasPrefix(kv, "GOMAXPROCS="), strings.HasPrefix(kv, watcherEnv+"="):
-			continue
-		}
-		env = append(env, kv)
-	}
-	if os.Getenv("GORACE") == "" {
-		env = append(env, "GORACE=atexit_sleep_ms=0")
-	}
-	cmd.Env = env
+	// The last value of a variable wins. A race-built watcher would sleep
+	// a second at exit, and go test waits for it (it holds the output).
+	cmd.Env = append(os.Environ(), watcherEnv+"=1", "GOMAXPROCS=1",
+		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr // the run's results and log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	in, err := cmd.StdinPipe()
@@ -82,8 +69,9 @@ func startWatcher() *watcher {
 	return w
 }
 
-// send writes one line to the watcher; a watcher that is gone is not
-// written to again. Safe on a nil watcher.
+// send writes one line to the watcher; after "done" (the run ends
+// normally) or a failed write it lets the watcher go, and writes nothing
+// more. Safe on a nil watcher.
 func (w *watcher) send(kind, arg string) {
 	if w == nil {
 		return
@@ -97,22 +85,11 @@ func (w *watcher) send(kind, arg string) {
 	if arg != "" {
 		line += " " + strings.ReplaceAll(arg, "\n", " ")
 	}
-	if _, err := io.WriteString(w.in, line+"\n"); err != nil {
+	_, err := io.WriteString(w.in, line+"\n")
+	if err != nil {
 		w.gone = fmt.Errorf("the budget's watcher is gone: %w", err)
-		w.in.Close()
-		w.in = nil
 	}
-}
-
-// done tells the watcher the run ends normally, and lets it go.
-func (w *watcher) done() {
-	if w == nil {
-		return
-	}
-	w.send("done", "")
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.in != nil {
+	if err != nil || kind == "done" {
 		w.in.Close()
 		w.in = nil
 	}
@@ -136,7 +113,7 @@ func (p Parent) EnterWatched(limit int64) (*Budget, error) {
 	w := startWatcher()
 	b, err := p.Enter(limit)
 	if err != nil {
-		w.done()
+		w.send("done", "")
 		return nil, err
 	}
 	b.watch = w

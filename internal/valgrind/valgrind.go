@@ -9,6 +9,7 @@ package valgrind
 import (
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // request runs client request args[0] with arguments args[1:] and returns
@@ -21,47 +22,36 @@ func request(args *[6]uintptr, def uintptr) uintptr
 const (
 	runningOnValgrind = 0x1001
 	callgrindBase     = 'C'<<24 | 'T'<<16
-	dumpStats         = callgrindBase + 0
 	zeroStats         = callgrindBase + 1
-	toggleCollect     = callgrindBase + 2
 	dumpStatsAt       = callgrindBase + 3
 	startInstr        = callgrindBase + 4
 	stopInstr         = callgrindBase + 5
 )
 
-// Running reports whether the program runs under Valgrind.
-func Running() bool {
-	args := [6]uintptr{runningOnValgrind}
-	return request(&args, 0) != 0
+// do makes request code with one argument; outside Valgrind it returns 0.
+func do(code, arg uintptr) uintptr {
+	args := [6]uintptr{code, arg}
+	return request(&args, 0)
 }
 
+// Running reports whether the program runs under Valgrind.
+func Running() bool { return do(runningOnValgrind, 0) != 0 }
+
 // ZeroStats zeroes callgrind's counters (CALLGRIND_ZERO_STATS).
-func ZeroStats() {
-	args := [6]uintptr{zeroStats}
-	request(&args, 0)
-}
+func ZeroStats() { do(zeroStats, 0) }
 
 // DumpStatsAt writes callgrind's counters since the last zero or dump to a
 // file of their own, described by reason (CALLGRIND_DUMP_STATS_AT), and
 // zeroes them. reason must end in a NUL byte.
-func DumpStatsAt(reason []byte) {
-	args := [6]uintptr{dumpStatsAt, uintptrOf(reason)}
-	request(&args, 0)
-}
+func DumpStatsAt(reason []byte) { do(dumpStatsAt, uintptr(unsafe.Pointer(unsafe.SliceData(reason)))) }
 
 // StartInstrumentation makes callgrind instrument the code it runs from
 // here on (CALLGRIND_START_INSTRUMENTATION); with --instr-atstart=no the
 // program runs uninstrumented, several times faster, until it is called.
-func StartInstrumentation() {
-	args := [6]uintptr{startInstr}
-	request(&args, 0)
-}
+func StartInstrumentation() { do(startInstr, 0) }
 
 // StopInstrumentation ends instrumentation (CALLGRIND_STOP_INSTRUMENTATION).
-func StopInstrumentation() {
-	args := [6]uintptr{stopInstr}
-	request(&args, 0)
-}
+func StopInstrumentation() { do(stopInstr, 0) }
 
 // windowPrefix starts the description of every dump a benchmark's timed
 // window asks for: "kvbench <leaf> n=<b.N>".

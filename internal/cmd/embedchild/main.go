@@ -20,9 +20,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/alldroll/cdb"
 
@@ -72,8 +70,8 @@ func read(i uint64, readahead bool) error {
 	if embedded == "" {
 		return errors.New("the embedded cdb is empty: build with an -overlay that replaces embedded.cdb (see the package comment)")
 	}
-	if !readahead {
-		if err := adviseRandom(embedded); err != nil {
+	if !readahead { // -embed_readahead=false
+		if err := measure.AdviseRandom(embedded); err != nil {
 			return err
 		}
 	}
@@ -88,16 +86,4 @@ func read(i uint64, readahead bool) error {
 		return fmt.Errorf("get %s: %w", key, err)
 	}
 	return records.Check(i, v)
-}
-
-// adviseRandom turns readahead off for s's pages, so a fault reads the
-// page it needs and not read_ahead_kb around it (-embed_readahead=false).
-func adviseRandom(s string) error {
-	p := unsafe.Pointer(unsafe.StringData(s))
-	off := int(uintptr(p) & uintptr(os.Getpagesize()-1)) // madvise wants a page-aligned start
-	b := unsafe.Slice((*byte)(unsafe.Add(p, -off)), len(s)+off)
-	if err := syscall.Madvise(b, syscall.MADV_RANDOM); err != nil {
-		return fmt.Errorf("madvise(MADV_RANDOM) on the embedded cdb: %w", err)
-	}
-	return nil
 }

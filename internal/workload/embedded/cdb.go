@@ -13,16 +13,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"reflect"
 	"sync"
-	"unsafe"
 
 	"github.com/alldroll/cdb"
-	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
 	"github.com/kvbench/kvbench/internal/records"
 )
 
@@ -114,13 +112,7 @@ func (d *CDB) adviseReadahead(on bool) error {
 	if int64(len(d.bytes)) != d.Size {
 		return core.FlagError("embed_readahead", false, "this Go version's embed.FS hides the embedded bytes of "+d.Name+"; only true works")
 	}
-	p := unsafe.Pointer(unsafe.StringData(d.bytes))
-	off := int(uintptr(p) & uintptr(os.Getpagesize()-1)) // madvise wants a page-aligned start
-	b := unsafe.Slice((*byte)(unsafe.Add(p, -off)), len(d.bytes)+off)
-	if err := unix.Madvise(b, unix.MADV_RANDOM); err != nil {
-		return fmt.Errorf("madvise(MADV_RANDOM) on the embedded cdb: %w", err)
-	}
-	return nil
+	return measure.AdviseRandom(d.bytes)
 }
 
 // flags are the Embed workloads' own, which all four list: how much of the
@@ -177,44 +169,37 @@ func used(n uint64, d *CDB) uint64 {
 }
 
 // binary is the cdb this binary embeds: the file system the root package
-// hands over (SetFS), and the cdb opened from it for each
-// -embed_readahead (Open advises the pages once).
+// hands over (SetFS), and the cdb opened from it once for each
+// -embed_readahead (Open advises the pages).
 var binary struct {
 	mu   sync.Mutex
-	fsys fs.FS
-	cdbs map[bool]openedCDB
-}
-
-type openedCDB struct {
-	d   *CDB
-	err error
+	open map[bool]func() (*CDB, error)
 }
 
 // SetFS makes fsys, a //go:embed file system holding Committed or
-// Generated, the cdb the Embed benchmarks read. Without it they fail
-// with the reason, and nothing else changes.
+// Generated, the cdb the Embed benchmarks read. Without it (or with nil)
+// they fail with the reason, and nothing else changes.
 func SetFS(fsys fs.FS) {
 	binary.mu.Lock()
 	defer binary.mu.Unlock()
-	binary.fsys, binary.cdbs = fsys, nil
+	binary.open = map[bool]func() (*CDB, error){}
+	for _, ra := range []bool{false, true} {
+		if fsys == nil {
+			break
+		}
+		binary.open[ra] = sync.OnceValues(func() (*CDB, error) { return Open(fsys, ra) })
+	}
 }
 
 // opened is the binary's cdb with readahead on or off; nil without SetFS.
 func opened(readahead bool) (*CDB, error) {
 	binary.mu.Lock()
-	defer binary.mu.Unlock()
-	if binary.fsys == nil {
+	open := binary.open[readahead]
+	binary.mu.Unlock()
+	if open == nil {
 		return nil, nil
 	}
-	o, ok := binary.cdbs[readahead]
-	if !ok {
-		o.d, o.err = Open(binary.fsys, readahead)
-		if binary.cdbs == nil {
-			binary.cdbs = map[bool]openedCDB{}
-		}
-		binary.cdbs[readahead] = o
-	}
-	return o.d, o.err
+	return open()
 }
 
 // cdbOf is the cdb a run reads (nil without SetFS).

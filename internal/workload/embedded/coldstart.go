@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,26 +25,10 @@ import (
 )
 
 // EmbedColdStart starts a fresh process per op that opens one source,
-// reads one random record, verifies it and exits. ns/op is the time from
-// just before the parent starts the child to the verified read inside it
-// (exec, loading, runtime and package init, open, read); the child reports
-// its own peak RSS (VmHWM), its page faults come from its rusage.
-// cache=cold evicts the child's executable (a file this process never
-// maps: the test binary's is a copy) and the source's
-// files from the page cache before each child, cache=warm reads all of
-// them once first; shared libraries stay cached either way, as this
-// process maps them. src=none opens nothing: the process alone.
-//
-// Two programs can be the child (child=<kind>), with the same job, window
-// and counters:
-//   - testbinary: the test binary itself, run as
-//     -test.run=^TestEmbedColdChild$ with the job in its environment: the
-//     test binary's TestMain hands over to it before anything else
-//     (IsColdChild), and its TestEmbedColdChild calls ColdChild. It
-//     reads every source, and carries every engine and cgo.
-//   - minimal: internal/cmd/embedchild, a program that holds only the
-//     embedded cdb, as the seed's did, built per run with go build (no
-//     cgo) embedding this run's cdb; it reads src=embedded and src=none.
+// reads one random record, verifies it and exits: the test binary itself
+// (child=testbinary, every source) or internal/cmd/embedchild, built per
+// run to hold only the embedded cdb (child=minimal). What it times and how
+// it handles the page cache: docs/seed-004.md (Cold start).
 func init() {
 	core.Register(&core.Workload{
 		Name:     "EmbedColdStart",
@@ -112,6 +97,7 @@ func coldRead(job coldJob, fsys fs.FS) error {
 	var kb [records.MaxKeySize]byte
 	key := records.Key(kb[:0], job.Record)
 	var src recordSource
+	var err error
 	switch job.Src {
 	case "none":
 		return nil
@@ -119,29 +105,23 @@ func coldRead(job coldJob, fsys fs.FS) error {
 		if fsys == nil {
 			return fmt.Errorf("no embedded file system in the child")
 		}
-		d, err := Open(fsys, job.RA)
-		if err != nil {
-			return err
-		}
-		if src, err = openCDB(d.Data, nil); err != nil {
-			return err
+		var d *CDB
+		if d, err = Open(fsys, job.RA); err == nil {
+			src, err = openCDB(d.Data, nil)
 		}
 	case "file":
-		f, err := os.Open(job.Path)
-		if err != nil {
-			return err
-		}
-		if src, err = openCDB(f, f); err != nil {
-			return err
+		var f *os.File
+		if f, err = os.Open(job.Path); err == nil {
+			src, err = openCDB(f, f)
 		}
 	default:
-		db, err := engine.Open(job.Src, job.Opts)
-		if err != nil {
-			return err
+		var db engine.DB
+		if db, err = engine.Open(job.Src, job.Opts); err == nil {
+			src, err = newEngineSource(db, job.Record+1)
 		}
-		if src, err = newEngineSource(db, job.Record+1); err != nil {
-			return err
-		}
+	}
+	if err != nil {
+		return err
 	}
 	return src.get(key, job.Record)
 }
@@ -252,7 +232,7 @@ func coldStartScratch(e *core.Env, _ engine.Info) int64 {
 	if d, _ := cdbOf(&e.Cfg); d != nil {
 		size = d.Size
 	}
-	return executableSize() + minimalChildScratch(size)
+	return executableSize() + 3*size + minimalBuildSlack
 }
 
 // executableSize is the size of the test binary, which EmbedColdStart
@@ -306,14 +286,19 @@ func runEmbedColdStart(b *testing.B, e *core.Env, _ engine.Info) {
 		b.Fatal(err)
 	}
 	defer e.Root.RemoveAll(dir)
-	kids := &coldChildren{e: e, d: d, dir: dir, made: map[string]madeChild{}}
+	// Each child program is made once per run, on first use (a -bench
+	// pattern that selects no minimal leaf builds nothing).
+	kids := map[string]func() (coldChild, error){}
+	for _, kind := range []string{childMinimal, childTestBinary} {
+		kids[kind] = sync.OnceValues(func() (coldChild, error) { return makeChild(e, d, dir, kind) })
+	}
 	srcs := append([]embedSource{{name: "none"}}, embedSources(false)...)
 	for _, s := range srcs {
 		b.Run("src="+s.name, func(b *testing.B) {
 			c := coldSource(e, b, d, s)
 			for _, kind := range childKinds(s) {
 				b.Run("child="+kind, func(b *testing.B) {
-					leaf := c.with(kids.get(b, kind))
+					leaf := c.with(childOf(b, kids[kind]))
 					for _, cache := range []string{core.Cold, core.Warm} {
 						if cache == core.Cold {
 							// One eviction before the leaf, so a warning that
@@ -341,49 +326,31 @@ func childKinds(s embedSource) []string {
 	return []string{childTestBinary}
 }
 
-// coldChildren makes each child program once per run, on first use (a
-// -bench pattern that selects no minimal leaf builds nothing), each in its
-// own directory under dir.
-type coldChildren struct {
-	e    *core.Env
-	d    *CDB // the minimal child embeds it
-	dir  string
-	made map[string]madeChild // by kind, made or failed
-}
-
-type madeChild struct {
-	coldChild
-	err error
-}
-
-// get returns the child of kind, or skips b with the reason this machine
+// childOf returns the child made, or skips b with the reason this machine
 // cannot make it.
-func (k *coldChildren) get(b *testing.B, kind string) coldChild {
+func childOf(b *testing.B, made func() (coldChild, error)) coldChild {
 	b.Helper()
-	m, ok := k.made[kind]
-	if !ok {
-		m.coldChild, m.err = k.make(kind)
-		k.made[kind] = m
-	}
-	if reason, ok := asSkip(m.err); ok {
+	c, err := made()
+	if reason, ok := asSkip(err); ok {
 		b.Skip(reason)
-	} else if m.err != nil {
-		b.Fatal(m.err)
+	} else if err != nil {
+		b.Fatal(err)
 	}
-	return m.coldChild
+	return c
 }
 
-func (k *coldChildren) make(kind string) (coldChild, error) {
-	dir := filepath.Join(k.dir, kind)
+// makeChild makes the child program of kind in its own directory under dir.
+func makeChild(e *core.Env, d *CDB, dir, kind string) (coldChild, error) {
+	dir = filepath.Join(dir, kind)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return coldChild{}, err
 	}
 	var bin string
 	var err error
 	if kind == childMinimal {
-		bin, err = minimalChild(k.e, k.d, dir)
+		bin, err = minimalChild(e, d, dir)
 	} else if bin, err = copyTestBinary(dir); err == nil {
-		k.e.Logf("copied the test binary to %s: %s", bin, core.Human(executableSize()))
+		e.Logf("copied the test binary to %s: %s", bin, core.Human(executableSize()))
 	}
 	return coldChild{kind: kind, bin: bin}, err
 }
@@ -423,8 +390,7 @@ func coldSource(e *core.Env, b *testing.B, d *CDB, s embedSource) *coldSrc {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c.job = coldJob{Src: "file", Path: path}
-		c.dirs = append(c.dirs, filepath.Dir(path))
+		c.job, c.dirs = coldJob{Src: "file", Path: path}, []string{filepath.Dir(path)}
 	case s.info.Missing != "":
 		b.Skip(s.info.Missing)
 	default:
@@ -435,8 +401,7 @@ func coldSource(e *core.Env, b *testing.B, d *CDB, s embedSource) *coldSrc {
 		if c.settings, err = h.Settings(o); err != nil {
 			b.Fatal(err)
 		}
-		c.job = coldJob{Src: s.info.Name, Path: h.Dir(), Opts: o}
-		c.dirs = append(c.dirs, h.Dir())
+		c.job, c.dirs = coldJob{Src: s.info.Name, Path: h.Dir(), Opts: o}, []string{h.Dir()}
 	}
 	return c
 }

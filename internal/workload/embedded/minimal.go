@@ -27,21 +27,17 @@ const minimalChildPkg = "github.com/kvbench/kvbench/internal/cmd/embedchild"
 const minimalChildCDB = "embedded.cdb"
 
 // minimalBuildSlack is what a minimal child's build writes besides the
-// cdb's copies: the standard library compiled into a fresh build cache
-// (about 60 MB) and the program itself.
+// cdb's three copies (the compiled package holding it in the build cache
+// and in the build's work directory, and the linked binary): the standard
+// library compiled into a fresh build cache (about 60 MB) and the program
+// itself.
 const minimalBuildSlack = 256 << 20
-
-// minimalChildScratch is the scratch space a minimal child's build needs
-// at its peak for a cdb of size bytes: the compiled package holding the
-// cdb in the build cache and in the build's work directory, and the
-// linked binary.
-func minimalChildScratch(size int64) int64 { return 3*size + minimalBuildSlack }
 
 // skipError is a reason the run goes on without something this machine
 // cannot provide (the go command, this module's source).
-type skipError struct{ reason string }
+type skipError string
 
-func (s *skipError) Error() string { return s.reason }
+func (s skipError) Error() string { return string(s) }
 
 // buildMinimalChild builds the minimal child with the cdb at cdbPath
 // embedded, as dir/embedchild, with go build and no cgo. Everything the
@@ -50,11 +46,11 @@ func (s *skipError) Error() string { return s.reason }
 // compiled with the cdb in it is as large as the cdb) and the binary,
 // fsynced so eviction can drop its pages. The go command comes from PATH
 // (go test puts its own first) and reads this module's source from the
-// working directory; without either it returns a *skipError.
+// working directory; without either it returns a skipError.
 func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		return "", &skipError{"child=minimal is built at run time by the go command, and there is none on PATH: " + err.Error()}
+		return "", skipError("child=minimal is built at run time by the go command, and there is none on PATH: " + err.Error())
 	}
 	// The user's go env file, where the go command looks for it, found
 	// before the config directory moves (running go env would itself
@@ -100,7 +96,7 @@ func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 	src, err := goRun("list", "-f", "{{.Dir}}", minimalChildPkg)
 	if err != nil {
 		wd, _ := os.Getwd()
-		return "", &skipError{fmt.Sprintf("child=minimal is built from this module's source, which the go command does not find from %s (run the benchmark inside the kvbench module): %v", wd, err)}
+		return "", skipError(fmt.Sprintf("child=minimal is built from this module's source, which the go command does not find from %s (run the benchmark inside the kvbench module): %v", wd, err))
 	}
 	overlay, err := json.Marshal(map[string]map[string]string{
 		"Replace": {filepath.Join(src, minimalChildCDB): cdbPath},
@@ -149,9 +145,6 @@ func minimalChild(e *core.Env, d *CDB, dir string) (string, error) {
 
 // asSkip reports the reason when err says the run goes on without it.
 func asSkip(err error) (string, bool) {
-	var s *skipError
-	if errors.As(err, &s) {
-		return s.reason, true
-	}
-	return "", false
+	s, ok := errors.AsType[skipError](err)
+	return string(s), ok
 }

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -70,16 +71,11 @@ func readWorkload(name string, run func(b *testing.B, e *core.Env, info engine.I
 		Options: flags, Run: run}
 }
 
-// The Embed read leaves in each page cache state, as the read benchmarks
-// run theirs. Warm: the source is read through once, untimed, before the
-// leaf (an engine's fixture by its Handle; the cdb file's bytes into the
-// page cache; the embedded cdb's pages of the binary touched). Cold: the
-// leaf runs in rounds (ColdRounds), each on the source closed, its files
-// evicted and opened again: EmbedGet reads a fixed number of records a
-// round (coldOps), EmbedIterate scans every record once. The
-// embedded cdb has no cold state here: its pages belong to the running
-// binary's own mapping, which cannot be evicted (EmbedColdStart reads it
-// cold, in a fresh process).
+// The Embed read leaves run in each page cache state as the read
+// benchmarks run theirs: warm, the source read through once first; cold,
+// in rounds on the source closed, evicted and reopened. The embedded cdb
+// is only warm: the running binary's own mapping cannot be evicted
+// (docs/seed-004.md).
 
 // embedReader is a source opened in a parent benchmark for the leaves
 // that read it.
@@ -99,26 +95,21 @@ type embedReader struct {
 func openSource(e *core.Env, parent *testing.B, d *CDB, n uint64, s embedSource) *embedReader {
 	parent.Helper()
 	r := &embedReader{e: e, parent: parent, d: d, n: n}
+	var err error
 	switch {
 	case s.name == "embedded":
-		src, err := openCDB(d.Data, nil)
-		if err != nil {
-			parent.Fatal(err)
-		}
-		r.cdb = src
+		r.cdb, err = openCDB(d.Data, nil)
 	case s.name == "file":
-		path, err := filePath(e, d)
-		if err != nil {
-			parent.Fatal(err)
-		}
-		r.path = path
-		if err := r.openFile(); err != nil {
-			parent.Fatal(err)
+		if r.path, err = filePath(e, d); err == nil {
+			err = r.openFile()
 		}
 	case s.info.Missing != "":
 		parent.Skip(s.info.Missing)
 	default:
 		r.h = e.Open(parent, engineFixture(e, s.info))
+	}
+	if err != nil {
+		parent.Fatal(err)
 	}
 	return r
 }
@@ -193,14 +184,14 @@ func (r *embedReader) rounds(b *testing.B) embedRounds {
 	if r.h != nil {
 		return func(round func(recordSource) func()) core.Timed {
 			var src *engineSource
-			defer func() { closeSource(src) }() // before the handle closes the db, on failure too
+			defer func() { src.close() }() // before the handle closes the db, on failure too
 			return r.h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
 				s, err := newEngineSource(db, r.n)
 				if err != nil {
 					b.Fatal(err)
 				}
 				src = s
-				return round(s), func() { closeSource(src); src = nil }
+				return round(s), func() { src.close(); src = nil }
 			})
 		}
 	}
@@ -209,12 +200,6 @@ func (r *embedReader) rounds(b *testing.B) embedRounds {
 			c := r.coldOpen(b)
 			return round(r.cdb), nil, c
 		})
-	}
-}
-
-func closeSource(s *engineSource) {
-	if s != nil {
-		s.close()
 	}
 }
 
@@ -293,6 +278,29 @@ func reportRead(b *testing.B, n uint64, ops int64, elapsed time.Duration, readBy
 	}
 }
 
+// reportCold reports a cold leaf's rounds of perRound records each.
+func reportCold(b *testing.B, n uint64, timed core.Timed, perRound int64) {
+	ops := int64(b.N) * perRound
+	timed.ReportPerOp(b, ops)
+	reportRead(b, n, ops, timed.Elapsed, timed.Disk.ReadBytes)
+}
+
+// timeWarm times read, b.N records of a warm source, and reports it.
+func timeWarm(b *testing.B, n uint64, read func() error) {
+	b.ReportAllocs()
+	io0, _ := measure.ReadIO()
+	b.ResetTimer()
+	start := time.Now()
+	err := read()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	io1, _ := measure.ReadIO()
+	reportRead(b, n, int64(b.N), elapsed, io1.Sub(io0).ReadBytes)
+}
+
 // embedGet is one verified point read per op, at random or in write order
 // from a record drawn per round; cold, rounds of coldOps reads.
 func embedGet(b *testing.B, e *core.Env, src recordSource, rounds embedRounds, n uint64, random bool) {
@@ -324,24 +332,11 @@ func embedGet(b *testing.B, e *core.Env, src recordSource, rounds embedRounds, n
 		if err != nil {
 			b.Fatal(err)
 		}
-		ops := int64(b.N) * int64(perRound)
-		timed.ReportPerOp(b, ops)
-		reportRead(b, n, ops, timed.Elapsed, timed.Disk.ReadBytes)
+		reportCold(b, n, timed, int64(perRound))
 		return
 	}
 	b.SetBytes(perRecord)
-	b.ReportAllocs()
-	io0, _ := measure.ReadIO()
-	b.ResetTimer()
-	start := time.Now()
-	read(src, b.N)
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if err != nil {
-		b.Fatal(err)
-	}
-	io1, _ := measure.ReadIO()
-	reportRead(b, n, int64(b.N), elapsed, io1.Sub(io0).ReadBytes)
+	timeWarm(b, n, func() error { read(src, b.N); return err })
 }
 
 // embedIterate reads one record per op in full passes over the set; cold,
@@ -364,9 +359,7 @@ func embedIterate(b *testing.B, src recordSource, rounds embedRounds, n uint64) 
 		if got != n {
 			b.Fatalf("a scan read %d records, want %d", got, n)
 		}
-		ops := int64(b.N) * int64(n)
-		timed.ReportPerOp(b, ops)
-		reportRead(b, n, ops, timed.Elapsed, timed.Disk.ReadBytes)
+		reportCold(b, n, timed, int64(n))
 		return
 	}
 	// Whatever a source builds on its first scan (the calibration rail
@@ -375,23 +368,18 @@ func embedIterate(b *testing.B, src recordSource, rounds embedRounds, n uint64) 
 		b.Fatal(err)
 	}
 	b.SetBytes(records.LogicalBytes(n) / int64(n))
-	b.ReportAllocs()
-	io0, _ := measure.ReadIO()
-	b.ResetTimer()
-	start := time.Now()
-	for done := uint64(0); done < uint64(b.N); {
-		want := min(n, uint64(b.N)-done)
-		got, err := src.scan(want)
-		if err != nil {
-			b.Fatal(err)
+	timeWarm(b, n, func() error {
+		for done := uint64(0); done < uint64(b.N); {
+			want := min(n, uint64(b.N)-done)
+			got, err := src.scan(want)
+			if err == nil && got != want {
+				err = fmt.Errorf("a scan read %d records, want %d", got, want)
+			}
+			if err != nil {
+				return err
+			}
+			done += got
 		}
-		if got != want {
-			b.Fatalf("a scan read %d records, want %d", got, want)
-		}
-		done += got
-	}
-	elapsed := time.Since(start)
-	b.StopTimer()
-	io1, _ := measure.ReadIO()
-	reportRead(b, n, int64(b.N), elapsed, io1.Sub(io0).ReadBytes)
+		return nil
+	})
 }

@@ -241,7 +241,13 @@ func (s *engineSource) scan(limit uint64) (uint64, error) {
 	return n, it.Err()
 }
 
-func (s *engineSource) close() error { return s.rd.Close() }
+// close closes the reader; a nil source has none.
+func (s *engineSource) close() error {
+	if s == nil {
+		return nil
+	}
+	return s.rd.Close()
+}
 
 // embedSource is one source of the Embed benchmarks: the embedded cdb,
 // the same cdb as a file, or an engine (info set).
