@@ -33,6 +33,7 @@ var canonicalReads = []canonicalRead{
 	{"badger", "Badger", "", "txn.go", "func (txn *Txn) Get(key []byte) (item *Item, rerr error) {", 10000},
 	{"pebble", "Pebble", "", "db.go", "func (d *DB) Get(key []byte) ([]byte, io.Closer, error) {", 2000},
 	{"rocksdb", "RocksDB", "", "db.go", "func (db *DB) GetPinned(opts *ReadOptions, key []byte) (handle *PinnableSliceHandle, err error) {", 2000},
+	{"goleveldb", "Goleveldb", "leveldb", "db.go", "func (db *DB) Get(key []byte, ro *opt.ReadOptions) (value []byte, err error) {", 2000},
 }
 
 // raceBuild is set in a binary built with -race (race_test.go).
