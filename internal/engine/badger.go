@@ -542,6 +542,29 @@ func (b *badgerBatch) Commit() error {
 
 func (b *badgerBatch) Len() int { return b.n }
 
+func (b *badgerDB) Delete(key []byte) error {
+	return b.write(func() error { return b.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) }) })
+}
+
+func (b *badgerDB) DeleteBatch(keys [][]byte) error {
+	return b.write(func() error {
+		wb := b.db.NewWriteBatch()
+		defer wb.Cancel()
+		for _, k := range keys {
+			if err := wb.Delete(k); err != nil {
+				return err
+			}
+		}
+		return wb.Flush()
+	})
+}
+
+// Compact is Flatten with one compactor: Badger's only manual
+// compaction. It compacts whole levels, whatever start and end say.
+func (b *badgerDB) Compact(start, end []byte) error {
+	return b.write(func() error { return b.db.Flatten(1) })
+}
+
 // lsmErrBatch is the batch of a database that cannot take writes (closed or
 // read-only): every call fails with err.
 type lsmErrBatch struct{ err error }

@@ -361,11 +361,7 @@ type boltBatch struct {
 // Commit applies the batch in one transaction; the batch is then empty and
 // may be reused.
 func (b *boltBatch) Commit() error {
-	apply := func(tx *bolt.Tx) error {
-		bk := tx.Bucket(boltBucket)
-		if bk == nil {
-			return errors.New("engine bolt: bucket missing")
-		}
+	apply := inBucket(func(bk *bolt.Bucket) error {
 		for i, n := 0, b.Len(); i < n; i++ {
 			k, v := b.entry(i)
 			if err := bk.Put(k, v); err != nil {
@@ -373,7 +369,7 @@ func (b *boltBatch) Commit() error {
 			}
 		}
 		return nil
-	}
+	})
 	var err error
 	if b.d.writeMode == "batch" {
 		err = b.d.db.Batch(apply)
@@ -385,6 +381,31 @@ func (b *boltBatch) Commit() error {
 	}
 	b.reset()
 	return nil
+}
+
+// Delete is DeleteBatch of one key: one transaction, DB.Update.
+func (d *boltDB) Delete(key []byte) error { return d.DeleteBatch([][]byte{key}) }
+
+func (d *boltDB) DeleteBatch(keys [][]byte) error {
+	return d.db.Update(inBucket(func(bk *bolt.Bucket) error {
+		for _, k := range keys {
+			if err := bk.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// inBucket runs fn on the store's bucket of tx.
+func inBucket(fn func(bk *bolt.Bucket) error) func(tx *bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		bk := tx.Bucket(boltBucket)
+		if bk == nil {
+			return errors.New("engine bolt: bucket missing")
+		}
+		return fn(bk)
+	}
 }
 
 // Helpers shared by the bolt, lmdb and memory adapters.

@@ -364,9 +364,7 @@ func (i Info) DimsWith(caps ...Capability) []Dim {
 // is not modified.
 func (o Options) WithParam(name, v string) Options {
 	m := make(map[string]string, len(o.Params)+1)
-	for k, x := range o.Params {
-		m[k] = x
-	}
+	maps.Copy(m, o.Params)
 	m[name] = v
 	o.Params = m
 	return o
@@ -376,12 +374,11 @@ func (o Options) WithParam(name, v string) Options {
 func (i Info) FileLayout(o Options) map[string]string {
 	m := map[string]string{}
 	if i.Layout != nil {
-		for k, v := range i.Layout(o) {
-			m[k] = v
-		}
+		maps.Copy(m, i.Layout(o))
 	}
+	o = i.withDefaults(o)
 	for _, p := range i.Params {
-		if v := i.withDefaults(o).Params[p.FlagName()]; p.Shaping() && v != "" {
+		if v := o.Params[p.FlagName()]; p.Shaping() && v != "" {
 			m[p.FlagName()] = v
 		}
 	}
@@ -429,11 +426,11 @@ func OpenInfo(i Info, o Options) (DB, error) {
 		return nil, fmt.Errorf("engine %s is not compiled in: %s", name, i.Missing)
 	}
 	for k, v := range o.Params {
-		p, ok := i.param(k)
-		if !ok {
+		n := slices.IndexFunc(i.Params, func(p Param) bool { return p.FlagName() == k })
+		if n < 0 {
 			return nil, fmt.Errorf("engine %s: no option %q", name, k)
 		}
-		if err := CheckParam(p, v); err != nil {
+		if err := CheckParam(i.Params[n], v); err != nil {
 			return nil, fmt.Errorf("engine %s: option %s=%q: %v", name, k, v, err)
 		}
 	}
@@ -470,24 +467,13 @@ func (i Info) withDefaults(o Options) Options {
 	return o
 }
 
-func (i Info) param(name string) (Param, bool) {
-	for _, p := range i.Params {
-		if p.FlagName() == name {
-			return p, true
-		}
-	}
-	return nil, false
-}
-
 // CheckCompression reports whether the engine can store blocks compressed c.
 func (i Info) CheckCompression(c string) error {
 	if c == "" {
 		c = "none"
 	}
-	for _, ok := range i.Compressions {
-		if ok == c {
-			return nil
-		}
+	if slices.Contains(i.Compressions, c) {
+		return nil
 	}
 	return fmt.Errorf("engine %s: compression %q not supported (have %s)", i.Name, c, strings.Join(i.Compressions, ", "))
 }

@@ -215,14 +215,8 @@ func (g *goleveldbDB) Close() error {
 	return err
 }
 
-// NewReader reads the DB directly, as with Pebble: every Get and iterator
-// sees the latest committed data (an iterator is its own consistent view).
-func (g *goleveldbDB) NewReader() (Reader, error) {
-	if err := g.usable(); err != nil {
-		return nil, err
-	}
-	return &goleveldbReader{g: g}, nil
-}
+// NewReader reads the DB directly, as with Pebble (directStore).
+func (g *goleveldbDB) NewReader() (Reader, error) { return newDirectReader(g) }
 
 func (g *goleveldbDB) NewBatch() Batch {
 	if err := g.writable(); err != nil {
@@ -294,24 +288,18 @@ func (g *goleveldbDB) busy() (bool, error) {
 	return len(journals) > 1 || due || changed, nil
 }
 
-// Delete removes key in a write of its own.
 func (g *goleveldbDB) Delete(key []byte) error {
-	if err := g.writable(); err != nil {
-		return err
-	}
-	return g.db.Delete(key, g.wo)
+	return g.write(func() error { return g.db.Delete(key, g.wo) })
 }
 
-// DeleteBatch deletes keys in one batch.
 func (g *goleveldbDB) DeleteBatch(keys [][]byte) error {
-	if err := g.writable(); err != nil {
-		return err
-	}
-	b := new(leveldb.Batch)
-	for _, k := range keys {
-		b.Delete(k)
-	}
-	return g.db.Write(b, g.wo)
+	return g.write(func() error {
+		b := new(leveldb.Batch)
+		for _, k := range keys {
+			b.Delete(k)
+		}
+		return g.db.Write(b, g.wo)
+	})
 }
 
 // Compact is CompactRange over [start, end): the memtable written out,
@@ -319,23 +307,12 @@ func (g *goleveldbDB) DeleteBatch(keys [][]byte) error {
 // next, down to the last, where deletions are dropped with the keys they
 // cover. goleveldb has no range delete.
 func (g *goleveldbDB) Compact(start, end []byte) error {
-	if err := g.writable(); err != nil {
-		return err
-	}
-	return g.db.CompactRange(util.Range{Start: start, Limit: end})
+	return g.write(func() error { return g.db.CompactRange(util.Range{Start: start, Limit: end}) })
 }
 
-type goleveldbReader struct {
-	directReader
-	g *goleveldbDB
-}
-
-// Get calls fn on the copy of the value goleveldb returns.
-func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if r.closed || r.g.closed.Load() {
-		return false, r.g.errClosed()
-	}
-	v, err := r.g.db.Get(key, r.g.ro)
+// get calls fn on the copy of the value goleveldb returns.
+func (g *goleveldbDB) get(key []byte, fn func(value []byte) error) (bool, error) {
+	v, err := g.db.Get(key, g.ro)
 	if err != nil {
 		if errors.Is(err, leveldb.ErrNotFound) {
 			return false, nil
@@ -345,14 +322,11 @@ func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, er
 	return true, fn(v)
 }
 
-// NewIter bounds the iterator with a util.Range (Start inclusive, Limit
+// iter bounds the iterator with a util.Range (Start inclusive, Limit
 // exclusive) and positions it at its first key.
-func (r *goleveldbReader) NewIter(o IterOptions) (Iterator, error) {
-	if r.closed || r.g.closed.Load() {
-		return nil, r.g.errClosed()
-	}
+func (g *goleveldbDB) iter(o IterOptions) (Iterator, error) {
 	lower, upper := lsmIterBounds(o)
-	it := r.g.db.NewIterator(&util.Range{Start: lower, Limit: upper}, r.g.ro)
+	it := g.db.NewIterator(&util.Range{Start: lower, Limit: upper}, g.ro)
 	it.First()
 	return &goleveldbIter{it: it}, nil
 }

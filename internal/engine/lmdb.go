@@ -493,3 +493,23 @@ func (b *lmdbBatch) Commit() error {
 	}
 	return err
 }
+
+// Delete is DeleteBatch of one key.
+func (d *lmdbDB) Delete(key []byte) error { return d.DeleteBatch([][]byte{key}) }
+
+// DeleteBatch deletes in one write transaction (Env.Update, through
+// write as a batch's Commit).
+func (d *lmdbDB) DeleteBatch(keys [][]byte) error {
+	var n int64
+	for _, k := range keys {
+		n += int64(len(k))
+	}
+	return d.write("delete", "update", n, func(txn *lmdbTxn) error {
+		for _, k := range keys {
+			if err := txn.Del(d.dbi, k, nil); err != nil && !lmdbIsNotFound(err) {
+				return err
+			}
+		}
+		return nil
+	})
+}

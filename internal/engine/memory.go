@@ -217,3 +217,27 @@ func (b *memBatch) Commit() error {
 	b.batchArena = batchArena{data: make([]byte, 0, used), ends: b.ends[:0]}
 	return nil
 }
+
+func (d *memDB) Delete(key []byte) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return errMemClosed
+	}
+	ks := unsafe.String(unsafe.SliceData(key), len(key)) // only looked up
+	old, ok := d.cur.m[ks]
+	if !ok {
+		return nil
+	}
+	delete(d.own().m, ks)
+	d.bytes -= int64(len(key) + len(old))
+	return nil
+}
+func (d *memDB) DeleteBatch(keys [][]byte) error {
+	for _, k := range keys {
+		if err := d.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -40,6 +40,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -273,15 +274,9 @@ func (p *pebbleDB) Close() error {
 	return p.db.Close()
 }
 
-// NewReader reads the DB directly, Pebble's idiom: every Get and iterator
-// sees the latest committed data (an iterator is its own consistent view).
-// Unlike the B-trees' and Badger's readers it holds no snapshot.
-func (p *pebbleDB) NewReader() (Reader, error) {
-	if err := p.usable(); err != nil {
-		return nil, err
-	}
-	return &pebbleReader{p: p}, nil
-}
+// NewReader reads the DB directly, Pebble's idiom (directStore). Unlike
+// the B-trees' and Badger's readers it holds no snapshot.
+func (p *pebbleDB) NewReader() (Reader, error) { return newDirectReader(p) }
 
 func (p *pebbleDB) NewBatch() Batch {
 	if err := p.writable(); err != nil {
@@ -336,17 +331,9 @@ func (p *pebbleDB) Flush() error {
 	})
 }
 
-type pebbleReader struct {
-	directReader
-	p *pebbleDB
-}
-
-// Get calls fn on Pebble's own buffer (no copy) and releases it after.
-func (r *pebbleReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if r.closed || r.p.closed.Load() {
-		return false, r.p.errClosed()
-	}
-	v, closer, err := r.p.db.Get(key)
+// get calls fn on Pebble's own buffer (no copy) and releases it after.
+func (p *pebbleDB) get(key []byte, fn func(value []byte) error) (bool, error) {
+	v, closer, err := p.db.Get(key)
 	if err != nil {
 		if errors.Is(err, pebble.ErrNotFound) {
 			return false, nil
@@ -360,12 +347,9 @@ func (r *pebbleReader) Get(key []byte, fn func(value []byte) error) (bool, error
 	return true, err
 }
 
-func (r *pebbleReader) NewIter(o IterOptions) (Iterator, error) {
-	if r.closed || r.p.closed.Load() {
-		return nil, r.p.errClosed()
-	}
+func (p *pebbleDB) iter(o IterOptions) (Iterator, error) {
 	lower, upper := lsmIterBounds(o)
-	it, err := r.p.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, err
 	}
@@ -420,6 +404,39 @@ func (b *pebbleBatch) Commit() error {
 }
 
 func (b *pebbleBatch) Len() int { return b.n }
+
+func (p *pebbleDB) Delete(key []byte) error {
+	return p.write(func() error { return p.db.Delete(key, p.wo) })
+}
+
+func (p *pebbleDB) DeleteBatch(keys [][]byte) error {
+	return p.write(func() error {
+		b := p.db.NewBatch()
+		for _, k := range keys {
+			if err := b.Delete(k, nil); err != nil {
+				b.Close()
+				return err
+			}
+		}
+		err := b.Commit(p.wo)
+		if cerr := b.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
+}
+
+// DeleteRange writes one range tombstone over [start, end).
+func (p *pebbleDB) DeleteRange(start, end []byte) error {
+	return p.write(func() error { return p.db.DeleteRange(start, end, p.wo) })
+}
+
+// Compact compacts [start, end) down through every level, with
+// parallelize on (Pebble splits a manual compaction where it can, as
+// CockroachDB asks it to).
+func (p *pebbleDB) Compact(start, end []byte) error {
+	return p.write(func() error { return p.db.Compact(context.Background(), start, end, true) })
+}
 
 // lsmIterBounds turns IterOptions into an inclusive lower and an exclusive
 // upper bound (nil: none), copied so the caller may reuse its slices.

@@ -400,16 +400,10 @@ func (r *rocksDB) Close() error {
 	return nil
 }
 
-// NewReader reads the DB directly, as with Pebble: every Get and iterator
-// sees the latest committed data; the reader holds no snapshot, and its
-// Gets share the DB's one ReadOptions, so making a reader costs no cgo
-// call, as making Pebble's costs nothing.
-func (r *rocksDB) NewReader() (Reader, error) {
-	if err := r.usable(); err != nil {
-		return nil, err
-	}
-	return &rocksReader{r: r}, nil
-}
+// NewReader reads the DB directly, as with Pebble (directStore); its Gets
+// share the DB's one ReadOptions, so making a reader costs no cgo call, as
+// making Pebble's costs nothing.
+func (r *rocksDB) NewReader() (Reader, error) { return newDirectReader(r) }
 
 // readOptions are a reader's or an iterator's ReadOptions, checksums
 // verified as Options.SkipChecksums says.
@@ -453,18 +447,10 @@ func (r *rocksDB) Flush() error {
 	})
 }
 
-type rocksReader struct {
-	directReader
-	r *rocksDB
-}
-
-// Get pins the value in the block cache or memtable (rocksdb_get_pinned)
+// get pins the value in the block cache or memtable (rocksdb_get_pinned)
 // and calls fn on it without a copy; rocksdb_get would malloc and copy it.
-func (rd *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if rd.closed || rd.r.closed.Load() {
-		return false, rd.r.errClosed()
-	}
-	h, err := rd.r.db.GetPinned(rd.r.ro, key)
+func (r *rocksDB) get(key []byte, fn func(value []byte) error) (bool, error) {
+	h, err := r.db.GetPinned(r.ro, key)
 	if err != nil {
 		return false, err
 	}
@@ -476,16 +462,13 @@ func (rd *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error
 	return true, err
 }
 
-// NewIter bounds the iterator above with iterate_upper_bound (End or the
+// iter bounds the iterator above with iterate_upper_bound (End or the
 // prefix's successor) and seeks to max(Start, Prefix). The bounds are copied
 // to C memory, because RocksDB keeps a pointer to them for the iterator's
 // life.
-func (rd *rocksReader) NewIter(o IterOptions) (Iterator, error) {
-	if rd.closed || rd.r.closed.Load() {
-		return nil, rd.r.errClosed()
-	}
+func (r *rocksDB) iter(o IterOptions) (Iterator, error) {
 	lower, upper := lsmIterBounds(o)
-	it := &rocksIter{r: rd.r, ro: rd.r.readOptions()}
+	it := &rocksIter{r: r, ro: r.readOptions()}
 	if upper != nil {
 		it.upper = C.CBytes(upper)
 		it.ro.SetIterateUpperBound(unsafe.Slice((*byte)(it.upper), len(upper)))
@@ -493,8 +476,8 @@ func (rd *rocksReader) NewIter(o IterOptions) (Iterator, error) {
 	if o.ReadaheadBytes > 0 {
 		it.ro.SetReadaheadSize(uint64(o.ReadaheadBytes))
 	}
-	it.it = rd.r.db.NewIterator(it.ro)
-	rd.r.iters.Add(1)
+	it.it = r.db.NewIterator(it.ro)
+	r.iters.Add(1)
 	if lower != nil {
 		it.it.Seek(lower)
 	} else {
@@ -571,34 +554,29 @@ func (b *rocksBatch) Commit() error {
 func (b *rocksBatch) Len() int { return b.n }
 
 func (r *rocksDB) Delete(key []byte) error {
-	if err := r.writable(); err != nil {
-		return err
-	}
-	return r.db.Delete(r.wo, key)
+	return r.write(func() error { return r.db.Delete(r.wo, key) })
 }
 
 func (r *rocksDB) DeleteBatch(keys [][]byte) error {
-	if err := r.writable(); err != nil {
-		return err
-	}
-	wb := grocksdb.NewWriteBatch()
-	defer wb.Destroy()
-	for _, k := range keys {
-		wb.Delete(k)
-	}
-	return r.db.Write(r.wo, wb)
+	return r.write(func() error {
+		wb := grocksdb.NewWriteBatch()
+		defer wb.Destroy()
+		for _, k := range keys {
+			wb.Delete(k)
+		}
+		return r.db.Write(r.wo, wb)
+	})
 }
 
 // DeleteRange writes one range tombstone over [start, end), in a write
 // batch (grocksdb offers DB.DeleteRange only per column family).
 func (r *rocksDB) DeleteRange(start, end []byte) error {
-	if err := r.writable(); err != nil {
-		return err
-	}
-	wb := grocksdb.NewWriteBatch()
-	defer wb.Destroy()
-	wb.DeleteRange(start, end)
-	return r.db.Write(r.wo, wb)
+	return r.write(func() error {
+		wb := grocksdb.NewWriteBatch()
+		defer wb.Destroy()
+		wb.DeleteRange(start, end)
+		return r.db.Write(r.wo, wb)
+	})
 }
 
 // Compact is CompactRange over [start, end] with RocksDB's default
@@ -608,9 +586,5 @@ func (r *rocksDB) DeleteRange(start, end []byte) error {
 // a compaction filter asks: bottommost_level_compaction
 // kIfHaveCompactionFilter). It returns when the compaction is done.
 func (r *rocksDB) Compact(start, end []byte) error {
-	if err := r.writable(); err != nil {
-		return err
-	}
-	r.db.CompactRange(grocksdb.Range{Start: start, Limit: end})
-	return nil
+	return r.write(func() error { r.db.CompactRange(grocksdb.Range{Start: start, Limit: end}); return nil })
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/memlimit"
+	"golang.org/x/mod/module"
 )
 
 // ModuleLabel names the version of one engine module built in by a
@@ -45,7 +46,11 @@ func ModuleVersion(path string, fn any) string {
 	if fn != nil {
 		if f := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()); f != nil {
 			file, _ := f.FileLine(f.Entry())
-			for _, p := range []string{path, escapeModulePath(path)} {
+			escaped, err := module.EscapePath(path) // PowerDNS is stored as !power!d!n!s
+			if err != nil {
+				escaped = path
+			}
+			for _, p := range []string{path, escaped} {
 				if i := strings.Index(file, p+"@"); i >= 0 {
 					ver, _, _ := strings.Cut(file[i+len(p)+1:], "/")
 					if ver != "" {
@@ -56,20 +61,6 @@ func ModuleVersion(path string, fn any) string {
 		}
 	}
 	return path + " (unknown)"
-}
-
-// escapeModulePath is the module cache's case encoding: PowerDNS is
-// stored as !power!d!n!s.
-func escapeModulePath(p string) string {
-	var b strings.Builder
-	for _, r := range p {
-		if 'A' <= r && r <= 'Z' {
-			b.WriteByte('!')
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // allocated is the space a file occupies on disk.
@@ -128,9 +119,58 @@ func (l *lsm) committing(done *bool) error {
 	return l.usable()
 }
 
-// directReader is the part of a reader that reads the store directly
-// (Pebble, RocksDB, goleveldb) and holds nothing: Close only marks it.
-type directReader struct{ closed bool }
+// write runs f once the store can take a write (writable).
+func (l *lsm) write(f func() error) error {
+	if err := l.writable(); err != nil {
+		return err
+	}
+	return f()
+}
+
+// directStore is an LSM read directly (Pebble, RocksDB, goleveldb): every
+// Get and iterator sees the latest committed data (an iterator is its own
+// consistent view), and a reader holds no snapshot.
+type directStore interface {
+	usable() error
+	errClosed() error
+	get(key []byte, fn func(value []byte) error) (bool, error)
+	iter(o IterOptions) (Iterator, error)
+}
+
+// directReader is the reader of a directStore: it holds nothing, so Close
+// only marks it.
+type directReader struct {
+	s      directStore
+	closed bool
+}
+
+func newDirectReader(s directStore) (Reader, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	return &directReader{s: s}, nil
+}
+
+func (r *directReader) check() error {
+	if r.closed {
+		return r.s.errClosed()
+	}
+	return r.s.usable()
+}
+
+func (r *directReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if err := r.check(); err != nil {
+		return false, err
+	}
+	return r.s.get(key, fn)
+}
+
+func (r *directReader) NewIter(o IterOptions) (Iterator, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	return r.s.iter(o)
+}
 
 func (r *directReader) Close() error {
 	r.closed = true
