@@ -281,7 +281,9 @@ func openBadger(o Options) (DB, error) {
 		{"vlog_file_size", lsmMiB(bo.ValueLogFileSize)},
 		{"detect_conflicts", strconv.FormatBool(bo.DetectConflicts)},
 		{"compact_l0_on_close", strconv.FormatBool(bo.CompactL0OnClose)},
-		{"metrics", badgerMetrics(bo)},
+		{"metrics", either(bo.MetricsEnabled,
+			"on (Badger's default; Flush reads the compaction gauge)",
+			"off (read-only open: nothing reads them, and every Get would bump several shared counters)")},
 		{"read_only", strconv.FormatBool(bo.ReadOnly)},
 		{"readahead", readahead},
 		{"iterator_prefetch", strconv.Itoa(badger.DefaultIteratorOptions.PrefetchSize) + " values (DefaultIteratorOptions; off with IterOptions.NoPrefetch or KeysOnly)"},
@@ -300,14 +302,6 @@ func badgerChecksums(bo badger.Options) string {
 		return "true (tables: ChecksumVerificationMode OnBlockRead, every block read from a file; value log: VerifyValueChecksum true)"
 	}
 	return fmt.Sprintf("mixed (ChecksumVerificationMode %d, VerifyValueChecksum %t)", bo.ChecksumVerificationMode, bo.VerifyValueChecksum)
-}
-
-// badgerMetrics states whether Badger keeps its process-wide metrics.
-func badgerMetrics(bo badger.Options) string {
-	if bo.MetricsEnabled {
-		return "on (Badger's default; Flush reads the compaction gauge)"
-	}
-	return "off (read-only open: nothing reads them, and every Get would bump several shared counters)"
 }
 
 // lsmMiB formats a byte count as whole MiB when it is one, as bytes otherwise.

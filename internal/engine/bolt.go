@@ -32,7 +32,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -44,6 +43,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
+
+// boltMaxMap caps bbolt's initial map: 1 TiB, 1 GiB where int is 32 bits.
+const boltMaxMap = int64(1) << min(40, strconv.IntSize-2)
 
 const (
 	boltModule      = "go.etcd.io/bbolt"
@@ -100,31 +102,19 @@ type boltDB struct {
 	readers atomic.Int64 // open Readers; Close refuses while any is open
 }
 
-// boltInitialMmap is the initial mmap for a database expected to hold
-// expected logical bytes: 4× (page fill, branch pages, overflow pages for big
-// values and the freelist all add to the file), rounded up to 1 GiB, at least
-// 1 GiB and at most 1 TiB (1 GiB where int is 32 bits). The map is only
-// address space: on Unix bbolt does not grow the file to it.
-func boltInitialMmap(expected int64) int {
-	const gib = int64(1) << 30
-	maxMap := int64(1) << 40
-	if strconv.IntSize == 32 {
-		maxMap = gib
+// btreeMap is the memory map of a B-tree expected to hold expected
+// logical bytes: 4× (page fill, branch pages, overflow pages for big
+// values and the freelist all add to the file), rounded up to 1 GiB, at
+// least 1 GiB and at most limit (a multiple of 1 GiB). The map is
+// address space: bbolt does not grow its file to it.
+func btreeMap(expected, limit int64) int64 {
+	if expected > limit/4 {
+		return limit
 	}
-	want := gib
-	if expected > 0 {
-		if expected > maxMap/4 {
-			want = maxMap
-		} else {
-			want = roundUpInt64(4*expected, gib)
-		}
-	}
-	want = min(max(want, gib), maxMap)
-	if want > math.MaxInt {
-		want = math.MaxInt
-	}
-	return int(want)
+	return roundUpInt64(max(gib, 4*expected), gib)
 }
+
+const gib = int64(1) << 30
 
 func roundUpInt64(n, to int64) int64 {
 	if r := n % to; r != 0 {
@@ -145,7 +135,7 @@ func openBolt(o Options) (DB, error) {
 		writeMode: o.Params["bolt_write"],
 		getMode:   o.Params["bolt_get"],
 		freelist:  o.Params["bolt_freelist"],
-		mmapSize:  boltInitialMmap(o.ExpectedBytes),
+		mmapSize:  int(btreeMap(o.ExpectedBytes, boltMaxMap)),
 	}
 	path := filepath.Join(o.Dir, boltFile)
 	if o.ReadOnly {
@@ -164,7 +154,7 @@ func openBolt(o Options) (DB, error) {
 		FreelistType:    fl,
 		ReadOnly:        o.ReadOnly,
 		InitialMmapSize: d.mmapSize,
-		MmapFlags:       boltMmapFlags(o.Params["bolt_mmap_populate"]),
+		MmapFlags:       either(o.Params["bolt_mmap_populate"] == "true", syscall.MAP_POPULATE, 0),
 	})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
@@ -193,15 +183,23 @@ func (d *boltDB) Settings() []Setting {
 	s := []Setting{
 		{"sync", strconv.FormatBool(!d.db.NoSync)},
 		{"nosync", strconv.FormatBool(d.db.NoSync)},
-		{"nofreelistsync", boltFreelistSync(d.db.NoFreelistSync)},
+		{"nofreelistsync", either(d.db.NoFreelistSync,
+			"true (etcd's setting: commits write no freelist; a writable open rebuilds it by scanning the file)",
+			"false (-bolt_freelist_sync: every commit writes the freelist; bbolt's default)")},
 		{"nogrowsync", strconv.FormatBool(d.db.NoGrowSync) + " (= !sync: growing the file fsyncs only with -sync)"},
 		{"freelist", d.freelist + " (" + string(d.db.FreelistType) + ")"},
 		{"fill_percent", strconv.FormatFloat(bolt.DefaultFillPercent, 'g', -1, 64) + " (bbolt default: a split leaves pages half full; keys arrive in random order)"},
 		{"checksums", "none (engine has none)"},
 		{"write_mode", d.writeMode},
-		{"group_commit", boltGroupCommit(d.writeMode)},
-		{"get", boltGetNote(d.getMode)},
-		{"mmap_flags", boltMmapNote(d.db.MmapFlags)},
+		{"group_commit", either(d.writeMode == "batch",
+			"DB.Batch (concurrent commits coalesced into one transaction, up to batch_max_size of them or batch_max_delay)",
+			"none (DB.Update: one transaction per commit, one writer at a time)")},
+		{"get", either(d.getMode == "cursor",
+			"cursor (one Cursor per reader, reused: Seek and compare; -bolt_get)",
+			"bucket (Bucket.Get, the call bbolt's users make; -bolt_get)")},
+		{"mmap_flags", either(d.db.MmapFlags&syscall.MAP_POPULATE != 0,
+			"MAP_POPULATE (-bolt_mmap_populate: the file is read in at open)",
+			"none (bbolt's default: pages are read on first touch)")},
 	}
 	if d.writeMode == "batch" {
 		s = append(s,
@@ -218,14 +216,6 @@ func (d *boltDB) Settings() []Setting {
 		Setting{"compression", "none"},
 	)
 	return s
-}
-
-// boltFreelistSync states whether commits write the freelist.
-func boltFreelistSync(no bool) string {
-	if no {
-		return "true (etcd's setting: commits write no freelist; a writable open rebuilds it by scanning the file)"
-	}
-	return "false (-bolt_freelist_sync: every commit writes the freelist; bbolt's default)"
 }
 
 func (d *boltDB) NewReader() (Reader, error) {
@@ -455,36 +445,4 @@ func (a *batchArena) entry(i int) (k, v []byte) {
 func (a *batchArena) reset() {
 	a.data = a.data[:0]
 	a.ends = a.ends[:0]
-}
-
-// boltGroupCommit says what bbolt does with concurrent commits under
-// bolt_write.
-func boltGroupCommit(mode string) string {
-	if mode == "batch" {
-		return "DB.Batch (concurrent commits coalesced into one transaction, up to batch_max_size of them or batch_max_delay)"
-	}
-	return "none (DB.Update: one transaction per commit, one writer at a time)"
-}
-
-// boltGetNote says how a point read finds its key under bolt_get.
-func boltGetNote(mode string) string {
-	if mode == "cursor" {
-		return "cursor (one Cursor per reader, reused: Seek and compare; -bolt_get)"
-	}
-	return "bucket (Bucket.Get, the call bbolt's users make; -bolt_get)"
-}
-
-// boltMmapFlags is bbolt's Options.MmapFlags for -bolt_mmap_populate.
-func boltMmapFlags(populate string) int {
-	if populate == "true" {
-		return syscall.MAP_POPULATE
-	}
-	return 0
-}
-
-func boltMmapNote(flags int) string {
-	if flags&syscall.MAP_POPULATE != 0 {
-		return "MAP_POPULATE (-bolt_mmap_populate: the file is read in at open)"
-	}
-	return "none (bbolt's default: pages are read on first touch)"
 }

@@ -146,14 +146,6 @@ func openGoleveldb(o Options) (DB, error) {
 	g := &goleveldbDB{lsm: lsmOf("goleveldb", o), db: db, stor: fs, opts: lo,
 		wo: &opt.WriteOptions{Sync: o.Sync}, ro: &opt.ReadOptions{}}
 
-	checksums := "true (StrictBlockChecksum, goleveldb's default: every block read from a file)"
-	if o.SkipChecksums {
-		checksums = "false (StrictBlockChecksum off)"
-	}
-	readahead := ReadaheadOS + " (goleveldb's default: tables read with pread, no advice)"
-	if stor.random {
-		readahead = ReadaheadOff + " (tables FADV_RANDOM when opened, compactions' reads included; read with pread)"
-	}
 	g.settings = []Setting{
 		{"sync", strconv.FormatBool(o.Sync)},
 		{"group_commit", "write merge (DB.Write: the writer holding the lock merges queued batches, up to 128 KiB, into one journal write and one sync)"},
@@ -164,7 +156,8 @@ func openGoleveldb(o Options) (DB, error) {
 		{"bloom", bloomS},
 		{"block_size", lsmBlockSize(o, opt.DefaultBlockSize)},
 		{"index", "one index block per table, binary search (goleveldb's only kind)"},
-		{"verify_checksums", checksums},
+		{"verify_checksums", either(o.SkipChecksums, "false (StrictBlockChecksum off)",
+			"true (StrictBlockChecksum, goleveldb's default: every block read from a file)")},
 		{"compaction_l0_trigger", strconv.Itoa(lo.GetCompactionL0Trigger())},
 		{"write_l0_slowdown_trigger", strconv.Itoa(lo.GetWriteL0SlowdownTrigger()) + " (default)"},
 		{"write_l0_pause_trigger", strconv.Itoa(lo.GetWriteL0PauseTrigger()) + " (default)"},
@@ -172,7 +165,9 @@ func openGoleveldb(o Options) (DB, error) {
 		{"compaction_table_size", lsmMiB(int64(lo.GetCompactionTableSize(0))) + " (default)"},
 		{"compactions", "1 at a time, beside 1 memtable flush (goleveldb's fixed goroutines; read-triggered compactions included)"},
 		{"open_files_cache", strconv.Itoa(lo.GetOpenFilesCacheCapacity()) + " (default)"},
-		{"readahead", readahead},
+		{"readahead", either(stor.random,
+			ReadaheadOff+" (tables FADV_RANDOM when opened, compactions' reads included; read with pread)",
+			ReadaheadOS+" (goleveldb's default: tables read with pread, no advice)")},
 		{"read_only", strconv.FormatBool(o.ReadOnly)},
 		{"logger", "off"},
 		{"reader", "DB directly (no snapshot); Get returns a copy of the value (goleveldb has no call without one)"},

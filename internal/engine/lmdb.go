@@ -41,7 +41,6 @@ import (
 const (
 	lmdbMaxReaders = 512 // ≥ 128 reader goroutines, with room to spare
 	lmdbDataFile   = "data.mdb"
-	lmdbGiB        = int64(1) << 30
 	lmdbMaxMap     = int64(1) << 45 // 32 TiB: a sanity cap on address space
 	lmdbMapRule    = "max(1GiB, 4*expected_bytes, data.mdb size) rounded up to 1GiB"
 )
@@ -82,29 +81,16 @@ func init() {
 }
 
 // lmdbMapSize is the map for expected logical bytes in an env whose data
-// file is fileSize bytes: 4× the logical bytes (values over ~2KB go to
-// overflow pages, leaves are 50-70% full, and freed pages are reused only
-// after the readers that can see them are gone), at least 1 GiB, never below
-// the file already on disk, rounded up to 1 GiB.
+// file is fileSize bytes (btreeMap; freed pages are reused only after the
+// readers that can see them are gone), never below the file already on
+// disk.
 func lmdbMapSize(expected, fileSize int64) int64 {
-	want := lmdbGiB
-	if expected > 0 {
-		if expected > lmdbMaxMap/4 {
-			want = lmdbMaxMap
-		} else {
-			want = max(want, 4*expected)
-		}
-	}
-	want = max(want, fileSize)
-	return roundUpInt64(want, lmdbGiB)
+	return roundUpInt64(max(btreeMap(expected, lmdbMaxMap), fileSize), gib)
 }
 
-// lmdbOpen guards against opening one env twice in a process, which LMDB
-// forbids (its POSIX locks are per process).
-var lmdbOpen = struct {
-	sync.Mutex
-	dirs map[string]bool
-}{dirs: map[string]bool{}}
+// lmdbOpenDirs guards against opening one env twice in a process, which
+// LMDB forbids (its POSIX locks are per process).
+var lmdbOpenDirs sync.Map
 
 type lmdbDB struct {
 	env       *lmdbEnv
@@ -132,19 +118,12 @@ func openLMDB(o Options) (DB, error) {
 		return nil, fmt.Errorf("engine lmdb: read-only open: %w", err)
 	}
 	key := resolvedDir(o.Dir)
-	lmdbOpen.Lock()
-	if lmdbOpen.dirs[key] {
-		lmdbOpen.Unlock()
+	if _, open := lmdbOpenDirs.LoadOrStore(key, true); open {
 		return nil, fmt.Errorf("engine lmdb: %s is already open in this process", o.Dir)
 	}
-	lmdbOpen.dirs[key] = true
-	lmdbOpen.Unlock()
-
 	d, err := openLMDBEnv(o, fileSize)
 	if err != nil {
-		lmdbOpen.Lock()
-		delete(lmdbOpen.dirs, key)
-		lmdbOpen.Unlock()
+		lmdbOpenDirs.Delete(key)
 		return nil, err
 	}
 	d.key = key
@@ -217,7 +196,9 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	d.settings = []Setting{
 		{"map_size_rule", lmdbMapRule},
 		{"expected_bytes", strconv.FormatInt(o.ExpectedBytes, 10)},
-		{"readahead", lmdbReadaheadSetting(readahead)},
+		{"readahead", either(readahead,
+			ReadaheadOS+" (LMDB's default: the map is not advised; a fault reads read_ahead_kb around the page)",
+			ReadaheadOff+" (MDB_NORDAHEAD: liblmdb madvises its map MADV_RANDOM)")},
 		{"sync", strconv.FormatBool(o.Sync)},
 		{"nosync", strconv.FormatBool(!o.Sync)},
 		{"nometasync", strconv.FormatBool(flags&lmdbNoMetaSync != 0)},
@@ -235,14 +216,6 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 		{"liblmdb", lmdbVersionString()},
 	}
 	return d, nil
-}
-
-// lmdbReadaheadSetting states what Options.Readahead did to the map.
-func lmdbReadaheadSetting(osDefault bool) string {
-	if osDefault {
-		return ReadaheadOS + " (LMDB's default: the map is not advised; a fault reads read_ahead_kb around the page)"
-	}
-	return ReadaheadOff + " (MDB_NORDAHEAD: liblmdb madvises its map MADV_RANDOM)"
 }
 
 func (d *lmdbDB) Name() string { return "lmdb" }
@@ -301,9 +274,7 @@ func (d *lmdbDB) Close() error {
 	}
 	d.closed = true
 	err := d.env.Close()
-	lmdbOpen.Lock()
-	delete(lmdbOpen.dirs, d.key)
-	lmdbOpen.Unlock()
+	lmdbOpenDirs.Delete(d.key)
 	return err
 }
 
@@ -368,7 +339,7 @@ func (d *lmdbDB) grow(seen, batchBytes int64) error {
 		return fmt.Errorf("map of %d bytes is full and %d readers are open, so it cannot be resized; "+
 			"raise Options.ExpectedBytes", cur, n)
 	}
-	next := roundUpInt64(max(2*cur, cur+8*batchBytes), lmdbGiB)
+	next := roundUpInt64(max(2*cur, cur+8*batchBytes), gib)
 	if err := d.env.SetMapSize(next); err != nil {
 		return fmt.Errorf("grow map to %d bytes: %w", next, err)
 	}

@@ -238,12 +238,13 @@ func openPebble(o Options) (DB, error) {
 		{"block_size", lsmBlockSize(o, po.Levels[0].BlockSize) + ", all levels"},
 		{"index_block_size", memlimit.FormatSize(int64(po.Levels[0].IndexBlockSize)) + ", all levels (-pebble_index_block; a table whose index outgrows one block gets a two-level index)"},
 		{"target_file_size", lsmMiB(po.TargetFileSizes[0]) + " at L0, doubling per level (default)"},
-		{"verify_checksums", pebbleChecksums(o)},
+		{"verify_checksums", "true (always: Pebble verifies every block it reads from a file and has no option to skip it" +
+			either(o.SkipChecksums, "; -verify_checksums=false does not apply", "") + ")"},
 		{"format_major_version", fmv},
 		{"l0_compaction_threshold", strconv.Itoa(po.L0CompactionThreshold)},
 		{"l0_stop_writes_threshold", strconv.Itoa(po.L0StopWritesThreshold)},
 		{"lbase_max_bytes", lsmMiB(po.LBaseMaxBytes)},
-		{"compaction_concurrency", strconv.Itoa(lo) + "-" + strconv.Itoa(hi) + pebbleCompactionsNote(o) + compactionNote(o)},
+		{"compaction_concurrency", strconv.Itoa(lo) + "-" + strconv.Itoa(hi) + either(o.Params["pebble_compactions"] != "", " (-pebble_compactions)", " (default)") + compactionNote(o)},
 		{"read_sampling_multiplier", strconv.FormatInt(po.Experimental.ReadSamplingMultiplier, 10) + " (-1: off, -pebble_read_sampling)"},
 		{"max_open_files", strconv.Itoa(po.MaxOpenFiles)},
 		{"bytes_per_sync", strconv.Itoa(po.BytesPerSync)},
@@ -255,16 +256,6 @@ func openPebble(o Options) (DB, error) {
 		{"flush", "DB.Flush + wait until no flush/compaction runs and no level scores for compaction"},
 	}
 	return p, nil
-}
-
-// pebbleChecksums states what Pebble verifies on reads: every block it
-// reads from a file, always.
-func pebbleChecksums(o Options) string {
-	s := "true (always: Pebble verifies every block it reads from a file and has no option to skip it"
-	if o.SkipChecksums {
-		s += "; -verify_checksums=false does not apply"
-	}
-	return s + ")"
 }
 
 func (p *pebbleDB) Close() error {
@@ -468,12 +459,4 @@ func lsmPrefixEnd(prefix []byte) []byte {
 		}
 	}
 	return nil
-}
-
-// pebbleCompactionsNote says where the compaction concurrency came from.
-func pebbleCompactionsNote(o Options) string {
-	if o.Params["pebble_compactions"] != "" {
-		return " (-pebble_compactions)"
-	}
-	return " (default)"
 }

@@ -307,7 +307,9 @@ func openRocksDB(o Options) (DB, error) {
 		{"bloom", bloomS},
 		{"block_size", lsmBlockSize(o, rocksdbDefaultBlockSize)},
 		{"index", "one index block per table, binary search (index_type kBinarySearch, RocksDB's default; not partitioned)"},
-		{"verify_checksums", rocksdbChecksums(r.verify)},
+		{"verify_checksums", either(r.verify,
+			"true (ReadOptions.verify_checksums, RocksDB's default: every block read from a file)",
+			"false (ReadOptions.verify_checksums off; compactions still verify what they read)")},
 		{"paranoid_checks", strconv.FormatBool(opts.ParanoidChecks()) + " (default: stop on corruption background work finds)"},
 		{"cache_index_and_filter_blocks", indexS},
 		{"pin_l0_filter_and_index_blocks_in_cache", strconv.FormatBool(pin)},
@@ -336,35 +338,16 @@ func openRocksDB(o Options) (DB, error) {
 // rocksdbDefaultBlockSize is BlockBasedTableOptions::block_size's default.
 const rocksdbDefaultBlockSize = 4 << 10
 
-// rocksdbChecksums states what RocksDB verifies on reads.
-func rocksdbChecksums(verify bool) string {
-	if verify {
-		return "true (ReadOptions.verify_checksums, RocksDB's default: every block read from a file)"
-	}
-	return "false (ReadOptions.verify_checksums off; compactions still verify what they read)"
-}
-
 // rocksdbReadaheadSetting states what the tables' reads are advised.
 func rocksdbReadaheadSetting(mode string, opts *grocksdb.Options) string {
-	how := "advise_random_on_open true"
-	if mode == ReadaheadOS {
-		how += " (default)"
-	}
-	how += ": tables FADV_RANDOM"
+	how := "advise_random_on_open true" + either(mode == ReadaheadOS, " (default)", "") + ": tables FADV_RANDOM"
 	if !opts.AdviseRandomOnOpen() {
 		how = "advise_random_on_open false: tables not advised"
 	}
-	h := opts.GetAccessHintOnCompactionStart()
+	h := opts.GetAccessHintOnCompactionStart() // grocksdb's CompactionAccessPattern, in its order
 	hint := strconv.FormatUint(uint64(h), 10)
-	switch h {
-	case grocksdb.NoneCompactionAccessPattern:
-		hint = "NONE"
-	case grocksdb.NormalCompactionAccessPattern:
-		hint = "NORMAL"
-	case grocksdb.SequentialCompactionAccessPattern:
-		hint = "SEQUENTIAL"
-	case grocksdb.WillneedCompactionAccessPattern:
-		hint = "WILLNEED"
+	if names := []string{"NONE", "NORMAL", "SEQUENTIAL", "WILLNEED"}; int(h) < len(names) {
+		hint = names[h]
 	}
 	return mode + " (" + how + ", iterators read ahead themselves; " +
 		"compactions hint their inputs " + hint + " (access_hint_on_compaction_start, default))"

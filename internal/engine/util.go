@@ -63,6 +63,14 @@ func ModuleVersion(path string, fn any) string {
 	return path + " (unknown)"
 }
 
+// either is a when c holds, else b.
+func either[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
+}
+
 // allocated is the space a file occupies on disk.
 func allocated(fi os.FileInfo) int64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
