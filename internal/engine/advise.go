@@ -1,12 +1,9 @@
 package engine
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -39,31 +36,19 @@ func fileMaps(dir string) ([]fileMap, error) {
 	}
 	prefix := resolvedDir(dir) + "/"
 	var out []fileMap
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
+	for _, line := range strings.Split(string(b), "\n") {
 		// start-end perms offset dev inode path; only the path has a '/'.
-		line := sc.Text()
-		i := strings.Index(line, " /")
-		if i < 0 {
+		_, path, ok := strings.Cut(line, " /")
+		if path = strings.TrimSuffix("/"+path, " (deleted)"); !ok || !strings.HasPrefix(path, prefix) {
 			continue
 		}
-		path := strings.TrimSuffix(line[i+1:], " (deleted)")
-		if !strings.HasPrefix(path, prefix) {
-			continue
-		}
-		lo, hi, ok := strings.Cut(strings.Fields(line)[0], "-")
-		if !ok {
-			return nil, fmt.Errorf("/proc/self/maps: bad line %q", line)
-		}
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		if err1 != nil || err2 != nil || end <= start {
+		m := fileMap{path: path}
+		if _, err := fmt.Sscanf(line, "%x-%x ", &m.start, &m.end); err != nil || m.end <= m.start {
 			return nil, fmt.Errorf("/proc/self/maps: bad range in %q", line)
 		}
-		out = append(out, fileMap{start: uintptr(start), end: uintptr(end), path: path})
+		out = append(out, m)
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // adviseRandom advises MADV_RANDOM on every memory map of a file under dir

@@ -148,12 +148,8 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 	if bo.BlockCacheSize == 0 && o.Compression != "" && o.Compression != "none" {
 		return bo, "", errors.New("badger: compressed blocks need a block cache (CacheMB > 0)")
 	}
-	if o.MemtableMB > 0 { // 0: Badger's default
-		bo.MemTableSize = int64(o.MemtableMB) << 20
-	}
-	if o.BlockSize > 0 { // 0: Badger's default, 4 KiB
-		bo.BlockSize = o.BlockSize
-	}
+	setPositive(&bo.MemTableSize, int64(o.MemtableMB)<<20)
+	setPositive(&bo.BlockSize, o.BlockSize) // 0: Badger's default, 4 KiB
 	// Every block read from a table file is verified, as RocksDB and Pebble
 	// do by default (Badger's default verifies nothing); blocks served from
 	// the block cache are not re-verified, in any of the three.
@@ -176,9 +172,7 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 		bo.ZSTDCompressionLevel = badgerZstdLevel
 	}
 	bo.BloomFalsePositive = badgerBloomFPR(o.BloomBitsPerKey)
-	if o.BloomFPR > 0 {
-		bo.BloomFalsePositive = o.BloomFPR
-	}
+	setPositive(&bo.BloomFalsePositive, o.BloomFPR)
 	if n := o.MemtablesInFlight; n > 0 {
 		// The one filling and the one the flusher took are beside the
 		// queue; an empty queue (0) can leave a writer waiting for good.
@@ -193,9 +187,7 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 	if n := o.BuildTableBytes; n > 0 && n < bo.BaseTableSize {
 		bo.BaseTableSize = n
 	}
-	if n := o.BaseLevelBytes; n > 0 {
-		bo.BaseLevelSize = n
-	}
+	setPositive(&bo.BaseLevelSize, o.BaseLevelBytes)
 	if n := o.L0CompactionTables; n > 0 {
 		bo.NumLevelZeroTables = min(n, bo.NumLevelZeroTablesStall-1)
 	}

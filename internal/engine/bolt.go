@@ -75,7 +75,6 @@ func init() {
 			&Flag[Switch]{Name: "bolt_freelist_sync", Default: "false", Choices: onOff, Shapes: true,
 				Usage: "write bbolt's freelist into the file at every commit (NoFreelistSync=false, bbolt's default); off, as etcd runs it, a writable open rebuilds it by scanning the file"},
 		},
-		Layout: func(o Options) map[string]string { return nil },
 		Dims: []Dim{
 			// DB.Update (one transaction per batch) against DB.Batch
 			// (concurrent callers coalesced into one transaction), the

@@ -86,12 +86,8 @@ type goleveldbDB struct {
 // needs none of them).
 func goleveldbOptions(o Options) *opt.Options {
 	lo := &opt.Options{ReadOnly: o.ReadOnly, ErrorIfMissing: o.ReadOnly, BlockSize: o.BlockSize}
-	if o.MemtableMB > 0 {
-		lo.WriteBuffer = o.MemtableMB << 20
-	}
-	if n := o.L0CompactionTables; n > 0 {
-		lo.CompactionL0Trigger = n
-	}
+	setPositive(&lo.WriteBuffer, o.MemtableMB<<20)
+	setPositive(&lo.CompactionL0Trigger, o.L0CompactionTables)
 	if n := o.BaseLevelBytes; n > 0 {
 		// Level n holds CompactionTotalSize×10^n by default: level 1 is
 		// made n exactly, and each level below ten times the last.

@@ -44,12 +44,8 @@ type memSnap struct {
 
 func (s *memSnap) sorted() []string {
 	s.keysOnce.Do(func() {
-		keys := make([]string, 0, len(s.m))
-		for k := range s.m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		s.keys = keys
+		s.keys = slices.AppendSeq(make([]string, 0, len(s.m)), maps.Keys(s.m))
+		slices.Sort(s.keys)
 	})
 	return s.keys
 }

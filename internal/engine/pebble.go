@@ -115,18 +115,10 @@ type pebbleDB struct {
 // pebbleMemory sets what o says of Pebble's memtables and its first
 // compactions: sizes that both the open and its write reserve use.
 func pebbleMemory(o Options, po *pebble.Options) {
-	if o.MemtableMB > 0 {
-		po.MemTableSize = uint64(o.MemtableMB) << 20
-	}
-	if n := o.MemtablesInFlight; n > 0 {
-		po.MemTableStopWritesThreshold = n
-	}
-	if n := o.L0CompactionTables; n > 0 {
-		po.L0CompactionThreshold = n
-	}
-	if n := o.BaseLevelBytes; n > 0 {
-		po.LBaseMaxBytes = n
-	}
+	setPositive(&po.MemTableSize, uint64(o.MemtableMB)<<20)
+	setPositive(&po.MemTableStopWritesThreshold, o.MemtablesInFlight)
+	setPositive(&po.L0CompactionThreshold, o.L0CompactionTables)
+	setPositive(&po.LBaseMaxBytes, o.BaseLevelBytes)
 }
 
 // pebbleReserve: MemTableStopWritesThreshold memtables, each a level-0

@@ -65,11 +65,10 @@ static int kvbench_rocksdb_assertions(void) {
 import "C"
 
 import (
-	"bufio"
 	"errors"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,58 +102,33 @@ var (
 	rocksdbOptionsReads atomic.Int64 // reads of an OPTIONS file
 )
 
-// rocksdbLibInfo is what the loaded librocksdb is.
-type rocksdbLibInfo struct {
-	path       string // the shared object, symlinks resolved ("" when it cannot be told)
-	version    string
-	assertions string
-}
-
-// rocksdbLib probes the library once per process.
-var rocksdbLib = sync.OnceValue(func() rocksdbLibInfo {
+// rocksdbLib is what the loaded librocksdb is, probed once per process:
+// the shared object it was loaded from, symlinks resolved ("unknown path"
+// when it cannot be told, e.g. a static link), its version read from that
+// file's name (librocksdb.so.7.8.3 -> 7.8.3; rocksdb/version.h is a C++
+// header, and cgo compiles C), and whether it was built with assert()
+// live.
+var rocksdbLib = sync.OnceValue(func() (lib struct{ path, version, assertions string }) {
 	rocksdbLibProbes.Add(1)
-	path := rocksdbLibPath()
-	return rocksdbLibInfo{path: path, version: rocksdbVersionOf(path), assertions: rocksdbAssertions()}
+	lib.path, lib.version = "unknown path", "unknown"
+	if p := C.kvbench_rocksdb_lib_path(); p != nil {
+		lib.path = C.GoString(p)
+		if r, err := filepath.EvalSymlinks(lib.path); err == nil {
+			lib.path = r
+		}
+		lib.version = "unknown (" + lib.path + ")"
+		if base := filepath.Base(lib.path); strings.HasPrefix(base, "librocksdb") && strings.Contains(base, ".so.") {
+			_, lib.version, _ = strings.Cut(base, ".so.")
+		}
+	}
+	lib.assertions = either(C.kvbench_rocksdb_assertions() != 0,
+		"on (NDEBUG not defined: rocksdb::SyncPoint is linked in; Debian's build keeps them)", "off (NDEBUG build)")
+	return lib
 })
 
-// rocksdbLibPath is the shared object librocksdb was loaded from, symlinks
-// resolved ("" when it cannot be told, e.g. a static link).
-func rocksdbLibPath() string {
-	p := C.kvbench_rocksdb_lib_path()
-	if p == nil {
-		return ""
-	}
-	path := C.GoString(p)
-	if r, err := filepath.EvalSymlinks(path); err == nil {
-		path = r
-	}
-	return path
-}
-
 // RocksDBLibVersion is the version of the librocksdb this binary runs
-// against, read from the file name of the loaded shared object
-// (librocksdb.so.7.8.3 -> 7.8.3). rocksdb/version.h cannot be used: it is a
-// C++ header, and cgo compiles C.
+// against (rocksdbLib).
 func RocksDBLibVersion() string { return rocksdbLib().version }
-
-func rocksdbVersionOf(path string) string {
-	base := filepath.Base(path)
-	if i := strings.Index(base, ".so."); i >= 0 && strings.HasPrefix(base, "librocksdb") {
-		return base[i+len(".so."):]
-	}
-	if path == "" {
-		return "unknown"
-	}
-	return "unknown (" + path + ")"
-}
-
-// rocksdbAssertions says whether librocksdb was built with assert() live.
-func rocksdbAssertions() string {
-	if C.kvbench_rocksdb_assertions() != 0 {
-		return "on (NDEBUG not defined: rocksdb::SyncPoint is linked in; Debian's build keeps them)"
-	}
-	return "off (NDEBUG build)"
-}
 
 // rocksdbOptionsFileVersion is the rocksdb_version the library wrote into
 // the newest OPTIONS file in dir: the running library's own statement.
@@ -164,38 +138,17 @@ func rocksdbOptionsFileVersion(dir string) string {
 		return "none"
 	}
 	rocksdbOptionsReads.Add(1)
-	sort.Slice(files, func(a, b int) bool {
-		na, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(files[a]), "OPTIONS-"))
-		nb, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(files[b]), "OPTIONS-"))
-		return na < nb
-	})
-	f, err := os.Open(files[len(files)-1])
+	num := func(f string) int { n, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(f), "OPTIONS-")); return n }
+	b, err := os.ReadFile(slices.MaxFunc(files, func(a, b string) int { return num(a) - num(b) }))
 	if err != nil {
 		return "unreadable"
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "rocksdb_version="); ok {
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "rocksdb_version="); ok {
 			return v
 		}
 	}
 	return "not found"
-}
-
-// rocksdbLibrarySettings are the settings Settings adds to those of the open:
-// the library's and the OPTIONS file's versions, and assertions.
-func rocksdbLibrarySettings(dir string) []Setting {
-	lib := rocksdbLib()
-	path := lib.path
-	if path == "" {
-		path = "unknown path"
-	}
-	return []Setting{
-		{"librocksdb", lib.version + " (" + path + ")"},
-		{"librocksdb_options_file", rocksdbOptionsFileVersion(dir)},
-		{"assertions", lib.assertions},
-	}
 }
 
 type rocksDB struct {
@@ -365,8 +318,12 @@ func (r *rocksDB) free() {
 // Settings reads the library's settings the first time it is asked, not
 // in Open (see rocksdbLib).
 func (r *rocksDB) Settings() []Setting {
-	r.libOnce.Do(func() { r.libSettings = rocksdbLibrarySettings(r.dir) })
-	return append(append([]Setting(nil), r.settings...), r.libSettings...)
+	r.libOnce.Do(func() {
+		lib := rocksdbLib()
+		r.libSettings = []Setting{{"librocksdb", lib.version + " (" + lib.path + ")"},
+			{"librocksdb_options_file", rocksdbOptionsFileVersion(r.dir)}, {"assertions", lib.assertions}}
+	})
+	return append(slices.Clone(r.settings), r.libSettings...)
 }
 
 // Close refuses to close the DB while an iterator is open (RocksDB's

@@ -71,6 +71,14 @@ func either[T any](c bool, a, b T) T {
 	return b
 }
 
+// setPositive sets *dst to v when v > 0: an option at 0 leaves the
+// engine's default.
+func setPositive[T int | int64 | uint64 | float64](dst *T, v T) {
+	if v > 0 {
+		*dst = v
+	}
+}
+
 // allocated is the space a file occupies on disk.
 func allocated(fi os.FileInfo) int64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
