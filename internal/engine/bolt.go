@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -90,11 +91,8 @@ type boltDB struct {
 	dir       string
 	readOnly  bool
 	writeMode string
-	getMode   string // bolt_get
-	freelist  string
-	readahead string
-	mmapSize  int
-	pageSize  int
+	getMode   string    // bolt_get
+	settings  []Setting // fixed at open
 
 	closeMu sync.Mutex
 	closed  bool
@@ -127,15 +125,8 @@ func openBolt(o Options) (DB, error) {
 	if o.Params["bolt_freelist"] == "array" {
 		fl = bolt.FreelistArrayType
 	}
-	d := &boltDB{
-		dir:       o.Dir,
-		readahead: o.Readahead,
-		readOnly:  o.ReadOnly,
-		writeMode: o.Params["bolt_write"],
-		getMode:   o.Params["bolt_get"],
-		freelist:  o.Params["bolt_freelist"],
-		mmapSize:  int(btreeMap(o.ExpectedBytes, boltMaxMap)),
-	}
+	d := &boltDB{dir: o.Dir, readOnly: o.ReadOnly, writeMode: o.Params["bolt_write"], getMode: o.Params["bolt_get"]}
+	mmapSize := int(btreeMap(o.ExpectedBytes, boltMaxMap))
 	path := filepath.Join(o.Dir, boltFile)
 	if o.ReadOnly {
 		if _, err := os.Stat(path); err != nil {
@@ -152,7 +143,7 @@ func openBolt(o Options) (DB, error) {
 		NoFreelistSync:  o.Params["bolt_freelist_sync"] != "true",
 		FreelistType:    fl,
 		ReadOnly:        o.ReadOnly,
-		InitialMmapSize: d.mmapSize,
+		InitialMmapSize: mmapSize,
 		MmapFlags:       either(o.Params["bolt_mmap_populate"] == "true", syscall.MAP_POPULATE, 0),
 	})
 	if err != nil {
@@ -162,7 +153,41 @@ func openBolt(o Options) (DB, error) {
 		return nil, fmt.Errorf("engine bolt: open %s: %w", path, err)
 	}
 	d.db = db
-	d.pageSize = db.Info().PageSize // Info panics once closed: read it now
+	d.settings = []Setting{
+		{"sync", strconv.FormatBool(!db.NoSync)},
+		{"nosync", strconv.FormatBool(db.NoSync)},
+		{"nofreelistsync", either(db.NoFreelistSync,
+			"true (etcd's setting: commits write no freelist; a writable open rebuilds it by scanning the file)",
+			"false (-bolt_freelist_sync: every commit writes the freelist; bbolt's default)")},
+		{"nogrowsync", strconv.FormatBool(db.NoGrowSync) + " (= !sync: growing the file fsyncs only with -sync)"},
+		{"freelist", o.Params["bolt_freelist"] + " (" + string(db.FreelistType) + ")"},
+		{"fill_percent", strconv.FormatFloat(bolt.DefaultFillPercent, 'g', -1, 64) + " (bbolt default: a split leaves pages half full; keys arrive in random order)"},
+		{"checksums", "none (engine has none)"},
+		{"write_mode", d.writeMode},
+		{"group_commit", either(d.writeMode == "batch",
+			"DB.Batch (concurrent commits coalesced into one transaction, up to batch_max_size of them or batch_max_delay)",
+			"none (DB.Update: one transaction per commit, one writer at a time)")},
+		{"get", either(d.getMode == "cursor",
+			"cursor (one Cursor per reader, reused: Seek and compare; -bolt_get)",
+			"bucket (Bucket.Get, the call bbolt's users make; -bolt_get)")},
+		{"mmap_flags", either(db.MmapFlags&syscall.MAP_POPULATE != 0,
+			"MAP_POPULATE (-bolt_mmap_populate: the file is read in at open)",
+			"none (bbolt's default: pages are read on first touch)")},
+	}
+	if d.writeMode == "batch" {
+		d.settings = append(d.settings,
+			Setting{"batch_max_size", strconv.Itoa(db.MaxBatchSize)},
+			Setting{"batch_max_delay", db.MaxBatchDelay.String()})
+	}
+	d.settings = append(d.settings,
+		Setting{"initial_mmap", strconv.Itoa(mmapSize) + " (no MAP_POPULATE)"},
+		Setting{"page_size", strconv.Itoa(db.Info().PageSize)},
+		Setting{"lock_timeout", boltLockTimeout.String()},
+		Setting{"readonly", strconv.FormatBool(o.ReadOnly)},
+		Setting{"cache", "os-page-cache"},
+		Setting{"readahead", o.Readahead + " (bbolt madvises its map MADV_RANDOM itself, in either mode)"},
+		Setting{"compression", "none"},
+	)
 	if !o.ReadOnly {
 		err := db.Update(func(tx *bolt.Tx) error {
 			_, err := tx.CreateBucketIfNotExists(boltBucket)
@@ -178,44 +203,7 @@ func openBolt(o Options) (DB, error) {
 
 func (d *boltDB) Name() string { return "bolt" }
 
-func (d *boltDB) Settings() []Setting {
-	s := []Setting{
-		{"sync", strconv.FormatBool(!d.db.NoSync)},
-		{"nosync", strconv.FormatBool(d.db.NoSync)},
-		{"nofreelistsync", either(d.db.NoFreelistSync,
-			"true (etcd's setting: commits write no freelist; a writable open rebuilds it by scanning the file)",
-			"false (-bolt_freelist_sync: every commit writes the freelist; bbolt's default)")},
-		{"nogrowsync", strconv.FormatBool(d.db.NoGrowSync) + " (= !sync: growing the file fsyncs only with -sync)"},
-		{"freelist", d.freelist + " (" + string(d.db.FreelistType) + ")"},
-		{"fill_percent", strconv.FormatFloat(bolt.DefaultFillPercent, 'g', -1, 64) + " (bbolt default: a split leaves pages half full; keys arrive in random order)"},
-		{"checksums", "none (engine has none)"},
-		{"write_mode", d.writeMode},
-		{"group_commit", either(d.writeMode == "batch",
-			"DB.Batch (concurrent commits coalesced into one transaction, up to batch_max_size of them or batch_max_delay)",
-			"none (DB.Update: one transaction per commit, one writer at a time)")},
-		{"get", either(d.getMode == "cursor",
-			"cursor (one Cursor per reader, reused: Seek and compare; -bolt_get)",
-			"bucket (Bucket.Get, the call bbolt's users make; -bolt_get)")},
-		{"mmap_flags", either(d.db.MmapFlags&syscall.MAP_POPULATE != 0,
-			"MAP_POPULATE (-bolt_mmap_populate: the file is read in at open)",
-			"none (bbolt's default: pages are read on first touch)")},
-	}
-	if d.writeMode == "batch" {
-		s = append(s,
-			Setting{"batch_max_size", strconv.Itoa(d.db.MaxBatchSize)},
-			Setting{"batch_max_delay", d.db.MaxBatchDelay.String()})
-	}
-	s = append(s,
-		Setting{"initial_mmap", strconv.Itoa(d.mmapSize) + " (no MAP_POPULATE)"},
-		Setting{"page_size", strconv.Itoa(d.pageSize)},
-		Setting{"lock_timeout", boltLockTimeout.String()},
-		Setting{"readonly", strconv.FormatBool(d.readOnly)},
-		Setting{"cache", "os-page-cache"},
-		Setting{"readahead", d.readahead + " (bbolt madvises its map MADV_RANDOM itself, in either mode)"},
-		Setting{"compression", "none"},
-	)
-	return s
-}
+func (d *boltDB) Settings() []Setting { return slices.Clone(d.settings) }
 
 func (d *boltDB) NewReader() (Reader, error) {
 	tx, err := d.db.Begin(false)

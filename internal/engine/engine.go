@@ -226,9 +226,6 @@ type Setting struct{ Key, Value string }
 
 func (s Setting) String() string { return s.Key + "=" + s.Value }
 
-// Opener opens (creating if needed) a database with the given options.
-type Opener func(o Options) (DB, error)
-
 // Info describes a registered engine.
 type Info struct {
 	Name   string // short lower-case name used in flags and fixture paths
@@ -241,7 +238,7 @@ type Info struct {
 	// links at run time (RocksDB's librocksdb): it writes the files as
 	// much as the binding does, so fixtures are keyed by it too.
 	Library func() string
-	Open    Opener
+	Open    func(o Options) (DB, error) // opens, creating if needed
 	// Compressions lists the values of Options.Compression it accepts.
 	Compressions []string
 	// Reference marks a calibration rail that is not a store.
