@@ -117,8 +117,6 @@ type badgerDB struct {
 	db *badger.DB
 }
 
-// badgerOptions is Badger's configuration for o, and how its value
-// threshold was chosen.
 // badgerReserve: the memtable filling, the one its flusher took and the
 // NumMemtables queued, each a level-0 table once flushed; a level-0
 // compaction (NumLevelZeroTables tables into the base level); the next
@@ -136,6 +134,8 @@ func badgerReserve(o Options) int64 {
 	return (n+int64(bo.NumLevelZeroTables))*bo.MemTableSize + compactedBase(bo.BaseLevelSize, o)
 }
 
+// badgerOptions is Badger's configuration for o, and how its value
+// threshold was chosen.
 func badgerOptions(o Options) (badger.Options, string, error) {
 	bo := badger.DefaultOptions(o.Dir)
 	bo.Logger = nil
@@ -226,7 +226,7 @@ func openBadger(o Options) (DB, error) {
 	b := &badgerDB{lsm: lsmOf("badger", o), db: db}
 	readahead := ReadaheadOS + " (Badger's default: its memory maps are not advised; a fault reads read_ahead_kb around the page)"
 	if o.Readahead == ReadaheadOff {
-		if _, err := adviseRandom(o.Dir); err != nil {
+		if err := adviseRandom(o.Dir); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("badger: readahead off: %w", err)
 		}

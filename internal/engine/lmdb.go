@@ -149,20 +149,12 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 		return fail("set map size", err)
 	}
 	var flags uint
-	if !readahead {
-		flags |= lmdbNoReadahead
-	}
-	if !o.Sync {
-		flags |= lmdbNoSync | lmdbNoMetaSync
-	}
-	if o.Params["lmdb_nometasync"] == "true" {
-		flags |= lmdbNoMetaSync
-	}
-	if o.Params["lmdb_writemap"] == "true" {
-		flags |= lmdbWriteMap
-	}
-	if o.ReadOnly {
-		flags |= lmdbReadonly
+	for f, on := range map[uint]bool{lmdbNoReadahead: !readahead, lmdbNoSync: !o.Sync,
+		lmdbNoMetaSync: !o.Sync || o.Params["lmdb_nometasync"] == "true",
+		lmdbWriteMap: o.Params["lmdb_writemap"] == "true", lmdbReadonly: o.ReadOnly} {
+		if on {
+			flags |= f
+		}
 	}
 	if err := env.Open(o.Dir, flags, 0o644); err != nil {
 		return fail("open "+o.Dir, err)

@@ -199,14 +199,10 @@ func lsmLayout(o Options) map[string]string {
 	m := map[string]string{"b": strconv.Itoa(o.BloomBitsPerKey), "m": strconv.Itoa(o.MemtableMB), "bs": strconv.Itoa(o.BlockSize)}
 	// A memory budget's bounds shape the tables too (their size, when L0
 	// compacts); set only under a budget, so other fixtures keep their keys.
-	if o.BuildTableBytes > 0 {
-		m["t"] = strconv.FormatInt(o.BuildTableBytes, 10)
-	}
-	if o.BaseLevelBytes > 0 {
-		m["lb"] = strconv.FormatInt(o.BaseLevelBytes, 10)
-	}
-	if o.L0CompactionTables > 0 {
-		m["l0"] = strconv.Itoa(o.L0CompactionTables)
+	for k, v := range map[string]int64{"t": o.BuildTableBytes, "lb": o.BaseLevelBytes, "l0": int64(o.L0CompactionTables)} {
+		if v > 0 {
+			m[k] = strconv.FormatInt(v, 10)
+		}
 	}
 	return m
 }
@@ -221,9 +217,6 @@ func lsmBlockSize(o Options, engineDefault int) string {
 	return memlimit.FormatSize(int64(engineDefault)) + " (engine default)"
 }
 
-// boundDim: an LSM iterator takes a real upper bound (a B-tree cursor
-// stops at the first key past a prefix either way). The workload bounds
-// each iterator to its prefix when the value is "prefix".
 // checkIntParam accepts an empty value (the engine's default) or an
 // integer from lo to hi.
 func checkIntParam(lo, hi int) func(Text, any) error {
@@ -238,6 +231,9 @@ func checkIntParam(lo, hi int) func(Text, any) error {
 	}
 }
 
+// boundDim: an LSM iterator takes a real upper bound (a B-tree cursor
+// stops at the first key past a prefix either way). The workload bounds
+// each iterator to its prefix when the value is "prefix".
 var boundDim = Dim{Name: "bound", Values: []string{"none", "prefix"}, Is: IteratorBound}
 
 // One settle rule for every engine with background work (Flush): poll the
