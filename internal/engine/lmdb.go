@@ -151,7 +151,7 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	var flags uint
 	for f, on := range map[uint]bool{lmdbNoReadahead: !readahead, lmdbNoSync: !o.Sync,
 		lmdbNoMetaSync: !o.Sync || o.Params["lmdb_nometasync"] == "true",
-		lmdbWriteMap: o.Params["lmdb_writemap"] == "true", lmdbReadonly: o.ReadOnly} {
+		lmdbWriteMap:   o.Params["lmdb_writemap"] == "true", lmdbReadonly: o.ReadOnly} {
 		if on {
 			flags |= f
 		}
