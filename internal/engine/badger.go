@@ -1,46 +1,18 @@
-// Badger adapter.
-//
-// The settings follow the same intent as every other LSM adapter, so that a
-// difference in results is a difference between engines, not between
-// configurations:
-//   - durability per commit comes from Options.Sync (SyncWrites);
-//   - the block cache is Options.CacheMB (0: none, which Badger allows only
-//     for uncompressed blocks), the memtable Options.MemtableMB (0:
-//     Badger's default);
-//   - blocks are stored uncompressed unless Options.Compression says
-//     otherwise (Badger's own default is Snappy); zstd runs at level 3, the
-//     level Pebble and RocksDB use for zstd;
-//   - the table filters get the same bits per key as Pebble's and RocksDB's
-//     bloom filters: Badger takes a false-positive rate instead, so the rate
-//     a bloom filter with that many bits per key has, exp(-bits*ln(2)^2), is
-//     passed (0 bits turns filters off: table.Builder writes no filter when
-//     BloomFalsePositive is 0);
-//   - data blocks are Options.BlockSize (0: Badger's 4 KiB), as for every
-//     LSM; Badger has no index blocks: each table's index (one entry per
-//     block) is held in memory;
-//   - every block read from a table file is checksum-verified
-//     (ChecksumVerificationMode OnBlockRead) and so is every value read from
-//     the value log (VerifyValueChecksum), as RocksDB and Pebble verify by
-//     default; Options.SkipChecksums turns both off (Badger's default). A
-//     block that fails makes Get report the key missing, a value-log entry
-//     that fails an empty value: Badger logs those errors and goes on;
-//   - only one version of each key is kept, and the logger is off so that it
-//     costs nothing and prints nothing;
-//   - a read-only open turns Badger's process-wide metrics off: every Get
-//     bumps several shared expvar counters, and only Flush reads them;
-//   - Badger memory-maps its tables, memtable logs and value log files and
-//     gives the kernel no advice about them, so a page fault reads the
-//     device's read_ahead_kb around the page. Options.Readahead "off"
-//     advises MADV_RANDOM on every map of a file in the store's directory
-//     right after Open (adviseRandom); files Badger maps later (tables a
-//     flush or compaction writes, new memtables and value log files) keep
-//     no advice. A read-only open creates none. "os" leaves Badger as it is.
-//
-// Everything else is Badger's default (DefaultOptions, including its four
-// compactors and, in writable opens, its process-wide expvar metrics) and
-// Settings reports the values that matter for performance. Badger cannot be told to write its
-// active memtable out, so after Flush it still serves recent writes from
-// memory (see Flush).
+// Badger adapter. Every common option is mapped with the same intent as in
+// the other LSMs (docs/engines.md, "The fairness table"); Settings says what
+// was set. Of note:
+//   - Badger takes a Bloom filter's false-positive rate, not bits per key
+//     (badgerBloomFPR), and has no index blocks: each table's index, one
+//     entry per block, is held in memory;
+//   - a table block or value-log entry that fails its checksum is logged,
+//     and Get reports the key missing or the value empty;
+//   - Badger memory-maps its tables, memtable logs and value logs with no
+//     advice, so a fault reads the device's read_ahead_kb around the page;
+//     Options.Readahead "off" advises MADV_RANDOM on every map of the
+//     store's files right after Open (adviseRandom), not on files mapped
+//     later;
+//   - it cannot be told to write its active memtable out, so after Flush it
+//     still serves recent writes from memory (see Flush).
 package engine
 
 import (

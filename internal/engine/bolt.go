@@ -1,31 +1,17 @@
-// Bolt adapter (go.etcd.io/bbolt).
-//
-// Why the settings are what they are:
-//   - Durability comes from Options.Sync alone, as for every engine: NoSync =
-//     !Sync, so with Sync each Commit fdatasyncs and without it the OS decides;
-//     Flush always fdatasyncs. NoGrowSync = !Sync too: otherwise a commit that
-//     grows the file fsyncs it even without Sync (etcd ties the two).
-//   - The freelist is bbolt's map type and is not written at commit
-//     (NoFreelistSync), as etcd runs bbolt; both are flags. A writable open
-//     then rebuilds the freelist by scanning the file; a read-only open
-//     never loads it.
-//   - FillPercent stays at bbolt's 0.5, what etcd uses for keys that do not
-//     arrive in order.
-//   - bbolt keeps no checksums of its pages: there is nothing to verify.
-//   - bbolt is a B-tree over an mmap: it has no block cache of its own and reads
-//     through the OS page cache, so Options.CacheMB does not apply; nor does
-//     compression (only "none" is accepted).
-//   - bbolt madvises its map MADV_RANDOM itself every time it maps the file
-//     (mmap in bolt_unix.go), so a page fault reads that page alone whatever
-//     Options.Readahead says: "off" and "os" (bbolt's default) are the same.
+// Bolt adapter (go.etcd.io/bbolt); docs/engines.md gives its settings and
+// why. Of note:
+//   - NoGrowSync = NoSync = !Options.Sync: otherwise a commit that grows the
+//     file fsyncs it even without Sync (etcd ties the two);
+//   - the freelist is the map type and not written at commit
+//     (NoFreelistSync), as etcd runs bbolt: a writable open rebuilds it by
+//     scanning the file; a read-only open never loads it;
+//   - bbolt madvises its map MADV_RANDOM itself whenever it maps the file,
+//     so Options.Readahead "off" and "os" are the same;
 //   - InitialMmapSize is sized from ExpectedBytes so that a populate does not
-//     spend its time remapping, and so that a writer does not stall behind
-//     long-lived read transactions (a remap needs every reader gone).
-//   - The file lock has a 1s timeout so a second opener fails with a clear
-//     error instead of hanging.
-//   - Readers hold one long-lived read transaction, bbolt's idiom; Get reuses
-//     one cursor per reader so a point read does not allocate (Bucket.Get
-//     allocates a fresh cursor and its stack on every call).
+//     spend its time remapping, nor a writer stall behind long-lived read
+//     transactions (a remap needs every reader gone);
+//   - the file lock times out after 1s, so a second opener fails with a
+//     clear error instead of hanging.
 package engine
 
 import (

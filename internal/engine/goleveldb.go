@@ -1,37 +1,8 @@
 // goleveldb adapter (github.com/syndtr/goleveldb, a pure Go port of
-// LevelDB).
-//
-// The settings follow the same intent as every other LSM adapter, so that a
-// difference in results is a difference between engines, not between
-// configurations:
-//   - durability per commit comes from Options.Sync (WriteOptions.Sync on
-//     every write);
-//   - the block cache is an LRU cache of Options.CacheMB (0: none), the
-//     memtable (WriteBuffer) Options.MemtableMB (0: goleveldb's 4 MiB);
-//   - blocks are stored uncompressed unless Options.Compression says snappy
-//     (goleveldb's own default); it has no zstd;
-//   - tables get a bloom filter with Options.BloomBitsPerKey bits per key,
-//     as Pebble's and RocksDB's do;
-//   - data blocks are Options.BlockSize (0: goleveldb's 4 KiB), as for every
-//     LSM, with one index block per table;
-//   - every block read from a file is checksum-verified (StrictBlockChecksum,
-//     in goleveldb's default strict level) unless Options.SkipChecksums;
-//   - under a memory budget, level 0 compacts at Options.L0CompactionTables
-//     tables and level 1 holds Options.BaseLevelBytes, each level below ten
-//     times the last. goleveldb holds at most two memtables (the one filling
-//     and the one being flushed) and runs one compaction at a time, below
-//     the budget's bounds; it writes tables block by block;
-//   - goleveldb reads tables with pread. Options.Readahead "off" advises
-//     every table it opens FADV_RANDOM, as RocksDB and Pebble advise theirs,
-//     so the OS reads what a read asks for; compactions read through the
-//     same descriptors. "os" leaves goleveldb's default, no advice;
-//   - the info log is dropped, so that it costs nothing.
-//
-// goleveldb cannot keep many unmerged tables: it has no switch for the
-// compactions reads trigger (a table a lookup passes over too often is
-// compacted), so it declares no table filters experiment, and it has no
-// range delete. Everything else is goleveldb's default and Settings reports
-// the values that matter for performance.
+// LevelDB). Every common option is mapped with the same intent as in the
+// other LSMs; docs/engines.md, "goleveldb", says how, and what it has and
+// lacks (no zstd, no range delete, no switch for the compactions reads
+// trigger, so no table filters experiment). Settings says what was set.
 package engine
 
 import (

@@ -1,29 +1,18 @@
 // LMDB adapter, on either binding: github.com/PowerDNS/lmdb-go by default,
 // github.com/bmatsuo/lmdb-go with -tags lmdb_bmatsuo. The binding is imported
 // only by lmdb_powerdns.go / lmdb_bmatsuo.go; this file uses their aliases.
-//
-// Why the settings are what they are:
-//   - Durability comes from Options.Sync alone, as for every engine: without
-//     Sync the env is opened NoSync|NoMetaSync (the OS decides when pages reach
-//     the disk); with Sync every commit fsyncs. Flush always env.Sync(true).
-//   - LMDB is a B-tree over an mmap: no block cache of its own, reads go
-//     through the OS page cache, so Options.CacheMB does not apply; no
-//     compression (only "none" is accepted).
-//   - Options.Readahead "off" opens the env MDB_NORDAHEAD, which makes
-//     liblmdb madvise(MADV_RANDOM) its map (mdb_env_map): a page fault reads
-//     that page, not the device's read_ahead_kb around it. "os" is LMDB's
-//     default, no advice: for random reads over more data than RAM, the
-//     kernel then fills the page cache with neighbouring pages nobody reads.
-//   - The map size is computed from ExpectedBytes generously (see
-//     lmdbMapSize): the map is sparse address space, so it costs nothing, and
-//     MDB_MAP_FULL must not end a populate. If a commit still hits it, the map
-//     is grown and the batch retried once.
-//   - Readers hold one long-lived read-only transaction each (LMDB's idiom)
-//     with RawRead, so Get hands out the mapped bytes without copying.
-//     Read-only transactions need no LockOSThread: the binding always opens
-//     the env MDB_NOTLS, and its docs require thread locking only for write
-//     transactions.
-//   - Writes: "update" is Env.Update (which locks the OS thread itself),
+// docs/engines.md gives its settings and why. Of note:
+//   - without Options.Sync the env is NoSync|NoMetaSync; Flush always syncs;
+//   - Options.Readahead "off" opens the env MDB_NORDAHEAD: liblmdb advises
+//     its map MADV_RANDOM, so a page fault reads that page, not the device's
+//     read_ahead_kb around it;
+//   - the map is sized generously from ExpectedBytes (lmdbMapSize): it is
+//     sparse address space, and MDB_MAP_FULL must not end a populate; a
+//     commit that still hits it grows the map and retries once;
+//   - readers hold one long-lived read-only transaction each, with RawRead
+//     (Get hands out the mapped bytes). They need no LockOSThread: the
+//     binding opens the env MDB_NOTLS, and only write transactions need it;
+//   - "update" writes are Env.Update (which locks the OS thread itself),
 //     "txn" locks the thread and drives BeginTxn/Commit by hand.
 package engine
 

@@ -1,41 +1,18 @@
-// Pebble adapter.
-//
-// The settings follow the same intent as every other LSM adapter, so that a
-// difference in results is a difference between engines, not between
-// configurations:
-//   - durability per commit comes from Options.Sync (pebble.Sync or
-//     pebble.NoSync on every batch commit);
-//   - the block cache is Options.CacheMB (0: a zero-sized cache, i.e. none),
-//     the memtable Options.MemtableMB (0: Pebble's default);
-//   - blocks are stored uncompressed unless Options.Compression says
-//     otherwise (Pebble's own default is Snappy), the same on every level;
-//     zstd is Pebble's ZstdCompression profile, level 3;
-//   - every level gets a bloom filter with Options.BloomBitsPerKey bits per
-//     key, as RocksDB's tables and (as a false-positive rate) Badger's do;
-//   - data blocks are Options.BlockSize on every level (0: Pebble's 4 KiB),
-//     as for every LSM; index blocks are -pebble_index_block, by default
-//     CockroachDB's 256 KiB, so that a table's index is one block, as
-//     RocksDB's always is (Pebble's default, the data block size, gives
-//     tables a two-level index);
-//   - Pebble verifies the checksum of every block it reads from a file and
-//     has no option not to: Options.SkipChecksums does not apply;
-//   - a new store is created at FormatNewest, so Pebble v2 writes the table
-//     format it is built around (columnar blocks) rather than the oldest
-//     format it can still read, which is what FormatDefault picks;
-//   - the logger is a no-op so that it costs nothing and prints nothing;
-//   - Pebble opens every table with fadvise(FADV_RANDOM) (objstorageprovider,
-//     vfs.RandomReadsOption) and reads blocks with pread, so a point read
-//     reads what it asks for. An iterator reading a table sequentially makes
-//     Pebble read ahead itself with readahead(2), 64 KiB growing to 256 KiB;
-//     by default it then reopens the table with FADV_SEQUENTIAL and leaves
-//     readahead to the OS (ReadaheadConfig speculative=FadviseSequential).
-//     Options.Readahead "off" keeps it at readahead(2), never handing over
-//     to the OS (speculative=SysReadahead); "os" is Pebble's default.
-//     Compactions read their inputs through a FADV_SEQUENTIAL descriptor of
-//     their own either way (informed=FadviseSequential, the default).
-//
-// Everything else is Pebble's default and Settings reports the values that
-// matter for performance.
+// Pebble adapter. Every common option is mapped with the same intent as in
+// the other LSMs (docs/engines.md, "The fairness table"); Settings says what
+// was set. Of note:
+//   - index blocks are -pebble_index_block, by default CockroachDB's 256 KiB,
+//     so that a table's index is one block, as RocksDB's is (Pebble's own
+//     default, the data block size, gives tables a two-level index);
+//   - Pebble verifies every block it reads and cannot be told not to;
+//   - a new store is created at FormatNewest, the table format Pebble v2 is
+//     built around (columnar blocks), not the oldest it can read
+//     (FormatDefault);
+//   - Pebble opens tables FADV_RANDOM, and a sequential iterator reads ahead
+//     itself with readahead(2), then by default hands over to the OS
+//     (FADV_SEQUENTIAL); Options.Readahead "off" keeps it at readahead(2)
+//     (speculative=SysReadahead). Compactions read FADV_SEQUENTIAL either
+//     way.
 package engine
 
 import (

@@ -1,42 +1,18 @@
 //go:build rocksdb
 
 // RocksDB adapter (grocksdb over the system librocksdb; build with
-// -tags rocksdb and Debian's librocksdb-dev).
-//
-// The settings follow the same intent as every other LSM adapter, so that a
-// difference in results is a difference between engines, not between
-// configurations:
-//   - durability per commit comes from Options.Sync (WriteOptions.sync);
-//   - the block cache is an LRU cache of Options.CacheMB (0: no block
-//     cache), the memtable (write_buffer_size) Options.MemtableMB (0:
-//     RocksDB's default);
-//   - blocks are stored uncompressed unless Options.Compression says
-//     otherwise (RocksDB's own default is Snappy), the same on every level;
-//     zstd runs at RocksDB's default level, 3;
-//   - tables get a (full) bloom filter with Options.BloomBitsPerKey bits per
-//     key, as Pebble's do;
-//   - data blocks are Options.BlockSize (0: RocksDB's 4 KiB), as for every
-//     LSM, with one binary-searched index block per table (kBinarySearch,
-//     the default, stated explicitly);
-//   - every reader and iterator verifies the checksum of each block it
-//     reads from a file (ReadOptions.verify_checksums, the default) unless
-//     Options.SkipChecksums; compactions verify whatever it says;
-//   - the info LOG is kept to its header (info_log_level=HEADER, one file)
-//     so that it costs nothing;
-//   - RocksDB opens every table with fadvise(FADV_RANDOM)
-//     (advise_random_on_open, default true) and reads blocks with pread, so
-//     the OS reads no more than a read asks for; iterators read ahead
-//     themselves (readahead_size, implicit auto-readahead). Options.Readahead
-//     "off" sets advise_random_on_open=true explicitly, "os" leaves it at
-//     the default, which is the same. Either way a compaction hints its input
-//     tables FADV_NORMAL when it starts (access_hint_on_compaction_start,
-//     default NORMAL), and the hint stays on those tables until the
-//     compaction deletes them.
-//
-// Everything else is RocksDB's default and Settings reports the values that
-// matter for performance, plus the C library's version and whether it was
-// built with assertions (Debian builds it without -DNDEBUG, which costs
-// CPU on every operation).
+// -tags rocksdb and Debian's librocksdb-dev). Every common option is mapped
+// with the same intent as in the other LSMs (docs/engines.md, "The fairness
+// table"); Settings says what was set, and also the C library's version and
+// whether it was built with assertions (Debian builds it without -DNDEBUG,
+// which costs CPU on every operation). Of note:
+//   - the info LOG is kept to its header (one file), so that it costs
+//     nothing;
+//   - tables are opened FADV_RANDOM (advise_random_on_open, the default) and
+//     read with pread, and iterators read ahead themselves; a compaction
+//     hints its input tables FADV_NORMAL when it starts
+//     (access_hint_on_compaction_start), and the hint stays on them until
+//     it deletes them.
 package engine
 
 /*
