@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -275,12 +276,8 @@ func (p *pebbleDB) Flush() error {
 			stuckSince = time.Time{}
 			return true, nil
 		}
-		pending := m.Compact.MarkedFiles > 0
-		for l := 0; l < len(m.Levels)-1; l++ {
-			if m.Levels[l].Score > 0 {
-				pending = true
-			}
-		}
+		pending := m.Compact.MarkedFiles > 0 ||
+			slices.ContainsFunc(m.Levels[:len(m.Levels)-1], func(l pebble.LevelMetrics) bool { return l.Score > 0 })
 		if !pending {
 			return false, nil
 		}
