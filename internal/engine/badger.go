@@ -268,14 +268,6 @@ func badgerChecksums(bo badger.Options) string {
 	return fmt.Sprintf("mixed (ChecksumVerificationMode %d, VerifyValueChecksum %t)", bo.ChecksumVerificationMode, bo.VerifyValueChecksum)
 }
 
-// lsmMiB formats a byte count as whole MiB when it is one, as bytes otherwise.
-func lsmMiB(n int64) string {
-	if n%(1<<20) == 0 {
-		return strconv.FormatInt(n>>20, 10) + "MiB"
-	}
-	return strconv.FormatInt(n, 10) + "B"
-}
-
 func (b *badgerDB) Close() error {
 	if b.closed.Swap(true) {
 		return nil
@@ -522,11 +514,3 @@ func (b *badgerDB) DeleteBatch(keys [][]byte) error {
 func (b *badgerDB) Compact(start, end []byte) error {
 	return b.write(func() error { return b.db.Flatten(1) })
 }
-
-// lsmErrBatch is the batch of a database that cannot take writes (closed or
-// read-only): every call fails with err.
-type lsmErrBatch struct{ err error }
-
-func (b *lsmErrBatch) Set(key, value []byte) error { return b.err }
-func (b *lsmErrBatch) Commit() error               { return b.err }
-func (b *lsmErrBatch) Len() int                    { return 0 }

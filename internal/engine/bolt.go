@@ -85,27 +85,6 @@ type boltDB struct {
 	readers atomic.Int64 // open Readers; Close refuses while any is open
 }
 
-// btreeMap is the memory map of a B-tree expected to hold expected
-// logical bytes: 4× (page fill, branch pages, overflow pages for big
-// values and the freelist all add to the file), rounded up to 1 GiB, at
-// least 1 GiB and at most limit (a multiple of 1 GiB). The map is
-// address space: bbolt does not grow its file to it.
-func btreeMap(expected, limit int64) int64 {
-	if expected > limit/4 {
-		return limit
-	}
-	return roundUpInt64(max(gib, 4*expected), gib)
-}
-
-const gib = int64(1) << 30
-
-func roundUpInt64(n, to int64) int64 {
-	if r := n % to; r != 0 {
-		n += to - r
-	}
-	return n
-}
-
 func openBolt(o Options) (DB, error) {
 	fl := bolt.FreelistMapType
 	if o.Params["bolt_freelist"] == "array" {
@@ -369,53 +348,4 @@ func inBucket(fn func(bk *bolt.Bucket) error) func(tx *bolt.Tx) error {
 		}
 		return fn(bk)
 	}
-}
-
-// Helpers shared by the bolt, lmdb and memory adapters.
-
-// first is where an iteration starts: the later of Start and Prefix.
-func (o IterOptions) first() []byte {
-	if bytes.Compare(o.Prefix, o.Start) > 0 {
-		return o.Prefix
-	}
-	return o.Start
-}
-
-// past reports whether an iteration that met k has ended: at End, or past
-// Prefix. The B-trees' cursors and the reference rail take no bounds.
-func (o IterOptions) past(k []byte) bool {
-	return o.End != nil && bytes.Compare(k, o.End) >= 0 || o.Prefix != nil && !bytes.HasPrefix(k, o.Prefix)
-}
-
-// batchArena buffers a batch's keys and values in one growing byte slice plus
-// offsets, rather than a slice per key.
-type batchArena struct {
-	data []byte
-	ends []int // per entry: key end, value end; an entry starts where the last ended
-}
-
-func (a *batchArena) Set(k, v []byte) error {
-	a.data = append(a.data, k...)
-	ke := len(a.data)
-	a.data = append(a.data, v...)
-	a.ends = append(a.ends, ke, len(a.data))
-	return nil
-}
-
-func (a *batchArena) Len() int { return len(a.ends) / 2 }
-
-// entry returns the i'th key and value, capped so appending to one cannot
-// overwrite the next.
-func (a *batchArena) entry(i int) (k, v []byte) {
-	s := 0
-	if i > 0 {
-		s = a.ends[2*i-1]
-	}
-	ke, ve := a.ends[2*i], a.ends[2*i+1]
-	return a.data[s:ke:ke], a.data[ke:ve:ve]
-}
-
-func (a *batchArena) reset() {
-	a.data = a.data[:0]
-	a.ends = a.ends[:0]
 }

@@ -16,7 +16,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -393,36 +392,4 @@ func (p *pebbleDB) DeleteRange(start, end []byte) error {
 // CockroachDB asks it to).
 func (p *pebbleDB) Compact(start, end []byte) error {
 	return p.write(func() error { return p.db.Compact(context.Background(), start, end, true) })
-}
-
-// lsmIterBounds turns IterOptions into an inclusive lower and an exclusive
-// upper bound (nil: none), copied so the caller may reuse its slices.
-func lsmIterBounds(o IterOptions) (lower, upper []byte) {
-	lower, upper = o.first(), o.End
-	if pe := lsmPrefixEnd(o.Prefix); pe != nil && (upper == nil || bytes.Compare(pe, upper) < 0) {
-		upper = pe
-	}
-	if len(lower) > 0 {
-		lower = bytes.Clone(lower)
-	} else {
-		lower = nil
-	}
-	if upper != nil {
-		upper = bytes.Clone(upper)
-	}
-	return lower, upper
-}
-
-// lsmPrefixEnd is the smallest key greater than every key with the prefix:
-// the prefix with its last byte below 0xff incremented and the rest dropped.
-// It is nil (no bound) for an empty or all-0xff prefix.
-func lsmPrefixEnd(prefix []byte) []byte {
-	for i := len(prefix) - 1; i >= 0; i-- {
-		if prefix[i] != 0xff {
-			end := bytes.Clone(prefix[:i+1])
-			end[i]++
-			return end
-		}
-	}
-	return nil
 }

@@ -76,13 +76,3 @@ func rocksdbReserve(o Options) int64 {
 	}
 	return (n+2+l0)*mem + compactedBase(base, o)
 }
-
-// compactedBase is what rewriting the base level in a compaction may
-// write: the level's target size, but never more than the data the
-// caller said it would write (Options.ExpectedBytes) when it said so.
-func compactedBase(target int64, o Options) int64 {
-	if o.ExpectedBytes > 0 {
-		return min(target, o.ExpectedBytes)
-	}
-	return target
-}

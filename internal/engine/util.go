@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -268,4 +269,125 @@ func settle(engine string, busy func() (bool, error)) error {
 		}
 		time.Sleep(settlePoll)
 	}
+}
+
+// lsmIterBounds turns IterOptions into an inclusive lower and an exclusive
+// upper bound (nil: none), copied so the caller may reuse its slices.
+func lsmIterBounds(o IterOptions) (lower, upper []byte) {
+	upper = o.End
+	if pe := lsmPrefixEnd(o.Prefix); pe != nil && (upper == nil || bytes.Compare(pe, upper) < 0) {
+		upper = pe
+	}
+	if first := o.first(); len(first) > 0 {
+		lower = bytes.Clone(first)
+	}
+	return lower, bytes.Clone(upper)
+}
+
+// lsmPrefixEnd is the smallest key greater than every key with the prefix:
+// the prefix with its last byte below 0xff incremented and the rest dropped.
+// It is nil (no bound) for an empty or all-0xff prefix.
+func lsmPrefixEnd(prefix []byte) []byte {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		if prefix[i] != 0xff {
+			end := bytes.Clone(prefix[:i+1])
+			end[i]++
+			return end
+		}
+	}
+	return nil
+}
+
+// lsmMiB formats a byte count as whole MiB when it is one, as bytes otherwise.
+func lsmMiB(n int64) string {
+	if n%(1<<20) == 0 {
+		return strconv.FormatInt(n>>20, 10) + "MiB"
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+// lsmErrBatch is the batch of a database that cannot take writes (closed or
+// read-only): every call fails with err.
+type lsmErrBatch struct{ err error }
+
+func (b *lsmErrBatch) Set(key, value []byte) error { return b.err }
+func (b *lsmErrBatch) Commit() error               { return b.err }
+func (b *lsmErrBatch) Len() int                    { return 0 }
+
+// btreeMap is the memory map of a B-tree expected to hold expected
+// logical bytes: 4× (page fill, branch pages, overflow pages for big
+// values and the freelist all add to the file), rounded up to 1 GiB, at
+// least 1 GiB and at most limit (a multiple of 1 GiB). The map is
+// address space: bbolt does not grow its file to it.
+func btreeMap(expected, limit int64) int64 {
+	if expected > limit/4 {
+		return limit
+	}
+	return roundUpInt64(max(gib, 4*expected), gib)
+}
+
+const gib = int64(1) << 30
+
+func roundUpInt64(n, to int64) int64 {
+	if r := n % to; r != 0 {
+		n += to - r
+	}
+	return n
+}
+
+// first is where an iteration starts: the later of Start and Prefix.
+func (o IterOptions) first() []byte {
+	if bytes.Compare(o.Prefix, o.Start) > 0 {
+		return o.Prefix
+	}
+	return o.Start
+}
+
+// past reports whether an iteration that met k has ended: at End, or past
+// Prefix. The B-trees' cursors and the reference rail take no bounds.
+func (o IterOptions) past(k []byte) bool {
+	return o.End != nil && bytes.Compare(k, o.End) >= 0 || o.Prefix != nil && !bytes.HasPrefix(k, o.Prefix)
+}
+
+// batchArena buffers a batch's keys and values in one growing byte slice plus
+// offsets, rather than a slice per key.
+type batchArena struct {
+	data []byte
+	ends []int // per entry: key end, value end; an entry starts where the last ended
+}
+
+func (a *batchArena) Set(k, v []byte) error {
+	a.data = append(a.data, k...)
+	ke := len(a.data)
+	a.data = append(a.data, v...)
+	a.ends = append(a.ends, ke, len(a.data))
+	return nil
+}
+
+func (a *batchArena) Len() int { return len(a.ends) / 2 }
+
+// entry returns the i'th key and value, capped so appending to one cannot
+// overwrite the next.
+func (a *batchArena) entry(i int) (k, v []byte) {
+	s := 0
+	if i > 0 {
+		s = a.ends[2*i-1]
+	}
+	ke, ve := a.ends[2*i], a.ends[2*i+1]
+	return a.data[s:ke:ke], a.data[ke:ve:ve]
+}
+
+func (a *batchArena) reset() {
+	a.data = a.data[:0]
+	a.ends = a.ends[:0]
+}
+
+// compactedBase is what rewriting the base level in a compaction may
+// write: the level's target size, but never more than the data the
+// caller said it would write (Options.ExpectedBytes) when it said so.
+func compactedBase(target int64, o Options) int64 {
+	if o.ExpectedBytes > 0 {
+		return min(target, o.ExpectedBytes)
+	}
+	return target
 }
