@@ -510,7 +510,9 @@ func (b *badgerDB) DeleteBatch(keys [][]byte) error {
 }
 
 // Compact is Flatten with one compactor: Badger's only manual
-// compaction. It compacts whole levels, whatever start and end say.
+// compaction. It compacts whole levels until one is left, whatever start
+// and end say, and does not reach the active memtable, which only Close
+// writes out.
 func (b *badgerDB) Compact(start, end []byte) error {
 	return b.write(func() error { return b.db.Flatten(1) })
 }

@@ -18,34 +18,28 @@ func Delete(db DB, key []byte) error {
 	return d.Delete(key)
 }
 
-// BatchDeleter removes many keys in one write: one batch of deletes
-// (Badger, Pebble, RocksDB) or one write transaction (bbolt, LMDB),
-// durable as Options.Sync says. Keys that are not there are not an
-// error. The caller keeps keys unchanged until it returns. Every adapter
-// implements it; a workload that deletes in bulk type-asserts a DB to it.
+// BatchDeleter removes many keys in one write (one batch of deletes, or
+// one write transaction in a B-tree), durable as Options.Sync says. Keys
+// that are not there are not an error. The caller keeps keys unchanged
+// until it returns. Every adapter implements it; a workload that deletes
+// in bulk type-asserts a DB to it.
 type BatchDeleter interface {
 	DeleteBatch(keys [][]byte) error
 }
 
 // RangeDeleter removes every key in [start, end) in one write that does
-// not visit the keys: a range tombstone (Pebble's DeleteRange,
-// RocksDB's DeleteRange), dropped with the keys it covers when a
-// compaction reaches the bottom level. Engines without one (Badger, whose
-// DropPrefix rewrites every level with writes stopped, and the B-trees)
-// do not implement it.
+// not visit the keys: a range tombstone, dropped with the keys it covers
+// when a compaction reaches the bottom level (Pebble, RocksDB). Badger's
+// DropPrefix, which rewrites every level with writes stopped, is not one.
 type RangeDeleter interface {
 	DeleteRange(start, end []byte) error
 }
 
 // Compacter runs the engine's manual compaction over the keys in
 // [start, end) and returns when it has finished, so that deleted entries
-// there have been dropped wherever the compaction reached them: Pebble's
-// Compact and RocksDB's CompactRange compact the range down through
-// every level, dropping tombstones at the bottom; Badger's Flatten
-// compacts whole levels (it takes no range) until one is left, and does
-// not reach what is still in its active memtable, which only Close writes
-// out. B-trees free the pages of deleted keys when the delete commits and
-// have no compaction: they do not implement it.
+// there have been dropped wherever it reached (each adapter's Compact says
+// how far). B-trees free the pages of deleted keys when the delete commits
+// and have no compaction.
 type Compacter interface {
 	Compact(start, end []byte) error
 }
