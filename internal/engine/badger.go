@@ -376,12 +376,9 @@ func (r *badgerReader) NewIter(o IterOptions) (Iterator, error) {
 	if r.closed || r.db.closed.Load() {
 		return nil, r.db.errClosed()
 	}
-	bio := badger.IteratorOptions{PrefetchValues: !o.KeysOnly && !o.NoPrefetch}
+	bio := badger.IteratorOptions{PrefetchValues: !o.KeysOnly && !o.NoPrefetch, Prefix: o.Prefix}
 	if bio.PrefetchValues {
 		bio.PrefetchSize = badger.DefaultIteratorOptions.PrefetchSize
-	}
-	if o.Prefix != nil {
-		bio.Prefix = o.Prefix
 	}
 	it := &badgerIter{r: r, it: r.txn.NewIterator(bio), end: o.End, prefetched: bio.PrefetchValues}
 	it.setVal = it.setValue

@@ -389,16 +389,13 @@ type lmdbIter struct {
 // set takes a cursor result and ends the iteration at the last key, an
 // error, End, or past Prefix.
 func (it *lmdbIter) set(k, v []byte, err error) {
-	it.k, it.v = k, v
-	switch {
-	case err != nil:
-		if !lmdbIsNotFound(err) {
-			it.err = err
-		}
-		it.k, it.v = nil, nil
-	case it.o.past(k):
-		it.k, it.v = nil, nil
+	if err != nil && !lmdbIsNotFound(err) {
+		it.err = err
 	}
+	if err != nil || it.o.past(k) {
+		k, v = nil, nil
+	}
+	it.k, it.v = k, v
 }
 
 func (it *lmdbIter) Valid() bool { return it.k != nil }
