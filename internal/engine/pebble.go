@@ -147,11 +147,7 @@ func openPebble(o Options) (DB, error) {
 		po.Levels[i].Compression = compression
 		po.Levels[i].BlockSize = o.BlockSize // 0: Pebble's default, 4 KiB
 		po.Levels[i].IndexBlockSize = int(indexBlock)
-		if bits > 0 {
-			po.Levels[i].FilterPolicy = bloom.FilterPolicy(bits)
-		} else {
-			po.Levels[i].FilterPolicy = pebble.NoFilterPolicy
-		}
+		po.Levels[i].FilterPolicy = either[pebble.FilterPolicy](bits > 0, bloom.FilterPolicy(bits), pebble.NoFilterPolicy)
 	}
 	if o.DisableCompactions {
 		po.DisableAutomaticCompactions = true
@@ -179,10 +175,7 @@ func openPebble(o Options) (DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pebbleDB{lsm: lsmOf("pebble", o), db: db, wo: pebble.NoSync}
-	if o.Sync {
-		p.wo = pebble.Sync
-	}
+	p := &pebbleDB{lsm: lsmOf("pebble", o), db: db, wo: either(o.Sync, pebble.Sync, pebble.NoSync)}
 
 	bloomS := "off"
 	if bits > 0 {
@@ -192,10 +185,7 @@ func openPebble(o Options) (DB, error) {
 		bloomS += " (BloomFPR " + strconv.FormatFloat(o.BloomFPR, 'g', -1, 64) + " rounded to whole bits)"
 	}
 	lo, hi := po.CompactionConcurrencyRange()
-	fmv := db.FormatMajorVersion().String()
-	if db.FormatMajorVersion() == pebble.FormatNewest {
-		fmv += " (FormatNewest)"
-	}
+	fmv := db.FormatMajorVersion().String() + either(db.FormatMajorVersion() == pebble.FormatNewest, " (FormatNewest)", "")
 	p.settings = []Setting{
 		{"sync", strconv.FormatBool(o.Sync)},
 		{"group_commit", "commit pipeline (Batch.Commit: one WAL sync covers every commit queued behind it)"},

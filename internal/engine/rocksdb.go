@@ -166,11 +166,8 @@ func openRocksDB(o Options) (DB, error) {
 	} else {
 		bbto.SetNoBlockCache(true)
 	}
-	indexS := "false (default: index and filters live outside the block cache)"
-	if o.Params["rocksdb_cache_index"] == "true" {
-		bbto.SetCacheIndexAndFilterBlocks(true)
-		indexS = "true (-rocksdb_cache_index)"
-	}
+	cacheIndex := o.Params["rocksdb_cache_index"] == "true"
+	bbto.SetCacheIndexAndFilterBlocks(cacheIndex) // false is RocksDB's default
 	pin := o.Params["rocksdb_pin_l0"] == "true"
 	bbto.SetPinL0FilterAndIndexBlocksInCache(pin)
 	bloomS := "off"
@@ -240,7 +237,7 @@ func openRocksDB(o Options) (DB, error) {
 			"true (ReadOptions.verify_checksums, RocksDB's default: every block read from a file)",
 			"false (ReadOptions.verify_checksums off; compactions still verify what they read)")},
 		{"paranoid_checks", strconv.FormatBool(opts.ParanoidChecks()) + " (default: stop on corruption background work finds)"},
-		{"cache_index_and_filter_blocks", indexS},
+		{"cache_index_and_filter_blocks", either(cacheIndex, "true (-rocksdb_cache_index)", "false (default: index and filters live outside the block cache)")},
 		{"pin_l0_filter_and_index_blocks_in_cache", strconv.FormatBool(pin)},
 		{"max_background_jobs", strconv.Itoa(opts.GetMaxBackgroundJobs()) + " (default)"},
 		{"disable_auto_compactions", strconv.FormatBool(o.DisableCompactions)},
