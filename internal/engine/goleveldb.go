@@ -82,11 +82,8 @@ func goleveldbReserve(o Options) int64 {
 
 func openGoleveldb(o Options) (DB, error) {
 	lo := goleveldbOptions(o)
-	comp := "none"
-	lo.Compression = opt.NoCompression // or snappy, the other Compressions declares: Open checks
-	if o.Compression == "snappy" {
-		lo.Compression, comp = opt.SnappyCompression, "snappy"
-	}
+	// none or snappy, the other Compressions declares: Open checks
+	lo.Compression = either(o.Compression == "snappy", opt.SnappyCompression, opt.NoCompression)
 	cacheS := "none"
 	if o.CacheMB > 0 {
 		lo.BlockCacheCapacity = o.CacheMB << 20
@@ -119,7 +116,7 @@ func openGoleveldb(o Options) (DB, error) {
 		{"block_cache", cacheS},
 		{"write_buffer", lsmMiB(int64(lo.GetWriteBuffer()))},
 		{"memtables", "2 at most (the one filling and the one being flushed: goleveldb's fixed number)"},
-		{"compression", comp},
+		{"compression", lo.Compression.String()},
 		{"bloom", bloomS},
 		{"block_size", lsmBlockSize(o, opt.DefaultBlockSize)},
 		{"index", "one index block per table, binary search (goleveldb's only kind)"},
