@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -332,21 +333,12 @@ func (b *badgerDB) busy() (bool, error) {
 			mems++
 		}
 	}
-	if mems > 1 {
+	if v, ok := expvar.Get("badger_compaction_current_num_lsm").(*expvar.Int); mems > 1 || ok && v.Value() > 0 {
 		return true, nil
 	}
-	if v, ok := expvar.Get("badger_compaction_current_num_lsm").(*expvar.Int); ok && v.Value() > 0 {
-		return true, nil
-	}
-	if b.noCompactions {
-		return false, nil
-	}
-	for _, l := range b.db.Levels() {
-		if (l.Level == 0 && l.Score >= 1) || l.Adjusted >= 1 {
-			return true, nil
-		}
-	}
-	return false, nil
+	return !b.noCompactions && slices.ContainsFunc(b.db.Levels(), func(l badger.LevelInfo) bool {
+		return (l.Level == 0 && l.Score >= 1) || l.Adjusted >= 1
+	}), nil
 }
 
 type badgerReader struct {

@@ -471,10 +471,7 @@ func DirSize(dir string) (int64, error) {
 
 // compactionNote marks a setting that DisableCompactions overrides.
 func compactionNote(o Options) string {
-	if o.DisableCompactions {
-		return " (compactions disabled)"
-	}
-	return ""
+	return either(o.DisableCompactions, " (compactions disabled)", "")
 }
 
 // ModuleEngines returns the titles (as benchmarks name them) of the stores
