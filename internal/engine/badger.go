@@ -110,11 +110,7 @@ func badgerReserve(o Options) int64 {
 // badgerOptions is Badger's configuration for o, and how its value
 // threshold was chosen.
 func badgerOptions(o Options) (badger.Options, string, error) {
-	bo := badger.DefaultOptions(o.Dir)
-	bo.Logger = nil
-	bo.SyncWrites = o.Sync
-	bo.ReadOnly = o.ReadOnly
-	bo.NumVersionsToKeep = 1
+	bo := badger.DefaultOptions(o.Dir).WithLogger(nil).WithSyncWrites(o.Sync).WithReadOnly(o.ReadOnly).WithNumVersionsToKeep(1)
 	// CacheMB 0 means no block cache, as for the other engines; Badger needs
 	// one to read compressed blocks.
 	bo.BlockCacheSize = int64(o.CacheMB) << 20
@@ -126,12 +122,8 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 	// Every block read from a table file is verified, as RocksDB and Pebble
 	// do by default (Badger's default verifies nothing); blocks served from
 	// the block cache are not re-verified, in any of the three.
-	bo.ChecksumVerificationMode = options.OnBlockRead
-	bo.VerifyValueChecksum = true
-	if o.SkipChecksums {
-		bo.ChecksumVerificationMode = options.NoVerification
-		bo.VerifyValueChecksum = false
-	}
+	bo.ChecksumVerificationMode = either(o.SkipChecksums, options.NoVerification, options.OnBlockRead)
+	bo.VerifyValueChecksum = !o.SkipChecksums
 	// Badger's metrics are process-wide expvar counters several of which
 	// every Get bumps. A read-only open turns them off (Flush, which reads
 	// the compaction gauge, has nothing to do there).
