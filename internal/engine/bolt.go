@@ -86,10 +86,6 @@ type boltDB struct {
 }
 
 func openBolt(o Options) (DB, error) {
-	fl := bolt.FreelistMapType
-	if o.Params["bolt_freelist"] == "array" {
-		fl = bolt.FreelistArrayType
-	}
 	d := &boltDB{dir: o.Dir, readOnly: o.ReadOnly, writeMode: o.Params["bolt_write"], getMode: o.Params["bolt_get"]}
 	mmapSize := int(btreeMap(o.ExpectedBytes, boltMaxMap))
 	path := filepath.Join(o.Dir, boltFile)
@@ -106,7 +102,7 @@ func openBolt(o Options) (DB, error) {
 		// two the same way).
 		NoGrowSync:      !o.Sync,
 		NoFreelistSync:  o.Params["bolt_freelist_sync"] != "true",
-		FreelistType:    fl,
+		FreelistType:    either(o.Params["bolt_freelist"] == "array", bolt.FreelistArrayType, bolt.FreelistMapType),
 		ReadOnly:        o.ReadOnly,
 		InitialMmapSize: mmapSize,
 		MmapFlags:       either(o.Params["bolt_mmap_populate"] == "true", syscall.MAP_POPULATE, 0),

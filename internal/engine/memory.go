@@ -199,10 +199,7 @@ func (b *memBatch) Commit() error {
 	s := d.own()
 	for i, n := 0, b.Len(); i < n; i++ {
 		k, v := b.entry(i)
-		ks := ""
-		if len(k) > 0 {
-			ks = unsafe.String(&k[0], len(k)) // the arena is never written again
-		}
+		ks := unsafe.String(unsafe.SliceData(k), len(k)) // the arena is never written again
 		if old, ok := s.m[ks]; ok {
 			d.bytes -= int64(len(ks) + len(old))
 		}
