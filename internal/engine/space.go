@@ -22,18 +22,12 @@ func SpaceOf(i Info, dir string) (Space, error) {
 	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
 		// LSMs delete obsolete files in the background: a file that
 		// vanishes during the walk no longer occupies space.
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
 		if err != nil || !d.Type().IsRegular() {
-			return err
+			return gone(err)
 		}
 		fi, err := d.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
 		if err != nil {
-			return err
+			return gone(err)
 		}
 		if i.LogFile != nil && i.LogFile(d.Name()) {
 			s.Logs += allocated(fi)
