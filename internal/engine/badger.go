@@ -1,46 +1,18 @@
-// Badger adapter.
-//
-// The settings follow the same intent as every other LSM adapter, so that a
-// difference in results is a difference between engines, not between
-// configurations:
-//   - durability per commit comes from Options.Sync (SyncWrites);
-//   - the block cache is Options.CacheMB (0: none, which Badger allows only
-//     for uncompressed blocks), the memtable Options.MemtableMB (0:
-//     Badger's default);
-//   - blocks are stored uncompressed unless Options.Compression says
-//     otherwise (Badger's own default is Snappy); zstd runs at level 3, the
-//     level Pebble and RocksDB use for zstd;
-//   - the table filters get the same bits per key as Pebble's and RocksDB's
-//     bloom filters: Badger takes a false-positive rate instead, so the rate
-//     a bloom filter with that many bits per key has, exp(-bits*ln(2)^2), is
-//     passed (0 bits turns filters off: table.Builder writes no filter when
-//     BloomFalsePositive is 0);
-//   - data blocks are Options.BlockSize (0: Badger's 4 KiB), as for every
-//     LSM; Badger has no index blocks: each table's index (one entry per
-//     block) is held in memory;
-//   - every block read from a table file is checksum-verified
-//     (ChecksumVerificationMode OnBlockRead) and so is every value read from
-//     the value log (VerifyValueChecksum), as RocksDB and Pebble verify by
-//     default; Options.SkipChecksums turns both off (Badger's default). A
-//     block that fails makes Get report the key missing, a value-log entry
-//     that fails an empty value: Badger logs those errors and goes on;
-//   - only one version of each key is kept, and the logger is off so that it
-//     costs nothing and prints nothing;
-//   - a read-only open turns Badger's process-wide metrics off: every Get
-//     bumps several shared expvar counters, and only Flush reads them;
-//   - Badger memory-maps its tables, memtable logs and value log files and
-//     gives the kernel no advice about them, so a page fault reads the
-//     device's read_ahead_kb around the page. Options.Readahead "off"
-//     advises MADV_RANDOM on every map of a file in the store's directory
-//     right after Open (adviseRandom); files Badger maps later (tables a
-//     flush or compaction writes, new memtables and value log files) keep
-//     no advice. A read-only open creates none. "os" leaves Badger as it is.
-//
-// Everything else is Badger's default (DefaultOptions, including its four
-// compactors and, in writable opens, its process-wide expvar metrics) and
-// Settings reports the values that matter for performance. Badger cannot be told to write its
-// active memtable out, so after Flush it still serves recent writes from
-// memory (see Flush).
+// Badger adapter. Every common option is mapped with the same intent as in
+// the other LSMs (docs/engines.md, "The fairness table"); Settings says what
+// was set. Of note:
+//   - Badger takes a Bloom filter's false-positive rate, not bits per key
+//     (badgerBloomFPR), and has no index blocks: each table's index, one
+//     entry per block, is held in memory;
+//   - a table block or value-log entry that fails its checksum is logged,
+//     and Get reports the key missing or the value empty;
+//   - Badger memory-maps its tables, memtable logs and value logs with no
+//     advice, so a fault reads the device's read_ahead_kb around the page;
+//     Options.Readahead "off" advises MADV_RANDOM on every map of the
+//     store's files right after Open (adviseRandom), not on files mapped
+//     later;
+//   - it cannot be told to write its active memtable out, so after Flush it
+//     still serves recent writes from memory (see Flush).
 package engine
 
 import (
@@ -50,6 +22,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,8 +90,6 @@ type badgerDB struct {
 	db *badger.DB
 }
 
-// badgerOptions is Badger's configuration for o, and how its value
-// threshold was chosen.
 // badgerReserve: the memtable filling, the one its flusher took and the
 // NumMemtables queued, each a level-0 table once flushed; a level-0
 // compaction (NumLevelZeroTables tables into the base level); the next
@@ -136,33 +107,23 @@ func badgerReserve(o Options) int64 {
 	return (n+int64(bo.NumLevelZeroTables))*bo.MemTableSize + compactedBase(bo.BaseLevelSize, o)
 }
 
+// badgerOptions is Badger's configuration for o, and how its value
+// threshold was chosen.
 func badgerOptions(o Options) (badger.Options, string, error) {
-	bo := badger.DefaultOptions(o.Dir)
-	bo.Logger = nil
-	bo.SyncWrites = o.Sync
-	bo.ReadOnly = o.ReadOnly
-	bo.NumVersionsToKeep = 1
+	bo := badger.DefaultOptions(o.Dir).WithLogger(nil).WithSyncWrites(o.Sync).WithReadOnly(o.ReadOnly).WithNumVersionsToKeep(1)
 	// CacheMB 0 means no block cache, as for the other engines; Badger needs
 	// one to read compressed blocks.
 	bo.BlockCacheSize = int64(o.CacheMB) << 20
 	if bo.BlockCacheSize == 0 && o.Compression != "" && o.Compression != "none" {
 		return bo, "", errors.New("badger: compressed blocks need a block cache (CacheMB > 0)")
 	}
-	if o.MemtableMB > 0 { // 0: Badger's default
-		bo.MemTableSize = int64(o.MemtableMB) << 20
-	}
-	if o.BlockSize > 0 { // 0: Badger's default, 4 KiB
-		bo.BlockSize = o.BlockSize
-	}
+	setPositive(&bo.MemTableSize, int64(o.MemtableMB)<<20)
+	setPositive(&bo.BlockSize, o.BlockSize) // 0: Badger's default, 4 KiB
 	// Every block read from a table file is verified, as RocksDB and Pebble
 	// do by default (Badger's default verifies nothing); blocks served from
 	// the block cache are not re-verified, in any of the three.
-	bo.ChecksumVerificationMode = options.OnBlockRead
-	bo.VerifyValueChecksum = true
-	if o.SkipChecksums {
-		bo.ChecksumVerificationMode = options.NoVerification
-		bo.VerifyValueChecksum = false
-	}
+	bo.ChecksumVerificationMode = either(o.SkipChecksums, options.NoVerification, options.OnBlockRead)
+	bo.VerifyValueChecksum = !o.SkipChecksums
 	// Badger's metrics are process-wide expvar counters several of which
 	// every Get bumps. A read-only open turns them off (Flush, which reads
 	// the compaction gauge, has nothing to do there).
@@ -176,9 +137,7 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 		bo.ZSTDCompressionLevel = badgerZstdLevel
 	}
 	bo.BloomFalsePositive = badgerBloomFPR(o.BloomBitsPerKey)
-	if o.BloomFPR > 0 {
-		bo.BloomFalsePositive = o.BloomFPR
-	}
+	setPositive(&bo.BloomFalsePositive, o.BloomFPR)
 	if n := o.MemtablesInFlight; n > 0 {
 		// The one filling and the one the flusher took are beside the
 		// queue; an empty queue (0) can leave a writer waiting for good.
@@ -193,9 +152,7 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 	if n := o.BuildTableBytes; n > 0 && n < bo.BaseTableSize {
 		bo.BaseTableSize = n
 	}
-	if n := o.BaseLevelBytes; n > 0 {
-		bo.BaseLevelSize = n
-	}
+	setPositive(&bo.BaseLevelSize, o.BaseLevelBytes)
 	if n := o.L0CompactionTables; n > 0 {
 		bo.NumLevelZeroTables = min(n, bo.NumLevelZeroTablesStall-1)
 	}
@@ -234,7 +191,7 @@ func openBadger(o Options) (DB, error) {
 	b := &badgerDB{lsm: lsmOf("badger", o), db: db}
 	readahead := ReadaheadOS + " (Badger's default: its memory maps are not advised; a fault reads read_ahead_kb around the page)"
 	if o.Readahead == ReadaheadOff {
-		if _, err := adviseRandom(o.Dir); err != nil {
+		if err := adviseRandom(o.Dir); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("badger: readahead off: %w", err)
 		}
@@ -281,7 +238,9 @@ func openBadger(o Options) (DB, error) {
 		{"vlog_file_size", lsmMiB(bo.ValueLogFileSize)},
 		{"detect_conflicts", strconv.FormatBool(bo.DetectConflicts)},
 		{"compact_l0_on_close", strconv.FormatBool(bo.CompactL0OnClose)},
-		{"metrics", badgerMetrics(bo)},
+		{"metrics", either(bo.MetricsEnabled,
+			"on (Badger's default; Flush reads the compaction gauge)",
+			"off (read-only open: nothing reads them, and every Get would bump several shared counters)")},
 		{"read_only", strconv.FormatBool(bo.ReadOnly)},
 		{"readahead", readahead},
 		{"iterator_prefetch", strconv.Itoa(badger.DefaultIteratorOptions.PrefetchSize) + " values (DefaultIteratorOptions; off with IterOptions.NoPrefetch or KeysOnly)"},
@@ -300,22 +259,6 @@ func badgerChecksums(bo badger.Options) string {
 		return "true (tables: ChecksumVerificationMode OnBlockRead, every block read from a file; value log: VerifyValueChecksum true)"
 	}
 	return fmt.Sprintf("mixed (ChecksumVerificationMode %d, VerifyValueChecksum %t)", bo.ChecksumVerificationMode, bo.VerifyValueChecksum)
-}
-
-// badgerMetrics states whether Badger keeps its process-wide metrics.
-func badgerMetrics(bo badger.Options) string {
-	if bo.MetricsEnabled {
-		return "on (Badger's default; Flush reads the compaction gauge)"
-	}
-	return "off (read-only open: nothing reads them, and every Get would bump several shared counters)"
-}
-
-// lsmMiB formats a byte count as whole MiB when it is one, as bytes otherwise.
-func lsmMiB(n int64) string {
-	if n%(1<<20) == 0 {
-		return strconv.FormatInt(n>>20, 10) + "MiB"
-	}
-	return strconv.FormatInt(n, 10) + "B"
 }
 
 func (b *badgerDB) Close() error {
@@ -382,21 +325,12 @@ func (b *badgerDB) busy() (bool, error) {
 			mems++
 		}
 	}
-	if mems > 1 {
+	if v, ok := expvar.Get("badger_compaction_current_num_lsm").(*expvar.Int); mems > 1 || ok && v.Value() > 0 {
 		return true, nil
 	}
-	if v, ok := expvar.Get("badger_compaction_current_num_lsm").(*expvar.Int); ok && v.Value() > 0 {
-		return true, nil
-	}
-	if b.noCompactions {
-		return false, nil
-	}
-	for _, l := range b.db.Levels() {
-		if (l.Level == 0 && l.Score >= 1) || l.Adjusted >= 1 {
-			return true, nil
-		}
-	}
-	return false, nil
+	return !b.noCompactions && slices.ContainsFunc(b.db.Levels(), func(l badger.LevelInfo) bool {
+		return (l.Level == 0 && l.Score >= 1) || l.Adjusted >= 1
+	}), nil
 }
 
 type badgerReader struct {
@@ -426,12 +360,9 @@ func (r *badgerReader) NewIter(o IterOptions) (Iterator, error) {
 	if r.closed || r.db.closed.Load() {
 		return nil, r.db.errClosed()
 	}
-	bio := badger.IteratorOptions{PrefetchValues: !o.KeysOnly && !o.NoPrefetch}
+	bio := badger.IteratorOptions{PrefetchValues: !o.KeysOnly && !o.NoPrefetch, Prefix: o.Prefix}
 	if bio.PrefetchValues {
 		bio.PrefetchSize = badger.DefaultIteratorOptions.PrefetchSize
-	}
-	if o.Prefix != nil {
-		bio.Prefix = o.Prefix
 	}
 	it := &badgerIter{r: r, it: r.txn.NewIterator(bio), end: o.End, prefetched: bio.PrefetchValues}
 	it.setVal = it.setValue
@@ -542,10 +473,27 @@ func (b *badgerBatch) Commit() error {
 
 func (b *badgerBatch) Len() int { return b.n }
 
-// lsmErrBatch is the batch of a database that cannot take writes (closed or
-// read-only): every call fails with err.
-type lsmErrBatch struct{ err error }
+func (b *badgerDB) Delete(key []byte) error {
+	return b.write(func() error { return b.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) }) })
+}
 
-func (b *lsmErrBatch) Set(key, value []byte) error { return b.err }
-func (b *lsmErrBatch) Commit() error               { return b.err }
-func (b *lsmErrBatch) Len() int                    { return 0 }
+func (b *badgerDB) DeleteBatch(keys [][]byte) error {
+	return b.write(func() error {
+		wb := b.db.NewWriteBatch()
+		defer wb.Cancel()
+		for _, k := range keys {
+			if err := wb.Delete(k); err != nil {
+				return err
+			}
+		}
+		return wb.Flush()
+	})
+}
+
+// Compact is Flatten with one compactor: Badger's only manual
+// compaction. It compacts whole levels until one is left, whatever start
+// and end say, and does not reach the active memtable, which only Close
+// writes out.
+func (b *badgerDB) Compact(start, end []byte) error {
+	return b.write(func() error { return b.db.Flatten(1) })
+}

@@ -1,40 +1,26 @@
-// Bolt adapter (go.etcd.io/bbolt).
-//
-// Why the settings are what they are:
-//   - Durability comes from Options.Sync alone, as for every engine: NoSync =
-//     !Sync, so with Sync each Commit fdatasyncs and without it the OS decides;
-//     Flush always fdatasyncs. NoGrowSync = !Sync too: otherwise a commit that
-//     grows the file fsyncs it even without Sync (etcd ties the two).
-//   - The freelist is bbolt's map type and is not written at commit
-//     (NoFreelistSync), as etcd runs bbolt; both are flags. A writable open
-//     then rebuilds the freelist by scanning the file; a read-only open
-//     never loads it.
-//   - FillPercent stays at bbolt's 0.5, what etcd uses for keys that do not
-//     arrive in order.
-//   - bbolt keeps no checksums of its pages: there is nothing to verify.
-//   - bbolt is a B-tree over an mmap: it has no block cache of its own and reads
-//     through the OS page cache, so Options.CacheMB does not apply; nor does
-//     compression (only "none" is accepted).
-//   - bbolt madvises its map MADV_RANDOM itself every time it maps the file
-//     (mmap in bolt_unix.go), so a page fault reads that page alone whatever
-//     Options.Readahead says: "off" and "os" (bbolt's default) are the same.
+// Bolt adapter (go.etcd.io/bbolt); docs/engines.md gives its settings and
+// why. Of note:
+//   - NoGrowSync = NoSync = !Options.Sync: otherwise a commit that grows the
+//     file fsyncs it even without Sync (etcd ties the two);
+//   - the freelist is the map type and not written at commit
+//     (NoFreelistSync), as etcd runs bbolt: a writable open rebuilds it by
+//     scanning the file; a read-only open never loads it;
+//   - bbolt madvises its map MADV_RANDOM itself whenever it maps the file,
+//     so Options.Readahead "off" and "os" are the same;
 //   - InitialMmapSize is sized from ExpectedBytes so that a populate does not
-//     spend its time remapping, and so that a writer does not stall behind
-//     long-lived read transactions (a remap needs every reader gone).
-//   - The file lock has a 1s timeout so a second opener fails with a clear
-//     error instead of hanging.
-//   - Readers hold one long-lived read transaction, bbolt's idiom; Get reuses
-//     one cursor per reader so a point read does not allocate (Bucket.Get
-//     allocates a fresh cursor and its stack on every call).
+//     spend its time remapping, nor a writer stall behind long-lived read
+//     transactions (a remap needs every reader gone);
+//   - the file lock times out after 1s, so a second opener fails with a
+//     clear error instead of hanging.
 package engine
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -44,6 +30,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
+
+// boltMaxMap caps bbolt's initial map: 1 TiB, 1 GiB where int is 32 bits.
+const boltMaxMap = int64(1) << min(40, strconv.IntSize-2)
 
 const (
 	boltModule      = "go.etcd.io/bbolt"
@@ -73,7 +62,6 @@ func init() {
 			&Flag[Switch]{Name: "bolt_freelist_sync", Default: "false", Choices: onOff, Shapes: true,
 				Usage: "write bbolt's freelist into the file at every commit (NoFreelistSync=false, bbolt's default); off, as etcd runs it, a writable open rebuilds it by scanning the file"},
 		},
-		Layout: func(o Options) map[string]string { return nil },
 		Dims: []Dim{
 			// DB.Update (one transaction per batch) against DB.Batch
 			// (concurrent callers coalesced into one transaction), the
@@ -89,64 +77,17 @@ type boltDB struct {
 	dir       string
 	readOnly  bool
 	writeMode string
-	getMode   string // bolt_get
-	freelist  string
-	readahead string
-	mmapSize  int
-	pageSize  int
+	getMode   string    // bolt_get
+	settings  []Setting // fixed at open
 
 	closeMu sync.Mutex
 	closed  bool
 	readers atomic.Int64 // open Readers; Close refuses while any is open
 }
 
-// boltInitialMmap is the initial mmap for a database expected to hold
-// expected logical bytes: 4× (page fill, branch pages, overflow pages for big
-// values and the freelist all add to the file), rounded up to 1 GiB, at least
-// 1 GiB and at most 1 TiB (1 GiB where int is 32 bits). The map is only
-// address space: on Unix bbolt does not grow the file to it.
-func boltInitialMmap(expected int64) int {
-	const gib = int64(1) << 30
-	maxMap := int64(1) << 40
-	if strconv.IntSize == 32 {
-		maxMap = gib
-	}
-	want := gib
-	if expected > 0 {
-		if expected > maxMap/4 {
-			want = maxMap
-		} else {
-			want = roundUpInt64(4*expected, gib)
-		}
-	}
-	want = min(max(want, gib), maxMap)
-	if want > math.MaxInt {
-		want = math.MaxInt
-	}
-	return int(want)
-}
-
-func roundUpInt64(n, to int64) int64 {
-	if r := n % to; r != 0 {
-		n += to - r
-	}
-	return n
-}
-
 func openBolt(o Options) (DB, error) {
-	fl := bolt.FreelistMapType
-	if o.Params["bolt_freelist"] == "array" {
-		fl = bolt.FreelistArrayType
-	}
-	d := &boltDB{
-		dir:       o.Dir,
-		readahead: o.Readahead,
-		readOnly:  o.ReadOnly,
-		writeMode: o.Params["bolt_write"],
-		getMode:   o.Params["bolt_get"],
-		freelist:  o.Params["bolt_freelist"],
-		mmapSize:  boltInitialMmap(o.ExpectedBytes),
-	}
+	d := &boltDB{dir: o.Dir, readOnly: o.ReadOnly, writeMode: o.Params["bolt_write"], getMode: o.Params["bolt_get"]}
+	mmapSize := int(btreeMap(o.ExpectedBytes, boltMaxMap))
 	path := filepath.Join(o.Dir, boltFile)
 	if o.ReadOnly {
 		if _, err := os.Stat(path); err != nil {
@@ -161,10 +102,10 @@ func openBolt(o Options) (DB, error) {
 		// two the same way).
 		NoGrowSync:      !o.Sync,
 		NoFreelistSync:  o.Params["bolt_freelist_sync"] != "true",
-		FreelistType:    fl,
+		FreelistType:    either(o.Params["bolt_freelist"] == "array", bolt.FreelistArrayType, bolt.FreelistMapType),
 		ReadOnly:        o.ReadOnly,
-		InitialMmapSize: d.mmapSize,
-		MmapFlags:       boltMmapFlags(o.Params["bolt_mmap_populate"]),
+		InitialMmapSize: mmapSize,
+		MmapFlags:       either(o.Params["bolt_mmap_populate"] == "true", syscall.MAP_POPULATE, 0),
 	})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
@@ -173,7 +114,41 @@ func openBolt(o Options) (DB, error) {
 		return nil, fmt.Errorf("engine bolt: open %s: %w", path, err)
 	}
 	d.db = db
-	d.pageSize = db.Info().PageSize // Info panics once closed: read it now
+	d.settings = []Setting{
+		{"sync", strconv.FormatBool(!db.NoSync)},
+		{"nosync", strconv.FormatBool(db.NoSync)},
+		{"nofreelistsync", either(db.NoFreelistSync,
+			"true (etcd's setting: commits write no freelist; a writable open rebuilds it by scanning the file)",
+			"false (-bolt_freelist_sync: every commit writes the freelist; bbolt's default)")},
+		{"nogrowsync", strconv.FormatBool(db.NoGrowSync) + " (= !sync: growing the file fsyncs only with -sync)"},
+		{"freelist", o.Params["bolt_freelist"] + " (" + string(db.FreelistType) + ")"},
+		{"fill_percent", strconv.FormatFloat(bolt.DefaultFillPercent, 'g', -1, 64) + " (bbolt default: a split leaves pages half full; keys arrive in random order)"},
+		{"checksums", "none (engine has none)"},
+		{"write_mode", d.writeMode},
+		{"group_commit", either(d.writeMode == "batch",
+			"DB.Batch (concurrent commits coalesced into one transaction, up to batch_max_size of them or batch_max_delay)",
+			"none (DB.Update: one transaction per commit, one writer at a time)")},
+		{"get", either(d.getMode == "cursor",
+			"cursor (one Cursor per reader, reused: Seek and compare; -bolt_get)",
+			"bucket (Bucket.Get, the call bbolt's users make; -bolt_get)")},
+		{"mmap_flags", either(db.MmapFlags&syscall.MAP_POPULATE != 0,
+			"MAP_POPULATE (-bolt_mmap_populate: the file is read in at open)",
+			"none (bbolt's default: pages are read on first touch)")},
+	}
+	if d.writeMode == "batch" {
+		d.settings = append(d.settings,
+			Setting{"batch_max_size", strconv.Itoa(db.MaxBatchSize)},
+			Setting{"batch_max_delay", db.MaxBatchDelay.String()})
+	}
+	d.settings = append(d.settings,
+		Setting{"initial_mmap", strconv.Itoa(mmapSize) + " (no MAP_POPULATE)"},
+		Setting{"page_size", strconv.Itoa(db.Info().PageSize)},
+		Setting{"lock_timeout", boltLockTimeout.String()},
+		Setting{"readonly", strconv.FormatBool(o.ReadOnly)},
+		Setting{"cache", "os-page-cache"},
+		Setting{"readahead", o.Readahead + " (bbolt madvises its map MADV_RANDOM itself, in either mode)"},
+		Setting{"compression", "none"},
+	)
 	if !o.ReadOnly {
 		err := db.Update(func(tx *bolt.Tx) error {
 			_, err := tx.CreateBucketIfNotExists(boltBucket)
@@ -189,44 +164,7 @@ func openBolt(o Options) (DB, error) {
 
 func (d *boltDB) Name() string { return "bolt" }
 
-func (d *boltDB) Settings() []Setting {
-	s := []Setting{
-		{"sync", strconv.FormatBool(!d.db.NoSync)},
-		{"nosync", strconv.FormatBool(d.db.NoSync)},
-		{"nofreelistsync", boltFreelistSync(d.db.NoFreelistSync)},
-		{"nogrowsync", strconv.FormatBool(d.db.NoGrowSync) + " (= !sync: growing the file fsyncs only with -sync)"},
-		{"freelist", d.freelist + " (" + string(d.db.FreelistType) + ")"},
-		{"fill_percent", strconv.FormatFloat(bolt.DefaultFillPercent, 'g', -1, 64) + " (bbolt default: a split leaves pages half full; keys arrive in random order)"},
-		{"checksums", "none (engine has none)"},
-		{"write_mode", d.writeMode},
-		{"group_commit", boltGroupCommit(d.writeMode)},
-		{"get", boltGetNote(d.getMode)},
-		{"mmap_flags", boltMmapNote(d.db.MmapFlags)},
-	}
-	if d.writeMode == "batch" {
-		s = append(s,
-			Setting{"batch_max_size", strconv.Itoa(d.db.MaxBatchSize)},
-			Setting{"batch_max_delay", d.db.MaxBatchDelay.String()})
-	}
-	s = append(s,
-		Setting{"initial_mmap", strconv.Itoa(d.mmapSize) + " (no MAP_POPULATE)"},
-		Setting{"page_size", strconv.Itoa(d.pageSize)},
-		Setting{"lock_timeout", boltLockTimeout.String()},
-		Setting{"readonly", strconv.FormatBool(d.readOnly)},
-		Setting{"cache", "os-page-cache"},
-		Setting{"readahead", d.readahead + " (bbolt madvises its map MADV_RANDOM itself, in either mode)"},
-		Setting{"compression", "none"},
-	)
-	return s
-}
-
-// boltFreelistSync states whether commits write the freelist.
-func boltFreelistSync(no bool) string {
-	if no {
-		return "true (etcd's setting: commits write no freelist; a writable open rebuilds it by scanning the file)"
-	}
-	return "false (-bolt_freelist_sync: every commit writes the freelist; bbolt's default)"
-}
+func (d *boltDB) Settings() []Setting { return slices.Clone(d.settings) }
 
 func (d *boltDB) NewReader() (Reader, error) {
 	tx, err := d.db.Begin(false)
@@ -361,11 +299,7 @@ type boltBatch struct {
 // Commit applies the batch in one transaction; the batch is then empty and
 // may be reused.
 func (b *boltBatch) Commit() error {
-	apply := func(tx *bolt.Tx) error {
-		bk := tx.Bucket(boltBucket)
-		if bk == nil {
-			return errors.New("engine bolt: bucket missing")
-		}
+	apply := inBucket(func(bk *bolt.Bucket) error {
 		for i, n := 0, b.Len(); i < n; i++ {
 			k, v := b.entry(i)
 			if err := bk.Put(k, v); err != nil {
@@ -373,7 +307,7 @@ func (b *boltBatch) Commit() error {
 			}
 		}
 		return nil
-	}
+	})
 	var err error
 	if b.d.writeMode == "batch" {
 		err = b.d.db.Batch(apply)
@@ -387,83 +321,27 @@ func (b *boltBatch) Commit() error {
 	return nil
 }
 
-// Helpers shared by the bolt, lmdb and memory adapters.
+// Delete is DeleteBatch of one key: one transaction, DB.Update.
+func (d *boltDB) Delete(key []byte) error { return d.DeleteBatch([][]byte{key}) }
 
-// first is where an iteration starts: the later of Start and Prefix.
-func (o IterOptions) first() []byte {
-	if bytes.Compare(o.Prefix, o.Start) > 0 {
-		return o.Prefix
+func (d *boltDB) DeleteBatch(keys [][]byte) error {
+	return d.db.Update(inBucket(func(bk *bolt.Bucket) error {
+		for _, k := range keys {
+			if err := bk.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// inBucket runs fn on the store's bucket of tx.
+func inBucket(fn func(bk *bolt.Bucket) error) func(tx *bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		bk := tx.Bucket(boltBucket)
+		if bk == nil {
+			return errors.New("engine bolt: bucket missing")
+		}
+		return fn(bk)
 	}
-	return o.Start
-}
-
-// past reports whether an iteration that met k has ended: at End, or past
-// Prefix. The B-trees' cursors and the reference rail take no bounds.
-func (o IterOptions) past(k []byte) bool {
-	return o.End != nil && bytes.Compare(k, o.End) >= 0 || o.Prefix != nil && !bytes.HasPrefix(k, o.Prefix)
-}
-
-// batchArena buffers a batch's keys and values in one growing byte slice plus
-// offsets, rather than a slice per key.
-type batchArena struct {
-	data []byte
-	ends []int // per entry: key end, value end; an entry starts where the last ended
-}
-
-func (a *batchArena) Set(k, v []byte) error {
-	a.data = append(a.data, k...)
-	ke := len(a.data)
-	a.data = append(a.data, v...)
-	a.ends = append(a.ends, ke, len(a.data))
-	return nil
-}
-
-func (a *batchArena) Len() int { return len(a.ends) / 2 }
-
-// entry returns the i'th key and value, capped so appending to one cannot
-// overwrite the next.
-func (a *batchArena) entry(i int) (k, v []byte) {
-	s := 0
-	if i > 0 {
-		s = a.ends[2*i-1]
-	}
-	ke, ve := a.ends[2*i], a.ends[2*i+1]
-	return a.data[s:ke:ke], a.data[ke:ve:ve]
-}
-
-func (a *batchArena) reset() {
-	a.data = a.data[:0]
-	a.ends = a.ends[:0]
-}
-
-// boltGroupCommit says what bbolt does with concurrent commits under
-// bolt_write.
-func boltGroupCommit(mode string) string {
-	if mode == "batch" {
-		return "DB.Batch (concurrent commits coalesced into one transaction, up to batch_max_size of them or batch_max_delay)"
-	}
-	return "none (DB.Update: one transaction per commit, one writer at a time)"
-}
-
-// boltGetNote says how a point read finds its key under bolt_get.
-func boltGetNote(mode string) string {
-	if mode == "cursor" {
-		return "cursor (one Cursor per reader, reused: Seek and compare; -bolt_get)"
-	}
-	return "bucket (Bucket.Get, the call bbolt's users make; -bolt_get)"
-}
-
-// boltMmapFlags is bbolt's Options.MmapFlags for -bolt_mmap_populate.
-func boltMmapFlags(populate string) int {
-	if populate == "true" {
-		return syscall.MAP_POPULATE
-	}
-	return 0
-}
-
-func boltMmapNote(flags int) string {
-	if flags&syscall.MAP_POPULATE != 0 {
-		return "MAP_POPULATE (-bolt_mmap_populate: the file is read in at open)"
-	}
-	return "none (bbolt's default: pages are read on first touch)"
 }

@@ -1,12 +1,6 @@
 package engine
 
-import (
-	"errors"
-	"unsafe"
-
-	badger "github.com/dgraph-io/badger/v4"
-	bolt "go.etcd.io/bbolt"
-)
+import "errors"
 
 // Deleter removes a key in a write of its own, durable as Options.Sync
 // says. Removing a key that is not there is not an error. Every adapter
@@ -24,51 +18,28 @@ func Delete(db DB, key []byte) error {
 	return d.Delete(key)
 }
 
-func (b *badgerDB) Delete(key []byte) error {
-	if err := b.writable(); err != nil {
-		return err
-	}
-	return b.db.Update(func(txn *badger.Txn) error { return txn.Delete(key) })
+// BatchDeleter removes many keys in one write (one batch of deletes, or
+// one write transaction in a B-tree), durable as Options.Sync says. Keys
+// that are not there are not an error. The caller keeps keys unchanged
+// until it returns. Every adapter implements it; a workload that deletes
+// in bulk type-asserts a DB to it.
+type BatchDeleter interface {
+	DeleteBatch(keys [][]byte) error
 }
 
-func (p *pebbleDB) Delete(key []byte) error {
-	if err := p.writable(); err != nil {
-		return err
-	}
-	return p.db.Delete(key, p.wo)
+// RangeDeleter removes every key in [start, end) in one write that does
+// not visit the keys: a range tombstone, dropped with the keys it covers
+// when a compaction reaches the bottom level (Pebble, RocksDB). Badger's
+// DropPrefix, which rewrites every level with writes stopped, is not one.
+type RangeDeleter interface {
+	DeleteRange(start, end []byte) error
 }
 
-func (d *boltDB) Delete(key []byte) error {
-	return d.db.Update(func(tx *bolt.Tx) error {
-		bk := tx.Bucket(boltBucket)
-		if bk == nil {
-			return errors.New("engine bolt: bucket missing")
-		}
-		return bk.Delete(key)
-	})
-}
-
-func (d *lmdbDB) Delete(key []byte) error {
-	return d.write("delete", "update", int64(len(key)), func(txn *lmdbTxn) error {
-		if err := txn.Del(d.dbi, key, nil); err != nil && !lmdbIsNotFound(err) {
-			return err
-		}
-		return nil
-	})
-}
-
-func (d *memDB) Delete(key []byte) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return errMemClosed
-	}
-	ks := unsafe.String(unsafe.SliceData(key), len(key)) // only looked up
-	old, ok := d.cur.m[ks]
-	if !ok {
-		return nil
-	}
-	delete(d.own().m, ks)
-	d.bytes -= int64(len(key) + len(old))
-	return nil
+// Compacter runs the engine's manual compaction over the keys in
+// [start, end) and returns when it has finished, so that deleted entries
+// there have been dropped wherever it reached (each adapter's Compact says
+// how far). B-trees free the pages of deleted keys when the delete commits
+// and have no compaction.
+type Compacter interface {
+	Compact(start, end []byte) error
 }

@@ -17,7 +17,8 @@ import (
 
 // Options is everything that shapes how an engine is opened. Every field
 // that affects results is set from a flag with the same intent for every
-// engine; Describe reports what each engine actually did with it.
+// engine (docs/engines.md, "The fairness table"); DB.Settings reports what
+// each engine did with it.
 type Options struct {
 	Dir string // the engine's own directory; created if missing
 
@@ -26,32 +27,20 @@ type Options struct {
 	// Flush always makes everything durable.
 	Sync bool
 
-	// CacheMB is the engine's own block cache (LSMs). B-trees (bbolt,
-	// LMDB) read through the OS page cache and have no cache of their own.
-	CacheMB int
-
-	// MemtableMB is the LSMs' memtable (write buffer) size.
-	MemtableMB int
-
-	// Compression of blocks on disk: "none", "snappy" or "zstd".
-	// B-trees do not compress; they reject anything but "none".
-	Compression string
+	CacheMB     int    // the LSMs' own block cache; B-trees read through the OS page cache
+	MemtableMB  int    // the LSMs' memtable (write buffer) size
+	Compression string // of blocks on disk: "none", "snappy" or "zstd"; B-trees take only "none"
 
 	// BloomBitsPerKey for LSM table filters; 0 turns them off.
 	BloomBitsPerKey int
 
 	// BlockSize is the LSMs' target size of a data block, uncompressed, in
-	// bytes: Badger's BlockSize, Pebble's BlockSize on every level,
-	// RocksDB's block_size. 0 keeps each engine's own default (4 KiB in
-	// all three). It shapes the files. B-trees ignore it: their unit is
-	// the page.
+	// bytes; 0 keeps each engine's own default (4 KiB in all). It shapes
+	// the files. B-trees ignore it: their unit is the page.
 	BlockSize int
 
 	// SkipChecksums turns off the verification of block checksums on
-	// reads where the engine allows it: Badger's tables and value log,
-	// RocksDB's ReadOptions.verify_checksums. Pebble verifies every block
-	// it reads whatever this says; bbolt and LMDB keep no checksums. The
-	// zero value verifies.
+	// reads where the engine allows it. The zero value verifies.
 	SkipChecksums bool
 
 	// Readahead is whether the OS may read more of a file than the engine
@@ -60,8 +49,7 @@ type Options struct {
 	// (a fault in a memory map, pread); ReadaheadOS ("os") leaves each
 	// engine's own default. An engine's own, explicit readahead (an
 	// iterator's prefetch, RocksDB's readahead_size, Pebble's readahead
-	// syscalls) is the engine asking and stays as it is. Settings states
-	// what each engine did as its readahead setting.
+	// syscalls) is the engine asking and stays as it is.
 	Readahead string
 
 	// ReadOnly opens an existing database without write access.
@@ -69,40 +57,30 @@ type Options struct {
 
 	// What an LSM holds in memory beside its caches, bounded under a
 	// memory budget by one rule for every engine (docs/methodology.md,
-	// "One budget rule"); 0 keeps each engine's default.
+	// "One budget rule", maps each to each engine's option); 0 keeps each
+	// engine's default.
 	//
 	// MemtablesInFlight is how many memtables may exist at once: the one
-	// filling, those being flushed and those queued for a flush. Badger
-	// NumMemtables+2 (its flush queue holds NumMemtables beside the one
-	// filling and the one its flusher took), Pebble
-	// MemTableStopWritesThreshold, RocksDB max_write_buffer_number.
+	// filling, those being flushed and those queued for a flush.
 	MemtablesInFlight int
-	// MaxCompactions caps the background compactions running at once:
-	// Badger's NumCompactors (2 at least, Badger's minimum short of none);
-	// Pebble's (1) and RocksDB's (1, beside 1 flush) defaults are below
-	// any cap.
+	// MaxCompactions caps the background compactions running at once.
 	MaxCompactions int
 	// BuildTableBytes caps the tables an engine holds whole in memory
-	// while it builds them: Badger's BaseTableSize (a table builder keeps
-	// its blocks until the table is finished). Pebble and RocksDB write
-	// tables out block by block, so it does not apply to them.
+	// while it builds them (Badger's; the others write tables block by
+	// block).
 	BuildTableBytes int64
 	// BaseLevelBytes is the size of the first level below level 0, from
-	// which each level is LevelSizeMultiplier (10 in all three) times the
-	// last: Badger's BaseLevelSize, Pebble's LBaseMaxBytes, RocksDB's
-	// max_bytes_for_level_base. Each compaction from level 0 rewrites the
-	// part of it that its keys overlap (with random keys, all of it), so
-	// its size over a memtable's sets the write amplification.
+	// which each level is 10 times the last. Each compaction from level 0
+	// rewrites the part of it that its keys overlap (with random keys, all
+	// of it), so its size over a memtable's sets the write amplification.
 	BaseLevelBytes int64
 	// L0CompactionTables is the number of level-0 tables that starts a
-	// compaction: Badger's NumLevelZeroTables (its stall stays at its
-	// default), Pebble's L0CompactionThreshold, RocksDB's
-	// level0_file_num_compaction_trigger.
+	// compaction.
 	L0CompactionTables int
 
 	// ExpectedBytes is the logical size (keys+values) the caller will
-	// write. LMDB sizes its map from it so a populate never hits
-	// MDB_MAP_FULL.
+	// write. The B-trees size their maps from it, so a populate never hits
+	// LMDB's MDB_MAP_FULL nor spends its time in bbolt's remaps.
 	ExpectedBytes int64
 
 	// Params holds the values of the engine's own options (Info.Params),
@@ -120,8 +98,8 @@ type Options struct {
 	// BloomFPR, when > 0, sets the table filters by false-positive rate and
 	// overrides BloomBitsPerKey: Badger takes the rate as it is; RocksDB and
 	// Pebble get the bits per key of an optimal Bloom filter with that
-	// rate, -ln(p)/ln(2)^2 (RocksDB takes fractional bits, Pebble rounds to
-	// whole bits, at least 1).
+	// rate, BloomBitsForFPR (RocksDB takes fractional bits, Pebble rounds
+	// to whole bits, at least 1).
 	BloomFPR float64
 }
 
@@ -226,9 +204,6 @@ type Setting struct{ Key, Value string }
 
 func (s Setting) String() string { return s.Key + "=" + s.Value }
 
-// Opener opens (creating if needed) a database with the given options.
-type Opener func(o Options) (DB, error)
-
 // Info describes a registered engine.
 type Info struct {
 	Name   string // short lower-case name used in flags and fixture paths
@@ -241,7 +216,7 @@ type Info struct {
 	// links at run time (RocksDB's librocksdb): it writes the files as
 	// much as the binding does, so fixtures are keyed by it too.
 	Library func() string
-	Open    Opener
+	Open    func(o Options) (DB, error) // opens, creating if needed
 	// Compressions lists the values of Options.Compression it accepts.
 	Compressions []string
 	// Reference marks a calibration rail that is not a store.
@@ -364,9 +339,7 @@ func (i Info) DimsWith(caps ...Capability) []Dim {
 // is not modified.
 func (o Options) WithParam(name, v string) Options {
 	m := make(map[string]string, len(o.Params)+1)
-	for k, x := range o.Params {
-		m[k] = x
-	}
+	maps.Copy(m, o.Params)
 	m[name] = v
 	o.Params = m
 	return o
@@ -376,12 +349,11 @@ func (o Options) WithParam(name, v string) Options {
 func (i Info) FileLayout(o Options) map[string]string {
 	m := map[string]string{}
 	if i.Layout != nil {
-		for k, v := range i.Layout(o) {
-			m[k] = v
-		}
+		maps.Copy(m, i.Layout(o))
 	}
+	o = i.withDefaults(o)
 	for _, p := range i.Params {
-		if v := i.withDefaults(o).Params[p.FlagName()]; p.Shaping() && v != "" {
+		if v := o.Params[p.FlagName()]; p.Shaping() && v != "" {
 			m[p.FlagName()] = v
 		}
 	}
@@ -429,11 +401,11 @@ func OpenInfo(i Info, o Options) (DB, error) {
 		return nil, fmt.Errorf("engine %s is not compiled in: %s", name, i.Missing)
 	}
 	for k, v := range o.Params {
-		p, ok := i.param(k)
-		if !ok {
+		n := slices.IndexFunc(i.Params, func(p Param) bool { return p.FlagName() == k })
+		if n < 0 {
 			return nil, fmt.Errorf("engine %s: no option %q", name, k)
 		}
-		if err := CheckParam(p, v); err != nil {
+		if err := CheckParam(i.Params[n], v); err != nil {
 			return nil, fmt.Errorf("engine %s: option %s=%q: %v", name, k, v, err)
 		}
 	}
@@ -470,24 +442,13 @@ func (i Info) withDefaults(o Options) Options {
 	return o
 }
 
-func (i Info) param(name string) (Param, bool) {
-	for _, p := range i.Params {
-		if p.FlagName() == name {
-			return p, true
-		}
-	}
-	return nil, false
-}
-
 // CheckCompression reports whether the engine can store blocks compressed c.
 func (i Info) CheckCompression(c string) error {
 	if c == "" {
 		c = "none"
 	}
-	for _, ok := range i.Compressions {
-		if ok == c {
-			return nil
-		}
+	if slices.Contains(i.Compressions, c) {
+		return nil
 	}
 	return fmt.Errorf("engine %s: compression %q not supported (have %s)", i.Name, c, strings.Join(i.Compressions, ", "))
 }
@@ -510,10 +471,7 @@ func DirSize(dir string) (int64, error) {
 
 // compactionNote marks a setting that DisableCompactions overrides.
 func compactionNote(o Options) string {
-	if o.DisableCompactions {
-		return " (compactions disabled)"
-	}
-	return ""
+	return either(o.DisableCompactions, " (compactions disabled)", "")
 }
 
 // ModuleEngines returns the titles (as benchmarks name them) of the stores

@@ -1,37 +1,8 @@
 // goleveldb adapter (github.com/syndtr/goleveldb, a pure Go port of
-// LevelDB).
-//
-// The settings follow the same intent as every other LSM adapter, so that a
-// difference in results is a difference between engines, not between
-// configurations:
-//   - durability per commit comes from Options.Sync (WriteOptions.Sync on
-//     every write);
-//   - the block cache is an LRU cache of Options.CacheMB (0: none), the
-//     memtable (WriteBuffer) Options.MemtableMB (0: goleveldb's 4 MiB);
-//   - blocks are stored uncompressed unless Options.Compression says snappy
-//     (goleveldb's own default); it has no zstd;
-//   - tables get a bloom filter with Options.BloomBitsPerKey bits per key,
-//     as Pebble's and RocksDB's do;
-//   - data blocks are Options.BlockSize (0: goleveldb's 4 KiB), as for every
-//     LSM, with one index block per table;
-//   - every block read from a file is checksum-verified (StrictBlockChecksum,
-//     in goleveldb's default strict level) unless Options.SkipChecksums;
-//   - under a memory budget, level 0 compacts at Options.L0CompactionTables
-//     tables and level 1 holds Options.BaseLevelBytes, each level below ten
-//     times the last. goleveldb holds at most two memtables (the one filling
-//     and the one being flushed) and runs one compaction at a time, below
-//     the budget's bounds; it writes tables block by block;
-//   - goleveldb reads tables with pread. Options.Readahead "off" advises
-//     every table it opens FADV_RANDOM, as RocksDB and Pebble advise theirs,
-//     so the OS reads what a read asks for; compactions read through the
-//     same descriptors. "os" leaves goleveldb's default, no advice;
-//   - the info log is dropped, so that it costs nothing.
-//
-// goleveldb cannot keep many unmerged tables: it has no switch for the
-// compactions reads trigger (a table a lookup passes over too often is
-// compacted), so it declares no table filters experiment, and it has no
-// range delete. Everything else is goleveldb's default and Settings reports
-// the values that matter for performance.
+// LevelDB). Every common option is mapped with the same intent as in the
+// other LSMs; docs/engines.md, "goleveldb", says how, and what it has and
+// lacks (no zstd, no range delete, no switch for the compactions reads
+// trigger, so no table filters experiment). Settings says what was set.
 package engine
 
 import (
@@ -86,12 +57,8 @@ type goleveldbDB struct {
 // needs none of them).
 func goleveldbOptions(o Options) *opt.Options {
 	lo := &opt.Options{ReadOnly: o.ReadOnly, ErrorIfMissing: o.ReadOnly, BlockSize: o.BlockSize}
-	if o.MemtableMB > 0 {
-		lo.WriteBuffer = o.MemtableMB << 20
-	}
-	if n := o.L0CompactionTables; n > 0 {
-		lo.CompactionL0Trigger = n
-	}
+	setPositive(&lo.WriteBuffer, o.MemtableMB<<20)
+	setPositive(&lo.CompactionL0Trigger, o.L0CompactionTables)
 	if n := o.BaseLevelBytes; n > 0 {
 		// Level n holds CompactionTotalSize×10^n by default: level 1 is
 		// made n exactly, and each level below ten times the last.
@@ -115,11 +82,8 @@ func goleveldbReserve(o Options) int64 {
 
 func openGoleveldb(o Options) (DB, error) {
 	lo := goleveldbOptions(o)
-	comp := "none"
-	lo.Compression = opt.NoCompression // or snappy, the other Compressions declares: Open checks
-	if o.Compression == "snappy" {
-		lo.Compression, comp = opt.SnappyCompression, "snappy"
-	}
+	// none or snappy, the other Compressions declares: Open checks
+	lo.Compression = either(o.Compression == "snappy", opt.SnappyCompression, opt.NoCompression)
 	cacheS := "none"
 	if o.CacheMB > 0 {
 		lo.BlockCacheCapacity = o.CacheMB << 20
@@ -146,25 +110,18 @@ func openGoleveldb(o Options) (DB, error) {
 	g := &goleveldbDB{lsm: lsmOf("goleveldb", o), db: db, stor: fs, opts: lo,
 		wo: &opt.WriteOptions{Sync: o.Sync}, ro: &opt.ReadOptions{}}
 
-	checksums := "true (StrictBlockChecksum, goleveldb's default: every block read from a file)"
-	if o.SkipChecksums {
-		checksums = "false (StrictBlockChecksum off)"
-	}
-	readahead := ReadaheadOS + " (goleveldb's default: tables read with pread, no advice)"
-	if stor.random {
-		readahead = ReadaheadOff + " (tables FADV_RANDOM when opened, compactions' reads included; read with pread)"
-	}
 	g.settings = []Setting{
 		{"sync", strconv.FormatBool(o.Sync)},
 		{"group_commit", "write merge (DB.Write: the writer holding the lock merges queued batches, up to 128 KiB, into one journal write and one sync)"},
 		{"block_cache", cacheS},
 		{"write_buffer", lsmMiB(int64(lo.GetWriteBuffer()))},
 		{"memtables", "2 at most (the one filling and the one being flushed: goleveldb's fixed number)"},
-		{"compression", comp},
+		{"compression", lo.Compression.String()},
 		{"bloom", bloomS},
 		{"block_size", lsmBlockSize(o, opt.DefaultBlockSize)},
 		{"index", "one index block per table, binary search (goleveldb's only kind)"},
-		{"verify_checksums", checksums},
+		{"verify_checksums", either(o.SkipChecksums, "false (StrictBlockChecksum off)",
+			"true (StrictBlockChecksum, goleveldb's default: every block read from a file)")},
 		{"compaction_l0_trigger", strconv.Itoa(lo.GetCompactionL0Trigger())},
 		{"write_l0_slowdown_trigger", strconv.Itoa(lo.GetWriteL0SlowdownTrigger()) + " (default)"},
 		{"write_l0_pause_trigger", strconv.Itoa(lo.GetWriteL0PauseTrigger()) + " (default)"},
@@ -172,7 +129,9 @@ func openGoleveldb(o Options) (DB, error) {
 		{"compaction_table_size", lsmMiB(int64(lo.GetCompactionTableSize(0))) + " (default)"},
 		{"compactions", "1 at a time, beside 1 memtable flush (goleveldb's fixed goroutines; read-triggered compactions included)"},
 		{"open_files_cache", strconv.Itoa(lo.GetOpenFilesCacheCapacity()) + " (default)"},
-		{"readahead", readahead},
+		{"readahead", either(stor.random,
+			ReadaheadOff+" (tables FADV_RANDOM when opened, compactions' reads included; read with pread)",
+			ReadaheadOS+" (goleveldb's default: tables read with pread, no advice)")},
 		{"read_only", strconv.FormatBool(o.ReadOnly)},
 		{"logger", "off"},
 		{"reader", "DB directly (no snapshot); Get returns a copy of the value (goleveldb has no call without one)"},
@@ -215,14 +174,8 @@ func (g *goleveldbDB) Close() error {
 	return err
 }
 
-// NewReader reads the DB directly, as with Pebble: every Get and iterator
-// sees the latest committed data (an iterator is its own consistent view).
-func (g *goleveldbDB) NewReader() (Reader, error) {
-	if err := g.usable(); err != nil {
-		return nil, err
-	}
-	return &goleveldbReader{g: g}, nil
-}
+// NewReader reads the DB directly, as with Pebble (directStore).
+func (g *goleveldbDB) NewReader() (Reader, error) { return newDirectReader(g) }
 
 func (g *goleveldbDB) NewBatch() Batch {
 	if err := g.writable(); err != nil {
@@ -294,24 +247,18 @@ func (g *goleveldbDB) busy() (bool, error) {
 	return len(journals) > 1 || due || changed, nil
 }
 
-// Delete removes key in a write of its own.
 func (g *goleveldbDB) Delete(key []byte) error {
-	if err := g.writable(); err != nil {
-		return err
-	}
-	return g.db.Delete(key, g.wo)
+	return g.write(func() error { return g.db.Delete(key, g.wo) })
 }
 
-// DeleteBatch deletes keys in one batch.
 func (g *goleveldbDB) DeleteBatch(keys [][]byte) error {
-	if err := g.writable(); err != nil {
-		return err
-	}
-	b := new(leveldb.Batch)
-	for _, k := range keys {
-		b.Delete(k)
-	}
-	return g.db.Write(b, g.wo)
+	return g.write(func() error {
+		b := new(leveldb.Batch)
+		for _, k := range keys {
+			b.Delete(k)
+		}
+		return g.db.Write(b, g.wo)
+	})
 }
 
 // Compact is CompactRange over [start, end): the memtable written out,
@@ -319,23 +266,12 @@ func (g *goleveldbDB) DeleteBatch(keys [][]byte) error {
 // next, down to the last, where deletions are dropped with the keys they
 // cover. goleveldb has no range delete.
 func (g *goleveldbDB) Compact(start, end []byte) error {
-	if err := g.writable(); err != nil {
-		return err
-	}
-	return g.db.CompactRange(util.Range{Start: start, Limit: end})
+	return g.write(func() error { return g.db.CompactRange(util.Range{Start: start, Limit: end}) })
 }
 
-type goleveldbReader struct {
-	directReader
-	g *goleveldbDB
-}
-
-// Get calls fn on the copy of the value goleveldb returns.
-func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if r.closed || r.g.closed.Load() {
-		return false, r.g.errClosed()
-	}
-	v, err := r.g.db.Get(key, r.g.ro)
+// get calls fn on the copy of the value goleveldb returns.
+func (g *goleveldbDB) get(key []byte, fn func(value []byte) error) (bool, error) {
+	v, err := g.db.Get(key, g.ro)
 	if err != nil {
 		if errors.Is(err, leveldb.ErrNotFound) {
 			return false, nil
@@ -345,14 +281,11 @@ func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, er
 	return true, fn(v)
 }
 
-// NewIter bounds the iterator with a util.Range (Start inclusive, Limit
+// iter bounds the iterator with a util.Range (Start inclusive, Limit
 // exclusive) and positions it at its first key.
-func (r *goleveldbReader) NewIter(o IterOptions) (Iterator, error) {
-	if r.closed || r.g.closed.Load() {
-		return nil, r.g.errClosed()
-	}
+func (g *goleveldbDB) iter(o IterOptions) (Iterator, error) {
 	lower, upper := lsmIterBounds(o)
-	it := r.g.db.NewIterator(&util.Range{Start: lower, Limit: upper}, r.g.ro)
+	it := g.db.NewIterator(&util.Range{Start: lower, Limit: upper}, g.ro)
 	it.First()
 	return &goleveldbIter{it: it}, nil
 }

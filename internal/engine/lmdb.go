@@ -1,29 +1,18 @@
 // LMDB adapter, on either binding: github.com/PowerDNS/lmdb-go by default,
 // github.com/bmatsuo/lmdb-go with -tags lmdb_bmatsuo. The binding is imported
 // only by lmdb_powerdns.go / lmdb_bmatsuo.go; this file uses their aliases.
-//
-// Why the settings are what they are:
-//   - Durability comes from Options.Sync alone, as for every engine: without
-//     Sync the env is opened NoSync|NoMetaSync (the OS decides when pages reach
-//     the disk); with Sync every commit fsyncs. Flush always env.Sync(true).
-//   - LMDB is a B-tree over an mmap: no block cache of its own, reads go
-//     through the OS page cache, so Options.CacheMB does not apply; no
-//     compression (only "none" is accepted).
-//   - Options.Readahead "off" opens the env MDB_NORDAHEAD, which makes
-//     liblmdb madvise(MADV_RANDOM) its map (mdb_env_map): a page fault reads
-//     that page, not the device's read_ahead_kb around it. "os" is LMDB's
-//     default, no advice: for random reads over more data than RAM, the
-//     kernel then fills the page cache with neighbouring pages nobody reads.
-//   - The map size is computed from ExpectedBytes generously (see
-//     lmdbMapSize): the map is sparse address space, so it costs nothing, and
-//     MDB_MAP_FULL must not end a populate. If a commit still hits it, the map
-//     is grown and the batch retried once.
-//   - Readers hold one long-lived read-only transaction each (LMDB's idiom)
-//     with RawRead, so Get hands out the mapped bytes without copying.
-//     Read-only transactions need no LockOSThread: the binding always opens
-//     the env MDB_NOTLS, and its docs require thread locking only for write
-//     transactions.
-//   - Writes: "update" is Env.Update (which locks the OS thread itself),
+// docs/engines.md gives its settings and why. Of note:
+//   - without Options.Sync the env is NoSync|NoMetaSync; Flush always syncs;
+//   - Options.Readahead "off" opens the env MDB_NORDAHEAD: liblmdb advises
+//     its map MADV_RANDOM, so a page fault reads that page, not the device's
+//     read_ahead_kb around it;
+//   - the map is sized generously from ExpectedBytes (lmdbMapSize): it is
+//     sparse address space, and MDB_MAP_FULL must not end a populate; a
+//     commit that still hits it grows the map and retries once;
+//   - readers hold one long-lived read-only transaction each, with RawRead
+//     (Get hands out the mapped bytes). They need no LockOSThread: the
+//     binding opens the env MDB_NOTLS, and only write transactions need it;
+//   - "update" writes are Env.Update (which locks the OS thread itself),
 //     "txn" locks the thread and drives BeginTxn/Commit by hand.
 package engine
 
@@ -41,7 +30,6 @@ import (
 const (
 	lmdbMaxReaders = 512 // ≥ 128 reader goroutines, with room to spare
 	lmdbDataFile   = "data.mdb"
-	lmdbGiB        = int64(1) << 30
 	lmdbMaxMap     = int64(1) << 45 // 32 TiB: a sanity cap on address space
 	lmdbMapRule    = "max(1GiB, 4*expected_bytes, data.mdb size) rounded up to 1GiB"
 )
@@ -82,29 +70,16 @@ func init() {
 }
 
 // lmdbMapSize is the map for expected logical bytes in an env whose data
-// file is fileSize bytes: 4× the logical bytes (values over ~2KB go to
-// overflow pages, leaves are 50-70% full, and freed pages are reused only
-// after the readers that can see them are gone), at least 1 GiB, never below
-// the file already on disk, rounded up to 1 GiB.
+// file is fileSize bytes (btreeMap; freed pages are reused only after the
+// readers that can see them are gone), never below the file already on
+// disk.
 func lmdbMapSize(expected, fileSize int64) int64 {
-	want := lmdbGiB
-	if expected > 0 {
-		if expected > lmdbMaxMap/4 {
-			want = lmdbMaxMap
-		} else {
-			want = max(want, 4*expected)
-		}
-	}
-	want = max(want, fileSize)
-	return roundUpInt64(want, lmdbGiB)
+	return roundUpInt64(max(btreeMap(expected, lmdbMaxMap), fileSize), gib)
 }
 
-// lmdbOpen guards against opening one env twice in a process, which LMDB
-// forbids (its POSIX locks are per process).
-var lmdbOpen = struct {
-	sync.Mutex
-	dirs map[string]bool
-}{dirs: map[string]bool{}}
+// lmdbOpenDirs guards against opening one env twice in a process, which
+// LMDB forbids (its POSIX locks are per process).
+var lmdbOpenDirs sync.Map
 
 type lmdbDB struct {
 	env       *lmdbEnv
@@ -132,19 +107,12 @@ func openLMDB(o Options) (DB, error) {
 		return nil, fmt.Errorf("engine lmdb: read-only open: %w", err)
 	}
 	key := resolvedDir(o.Dir)
-	lmdbOpen.Lock()
-	if lmdbOpen.dirs[key] {
-		lmdbOpen.Unlock()
+	if _, open := lmdbOpenDirs.LoadOrStore(key, true); open {
 		return nil, fmt.Errorf("engine lmdb: %s is already open in this process", o.Dir)
 	}
-	lmdbOpen.dirs[key] = true
-	lmdbOpen.Unlock()
-
 	d, err := openLMDBEnv(o, fileSize)
 	if err != nil {
-		lmdbOpen.Lock()
-		delete(lmdbOpen.dirs, key)
-		lmdbOpen.Unlock()
+		lmdbOpenDirs.Delete(key)
 		return nil, err
 	}
 	d.key = key
@@ -170,20 +138,12 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 		return fail("set map size", err)
 	}
 	var flags uint
-	if !readahead {
-		flags |= lmdbNoReadahead
-	}
-	if !o.Sync {
-		flags |= lmdbNoSync | lmdbNoMetaSync
-	}
-	if o.Params["lmdb_nometasync"] == "true" {
-		flags |= lmdbNoMetaSync
-	}
-	if o.Params["lmdb_writemap"] == "true" {
-		flags |= lmdbWriteMap
-	}
-	if o.ReadOnly {
-		flags |= lmdbReadonly
+	for f, on := range map[uint]bool{lmdbNoReadahead: !readahead, lmdbNoSync: !o.Sync,
+		lmdbNoMetaSync: !o.Sync || o.Params["lmdb_nometasync"] == "true",
+		lmdbWriteMap:   o.Params["lmdb_writemap"] == "true", lmdbReadonly: o.ReadOnly} {
+		if on {
+			flags |= f
+		}
 	}
 	if err := env.Open(o.Dir, flags, 0o644); err != nil {
 		return fail("open "+o.Dir, err)
@@ -217,7 +177,9 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	d.settings = []Setting{
 		{"map_size_rule", lmdbMapRule},
 		{"expected_bytes", strconv.FormatInt(o.ExpectedBytes, 10)},
-		{"readahead", lmdbReadaheadSetting(readahead)},
+		{"readahead", either(readahead,
+			ReadaheadOS+" (LMDB's default: the map is not advised; a fault reads read_ahead_kb around the page)",
+			ReadaheadOff+" (MDB_NORDAHEAD: liblmdb madvises its map MADV_RANDOM)")},
 		{"sync", strconv.FormatBool(o.Sync)},
 		{"nosync", strconv.FormatBool(!o.Sync)},
 		{"nometasync", strconv.FormatBool(flags&lmdbNoMetaSync != 0)},
@@ -235,14 +197,6 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 		{"liblmdb", lmdbVersionString()},
 	}
 	return d, nil
-}
-
-// lmdbReadaheadSetting states what Options.Readahead did to the map.
-func lmdbReadaheadSetting(osDefault bool) string {
-	if osDefault {
-		return ReadaheadOS + " (LMDB's default: the map is not advised; a fault reads read_ahead_kb around the page)"
-	}
-	return ReadaheadOff + " (MDB_NORDAHEAD: liblmdb madvises its map MADV_RANDOM)"
 }
 
 func (d *lmdbDB) Name() string { return "lmdb" }
@@ -301,9 +255,7 @@ func (d *lmdbDB) Close() error {
 	}
 	d.closed = true
 	err := d.env.Close()
-	lmdbOpen.Lock()
-	delete(lmdbOpen.dirs, d.key)
-	lmdbOpen.Unlock()
+	lmdbOpenDirs.Delete(d.key)
 	return err
 }
 
@@ -368,7 +320,7 @@ func (d *lmdbDB) grow(seen, batchBytes int64) error {
 		return fmt.Errorf("map of %d bytes is full and %d readers are open, so it cannot be resized; "+
 			"raise Options.ExpectedBytes", cur, n)
 	}
-	next := roundUpInt64(max(2*cur, cur+8*batchBytes), lmdbGiB)
+	next := roundUpInt64(max(2*cur, cur+8*batchBytes), gib)
 	if err := d.env.SetMapSize(next); err != nil {
 		return fmt.Errorf("grow map to %d bytes: %w", next, err)
 	}
@@ -437,16 +389,13 @@ type lmdbIter struct {
 // set takes a cursor result and ends the iteration at the last key, an
 // error, End, or past Prefix.
 func (it *lmdbIter) set(k, v []byte, err error) {
-	it.k, it.v = k, v
-	switch {
-	case err != nil:
-		if !lmdbIsNotFound(err) {
-			it.err = err
-		}
-		it.k, it.v = nil, nil
-	case it.o.past(k):
-		it.k, it.v = nil, nil
+	if err != nil && !lmdbIsNotFound(err) {
+		it.err = err
 	}
+	if err != nil || it.o.past(k) {
+		k, v = nil, nil
+	}
+	it.k, it.v = k, v
 }
 
 func (it *lmdbIter) Valid() bool { return it.k != nil }
@@ -492,4 +441,24 @@ func (b *lmdbBatch) Commit() error {
 		b.reset()
 	}
 	return err
+}
+
+// Delete is DeleteBatch of one key.
+func (d *lmdbDB) Delete(key []byte) error { return d.DeleteBatch([][]byte{key}) }
+
+// DeleteBatch deletes in one write transaction (Env.Update, through
+// write as a batch's Commit).
+func (d *lmdbDB) DeleteBatch(keys [][]byte) error {
+	var n int64
+	for _, k := range keys {
+		n += int64(len(k))
+	}
+	return d.write("delete", "update", n, func(txn *lmdbTxn) error {
+		for _, k := range keys {
+			if err := txn.Del(d.dbi, k, nil); err != nil && !lmdbIsNotFound(err) {
+				return err
+			}
+		}
+		return nil
+	})
 }

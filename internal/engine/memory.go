@@ -44,12 +44,8 @@ type memSnap struct {
 
 func (s *memSnap) sorted() []string {
 	s.keysOnce.Do(func() {
-		keys := make([]string, 0, len(s.m))
-		for k := range s.m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		s.keys = keys
+		s.keys = slices.AppendSeq(make([]string, 0, len(s.m)), maps.Keys(s.m))
+		slices.Sort(s.keys)
 	})
 	return s.keys
 }
@@ -203,10 +199,7 @@ func (b *memBatch) Commit() error {
 	s := d.own()
 	for i, n := 0, b.Len(); i < n; i++ {
 		k, v := b.entry(i)
-		ks := ""
-		if len(k) > 0 {
-			ks = unsafe.String(&k[0], len(k)) // the arena is never written again
-		}
+		ks := unsafe.String(unsafe.SliceData(k), len(k)) // the arena is never written again
 		if old, ok := s.m[ks]; ok {
 			d.bytes -= int64(len(ks) + len(old))
 		}
@@ -215,5 +208,29 @@ func (b *memBatch) Commit() error {
 	}
 	used := len(b.data)
 	b.batchArena = batchArena{data: make([]byte, 0, used), ends: b.ends[:0]}
+	return nil
+}
+
+func (d *memDB) Delete(key []byte) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return errMemClosed
+	}
+	ks := unsafe.String(unsafe.SliceData(key), len(key)) // only looked up
+	old, ok := d.cur.m[ks]
+	if !ok {
+		return nil
+	}
+	delete(d.own().m, ks)
+	d.bytes -= int64(len(key) + len(old))
+	return nil
+}
+func (d *memDB) DeleteBatch(keys [][]byte) error {
+	for _, k := range keys {
+		if err := d.Delete(k); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -1,48 +1,26 @@
-// Pebble adapter.
-//
-// The settings follow the same intent as every other LSM adapter, so that a
-// difference in results is a difference between engines, not between
-// configurations:
-//   - durability per commit comes from Options.Sync (pebble.Sync or
-//     pebble.NoSync on every batch commit);
-//   - the block cache is Options.CacheMB (0: a zero-sized cache, i.e. none),
-//     the memtable Options.MemtableMB (0: Pebble's default);
-//   - blocks are stored uncompressed unless Options.Compression says
-//     otherwise (Pebble's own default is Snappy), the same on every level;
-//     zstd is Pebble's ZstdCompression profile, level 3;
-//   - every level gets a bloom filter with Options.BloomBitsPerKey bits per
-//     key, as RocksDB's tables and (as a false-positive rate) Badger's do;
-//   - data blocks are Options.BlockSize on every level (0: Pebble's 4 KiB),
-//     as for every LSM; index blocks are -pebble_index_block, by default
-//     CockroachDB's 256 KiB, so that a table's index is one block, as
-//     RocksDB's always is (Pebble's default, the data block size, gives
-//     tables a two-level index);
-//   - Pebble verifies the checksum of every block it reads from a file and
-//     has no option not to: Options.SkipChecksums does not apply;
-//   - a new store is created at FormatNewest, so Pebble v2 writes the table
-//     format it is built around (columnar blocks) rather than the oldest
-//     format it can still read, which is what FormatDefault picks;
-//   - the logger is a no-op so that it costs nothing and prints nothing;
-//   - Pebble opens every table with fadvise(FADV_RANDOM) (objstorageprovider,
-//     vfs.RandomReadsOption) and reads blocks with pread, so a point read
-//     reads what it asks for. An iterator reading a table sequentially makes
-//     Pebble read ahead itself with readahead(2), 64 KiB growing to 256 KiB;
-//     by default it then reopens the table with FADV_SEQUENTIAL and leaves
-//     readahead to the OS (ReadaheadConfig speculative=FadviseSequential).
-//     Options.Readahead "off" keeps it at readahead(2), never handing over
-//     to the OS (speculative=SysReadahead); "os" is Pebble's default.
-//     Compactions read their inputs through a FADV_SEQUENTIAL descriptor of
-//     their own either way (informed=FadviseSequential, the default).
-//
-// Everything else is Pebble's default and Settings reports the values that
-// matter for performance.
+// Pebble adapter. Every common option is mapped with the same intent as in
+// the other LSMs (docs/engines.md, "The fairness table"); Settings says what
+// was set. Of note:
+//   - index blocks are -pebble_index_block, by default CockroachDB's 256 KiB,
+//     so that a table's index is one block, as RocksDB's is (Pebble's own
+//     default, the data block size, gives tables a two-level index);
+//   - Pebble verifies every block it reads and cannot be told not to;
+//   - a new store is created at FormatNewest, the table format Pebble v2 is
+//     built around (columnar blocks), not the oldest it can read
+//     (FormatDefault);
+//   - Pebble opens tables FADV_RANDOM, and a sequential iterator reads ahead
+//     itself with readahead(2), then by default hands over to the OS
+//     (FADV_SEQUENTIAL); Options.Readahead "off" keeps it at readahead(2)
+//     (speculative=SysReadahead). Compactions read FADV_SEQUENTIAL either
+//     way.
 package engine
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -114,18 +92,10 @@ type pebbleDB struct {
 // pebbleMemory sets what o says of Pebble's memtables and its first
 // compactions: sizes that both the open and its write reserve use.
 func pebbleMemory(o Options, po *pebble.Options) {
-	if o.MemtableMB > 0 {
-		po.MemTableSize = uint64(o.MemtableMB) << 20
-	}
-	if n := o.MemtablesInFlight; n > 0 {
-		po.MemTableStopWritesThreshold = n
-	}
-	if n := o.L0CompactionTables; n > 0 {
-		po.L0CompactionThreshold = n
-	}
-	if n := o.BaseLevelBytes; n > 0 {
-		po.LBaseMaxBytes = n
-	}
+	setPositive(&po.MemTableSize, uint64(o.MemtableMB)<<20)
+	setPositive(&po.MemTableStopWritesThreshold, o.MemtablesInFlight)
+	setPositive(&po.L0CompactionThreshold, o.L0CompactionTables)
+	setPositive(&po.LBaseMaxBytes, o.BaseLevelBytes)
 }
 
 // pebbleReserve: MemTableStopWritesThreshold memtables, each a level-0
@@ -177,11 +147,7 @@ func openPebble(o Options) (DB, error) {
 		po.Levels[i].Compression = compression
 		po.Levels[i].BlockSize = o.BlockSize // 0: Pebble's default, 4 KiB
 		po.Levels[i].IndexBlockSize = int(indexBlock)
-		if bits > 0 {
-			po.Levels[i].FilterPolicy = bloom.FilterPolicy(bits)
-		} else {
-			po.Levels[i].FilterPolicy = pebble.NoFilterPolicy
-		}
+		po.Levels[i].FilterPolicy = either[pebble.FilterPolicy](bits > 0, bloom.FilterPolicy(bits), pebble.NoFilterPolicy)
 	}
 	if o.DisableCompactions {
 		po.DisableAutomaticCompactions = true
@@ -209,10 +175,7 @@ func openPebble(o Options) (DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pebbleDB{lsm: lsmOf("pebble", o), db: db, wo: pebble.NoSync}
-	if o.Sync {
-		p.wo = pebble.Sync
-	}
+	p := &pebbleDB{lsm: lsmOf("pebble", o), db: db, wo: either(o.Sync, pebble.Sync, pebble.NoSync)}
 
 	bloomS := "off"
 	if bits > 0 {
@@ -222,10 +185,7 @@ func openPebble(o Options) (DB, error) {
 		bloomS += " (BloomFPR " + strconv.FormatFloat(o.BloomFPR, 'g', -1, 64) + " rounded to whole bits)"
 	}
 	lo, hi := po.CompactionConcurrencyRange()
-	fmv := db.FormatMajorVersion().String()
-	if db.FormatMajorVersion() == pebble.FormatNewest {
-		fmv += " (FormatNewest)"
-	}
+	fmv := db.FormatMajorVersion().String() + either(db.FormatMajorVersion() == pebble.FormatNewest, " (FormatNewest)", "")
 	p.settings = []Setting{
 		{"sync", strconv.FormatBool(o.Sync)},
 		{"group_commit", "commit pipeline (Batch.Commit: one WAL sync covers every commit queued behind it)"},
@@ -237,12 +197,13 @@ func openPebble(o Options) (DB, error) {
 		{"block_size", lsmBlockSize(o, po.Levels[0].BlockSize) + ", all levels"},
 		{"index_block_size", memlimit.FormatSize(int64(po.Levels[0].IndexBlockSize)) + ", all levels (-pebble_index_block; a table whose index outgrows one block gets a two-level index)"},
 		{"target_file_size", lsmMiB(po.TargetFileSizes[0]) + " at L0, doubling per level (default)"},
-		{"verify_checksums", pebbleChecksums(o)},
+		{"verify_checksums", "true (always: Pebble verifies every block it reads from a file and has no option to skip it" +
+			either(o.SkipChecksums, "; -verify_checksums=false does not apply", "") + ")"},
 		{"format_major_version", fmv},
 		{"l0_compaction_threshold", strconv.Itoa(po.L0CompactionThreshold)},
 		{"l0_stop_writes_threshold", strconv.Itoa(po.L0StopWritesThreshold)},
 		{"lbase_max_bytes", lsmMiB(po.LBaseMaxBytes)},
-		{"compaction_concurrency", strconv.Itoa(lo) + "-" + strconv.Itoa(hi) + pebbleCompactionsNote(o) + compactionNote(o)},
+		{"compaction_concurrency", strconv.Itoa(lo) + "-" + strconv.Itoa(hi) + either(o.Params["pebble_compactions"] != "", " (-pebble_compactions)", " (default)") + compactionNote(o)},
 		{"read_sampling_multiplier", strconv.FormatInt(po.Experimental.ReadSamplingMultiplier, 10) + " (-1: off, -pebble_read_sampling)"},
 		{"max_open_files", strconv.Itoa(po.MaxOpenFiles)},
 		{"bytes_per_sync", strconv.Itoa(po.BytesPerSync)},
@@ -256,16 +217,6 @@ func openPebble(o Options) (DB, error) {
 	return p, nil
 }
 
-// pebbleChecksums states what Pebble verifies on reads: every block it
-// reads from a file, always.
-func pebbleChecksums(o Options) string {
-	s := "true (always: Pebble verifies every block it reads from a file and has no option to skip it"
-	if o.SkipChecksums {
-		s += "; -verify_checksums=false does not apply"
-	}
-	return s + ")"
-}
-
 func (p *pebbleDB) Close() error {
 	if p.closed.Swap(true) {
 		return nil
@@ -273,15 +224,9 @@ func (p *pebbleDB) Close() error {
 	return p.db.Close()
 }
 
-// NewReader reads the DB directly, Pebble's idiom: every Get and iterator
-// sees the latest committed data (an iterator is its own consistent view).
-// Unlike the B-trees' and Badger's readers it holds no snapshot.
-func (p *pebbleDB) NewReader() (Reader, error) {
-	if err := p.usable(); err != nil {
-		return nil, err
-	}
-	return &pebbleReader{p: p}, nil
-}
+// NewReader reads the DB directly, Pebble's idiom (directStore). Unlike
+// the B-trees' and Badger's readers it holds no snapshot.
+func (p *pebbleDB) NewReader() (Reader, error) { return newDirectReader(p) }
 
 func (p *pebbleDB) NewBatch() Batch {
 	if err := p.writable(); err != nil {
@@ -320,12 +265,8 @@ func (p *pebbleDB) Flush() error {
 			stuckSince = time.Time{}
 			return true, nil
 		}
-		pending := m.Compact.MarkedFiles > 0
-		for l := 0; l < len(m.Levels)-1; l++ {
-			if m.Levels[l].Score > 0 {
-				pending = true
-			}
-		}
+		pending := m.Compact.MarkedFiles > 0 ||
+			slices.ContainsFunc(m.Levels[:len(m.Levels)-1], func(l pebble.LevelMetrics) bool { return l.Score > 0 })
 		if !pending {
 			return false, nil
 		}
@@ -336,17 +277,9 @@ func (p *pebbleDB) Flush() error {
 	})
 }
 
-type pebbleReader struct {
-	directReader
-	p *pebbleDB
-}
-
-// Get calls fn on Pebble's own buffer (no copy) and releases it after.
-func (r *pebbleReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if r.closed || r.p.closed.Load() {
-		return false, r.p.errClosed()
-	}
-	v, closer, err := r.p.db.Get(key)
+// get calls fn on Pebble's own buffer (no copy) and releases it after.
+func (p *pebbleDB) get(key []byte, fn func(value []byte) error) (bool, error) {
+	v, closer, err := p.db.Get(key)
 	if err != nil {
 		if errors.Is(err, pebble.ErrNotFound) {
 			return false, nil
@@ -360,12 +293,9 @@ func (r *pebbleReader) Get(key []byte, fn func(value []byte) error) (bool, error
 	return true, err
 }
 
-func (r *pebbleReader) NewIter(o IterOptions) (Iterator, error) {
-	if r.closed || r.p.closed.Load() {
-		return nil, r.p.errClosed()
-	}
+func (p *pebbleDB) iter(o IterOptions) (Iterator, error) {
 	lower, upper := lsmIterBounds(o)
-	it, err := r.p.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, err
 	}
@@ -421,42 +351,35 @@ func (b *pebbleBatch) Commit() error {
 
 func (b *pebbleBatch) Len() int { return b.n }
 
-// lsmIterBounds turns IterOptions into an inclusive lower and an exclusive
-// upper bound (nil: none), copied so the caller may reuse its slices.
-func lsmIterBounds(o IterOptions) (lower, upper []byte) {
-	lower, upper = o.first(), o.End
-	if pe := lsmPrefixEnd(o.Prefix); pe != nil && (upper == nil || bytes.Compare(pe, upper) < 0) {
-		upper = pe
-	}
-	if len(lower) > 0 {
-		lower = bytes.Clone(lower)
-	} else {
-		lower = nil
-	}
-	if upper != nil {
-		upper = bytes.Clone(upper)
-	}
-	return lower, upper
+func (p *pebbleDB) Delete(key []byte) error {
+	return p.write(func() error { return p.db.Delete(key, p.wo) })
 }
 
-// lsmPrefixEnd is the smallest key greater than every key with the prefix:
-// the prefix with its last byte below 0xff incremented and the rest dropped.
-// It is nil (no bound) for an empty or all-0xff prefix.
-func lsmPrefixEnd(prefix []byte) []byte {
-	for i := len(prefix) - 1; i >= 0; i-- {
-		if prefix[i] != 0xff {
-			end := bytes.Clone(prefix[:i+1])
-			end[i]++
-			return end
+func (p *pebbleDB) DeleteBatch(keys [][]byte) error {
+	return p.write(func() error {
+		b := p.db.NewBatch()
+		for _, k := range keys {
+			if err := b.Delete(k, nil); err != nil {
+				b.Close()
+				return err
+			}
 		}
-	}
-	return nil
+		err := b.Commit(p.wo)
+		if cerr := b.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	})
 }
 
-// pebbleCompactionsNote says where the compaction concurrency came from.
-func pebbleCompactionsNote(o Options) string {
-	if o.Params["pebble_compactions"] != "" {
-		return " (-pebble_compactions)"
-	}
-	return " (default)"
+// DeleteRange writes one range tombstone over [start, end).
+func (p *pebbleDB) DeleteRange(start, end []byte) error {
+	return p.write(func() error { return p.db.DeleteRange(start, end, p.wo) })
+}
+
+// Compact compacts [start, end) down through every level, with
+// parallelize on (Pebble splits a manual compaction where it can, as
+// CockroachDB asks it to).
+func (p *pebbleDB) Compact(start, end []byte) error {
+	return p.write(func() error { return p.db.Compact(context.Background(), start, end, true) })
 }

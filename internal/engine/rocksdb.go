@@ -1,42 +1,18 @@
 //go:build rocksdb
 
 // RocksDB adapter (grocksdb over the system librocksdb; build with
-// -tags rocksdb and Debian's librocksdb-dev).
-//
-// The settings follow the same intent as every other LSM adapter, so that a
-// difference in results is a difference between engines, not between
-// configurations:
-//   - durability per commit comes from Options.Sync (WriteOptions.sync);
-//   - the block cache is an LRU cache of Options.CacheMB (0: no block
-//     cache), the memtable (write_buffer_size) Options.MemtableMB (0:
-//     RocksDB's default);
-//   - blocks are stored uncompressed unless Options.Compression says
-//     otherwise (RocksDB's own default is Snappy), the same on every level;
-//     zstd runs at RocksDB's default level, 3;
-//   - tables get a (full) bloom filter with Options.BloomBitsPerKey bits per
-//     key, as Pebble's do;
-//   - data blocks are Options.BlockSize (0: RocksDB's 4 KiB), as for every
-//     LSM, with one binary-searched index block per table (kBinarySearch,
-//     the default, stated explicitly);
-//   - every reader and iterator verifies the checksum of each block it
-//     reads from a file (ReadOptions.verify_checksums, the default) unless
-//     Options.SkipChecksums; compactions verify whatever it says;
-//   - the info LOG is kept to its header (info_log_level=HEADER, one file)
-//     so that it costs nothing;
-//   - RocksDB opens every table with fadvise(FADV_RANDOM)
-//     (advise_random_on_open, default true) and reads blocks with pread, so
-//     the OS reads no more than a read asks for; iterators read ahead
-//     themselves (readahead_size, implicit auto-readahead). Options.Readahead
-//     "off" sets advise_random_on_open=true explicitly, "os" leaves it at
-//     the default, which is the same. Either way a compaction hints its input
-//     tables FADV_NORMAL when it starts (access_hint_on_compaction_start,
-//     default NORMAL), and the hint stays on those tables until the
-//     compaction deletes them.
-//
-// Everything else is RocksDB's default and Settings reports the values that
-// matter for performance, plus the C library's version and whether it was
-// built with assertions (Debian builds it without -DNDEBUG, which costs
-// CPU on every operation).
+// -tags rocksdb and Debian's librocksdb-dev). Every common option is mapped
+// with the same intent as in the other LSMs (docs/engines.md, "The fairness
+// table"); Settings says what was set, and also the C library's version and
+// whether it was built with assertions (Debian builds it without -DNDEBUG,
+// which costs CPU on every operation). Of note:
+//   - the info LOG is kept to its header (one file), so that it costs
+//     nothing;
+//   - tables are opened FADV_RANDOM (advise_random_on_open, the default) and
+//     read with pread, and iterators read ahead themselves; a compaction
+//     hints its input tables FADV_NORMAL when it starts
+//     (access_hint_on_compaction_start), and the hint stays on them until
+//     it deletes them.
 package engine
 
 /*
@@ -65,11 +41,10 @@ static int kvbench_rocksdb_assertions(void) {
 import "C"
 
 import (
-	"bufio"
 	"errors"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,58 +78,33 @@ var (
 	rocksdbOptionsReads atomic.Int64 // reads of an OPTIONS file
 )
 
-// rocksdbLibInfo is what the loaded librocksdb is.
-type rocksdbLibInfo struct {
-	path       string // the shared object, symlinks resolved ("" when it cannot be told)
-	version    string
-	assertions string
-}
-
-// rocksdbLib probes the library once per process.
-var rocksdbLib = sync.OnceValue(func() rocksdbLibInfo {
+// rocksdbLib is what the loaded librocksdb is, probed once per process:
+// the shared object it was loaded from, symlinks resolved ("unknown path"
+// when it cannot be told, e.g. a static link), its version read from that
+// file's name (librocksdb.so.7.8.3 -> 7.8.3; rocksdb/version.h is a C++
+// header, and cgo compiles C), and whether it was built with assert()
+// live.
+var rocksdbLib = sync.OnceValue(func() (lib struct{ path, version, assertions string }) {
 	rocksdbLibProbes.Add(1)
-	path := rocksdbLibPath()
-	return rocksdbLibInfo{path: path, version: rocksdbVersionOf(path), assertions: rocksdbAssertions()}
+	lib.path, lib.version = "unknown path", "unknown"
+	if p := C.kvbench_rocksdb_lib_path(); p != nil {
+		lib.path = C.GoString(p)
+		if r, err := filepath.EvalSymlinks(lib.path); err == nil {
+			lib.path = r
+		}
+		lib.version = "unknown (" + lib.path + ")"
+		if base := filepath.Base(lib.path); strings.HasPrefix(base, "librocksdb") && strings.Contains(base, ".so.") {
+			_, lib.version, _ = strings.Cut(base, ".so.")
+		}
+	}
+	lib.assertions = either(C.kvbench_rocksdb_assertions() != 0,
+		"on (NDEBUG not defined: rocksdb::SyncPoint is linked in; Debian's build keeps them)", "off (NDEBUG build)")
+	return lib
 })
 
-// rocksdbLibPath is the shared object librocksdb was loaded from, symlinks
-// resolved ("" when it cannot be told, e.g. a static link).
-func rocksdbLibPath() string {
-	p := C.kvbench_rocksdb_lib_path()
-	if p == nil {
-		return ""
-	}
-	path := C.GoString(p)
-	if r, err := filepath.EvalSymlinks(path); err == nil {
-		path = r
-	}
-	return path
-}
-
 // RocksDBLibVersion is the version of the librocksdb this binary runs
-// against, read from the file name of the loaded shared object
-// (librocksdb.so.7.8.3 -> 7.8.3). rocksdb/version.h cannot be used: it is a
-// C++ header, and cgo compiles C.
+// against (rocksdbLib).
 func RocksDBLibVersion() string { return rocksdbLib().version }
-
-func rocksdbVersionOf(path string) string {
-	base := filepath.Base(path)
-	if i := strings.Index(base, ".so."); i >= 0 && strings.HasPrefix(base, "librocksdb") {
-		return base[i+len(".so."):]
-	}
-	if path == "" {
-		return "unknown"
-	}
-	return "unknown (" + path + ")"
-}
-
-// rocksdbAssertions says whether librocksdb was built with assert() live.
-func rocksdbAssertions() string {
-	if C.kvbench_rocksdb_assertions() != 0 {
-		return "on (NDEBUG not defined: rocksdb::SyncPoint is linked in; Debian's build keeps them)"
-	}
-	return "off (NDEBUG build)"
-}
 
 // rocksdbOptionsFileVersion is the rocksdb_version the library wrote into
 // the newest OPTIONS file in dir: the running library's own statement.
@@ -164,38 +114,17 @@ func rocksdbOptionsFileVersion(dir string) string {
 		return "none"
 	}
 	rocksdbOptionsReads.Add(1)
-	sort.Slice(files, func(a, b int) bool {
-		na, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(files[a]), "OPTIONS-"))
-		nb, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(files[b]), "OPTIONS-"))
-		return na < nb
-	})
-	f, err := os.Open(files[len(files)-1])
+	num := func(f string) int { n, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(f), "OPTIONS-")); return n }
+	b, err := os.ReadFile(slices.MaxFunc(files, func(a, b string) int { return num(a) - num(b) }))
 	if err != nil {
 		return "unreadable"
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "rocksdb_version="); ok {
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "rocksdb_version="); ok {
 			return v
 		}
 	}
 	return "not found"
-}
-
-// rocksdbLibrarySettings are the settings Settings adds to those of the open:
-// the library's and the OPTIONS file's versions, and assertions.
-func rocksdbLibrarySettings(dir string) []Setting {
-	lib := rocksdbLib()
-	path := lib.path
-	if path == "" {
-		path = "unknown path"
-	}
-	return []Setting{
-		{"librocksdb", lib.version + " (" + path + ")"},
-		{"librocksdb_options_file", rocksdbOptionsFileVersion(dir)},
-		{"assertions", lib.assertions},
-	}
 }
 
 type rocksDB struct {
@@ -237,11 +166,8 @@ func openRocksDB(o Options) (DB, error) {
 	} else {
 		bbto.SetNoBlockCache(true)
 	}
-	indexS := "false (default: index and filters live outside the block cache)"
-	if o.Params["rocksdb_cache_index"] == "true" {
-		bbto.SetCacheIndexAndFilterBlocks(true)
-		indexS = "true (-rocksdb_cache_index)"
-	}
+	cacheIndex := o.Params["rocksdb_cache_index"] == "true"
+	bbto.SetCacheIndexAndFilterBlocks(cacheIndex) // false is RocksDB's default
 	pin := o.Params["rocksdb_pin_l0"] == "true"
 	bbto.SetPinL0FilterAndIndexBlocksInCache(pin)
 	bloomS := "off"
@@ -307,9 +233,11 @@ func openRocksDB(o Options) (DB, error) {
 		{"bloom", bloomS},
 		{"block_size", lsmBlockSize(o, rocksdbDefaultBlockSize)},
 		{"index", "one index block per table, binary search (index_type kBinarySearch, RocksDB's default; not partitioned)"},
-		{"verify_checksums", rocksdbChecksums(r.verify)},
+		{"verify_checksums", either(r.verify,
+			"true (ReadOptions.verify_checksums, RocksDB's default: every block read from a file)",
+			"false (ReadOptions.verify_checksums off; compactions still verify what they read)")},
 		{"paranoid_checks", strconv.FormatBool(opts.ParanoidChecks()) + " (default: stop on corruption background work finds)"},
-		{"cache_index_and_filter_blocks", indexS},
+		{"cache_index_and_filter_blocks", either(cacheIndex, "true (-rocksdb_cache_index)", "false (default: index and filters live outside the block cache)")},
 		{"pin_l0_filter_and_index_blocks_in_cache", strconv.FormatBool(pin)},
 		{"max_background_jobs", strconv.Itoa(opts.GetMaxBackgroundJobs()) + " (default)"},
 		{"disable_auto_compactions", strconv.FormatBool(o.DisableCompactions)},
@@ -336,35 +264,16 @@ func openRocksDB(o Options) (DB, error) {
 // rocksdbDefaultBlockSize is BlockBasedTableOptions::block_size's default.
 const rocksdbDefaultBlockSize = 4 << 10
 
-// rocksdbChecksums states what RocksDB verifies on reads.
-func rocksdbChecksums(verify bool) string {
-	if verify {
-		return "true (ReadOptions.verify_checksums, RocksDB's default: every block read from a file)"
-	}
-	return "false (ReadOptions.verify_checksums off; compactions still verify what they read)"
-}
-
 // rocksdbReadaheadSetting states what the tables' reads are advised.
 func rocksdbReadaheadSetting(mode string, opts *grocksdb.Options) string {
-	how := "advise_random_on_open true"
-	if mode == ReadaheadOS {
-		how += " (default)"
-	}
-	how += ": tables FADV_RANDOM"
+	how := "advise_random_on_open true" + either(mode == ReadaheadOS, " (default)", "") + ": tables FADV_RANDOM"
 	if !opts.AdviseRandomOnOpen() {
 		how = "advise_random_on_open false: tables not advised"
 	}
-	h := opts.GetAccessHintOnCompactionStart()
+	h := opts.GetAccessHintOnCompactionStart() // grocksdb's CompactionAccessPattern, in its order
 	hint := strconv.FormatUint(uint64(h), 10)
-	switch h {
-	case grocksdb.NoneCompactionAccessPattern:
-		hint = "NONE"
-	case grocksdb.NormalCompactionAccessPattern:
-		hint = "NORMAL"
-	case grocksdb.SequentialCompactionAccessPattern:
-		hint = "SEQUENTIAL"
-	case grocksdb.WillneedCompactionAccessPattern:
-		hint = "WILLNEED"
+	if names := []string{"NONE", "NORMAL", "SEQUENTIAL", "WILLNEED"}; int(h) < len(names) {
+		hint = names[h]
 	}
 	return mode + " (" + how + ", iterators read ahead themselves; " +
 		"compactions hint their inputs " + hint + " (access_hint_on_compaction_start, default))"
@@ -382,8 +291,12 @@ func (r *rocksDB) free() {
 // Settings reads the library's settings the first time it is asked, not
 // in Open (see rocksdbLib).
 func (r *rocksDB) Settings() []Setting {
-	r.libOnce.Do(func() { r.libSettings = rocksdbLibrarySettings(r.dir) })
-	return append(append([]Setting(nil), r.settings...), r.libSettings...)
+	r.libOnce.Do(func() {
+		lib := rocksdbLib()
+		r.libSettings = []Setting{{"librocksdb", lib.version + " (" + lib.path + ")"},
+			{"librocksdb_options_file", rocksdbOptionsFileVersion(r.dir)}, {"assertions", lib.assertions}}
+	})
+	return append(slices.Clone(r.settings), r.libSettings...)
 }
 
 // Close refuses to close the DB while an iterator is open (RocksDB's
@@ -400,16 +313,10 @@ func (r *rocksDB) Close() error {
 	return nil
 }
 
-// NewReader reads the DB directly, as with Pebble: every Get and iterator
-// sees the latest committed data; the reader holds no snapshot, and its
-// Gets share the DB's one ReadOptions, so making a reader costs no cgo
-// call, as making Pebble's costs nothing.
-func (r *rocksDB) NewReader() (Reader, error) {
-	if err := r.usable(); err != nil {
-		return nil, err
-	}
-	return &rocksReader{r: r}, nil
-}
+// NewReader reads the DB directly, as with Pebble (directStore); its Gets
+// share the DB's one ReadOptions, so making a reader costs no cgo call, as
+// making Pebble's costs nothing.
+func (r *rocksDB) NewReader() (Reader, error) { return newDirectReader(r) }
 
 // readOptions are a reader's or an iterator's ReadOptions, checksums
 // verified as Options.SkipChecksums says.
@@ -453,18 +360,10 @@ func (r *rocksDB) Flush() error {
 	})
 }
 
-type rocksReader struct {
-	directReader
-	r *rocksDB
-}
-
-// Get pins the value in the block cache or memtable (rocksdb_get_pinned)
+// get pins the value in the block cache or memtable (rocksdb_get_pinned)
 // and calls fn on it without a copy; rocksdb_get would malloc and copy it.
-func (rd *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if rd.closed || rd.r.closed.Load() {
-		return false, rd.r.errClosed()
-	}
-	h, err := rd.r.db.GetPinned(rd.r.ro, key)
+func (r *rocksDB) get(key []byte, fn func(value []byte) error) (bool, error) {
+	h, err := r.db.GetPinned(r.ro, key)
 	if err != nil {
 		return false, err
 	}
@@ -476,16 +375,13 @@ func (rd *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error
 	return true, err
 }
 
-// NewIter bounds the iterator above with iterate_upper_bound (End or the
+// iter bounds the iterator above with iterate_upper_bound (End or the
 // prefix's successor) and seeks to max(Start, Prefix). The bounds are copied
 // to C memory, because RocksDB keeps a pointer to them for the iterator's
 // life.
-func (rd *rocksReader) NewIter(o IterOptions) (Iterator, error) {
-	if rd.closed || rd.r.closed.Load() {
-		return nil, rd.r.errClosed()
-	}
+func (r *rocksDB) iter(o IterOptions) (Iterator, error) {
 	lower, upper := lsmIterBounds(o)
-	it := &rocksIter{r: rd.r, ro: rd.r.readOptions()}
+	it := &rocksIter{r: r, ro: r.readOptions()}
 	if upper != nil {
 		it.upper = C.CBytes(upper)
 		it.ro.SetIterateUpperBound(unsafe.Slice((*byte)(it.upper), len(upper)))
@@ -493,8 +389,8 @@ func (rd *rocksReader) NewIter(o IterOptions) (Iterator, error) {
 	if o.ReadaheadBytes > 0 {
 		it.ro.SetReadaheadSize(uint64(o.ReadaheadBytes))
 	}
-	it.it = rd.r.db.NewIterator(it.ro)
-	rd.r.iters.Add(1)
+	it.it = r.db.NewIterator(it.ro)
+	r.iters.Add(1)
 	if lower != nil {
 		it.it.Seek(lower)
 	} else {
@@ -571,34 +467,29 @@ func (b *rocksBatch) Commit() error {
 func (b *rocksBatch) Len() int { return b.n }
 
 func (r *rocksDB) Delete(key []byte) error {
-	if err := r.writable(); err != nil {
-		return err
-	}
-	return r.db.Delete(r.wo, key)
+	return r.write(func() error { return r.db.Delete(r.wo, key) })
 }
 
 func (r *rocksDB) DeleteBatch(keys [][]byte) error {
-	if err := r.writable(); err != nil {
-		return err
-	}
-	wb := grocksdb.NewWriteBatch()
-	defer wb.Destroy()
-	for _, k := range keys {
-		wb.Delete(k)
-	}
-	return r.db.Write(r.wo, wb)
+	return r.write(func() error {
+		wb := grocksdb.NewWriteBatch()
+		defer wb.Destroy()
+		for _, k := range keys {
+			wb.Delete(k)
+		}
+		return r.db.Write(r.wo, wb)
+	})
 }
 
 // DeleteRange writes one range tombstone over [start, end), in a write
 // batch (grocksdb offers DB.DeleteRange only per column family).
 func (r *rocksDB) DeleteRange(start, end []byte) error {
-	if err := r.writable(); err != nil {
-		return err
-	}
-	wb := grocksdb.NewWriteBatch()
-	defer wb.Destroy()
-	wb.DeleteRange(start, end)
-	return r.db.Write(r.wo, wb)
+	return r.write(func() error {
+		wb := grocksdb.NewWriteBatch()
+		defer wb.Destroy()
+		wb.DeleteRange(start, end)
+		return r.db.Write(r.wo, wb)
+	})
 }
 
 // Compact is CompactRange over [start, end] with RocksDB's default
@@ -608,9 +499,5 @@ func (r *rocksDB) DeleteRange(start, end []byte) error {
 // a compaction filter asks: bottommost_level_compaction
 // kIfHaveCompactionFilter). It returns when the compaction is done.
 func (r *rocksDB) Compact(start, end []byte) error {
-	if err := r.writable(); err != nil {
-		return err
-	}
-	r.db.CompactRange(grocksdb.Range{Start: start, Limit: end})
-	return nil
+	return r.write(func() error { r.db.CompactRange(grocksdb.Range{Start: start, Limit: end}); return nil })
 }

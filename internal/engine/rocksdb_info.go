@@ -67,30 +67,12 @@ const (
 // (level0_file_num_compaction_trigger tables into the base level).
 func rocksdbReserve(o Options) int64 {
 	mem, n, l0, base := int64(rocksdbWriteBuffer), int64(rocksdbWriteBuffers), int64(rocksdbL0Trigger), int64(rocksdbBaseLevelDefault)
-	if o.MemtableMB > 0 {
-		mem = int64(o.MemtableMB) << 20
-	}
-	if o.MemtablesInFlight > 0 {
-		n = int64(o.MemtablesInFlight)
-	}
-	if o.L0CompactionTables > 0 {
-		l0 = int64(o.L0CompactionTables)
-	}
-	if o.BaseLevelBytes > 0 {
-		base = o.BaseLevelBytes
-	}
+	setPositive(&mem, int64(o.MemtableMB)<<20)
+	setPositive(&n, int64(o.MemtablesInFlight))
+	setPositive(&l0, int64(o.L0CompactionTables))
+	setPositive(&base, o.BaseLevelBytes)
 	if o.DisableCompactions {
 		return (n + 2) * mem
 	}
 	return (n+2+l0)*mem + compactedBase(base, o)
-}
-
-// compactedBase is what rewriting the base level in a compaction may
-// write: the level's target size, but never more than the data the
-// caller said it would write (Options.ExpectedBytes) when it said so.
-func compactedBase(target int64, o Options) int64 {
-	if o.ExpectedBytes > 0 {
-		return min(target, o.ExpectedBytes)
-	}
-	return target
 }

@@ -10,5 +10,5 @@ func RocksDBLibVersion() string { return "not compiled (build with -tags rocksdb
 // benchmarks exist and skip with the reason.
 var (
 	rocksdbVersion func() string
-	rocksdbOpen    Opener
+	rocksdbOpen    func(Options) (DB, error)
 )

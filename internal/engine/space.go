@@ -22,18 +22,12 @@ func SpaceOf(i Info, dir string) (Space, error) {
 	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
 		// LSMs delete obsolete files in the background: a file that
 		// vanishes during the walk no longer occupies space.
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
 		if err != nil || !d.Type().IsRegular() {
-			return err
+			return gone(err)
 		}
 		fi, err := d.Info()
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
 		if err != nil {
-			return err
+			return gone(err)
 		}
 		if i.LogFile != nil && i.LogFile(d.Name()) {
 			s.Logs += allocated(fi)
@@ -50,38 +44,35 @@ func SpaceOf(i Info, dir string) (Space, error) {
 // clean cost a system call each.
 func SyncTree(dir string) error {
 	var dirs []string
-	// A file the engine removes meanwhile (an obsolete table a
-	// compaction left, deleted in the background) has nothing to sync.
-	gone := func(err error) error {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil && path != dir {
+		switch {
+		case err != nil && path != dir:
 			return gone(err)
-		} else if err != nil {
+		case err != nil:
 			return err
-		}
-		if d.IsDir() {
+		case d.IsDir():
 			dirs = append(dirs, path)
-			return nil
-		}
-		if d.Type().IsRegular() {
+		case d.Type().IsRegular():
 			return gone(SyncPath(path))
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
 	for _, d := range dirs {
-		if err := gone(SyncPath(d)); err != nil {
-			return err
+		if err == nil {
+			err = gone(SyncPath(d))
 		}
 	}
-	return nil
+	return err
+}
+
+// gone is err, or nil for a file the engine removed meanwhile (an obsolete
+// table a compaction left, deleted in the background): it has nothing to
+// sync.
+func gone(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // SyncPath makes one file or directory durable (fsync).

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/memlimit"
+	"golang.org/x/mod/module"
 )
 
 // ModuleLabel names the version of one engine module built in by a
@@ -45,7 +47,11 @@ func ModuleVersion(path string, fn any) string {
 	if fn != nil {
 		if f := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()); f != nil {
 			file, _ := f.FileLine(f.Entry())
-			for _, p := range []string{path, escapeModulePath(path)} {
+			escaped, err := module.EscapePath(path) // PowerDNS is stored as !power!d!n!s
+			if err != nil {
+				escaped = path
+			}
+			for _, p := range []string{path, escaped} {
 				if i := strings.Index(file, p+"@"); i >= 0 {
 					ver, _, _ := strings.Cut(file[i+len(p)+1:], "/")
 					if ver != "" {
@@ -58,18 +64,20 @@ func ModuleVersion(path string, fn any) string {
 	return path + " (unknown)"
 }
 
-// escapeModulePath is the module cache's case encoding: PowerDNS is
-// stored as !power!d!n!s.
-func escapeModulePath(p string) string {
-	var b strings.Builder
-	for _, r := range p {
-		if 'A' <= r && r <= 'Z' {
-			b.WriteByte('!')
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
+// either is a when c holds, else b.
+func either[T any](c bool, a, b T) T {
+	if c {
+		return a
 	}
-	return b.String()
+	return b
+}
+
+// setPositive sets *dst to v when v > 0: an option at 0 leaves the
+// engine's default.
+func setPositive[T int | int64 | uint64 | float64](dst *T, v T) {
+	if v > 0 {
+		*dst = v
+	}
 }
 
 // allocated is the space a file occupies on disk.
@@ -128,9 +136,58 @@ func (l *lsm) committing(done *bool) error {
 	return l.usable()
 }
 
-// directReader is the part of a reader that reads the store directly
-// (Pebble, RocksDB, goleveldb) and holds nothing: Close only marks it.
-type directReader struct{ closed bool }
+// write runs f once the store can take a write (writable).
+func (l *lsm) write(f func() error) error {
+	if err := l.writable(); err != nil {
+		return err
+	}
+	return f()
+}
+
+// directStore is an LSM read directly (Pebble, RocksDB, goleveldb): every
+// Get and iterator sees the latest committed data (an iterator is its own
+// consistent view), and a reader holds no snapshot.
+type directStore interface {
+	usable() error
+	errClosed() error
+	get(key []byte, fn func(value []byte) error) (bool, error)
+	iter(o IterOptions) (Iterator, error)
+}
+
+// directReader is the reader of a directStore: it holds nothing, so Close
+// only marks it.
+type directReader struct {
+	s      directStore
+	closed bool
+}
+
+func newDirectReader(s directStore) (Reader, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	return &directReader{s: s}, nil
+}
+
+func (r *directReader) check() error {
+	if r.closed {
+		return r.s.errClosed()
+	}
+	return r.s.usable()
+}
+
+func (r *directReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if err := r.check(); err != nil {
+		return false, err
+	}
+	return r.s.get(key, fn)
+}
+
+func (r *directReader) NewIter(o IterOptions) (Iterator, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	return r.s.iter(o)
+}
 
 func (r *directReader) Close() error {
 	r.closed = true
@@ -143,14 +200,10 @@ func lsmLayout(o Options) map[string]string {
 	m := map[string]string{"b": strconv.Itoa(o.BloomBitsPerKey), "m": strconv.Itoa(o.MemtableMB), "bs": strconv.Itoa(o.BlockSize)}
 	// A memory budget's bounds shape the tables too (their size, when L0
 	// compacts); set only under a budget, so other fixtures keep their keys.
-	if o.BuildTableBytes > 0 {
-		m["t"] = strconv.FormatInt(o.BuildTableBytes, 10)
-	}
-	if o.BaseLevelBytes > 0 {
-		m["lb"] = strconv.FormatInt(o.BaseLevelBytes, 10)
-	}
-	if o.L0CompactionTables > 0 {
-		m["l0"] = strconv.Itoa(o.L0CompactionTables)
+	for k, v := range map[string]int64{"t": o.BuildTableBytes, "lb": o.BaseLevelBytes, "l0": int64(o.L0CompactionTables)} {
+		if v > 0 {
+			m[k] = strconv.FormatInt(v, 10)
+		}
 	}
 	return m
 }
@@ -165,9 +218,6 @@ func lsmBlockSize(o Options, engineDefault int) string {
 	return memlimit.FormatSize(int64(engineDefault)) + " (engine default)"
 }
 
-// boundDim: an LSM iterator takes a real upper bound (a B-tree cursor
-// stops at the first key past a prefix either way). The workload bounds
-// each iterator to its prefix when the value is "prefix".
 // checkIntParam accepts an empty value (the engine's default) or an
 // integer from lo to hi.
 func checkIntParam(lo, hi int) func(Text, any) error {
@@ -182,6 +232,9 @@ func checkIntParam(lo, hi int) func(Text, any) error {
 	}
 }
 
+// boundDim: an LSM iterator takes a real upper bound (a B-tree cursor
+// stops at the first key past a prefix either way). The workload bounds
+// each iterator to its prefix when the value is "prefix".
 var boundDim = Dim{Name: "bound", Values: []string{"none", "prefix"}, Is: IteratorBound}
 
 // One settle rule for every engine with background work (Flush): poll the
@@ -216,4 +269,125 @@ func settle(engine string, busy func() (bool, error)) error {
 		}
 		time.Sleep(settlePoll)
 	}
+}
+
+// lsmIterBounds turns IterOptions into an inclusive lower and an exclusive
+// upper bound (nil: none), copied so the caller may reuse its slices.
+func lsmIterBounds(o IterOptions) (lower, upper []byte) {
+	upper = o.End
+	if pe := lsmPrefixEnd(o.Prefix); pe != nil && (upper == nil || bytes.Compare(pe, upper) < 0) {
+		upper = pe
+	}
+	if first := o.first(); len(first) > 0 {
+		lower = bytes.Clone(first)
+	}
+	return lower, bytes.Clone(upper)
+}
+
+// lsmPrefixEnd is the smallest key greater than every key with the prefix:
+// the prefix with its last byte below 0xff incremented and the rest dropped.
+// It is nil (no bound) for an empty or all-0xff prefix.
+func lsmPrefixEnd(prefix []byte) []byte {
+	for i := len(prefix) - 1; i >= 0; i-- {
+		if prefix[i] != 0xff {
+			end := bytes.Clone(prefix[:i+1])
+			end[i]++
+			return end
+		}
+	}
+	return nil
+}
+
+// lsmMiB formats a byte count as whole MiB when it is one, as bytes otherwise.
+func lsmMiB(n int64) string {
+	if n%(1<<20) == 0 {
+		return strconv.FormatInt(n>>20, 10) + "MiB"
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+// lsmErrBatch is the batch of a database that cannot take writes (closed or
+// read-only): every call fails with err.
+type lsmErrBatch struct{ err error }
+
+func (b *lsmErrBatch) Set(key, value []byte) error { return b.err }
+func (b *lsmErrBatch) Commit() error               { return b.err }
+func (b *lsmErrBatch) Len() int                    { return 0 }
+
+// btreeMap is the memory map of a B-tree expected to hold expected
+// logical bytes: 4× (page fill, branch pages, overflow pages for big
+// values and the freelist all add to the file), rounded up to 1 GiB, at
+// least 1 GiB and at most limit (a multiple of 1 GiB). The map is
+// address space: bbolt does not grow its file to it.
+func btreeMap(expected, limit int64) int64 {
+	if expected > limit/4 {
+		return limit
+	}
+	return roundUpInt64(max(gib, 4*expected), gib)
+}
+
+const gib = int64(1) << 30
+
+func roundUpInt64(n, to int64) int64 {
+	if r := n % to; r != 0 {
+		n += to - r
+	}
+	return n
+}
+
+// first is where an iteration starts: the later of Start and Prefix.
+func (o IterOptions) first() []byte {
+	if bytes.Compare(o.Prefix, o.Start) > 0 {
+		return o.Prefix
+	}
+	return o.Start
+}
+
+// past reports whether an iteration that met k has ended: at End, or past
+// Prefix. The B-trees' cursors and the reference rail take no bounds.
+func (o IterOptions) past(k []byte) bool {
+	return o.End != nil && bytes.Compare(k, o.End) >= 0 || o.Prefix != nil && !bytes.HasPrefix(k, o.Prefix)
+}
+
+// batchArena buffers a batch's keys and values in one growing byte slice plus
+// offsets, rather than a slice per key.
+type batchArena struct {
+	data []byte
+	ends []int // per entry: key end, value end; an entry starts where the last ended
+}
+
+func (a *batchArena) Set(k, v []byte) error {
+	a.data = append(a.data, k...)
+	ke := len(a.data)
+	a.data = append(a.data, v...)
+	a.ends = append(a.ends, ke, len(a.data))
+	return nil
+}
+
+func (a *batchArena) Len() int { return len(a.ends) / 2 }
+
+// entry returns the i'th key and value, capped so appending to one cannot
+// overwrite the next.
+func (a *batchArena) entry(i int) (k, v []byte) {
+	s := 0
+	if i > 0 {
+		s = a.ends[2*i-1]
+	}
+	ke, ve := a.ends[2*i], a.ends[2*i+1]
+	return a.data[s:ke:ke], a.data[ke:ve:ve]
+}
+
+func (a *batchArena) reset() {
+	a.data = a.data[:0]
+	a.ends = a.ends[:0]
+}
+
+// compactedBase is what rewriting the base level in a compaction may
+// write: the level's target size, but never more than the data the
+// caller said it would write (Options.ExpectedBytes) when it said so.
+func compactedBase(target int64, o Options) int64 {
+	if o.ExpectedBytes > 0 {
+		return min(target, o.ExpectedBytes)
+	}
+	return target
 }
