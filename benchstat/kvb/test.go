@@ -86,7 +86,7 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 		}
 		steps = append(steps, s)
 	}
-	os.Setenv("GOFLAGS", trimpathFlags(os.Getenv("GOFLAGS")))
+	os.Setenv("GOFLAGS", testGoFlags(os.Getenv("GOFLAGS")))
 	if dry {
 		fmt.Fprintf(stdout, "# every go command with GOFLAGS=%s\n", os.Getenv("GOFLAGS"))
 		printTestSteps(steps, jobs, stdout)
@@ -124,16 +124,27 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// trimpathFlags are GOFLAGS with -trimpath: every build of make test,
-// the go commands its tests start included, leaves the checkout's path
-// out, as the gate's sides do (side.go). Go keys a package built with its
-// path by that path, so a fresh clone would compile every package of the
-// suite again, in each of the tests' builds (plain, -race, each tag).
-func trimpathFlags(goflags string) string {
-	if slices.Contains(strings.Fields(goflags), "-trimpath") {
-		return goflags
+// testBuildFlags are added to GOFLAGS for every build of make test, the
+// go commands its tests start included, each unless GOFLAGS sets that
+// flag already. -trimpath leaves the checkout's path out, as the gate's
+// sides do (side.go): Go keys a package built with its path by that path,
+// so a fresh clone would compile every package of the suite again, in
+// each of the tests' builds (plain, -race, each tag). No DWARF, which only
+// a debugger reads (stack traces, the race detector's reports, objdump
+// and callgrind's function names come from the symbol table and
+// pclntab): writing it is a sixth of a compile and a third of a link.
+var testBuildFlags = []string{"-trimpath", "-gcflags=all=-dwarf=false", "-ldflags=-w"}
+
+// testGoFlags are goflags with testBuildFlags.
+func testGoFlags(goflags string) string {
+	have := strings.Fields(goflags)
+	for _, f := range testBuildFlags {
+		name, _, _ := strings.Cut(f, "=")
+		if !slices.ContainsFunc(have, func(h string) bool { return h == name || strings.HasPrefix(h, name+"=") }) {
+			have = append(have, f)
+		}
 	}
-	return strings.TrimSpace(goflags + " -trimpath")
+	return strings.Join(have, " ")
 }
 
 // longestFirst are make test's jobs, longest first as make test measured

@@ -100,7 +100,7 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 		if tags != "" {
 			want = append(want, "go test -count 1 -tags rocksdb -run 'TestDamagedFixtureIsRebuilt/rocksdb|TestBudgetRuleReachesEveryLSM/rocksdb' ./internal/core")
 		}
-		want = append(want, "go test -count 1 -tags lmdb_bmatsuo -run /lmdb ./internal/engine")
+		want = append(want, "go test -count 1 -tags lmdb_bmatsuo -run /lmdb -skip TestPointReadsCallTheEnginesGet ./internal/engine")
 		if got := commandsOf(jobs["unit-side"]); !slices.Equal(got, want) {
 			t.Errorf("unit-side, -tags %q:\n got %q\nwant %q", tags, got, want)
 		}
@@ -272,5 +272,20 @@ func TestStatusOfAFailedStep(t *testing.T) {
 	var se *stepError
 	if !errors.As(err, &se) || statusOf(err) != 7 {
 		t.Errorf("a step that exits 7: %v, status %d", err, statusOf(err))
+	}
+}
+
+// TestTestGoFlags: make test's build flags join GOFLAGS, and a flag the
+// user set there stays as set.
+func TestTestGoFlags(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                  "-trimpath -gcflags=all=-dwarf=false -ldflags=-w",
+		"-mod=mod":          "-mod=mod -trimpath -gcflags=all=-dwarf=false -ldflags=-w",
+		"-ldflags=-s -race": "-ldflags=-s -race -trimpath -gcflags=all=-dwarf=false",
+		"-trimpath":         "-trimpath -gcflags=all=-dwarf=false -ldflags=-w",
+	} {
+		if got := testGoFlags(in); got != want {
+			t.Errorf("testGoFlags(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
