@@ -147,9 +147,7 @@ func runBloom(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache str
 	var res *load.Result
 	if cache == core.Cold {
 		h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
-			if err := openWorkerReaders(ws, db); err != nil {
-				b.Fatal(err)
-			}
+			fatalIf(b, openWorkerReaders(ws, db))
 			return func() {
 				r, err := window()
 				if err != nil {
@@ -161,9 +159,7 @@ func runBloom(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache str
 	} else {
 		for _, w := range ws {
 			for range bloomWarmGets {
-				if err := w.getMix(hit); err != nil {
-					b.Fatal(err)
-				}
+				fatalIf(b, w.getMix(hit))
 			}
 		}
 		b.ResetTimer()

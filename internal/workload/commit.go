@@ -99,13 +99,12 @@ func commitLeaf(b *testing.B, e *core.Env, h *core.Handle, writers int, v core.V
 	if v.Name != "" {
 		name += "/" + v.Name
 	}
-	copyLeaf(b, e, h.Fixture(), name, h.Options(tweak), func(b *testing.B) {
+	f := h.Fixture()
+	scratchLeaf(b, e, f.Engine, f, name, h.Options(tweak), func(b *testing.B) {
 		w, done := copyForCall(b, e, h, tweak)
 		defer done()
 		r, err := commitOnce(e, w.info, w.DB, w.Opts, writers, b.N, func() { b.ResetTimer(); b.StartTimer() }, b.StopTimer)
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		r.report(b)
 		reportIntervals(b, e, r.intervals)
 	})

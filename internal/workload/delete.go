@@ -208,7 +208,8 @@ func (q *queue) check(it engine.Iterator, all bool) error {
 // runQueue runs the queue leaf.
 func runQueue(b *testing.B, e *core.Env, h *core.Handle) {
 	name := e.Shape() + "/queue/" + core.SubName("len", queueLen)
-	copyLeaf(b, e, h.Fixture(), name, h.Options(nil), func(b *testing.B) { queueBody(b, e, h) })
+	f := h.Fixture()
+	scratchLeaf(b, e, f.Engine, f, name, h.Options(nil), func(b *testing.B) { queueBody(b, e, h) })
 }
 
 // queueBody is the queue leaf: b.N ops on a new copy of the fixture.
@@ -216,9 +217,7 @@ func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
 	c, done := copyForCall(b, e, h, nil)
 	defer done()
 	q, err := newQueue(e, c, queueLen, e.Cfg.Batch)
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	lat := measure.NewRecorder()
 	var sums, counts [len(queueMarks)]int64
 	b.ResetTimer()
@@ -243,9 +242,7 @@ func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
 		}
 	}
 	b.StopTimer()
-	if err := q.read(true); err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, q.read(true))
 	b.ReportMetric(float64(lat.Percentile(50)), "seek-p50-ns")
 	b.ReportMetric(float64(lat.Percentile(99)), "seek-p99-ns")
 	for i, m := range queueMarks {
@@ -419,24 +416,19 @@ func (p *swathPlan) scan(rd engine.Reader, chk *dataset.Checker) error {
 	return err
 }
 
-// timeScans does n scans through one reader of db, each timed, and
-// returns their total time.
-func (p *swathPlan) timeScans(db engine.DB, n int, chk *dataset.Checker) (time.Duration, error) {
+// scans does n scans through one reader of db.
+func (p *swathPlan) scans(db engine.DB, n int, chk *dataset.Checker) error {
 	rd, err := db.NewReader()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer rd.Close()
-	var total time.Duration
-	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		err := p.scan(rd, chk)
-		total += time.Since(t0)
-		if err != nil {
-			return total, err
+	for range n {
+		if err := p.scan(rd, chk); err != nil {
+			return err
 		}
 	}
-	return total, nil
+	return nil
 }
 
 // swathLeaf is one leaf of the swath: its name without the block size,
@@ -478,20 +470,10 @@ func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 	// Closed on return, not at b's end: core.Run calls the workload once
 	// per block size on the same b.
 	fresh, err := newWorkCopy(e, h, b.Name()+"/swath fresh", nil, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := fresh.Close(); err != nil {
-			b.Error(err)
-		}
-	}()
-	if err := e.WriteAll(fresh.DB, p, e.Cfg.Batch, 1, info.Name+" swath fresh"); err != nil {
-		b.Fatal(err)
-	}
-	if err := fresh.DB.Flush(); err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
+	defer func() { errorIf(b, fresh.Close()) }()
+	fatalIf(b, e.WriteAll(fresh.DB, p, e.Cfg.Batch, 1, info.Name+" swath fresh"))
+	fatalIf(b, fresh.DB.Flush())
 	_, ranges := fresh.inner.(engine.RangeDeleter)
 	c, compacts := fresh.inner.(engine.Compacter)
 	// The base is the surviving keys in their best shape: an LSM's tables
@@ -550,28 +532,22 @@ func swathBody(b *testing.B, e *core.Env, h *core.Handle, p *swathPlan, fresh *w
 		if err := reach(c, state); err != nil {
 			b.Fatalf("%s: %v", state, err)
 		}
-		if err := syncFS(c.Opts.Dir); err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, syncFS(c.Opts.Dir))
 		db = c.DB
 	}
 	// One scan of each first, untimed: the checks of the state, and the
 	// blocks both read in the engines' caches.
-	if _, err := p.timeScans(fresh.DB, 1, chk); err != nil {
+	if err := p.scans(fresh.DB, 1, chk); err != nil {
 		b.Fatalf("fresh: %v", err)
 	}
-	if _, err := p.timeScans(db, 1, chk); err != nil {
+	if err := p.scans(db, 1, chk); err != nil {
 		b.Fatalf("%s: %v", state, err)
 	}
 	frd, err := fresh.DB.NewReader()
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	defer frd.Close()
 	rd, err := db.NewReader()
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	defer rd.Close()
 	lat := measure.NewRecorder()
 	var base, total time.Duration

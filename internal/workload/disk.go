@@ -33,16 +33,12 @@ func init() {
 func disk(b *testing.B, e *core.Env) {
 	e.ClearSettings() // these results belong to no engine
 	dir := e.ScratchDir("disk")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, os.MkdirAll(dir, 0o755))
 	defer e.Root.RemoveAll(dir)
 	size := diskFileSize(e)
 	e.Logf("disk: preparing a %s file in %s", core.Human(size), dir)
 	path, err := measure.PrepareFile(dir, size)
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	for _, threads := range e.Cfg.Threads {
 		b.Run(core.SubName("op", "randread-4k", "threads", threads), func(b *testing.B) {
 			b.SetBytes(4 << 10)
@@ -103,9 +99,7 @@ func seqReads(b *testing.B, size int64, evict func() (int64, error), read func()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c, err := evict()
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		cached += c
 		b.StartTimer()
 		r, err := read()

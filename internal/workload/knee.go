@@ -32,7 +32,7 @@ func init() {
 			h.Run(b, fmt.Sprintf("op=get/slo=%v", slo), core.Warm, nil, func(b *testing.B, db engine.DB) {
 				runKnee(b, e, "get", func(*testing.B) engine.DB { return db })
 			})
-			freshLeaf(e, b, h, fmt.Sprintf("op=upsert/slo=%v", slo), func(b *testing.B, fresh func(*testing.B) engine.DB) {
+			leafOnCopies(e, b, h, fmt.Sprintf("op=upsert/slo=%v", slo), false, func(b *testing.B, fresh func(*testing.B) engine.DB) {
 				runKnee(b, e, "upsert", fresh)
 			})
 		},
@@ -289,26 +289,20 @@ func kneeSearch(e *core.Env, c loadSettings, db engine.DB, op string, rs core.St
 	return c.findKnee(kneeCycleOn(e, db, op), trial, logf)
 }
 
-// freshLeaf runs body as sub-benchmark name with fresh, which hands each
-// search body runs a database no earlier search wrote: a private copy of
-// the fixture in scratch (openWorkCopy), or on the calibration rail a
-// freshly loaded map. The first search gets the one opened before the
-// sub-benchmark starts (its settings line printed); each later one, a
+// leafOnCopies runs body as sub-benchmark name with fresh, which hands
+// each search body runs a database no earlier search wrote: a private
+// copy of the fixture in scratch (openWorkCopy), or on the calibration
+// rail a freshly loaded map. The first search gets the one opened before
+// the sub-benchmark starts (its settings line printed); each later one, a
 // search of the same call (-benchtime Nx) or of a later call (testing
 // calls the body again for -count and -cpu), a new one, the one before
-// it closed and removed first.
+// it closed and removed first; with keep, every search gets the first.
 //
 // On the copy an earlier search wrote, a search would start over more
 // keys than the fixture holds and behind the flushes and compactions that
 // search left due: a search ends on rates the engine could not sustain,
 // and Badger stalls its writers until its compactions catch up, failing
 // the next search's first trial at a rate it sustains on a fresh copy.
-func freshLeaf(e *core.Env, b *testing.B, h *core.Handle, name string, body func(b *testing.B, fresh func(*testing.B) engine.DB)) {
-	leafOnCopies(e, b, h, name, false, body)
-}
-
-// leafOnCopies is freshLeaf, or with keep every search on the first
-// database.
 func leafOnCopies(e *core.Env, b *testing.B, h *core.Handle, name string, keep bool, body func(b *testing.B, fresh func(*testing.B) engine.DB)) {
 	h.Close(b) // the fixture is not read while its copy is written
 	f := h.Fixture()
@@ -319,7 +313,7 @@ func leafOnCopies(e *core.Env, b *testing.B, h *core.Handle, name string, keep b
 	b.Run(name, func(b *testing.B) { body(b, s.next) })
 }
 
-// freshDBs is the database freshLeaf's searches run on, one at a time.
+// freshDBs is the database leafOnCopies's searches run on, one at a time.
 type freshDBs struct {
 	e     *core.Env
 	h     *core.Handle // the fixture's; on the rail it holds the map
@@ -339,9 +333,7 @@ func (s *freshDBs) open(b *testing.B) engine.DB {
 		return s.db
 	}
 	w, err := openWorkCopy(s.e, s.h, s.label, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	s.w, s.db = w, w.DB
 	return s.db
 }
@@ -360,9 +352,7 @@ func (s *freshDBs) next(b *testing.B) engine.DB {
 // close closes the open database and removes its copy.
 func (s *freshDBs) close(tb testing.TB) {
 	if s.w != nil {
-		if err := s.w.Close(); err != nil {
-			tb.Error(err)
-		}
+		errorIf(tb, s.w.Close())
 		s.w = nil
 	}
 	s.h.Close(tb) // the rail's map; nothing on the other engines

@@ -85,12 +85,10 @@ func init() {
 			for _, passes := range overwritePassesFlag.Get(&e.Cfg) {
 				f := rewrittenFixture(e, info, passes-1)
 				src, err := e.FixtureDir(f)
-				if err != nil {
-					b.Fatal(err)
-				}
+				fatalIf(b, err)
 				o := f.Options
 				o.Dir, o.ReadOnly = "", false
-				copyLeaf(b, e, f, e.LeafName("batch", e.Cfg.Batch, "pass", passes), o, func(b *testing.B) { overwrite(b, e, info, src, o, passes) })
+				scratchLeaf(b, e, info, f, e.LeafName("batch", e.Cfg.Batch, "pass", passes), o, func(b *testing.B) { overwrite(b, e, info, src, o, passes) })
 			}
 		},
 	})

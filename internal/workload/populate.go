@@ -20,7 +20,7 @@ var populateUnits = []core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), 
 // concurrent callers.
 var writersFlag = &core.Flag[int]{Name: "writers", Default: 1,
 	Usage: "goroutines writing batches concurrently in populate",
-	Check: func(n int, _ *core.Config) error { return intRange(n, 1, 256) }}
+	Check: ints(1, 256)}
 
 // populateScratch is one scratch database at a time, up to three times
 // the logical size of the data set.
@@ -69,20 +69,12 @@ func init() {
 	})
 }
 
-// runPopulate runs populate as sub-benchmark sub (with the block size
-// appended, BlockLeaf) with the run's options as tweak changes them, after printing the engine's settings for exactly
-// those options.
+// runPopulate runs populate as leaf sub (scratchLeaf) with the run's
+// options as tweak changes them.
 func runPopulate(b *testing.B, e *core.Env, info engine.Info, sub string, tweak func(*engine.Options)) {
-	e.WatchLeaf(b.Name() + "/" + sub)
 	opts := e.Options(info, "", e.Gen.LogicalBytes())
 	tweak(&opts)
-	sub = core.BlockLeaf(sub, info, opts)
-	s, err := e.ScratchSettings(info, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	e.ShowSettings(info, s)
-	b.Run(sub, func(b *testing.B) { populate(b, e, info, opts) })
+	scratchLeaf(b, e, info, nil, sub, opts, func(b *testing.B) { populate(b, e, info, opts) })
 }
 
 // populateStats is what one full write of the data set cost, all over one

@@ -35,9 +35,7 @@ func init() {
 			for _, cache := range h.Caches() {
 				for _, d := range dists(&e.Cfg, "uniform") {
 					p, err := keyDist(&e.Cfg, d, e.Keys)
-					if err != nil {
-						b.Fatal(err)
-					}
+					fatalIf(b, err)
 					for _, hit := range hitRateFlag.Get(&e.Cfg) {
 						for _, threads := range e.Cfg.Threads {
 							name := e.LeafName("cache", cache, "dist", distName(d), "hit", core.TrimFloat(hit*100)+"%", "threads", threads)

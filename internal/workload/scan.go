@@ -144,7 +144,7 @@ var scanPrefetchFlag = &core.Flag[bool]{Name: "scan_prefetch",
 // scanLenFlag is -scan_len: the entries each seek reads.
 var scanLenFlag = &core.Flag[int]{Name: "scan_len", Default: 100,
 	Usage: "entries read after each seek in BenchmarkScan",
-	Check: func(n int, _ *core.Config) error { return intRange(n, 1, 1_000_000) }}
+	Check: ints(1, 1_000_000)}
 
 // scanStream is one scanning goroutine's seeks: its own random keys and
 // latencies (core.Stream), checker and tally, kept across the rounds of

@@ -1,8 +1,8 @@
 package workload
 
 import (
-	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,12 +22,7 @@ import (
 // intervalFlag is -interval.
 var intervalFlag = &core.Flag[time.Duration]{Name: "interval", Default: 100 * time.Millisecond,
 	Usage: "interval of the writes' throughput over time (Overwrite, YCSB with writes, Commit): commits a second and p99 in each, the stall figures stall% and worst-interval-x, and with -latency_dir a .tsv of them per leaf",
-	Check: func(d time.Duration, _ *core.Config) error {
-		if d < time.Millisecond {
-			return errors.New("must be at least 1ms")
-		}
-		return nil
-	}}
+	Check: within(time.Millisecond, math.MaxInt64, "must be at least 1ms")}
 
 // timelineOptions are the flags of the workloads that keep a timeline.
 var timelineOptions = []core.Option{intervalFlag, latencyDirFlag}
@@ -54,10 +49,7 @@ func reportIntervals(b *testing.B, e *core.Env, iv []measure.Interval) {
 		b.ReportMetric(stalled, "stall%")
 		b.ReportMetric(worst, "worst-interval-x")
 	}
-	err := writeLatencyFile(e, b.Name(), ".tsv", func(f io.Writer) error { return measure.WriteIntervals(f, b.Name(), iv) })
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, writeLatencyFile(e, b.Name(), ".tsv", func(f io.Writer) error { return measure.WriteIntervals(f, b.Name(), iv) }))
 }
 
 // writeLatencyFile writes <latency_dir>/<name><ext> with write, the

@@ -76,29 +76,42 @@ func newWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.O
 func copyForCall(b *testing.B, e *core.Env, h *core.Handle, tweak func(*engine.Options)) (w *workCopy, done func()) {
 	b.StopTimer()
 	w, err := openWorkCopy(e, h, b.Name(), tweak)
-	if err != nil {
-		b.Fatal(err)
+	fatalIf(b, err)
+	return w, func() { errorIf(b, w.Close()) }
+}
+
+// scratchLeaf runs body as leaf name (with the block size, BlockLeaf) of
+// info's engine opened with o, writable, after printing the settings of
+// o on an empty database in scratch: those of a fresh database, or with f
+// set of the writable copies of fixture f that body runs on.
+func scratchLeaf(b *testing.B, e *core.Env, info engine.Info, f *core.Fixture, name string, o engine.Options, body func(b *testing.B)) {
+	o.ReadOnly = false
+	name = core.BlockLeaf(name, info, o)
+	e.WatchLeaf(b.Name() + "/" + name)
+	s, err := e.ScratchSettings(info, o)
+	fatalIf(b, err)
+	if f != nil {
+		e.ShowFixtureSettings(info, s, f)
+	} else {
+		e.ShowSettings(info, s)
 	}
-	return w, func() {
-		if err := w.Close(); err != nil {
-			b.Error(err)
-		}
+	b.Run(name, body)
+}
+
+// fatalIf fails tb at once when err is set.
+func fatalIf(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
 	}
 }
 
-// copyLeaf runs body as leaf name (with the block size, BlockLeaf) over
-// writable copies of fixture f opened with o, after printing the settings
-// of o on an empty database in scratch.
-func copyLeaf(b *testing.B, e *core.Env, f *core.Fixture, name string, o engine.Options, body func(b *testing.B)) {
-	o.ReadOnly = false
-	name = core.BlockLeaf(name, f.Engine, o)
-	e.WatchLeaf(b.Name() + "/" + name)
-	s, err := e.ScratchSettings(f.Engine, o)
+// errorIf fails tb, letting it go on, when err is set.
+func errorIf(tb testing.TB, err error) {
+	tb.Helper()
 	if err != nil {
-		b.Fatal(err)
+		tb.Error(err)
 	}
-	e.ShowFixtureSettings(f.Engine, s, f)
-	b.Run(name, body)
 }
 
 func (w *workCopy) open() error {

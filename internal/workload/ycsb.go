@@ -3,6 +3,8 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,8 +38,7 @@ func init() {
 				if spec.Uniform {
 					def = append(def, "uniform")
 				}
-				list := dists(&e.Cfg, def...)
-				for _, d := range list {
+				for _, d := range dists(&e.Cfg, def...) {
 					for _, threads := range e.Cfg.Threads {
 						n := e.LeafName("workload", spec.Name, "dist", d, "threads", threads)
 						ycsbLeaf(b, e, h, n, spec, d, threads)
@@ -93,12 +94,7 @@ var updateFlag = &core.Flag[string]{Name: "update", Default: "blind", Choices: [
 // rwwRateFlag is readwhilewriting's writer rate.
 var rwwRateFlag = &core.Flag[float64]{Name: "rww_write_mbps", Default: 2,
 	Usage: "the bytes per second, in MB, of the one writer of YCSB's workload=readwhilewriting (db_bench's default 2 MB/s); its writes are not counted in ops/s",
-	Check: func(r float64, _ *core.Config) error {
-		if !(r > 0 && r <= 10000) {
-			return errors.New("must be above 0 and at most 10000")
-		}
-		return nil
-	}}
+	Check: within(math.SmallestNonzeroFloat64, 10000, "must be above 0 and at most 10000")}
 
 func ycsbSpecOf(name string) (ycsbSpec, bool) {
 	for _, s := range ycsbSpecs {
@@ -113,10 +109,7 @@ func ycsbSpecOf(name string) (ycsbSpec, bool) {
 func ycsbSelected(c *core.Config) []ycsbSpec {
 	var out []ycsbSpec
 	custom := mixFlag.Get(c)
-	for _, w := range ycsbFlag.Get(c) {
-		if w == "custom" {
-			continue
-		}
+	for _, w := range ycsbFlag.Get(c) { // custom is no spec: it is -mix's
 		if s, ok := ycsbSpecOf(w); ok {
 			out = append(out, s)
 		}
@@ -130,9 +123,7 @@ func ycsbSelected(c *core.Config) []ycsbSpec {
 
 // ycsbScratch is a copy of the fixture (three times the logical bytes,
 // as Load's) and what a round may insert beyond it.
-func ycsbScratch(e *core.Env, _ engine.Info) int64 {
-	return 4 * e.Gen.LogicalBytes()
-}
+func ycsbScratch(e *core.Env, _ engine.Info) int64 { return 4 * e.Gen.LogicalBytes() }
 
 // ycsbUnits: every figure per operation type, and the window's.
 func ycsbUnits() []core.Unit {
@@ -164,9 +155,7 @@ func ycsbLeaf(b *testing.B, e *core.Env, h *core.Handle, name string, spec ycsbS
 	h.Close(b) // the fixture is not read while a copy of it is written
 	o := h.Options(nil)
 	s, err := h.Settings(o)
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	leaf := core.BlockLeaf(name, info, o)
 	e.ShowFixtureSettings(info, s, h.Fixture()) // each round's copy of the fixture
 	b.Run(leaf, func(b *testing.B) {
@@ -244,12 +233,7 @@ func parseMix(s string) (opMix, error) {
 		if !ok {
 			return m, fmt.Errorf("%q is not op=percent", f)
 		}
-		op := ycsbOp(-1)
-		for i, n := range opNames {
-			if n == name {
-				op = ycsbOp(i)
-			}
-		}
+		op := ycsbOp(slices.Index(opNames[:], name))
 		if op < 0 {
 			return m, fmt.Errorf("unknown operation %q (have %s)", name, strings.Join(opNames[:], ", "))
 		}

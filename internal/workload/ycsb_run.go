@@ -483,9 +483,7 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 		stripes++ // the writer's
 	}
 	p, err := keyDist(&e.Cfg, dist, e.Keys)
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	sh := newYCSBShared(e.Gen, e.Keys, p, spec.Mix, b.N, stripes)
 	sh.prefetch, sh.readUpd = scanPrefetchFlag.Get(&e.Cfg), updateFlag.Get(&e.Cfg) == "read"
 	rs := e.CallStreams(b)
@@ -502,9 +500,7 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 	var stop atomic.Bool
 	writerDone := make(chan struct{})
 	c0, err := readCounters(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	cpu0 := measure.CPUTime()
 	if spec.Background { // writing before the readers start
 		started := make(chan struct{})
@@ -547,9 +543,7 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 		}
 	}
 	ioWritten, dev, err := c0.since()
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	for t, w := range ws {
 		if w.err != nil {
 			b.Fatalf("goroutine %d: %v", t, w.err)
@@ -558,9 +552,7 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 	reportYCSB(b, ws[:threads], elapsed, cpu)
 	if tls != nil {
 		iv, err := measure.Intervals(tls, start, start.Add(elapsed), intervalFlag.Get(&e.Cfg))
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		reportIntervals(b, e, iv)
 	}
 	if spec.Background {
@@ -581,10 +573,10 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 	}
 	lo, hi := sh.live()
 	liveBytes := int64(hi-lo) * int64(dataset.KeySize+e.Cfg.ValSize)
-	if sp, err := engine.SpaceOf(info, dir); err == nil && liveBytes > 0 {
+	sp, err := engine.SpaceOf(info, dir)
+	fatalIf(b, err)
+	if liveBytes > 0 {
 		b.ReportMetric(float64(sp.Data)/float64(liveBytes), "space-amp")
-	} else if err != nil {
-		b.Fatal(err)
 	}
 }
 
