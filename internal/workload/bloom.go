@@ -13,12 +13,8 @@ import (
 
 // Bloom: seed 003's Bloom filter experiment. Point reads over an LSM whose
 // data sits in -sst_tables unmerged tables, each holding keys from all
-// over the key space, so without filters a lookup may search every table.
-// For each filter setting and -cache state, miss-heavy and hit-heavy gets
-// at each -rate (open loop) and back to back (rate=closed), every read
-// verified. Warm, one op is one window on the fixture the handle warmed;
-// cold, one op is a window on the fixture just closed, evicted and
-// reopened (ColdRounds).
+// over the key space, so without filters a lookup may search every table
+// (docs/benchmarks.md; cold: docs/methodology.md, "What a cold round is").
 func init() {
 	core.Register(&core.Workload{
 		Name:    "Bloom",

@@ -53,17 +53,10 @@ func commitWriters(l core.WordList) ([]int, error) {
 // at the default -benchtime means under 4 µs a durable commit.
 const commitScratchOps = 250_000
 
-// Commit: durable commits, one key per transaction, from -commit_writers
-// goroutines at once, on a fresh copy of the engine's fixture each time
-// testing calls the leaf. Each commit is the engine's batch path with
-// one key, opened with Options.Sync whatever -sync says (on disk before
-// the commit returns), so what an engine does with concurrent commits
-// (its group commit, the settings line's group_commit) shows in
-// commits/s, the commit latency and the device's writes per commit. An
-// engine with ways to commit with and without coalescing (bbolt's
-// DB.Batch and DB.Update, engine.GroupCommit) runs each as mode=. After
-// the window the copy is closed, opened again read-only and every
-// committed key read back with its value.
+// Commit: durable commits of one new key each from -commit_writers
+// goroutines on a fresh copy of the fixture, every key read back after a
+// reopen (docs/workloads.md, "Durable commits"); an engine's
+// engine.GroupCommit variants run as mode=.
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Commit",

@@ -14,13 +14,8 @@ import (
 
 // Delete: what deleted keys cost the reads that come after them, in the
 // two patterns LSM maintainers benchmark, queue and swath
-// (docs/workloads.md, "Deletes", says what each engine does with a
-// deleted key and what each leaf times). Every leaf runs on a private
-// writable copy of the engine's fixture in scratch, made anew, with its
-// deletes, each time testing calls the leaf (untimed), so every call of
-// every leaf starts from the same state. The swath's leaves but fresh
-// scan the fresh database before each scan of their own, so both see the
-// same machine, and report slowdown-x, the ratio of their mean times.
+// (docs/workloads.md, "Deletes"). Every call of every leaf runs on a new
+// private copy of the fixture, its deletes made untimed.
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Delete",
@@ -476,18 +471,13 @@ func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 	fatalIf(b, fresh.DB.Flush())
 	_, ranges := fresh.inner.(engine.RangeDeleter)
 	c, compacts := fresh.inner.(engine.Compacter)
-	// The base is the surviving keys in their best shape: an LSM's tables
-	// compacted down through its levels, as far as its manual compaction
-	// goes (otherwise a fresh load's level-0 tables would make the base
-	// slower than the states it is the base of).
+	// The base is the surviving keys in their best shape, and reopened as
+	// every copy is (docs/workloads.md, "Deletes").
 	if compacts {
 		if err := c.Compact([]byte{0}, []byte{0xff}); err != nil {
 			b.Fatalf("compact the fresh database: %v", err)
 		}
 	}
-	// Reopened, as every copy of the fixture is opened from its files:
-	// Pebble scans the tables it wrote in this process 3-4 times slower
-	// than the same tables reopened (42 against 11 µs for this scan).
 	if err := fresh.reopen(); err != nil {
 		b.Fatalf("reopen the fresh database: %v", err)
 	}

@@ -10,15 +10,9 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// Disk measures the device under -dir in the same run as the engines, so
-// every report carries the ceiling its engine numbers should be read
-// against (seed 001 ran fio by hand for this; see docs/methodology.md):
-//
-//   - op=randread-4k: 4 KiB reads at random aligned offsets with O_DIRECT,
-//     at every -threads value (the queue depth);
-//   - op=seqwrite-fsync: a file the size of the data set written in 1 MiB
-//     writes, then fsynced;
-//   - op=seqread: the same size read from start to end after eviction.
+// Disk measures the device under -dir in the same run as the engines: the
+// ceiling their numbers are read against (seed 001 ran fio by hand for
+// this; docs/methodology.md, "Reading engine results against the device").
 func init() {
 	core.Register(&core.Workload{
 		Name: "Disk",

@@ -3,6 +3,7 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/kvbench/kvbench/internal/core"
@@ -12,21 +13,17 @@ import (
 // The key distributions of the timed reads and writes (docs/workloads.md,
 // "Key distributions"): -dist names the ones a family runs, a dimension of
 // its own (dist=zipf); -zipf_theta and -zipf_items shape zipf and latest.
-// Without -dist each family runs its default; ReadRandom and Load name
-// every distribution but uniform (distName), YCSB every one.
 
 var distFlag = &core.Flag[core.WordList]{Name: "dist",
 	Usage: "comma-separated key distributions of ReadRandom, Load and YCSB, one sub-benchmark each: uniform, zipf (YCSB's scrambled Zipfian), latest (YCSB's skewed latest); unset, ReadRandom and Load read uniformly and each YCSB workload uses its own (ReadRandom and Load name every one but uniform in their leaves, dist=zipf)",
 	Check: func(l core.WordList, _ *core.Config) error {
 		var errs []error
-		seen := map[string]bool{}
-		for _, d := range l {
+		for i, d := range l {
 			if _, err := keydist.ParseKind(d); err != nil {
 				errs = append(errs, core.FlagError("dist", d, "must be one of uniform, zipf, latest"))
-			} else if seen[d] {
+			} else if slices.Contains(l[:i], d) {
 				errs = append(errs, core.FlagError("dist", d, "is listed twice"))
 			}
-			seen[d] = true
 		}
 		return errors.Join(errs...)
 	},
@@ -73,9 +70,8 @@ func dists(c *core.Config, def ...string) []string {
 }
 
 // distName is the value of a ReadRandom or Load leaf's dist= level: ""
-// for uniform, the families' only distribution before -dist, which leaves
-// the level out (SubName) so a name recorded then means the same now and
-// history goes on; the distribution's name for the others.
+// for uniform, which SubName leaves out (docs/workloads.md, "Key
+// distributions", says why); the distribution's name for the others.
 func distName(d string) string {
 	if d == "uniform" {
 		return ""

@@ -11,10 +11,8 @@ import (
 )
 
 // Open times what a process pays before its first answer: opening the
-// fixture read-only and serving one verified point read. Seed 001 saw
-// Badger spend seconds loading tables at open; measured here on its own,
-// that cost never leaks into the read benchmarks, which open outside the
-// timer.
+// fixture read-only and serving one verified point read, apart from the
+// read benchmarks (docs/methodology.md, "The read benchmarks").
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Open",

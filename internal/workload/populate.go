@@ -26,17 +26,12 @@ var writersFlag = &core.Flag[int]{Name: "writers", Default: 1,
 // the logical size of the data set.
 func populateScratch(e *core.Env, _ engine.Info) int64 { return 3 * e.Gen.LogicalBytes() }
 
-// Populate: each op writes the whole data set into a fresh database in
-// batches of -batch through the engine's native batch path, from -writers
-// goroutines, then flushes (durable, compactions settled) and closes it.
-//
-// Batch (BenchmarkLmdbBatch, BenchmarkBoltBatch) is the same body over
-// the variants of an engine's batch commit path (its "Batch" dimensions):
-// seed 001's comparison of LMDB's Env.Update ("SimpleBatched") with a
-// hand-driven write transaction on a locked OS thread ("TxnBatched"), and
-// bbolt's DB.Update (one transaction per batch) with DB.Batch (concurrent
-// callers coalesced into one transaction), the switch badger-bench made
-// for bbolt; -writers sets the number of concurrent callers.
+// Populate: each op writes the whole data set into a fresh database
+// (docs/methodology.md, "What populate measures"). Batch is the same body
+// over an engine's engine.CommitMode variants, -writers callers: seed
+// 001's LMDB Env.Update ("SimpleBatched") against a write transaction on
+// a locked OS thread ("TxnBatched"), and bbolt's DB.Update against
+// DB.Batch, the switch badger-bench made for bbolt.
 func init() {
 	core.Register(&core.Workload{
 		Name:    "Populate",
@@ -103,21 +98,12 @@ func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label stri
 
 // writeOnce times and counts one write of src (WriteAllTimed, in batches
 // of -batch from -writers goroutines, under a space guard named label;
-// its timeline's interval every) into the database in opts.Dir, over one
-// interval that ends at the same point for every engine and every
-// writing benchmark: the open of a fresh database (populate), or, with
-// from set, nothing: a copy of the fixture in from, written back and
-// opened before the interval (overwrite); the writes; Flush, which waits
-// for flushes and compactions to settle (one rule for every engine);
-// Close, which writes what an engine still holds in memory (Badger's
-// active memtable); and an fsync of every file left, so data an engine
-// did not sync (per-commit sync off) is on the device too. start and
-// stop, when set, are called at the interval's ends.
-//
-// Before the interval, memory is released (engine.ReleaseMemory) and its
-// baseline read, so memory earlier work left to the allocators is not
-// charged to this engine; the process's and the device's write counters
-// are read right before it and right after it.
+// its timeline's interval every) into the database in opts.Dir, over the
+// one interval of docs/methodology.md, "What populate measures": from the
+// open of a fresh database, or with from set (overwrite) from the first
+// write to a copy of the fixture in from, made and opened before it, to
+// the fsync after Close. start and stop, when set, are called at the
+// interval's ends.
 func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, src core.Source, every time.Duration, label, writeLabel string, start, stop func()) (populateStats, error) {
 	var st populateStats
 	dir := opts.Dir

@@ -19,12 +19,8 @@ import (
 // prefetch on and no prefix bound, a lookup that misses seeks onto the
 // next trace's keys and reads their values ahead for nothing.
 // BenchmarkPrefetch<Engine> measures that in disk bytes, memory and time,
-// for every engine's prefix scan.
-//
-// The dimensions besides hit and cache are the engine's own
-// (core.Variants): Badger alone prefetches values; only the LSMs take a real iterator bound (a B-tree cursor stops at the first
-// key past the prefix either way); readahead is an option of LMDB's map
-// and RocksDB's iterators.
+// for every engine's prefix scan; its dimensions besides hit and cache are
+// the engine's own (core.Variants; docs/engines.md, the fairness table).
 func init() {
 	core.Register(&core.Workload{
 		Name:    "Prefetch",

@@ -29,10 +29,10 @@ type workCopy struct {
 	label string
 }
 
-// openWorkCopy copies the fixture that h reads (h's own database must be
-// closed: the fixture is not read while its copy is written) and opens
-// the copy with h's options as tweak changes them, under a space guard
-// named label.
+// newWorkCopy copies the fixture that h reads (h's own database must be
+// closed: the fixture is not read while its copy is written), or with
+// copy unset makes an empty database, and opens it with h's options as
+// tweak changes them, under a space guard named label.
 //
 // Every copy starts from the same state, whatever ran before it: the
 // copy and anything else dirty on its filesystem written back (otherwise
@@ -40,12 +40,6 @@ type workCopy struct {
 // waiting behind that is charged to the engine), and the memory earlier
 // engines left to the Go collector and the C allocators released
 // (otherwise a large heap's collection runs during the measurement).
-func openWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.Options)) (*workCopy, error) {
-	return newWorkCopy(e, h, label, tweak, true)
-}
-
-// newWorkCopy is openWorkCopy, or with copy unset an empty database with
-// the same options.
 func newWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.Options), copy bool) (*workCopy, error) {
 	info := h.Fixture().Engine
 	o := h.Options(tweak)
@@ -70,12 +64,12 @@ func newWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.O
 	return w, nil
 }
 
-// copyForCall opens a fresh copy of h's fixture (openWorkCopy, with
+// copyForCall opens a fresh copy of h's fixture (newWorkCopy, with
 // tweak) for one call of b's body, b's timer stopped; done closes and
 // removes it.
 func copyForCall(b *testing.B, e *core.Env, h *core.Handle, tweak func(*engine.Options)) (w *workCopy, done func()) {
 	b.StopTimer()
-	w, err := openWorkCopy(e, h, b.Name(), tweak)
+	w, err := newWorkCopy(e, h, b.Name(), tweak, true)
 	fatalIf(b, err)
 	return w, func() { errorIf(b, w.Close()) }
 }

@@ -13,16 +13,10 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// YCSB: closed-loop mixes of reads, updates, inserts, scans, read-modify-
-// writes and deletes at -threads goroutines that share one key
-// distribution (docs/workloads.md): YCSB's core workloads A-F,
-// db_bench's readwhilewriting, and the -mix of the command line. One op
-// is one operation of the mix. Every read is verified: the value belongs
-// to its key and is a version that was written, the latest where the run
-// knows it; a deleted key must be a miss. A mix that writes runs on a
-// private copy of the engine's fixture, made afresh, outside the timer,
-// every time testing calls the body, so every round starts from the
-// fixture's state; a read-only mix reads the fixture itself, warm.
+// YCSB: closed-loop mixes at -threads goroutines sharing one key
+// distribution, one op an operation of the mix, every read verified; a
+// mix that writes runs on a fresh copy of the fixture each round
+// (docs/workloads.md, "YCSB").
 func init() {
 	core.Register(&core.Workload{
 		Name:     "YCSB",
@@ -167,11 +161,7 @@ func ycsbLeaf(b *testing.B, e *core.Env, h *core.Handle, name string, spec ycsbS
 }
 
 // The operations of a mixed workload, as YCSB names them, and db_bench's
-// delete. An update writes the whole value (the suite's records are one
-// value, not YCSB's ten fields): a blind put, as pebble bench ycsb's, or
-// with -update read a read then the put, as YCSB's key-value bindings
-// do; rmw is a read then a write of the same key, timed as one
-// operation, as YCSB's read-modify-write is.
+// delete (docs/workloads.md, "YCSB", says what each is).
 type ycsbOp int
 
 const (
