@@ -37,7 +37,11 @@ func init() {
 					for _, hit := range bloomHitRates {
 						prefix := fmt.Sprintf("tables=%d/bloom=%s/cache=%s/hit=%s%%", c.SSTTables, fprName(fpr), cache, core.TrimFloat(hit*100))
 						for _, rate := range rates {
-							h.Run(b, prefix+"/rate="+bloomRateName(rate), cache, nil, func(b *testing.B, db engine.DB) {
+							name := prefix + "/rate=closed"
+							if rate > 0 {
+								name = prefix + "/rate=" + strconv.Itoa(rate)
+							}
+							h.Run(b, name, cache, nil, func(b *testing.B, db engine.DB) {
 								runBloom(b, e, h, db, cache, hit, rate)
 							})
 						}
@@ -47,14 +51,6 @@ func init() {
 			}
 		},
 	})
-}
-
-// bloomRateName is a rate as the rate= dimension names it.
-func bloomRateName(rate int) string {
-	if rate == 0 {
-		return "closed"
-	}
-	return strconv.Itoa(rate)
 }
 
 // bloomHitRates are the miss-heavy and hit-heavy read mixes.
@@ -121,10 +117,7 @@ func (s rangeSource) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
 }
 
 // bloomWarmGets is how many gets each worker makes, untimed, before a
-// warm leaf's first window: every get consults every table whose range
-// holds its key, here all of them, so these load what point reads need
-// and the handle's warm-up scan does not (Pebble reads filter blocks
-// through its block cache on first use).
+// warm leaf's first window (docs/methodology.md, "The read benchmarks").
 const bloomWarmGets = 100
 
 // runBloom runs gets at rate (0: closed loop) for b.N windows, warm on

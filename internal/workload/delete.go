@@ -26,7 +26,7 @@ func init() {
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			h.Close(b) // only its copies are read
-			runQueue(b, e, h)
+			scratchLeaf(b, e, info, h.Fixture(), e.Shape()+"/queue/"+core.SubName("len", queueLen), h.Options(nil), func(b *testing.B) { queueBody(b, e, h) })
 			runSwath(b, e, h)
 		},
 	})
@@ -80,9 +80,8 @@ func queueKey(dst []byte, seq uint64) []byte {
 	return dst
 }
 
-// queueMarks are the deleted counts the queue reports its read latency
-// at: the mean over the tenth of the ops that brought the count up to
-// each, reported once b.N reaches it.
+// queueMarks are the deleted counts the queue reports its mean read
+// latency at, over the tenth of the ops before each (docs/workloads.md).
 var queueMarks = [...]struct {
 	deleted int
 	unit    string
@@ -200,13 +199,6 @@ func (q *queue) check(it engine.Iterator, all bool) error {
 	return nil
 }
 
-// runQueue runs the queue leaf.
-func runQueue(b *testing.B, e *core.Env, h *core.Handle) {
-	name := e.Shape() + "/queue/" + core.SubName("len", queueLen)
-	f := h.Fixture()
-	scratchLeaf(b, e, f.Engine, f, name, h.Options(nil), func(b *testing.B) { queueBody(b, e, h) })
-}
-
 // queueBody is the queue leaf: b.N ops on a new copy of the fixture.
 func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
 	c, done := copyForCall(b, e, h, nil)
@@ -250,8 +242,7 @@ func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
 // The swath.
 
 // The swath: every key from swathStart (below every key of the data set)
-// up to swathEnd, half the key space; swathScanLen keys are read after a
-// seek to its start.
+// up to swathEnd; swathScanLen keys are read after a seek to its start.
 var swathStart, swathEnd = []byte("0000000000000000"), []byte("8000000000000000")
 
 const swathScanLen = 100
@@ -499,10 +490,9 @@ func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 }
 
 // swathBody is one leaf of the swath: b.N scans of the fresh database in
-// state fresh; in any other, b.N scans of a new copy of the fixture whose
-// swath was deleted by method and brought to state, each right after a
-// scan of the fresh database (the base of slowdown-x), so both see the
-// same machine. ns/op is the mean time of the leaf's own scans.
+// state fresh; in any other, of a new copy of the fixture whose swath was
+// deleted by method and brought to state, each right after a scan of the
+// fresh database (slowdown-x's base). ns/op is the leaf's own scans'.
 func swathBody(b *testing.B, e *core.Env, h *core.Handle, p *swathPlan, fresh *workCopy, method, state string) {
 	b.StopTimer()
 	chk := e.Gen.NewChecker(e.FullCheck)

@@ -23,10 +23,8 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// Load: fixed-rate workloads. One b.N iteration is one measured window of
-// -load_time: a rate is a property of time, not of an operation count.
-// ns/op is reported as 1e9 / achieved-ops/s, the wall time per operation
-// at the rate actually achieved.
+// Load: fixed-rate workloads, one b.N iteration a measured window of
+// -load_time (docs/methodology.md, "Fixed-rate load and the knee").
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Load",
@@ -138,9 +136,7 @@ func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist 
 	}
 }
 
-// at is one fixed-rate window at rate. Its drain is load's default, one
-// more window: an engine that serves half the rate finishes every
-// operation.
+// at is one fixed-rate window at rate, with load's default drain.
 func (c loadSettings) at(rate int) load.Config {
 	return load.Config{Rate: float64(rate), Duration: c.LoadTime, Workers: c.LoadWorkers}
 }
@@ -380,10 +376,9 @@ func merge(total, res *load.Result) *load.Result {
 	return total
 }
 
-// reportLoad emits the fixed-rate metrics and, with -latency_dir, writes
-// the full percentile spectrum to a file named after the benchmark. The
-// percentiles cover every scheduled operation; unrun-% is the share that
-// the hard stop left unrun, whose latencies are lower bounds.
+// reportLoad emits the fixed-rate metrics (docs/methodology.md,
+// "Fixed-rate load and the knee") and, with -latency_dir, writes the full
+// percentile spectrum to a file named after the benchmark.
 func reportLoad(e *core.Env, b *testing.B, res *load.Result) {
 	if n := res.Latency.Count(); n != res.Scheduled || res.Done+res.Unrun != res.Scheduled {
 		b.Fatalf("%d operations scheduled, %d done, %d unrun, %d latencies: some are unaccounted for", res.Scheduled, res.Done, res.Unrun, n)
@@ -419,9 +414,8 @@ func syncFS(dir string) error {
 	return unix.Syncfs(int(f.Fd()))
 }
 
-// The flags of the fixed-rate workloads (Load, Knee, HTTP, Bloom), which
-// all four list: open-loop load, the knee, HTTP and many-table Bloom
-// filters.
+// loadFlags are the flags of the fixed-rate workloads, which all four
+// (Load, Knee, HTTP, Bloom) list.
 var loadFlags = []core.Option{rateFlag, writeRateFlag, loadTimeFlag, loadWorkersFlag, sloFlag,
 	kneeTimeFlag, kneeFlushesFlag, kneeMaxTimeFlag, kneeStartFlag, kneeStepsFlag, sstTablesFlag, bloomFPRFlag, latencyDirFlag}
 

@@ -72,9 +72,8 @@ func runPopulate(b *testing.B, e *core.Env, info engine.Info, sub string, tweak 
 	scratchLeaf(b, e, info, nil, sub, opts, func(b *testing.B) { populate(b, e, info, opts) })
 }
 
-// populateStats is what one full write of the data set cost, all over one
-// interval: from the call to Open to the moment the closed database's files
-// are durable (see writeOnce).
+// populateStats is what one write of the data set cost over writeOnce's
+// interval.
 type populateStats struct {
 	elapsed time.Duration
 	times   core.WriteTimes // the write loop's first and last tenth
@@ -90,8 +89,7 @@ type populateStats struct {
 const memSamplePeriod = 20 * time.Millisecond
 
 // populateOnce writes every key of the data set into a fresh database in
-// opts.Dir, timed and counted over one interval (writeOnce). start and
-// stop, when set, are called at the interval's ends.
+// opts.Dir (writeOnce).
 func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label string, start, stop func()) (populateStats, error) {
 	return writeOnce(e, info, opts, "", core.GenSource{G: e.Gen}, 0, label, label, start, stop)
 }
@@ -189,9 +187,8 @@ func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, 
 	return st, err
 }
 
-// populate is the body of every write benchmark: each op writes the whole
-// data set into a fresh database opened with opts (populateOnce, whose
-// interval is the op's timed interval).
+// populate is the body of Populate and Batch: each op is a populateOnce
+// into a fresh database opened with opts, timed over its interval.
 func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) {
 	writeOps(b, e, info, opts, true, func(o engine.Options, start, stop func()) (populateStats, error) {
 		return populateOnce(e, info, o, info.Name+" populate", start, stop)
@@ -199,9 +196,8 @@ func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) 
 }
 
 // writeOps runs b.N ops of a write benchmark, each once into a new
-// scratch directory (o.Dir), removed afterwards, and reports their tally:
-// every figure a mean over the ops except the memory growths (with
-// memory), which are the largest.
+// scratch directory (o.Dir), removed afterwards, and reports their tally
+// (docs/methodology.md, "What populate measures").
 func writeOps(b *testing.B, e *core.Env, info engine.Info, opts engine.Options, memory bool, once func(o engine.Options, start, stop func()) (populateStats, error)) writeTally {
 	b.SetBytes(e.Gen.LogicalBytes())
 	var tally writeTally
@@ -256,8 +252,7 @@ func (t *writeTally) add(st populateStats) {
 }
 
 // report reports the tally of ops that each wrote keys entries of logical
-// bytes in all: every figure a mean over the ops, except the memory
-// growths (reported when memory is set), which are the largest.
+// bytes in all, the memory growths when memory is set (writeOps).
 func (t *writeTally) report(b *testing.B, keys uint64, logical int64, memory bool) {
 	if t.ops == 0 {
 		return

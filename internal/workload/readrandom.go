@@ -98,9 +98,8 @@ type readStream struct {
 	ops     int64 // counted across the call, which with the stream's phase picks the sampled ones
 	found   int64
 	bytes   int64
-	// countIO: each sampled read also counts whether it went to the
-	// device (memHits of ioSampled did not); its goroutine is locked to
-	// its thread, whose counters these are.
+	// countIO: sampled reads also count device reads (memHits of
+	// ioSampled had none), on the goroutine's locked thread.
 	countIO            bool
 	ioSampled, memHits int64
 	ru                 unix.Rusage

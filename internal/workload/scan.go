@@ -163,11 +163,9 @@ func newScanStreams(e *core.Env, rs core.Streams, threads int) scanStreams {
 	return out
 }
 
-// scan does n seek-and-read-next operations of goroutine t's stream
-// through rd; it stops at the first error. Each op opens an iterator at
-// its start key, as a range read in an application does; every entry's
-// value is checked against its key and the first entry must be the key
-// sought.
+// scan does n seeks of goroutine t's stream through rd, each an iterator
+// of its own read by scanFrom, as an application's range read is; it
+// stops at the first error.
 func (ss scanStreams) scan(t, n int, rd engine.Reader) error {
 	s := ss[t]
 	for i := 0; i < n; i++ {

@@ -14,10 +14,8 @@ import (
 )
 
 // Throughput over time, for the writes that can stall (Overwrite's timed
-// pass, YCSB with writes, Commit): every commit's end and latency is kept
-// (measure.Timeline), and after the window each -interval's rate and p99
-// give the leaf's stall figures and, with -latency_dir, a file of its own
-// (docs/methodology.md, "Throughput over time").
+// pass, YCSB with writes, Commit): docs/methodology.md, "Throughput over
+// time".
 
 // intervalFlag is -interval.
 var intervalFlag = &core.Flag[time.Duration]{Name: "interval", Default: 100 * time.Millisecond,
@@ -27,8 +25,7 @@ var intervalFlag = &core.Flag[time.Duration]{Name: "interval", Default: 100 * ti
 // timelineOptions are the flags of the workloads that keep a timeline.
 var timelineOptions = []core.Option{intervalFlag, latencyDirFlag}
 
-// timelineUnits are their figures: the share of intervals below half the
-// median interval's rate, and the slowest interval's rate over the median.
+// timelineUnits are their stall figures.
 var timelineUnits = []core.Unit{core.Lower("stall%"), core.Higher("worst-interval-x")}
 
 // newTimelines makes one timeline per writer goroutine, with room for
