@@ -257,15 +257,15 @@ var (
 // that survive it (in index order), the first of them in key order, and
 // how many keys it deletes.
 type swathPlan struct {
-	g       *dataset.Gen
-	live    []uint64
-	first   []byte
-	deleted uint64
-	scanLen int
+	core.GenSource // the data set, whose surviving keys are the plan's Source
+	live           []uint64
+	first          []byte
+	deleted        uint64
+	scanLen        int
 }
 
 func newSwathPlan(g *dataset.Gen) *swathPlan {
-	p := &swathPlan{g: g}
+	p := &swathPlan{GenSource: core.GenSource{G: g}}
 	kb := make([]byte, dataset.KeySize)
 	for i := uint64(0); i < g.Keys; i++ {
 		k := g.Key(kb, i)
@@ -282,18 +282,14 @@ func newSwathPlan(g *dataset.Gen) *swathPlan {
 	return p
 }
 
-// Len, ValueSize, LogicalBytes, Entry and NewChecker make the surviving
-// keys a core.Source: the fresh database's contents.
-func (p *swathPlan) Len() uint64    { return uint64(len(p.live)) }
-func (p *swathPlan) ValueSize() int { return p.g.ValueSize }
+// Len, LogicalBytes and Entry make the surviving keys a core.Source: the
+// fresh database's contents.
+func (p *swathPlan) Len() uint64 { return uint64(len(p.live)) }
 func (p *swathPlan) LogicalBytes() int64 {
-	return int64(len(p.live)) * int64(dataset.KeySize+p.g.ValueSize)
+	return int64(len(p.live)) * int64(dataset.KeySize+p.G.ValueSize)
 }
 func (p *swathPlan) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
-	return p.g.Key(kb, p.live[i]), p.g.Value(vb, p.live[i])
-}
-func (p *swathPlan) NewChecker(full bool) core.Checker {
-	return core.GenSource{G: p.g}.NewChecker(full)
+	return p.G.Key(kb, p.live[i]), p.G.Value(vb, p.live[i])
 }
 
 // deletePoints deletes every key in the swath in batches of batch, in

@@ -3,7 +3,7 @@ package workload
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"testing"
 	"time"
 
@@ -189,8 +189,7 @@ type kneeSpread struct{ median, min, max float64 }
 
 // spreadOf summarises the knees of repeated searches (at least one).
 func spreadOf(knees []float64) kneeSpread {
-	s := append([]float64(nil), knees...)
-	sort.Float64s(s)
+	s := slices.Sorted(slices.Values(knees))
 	return kneeSpread{median: median(s), min: s[0], max: s[len(s)-1]}
 }
 
@@ -238,7 +237,7 @@ func runKnee(b *testing.B, e *core.Env, op string, dbFor func(*testing.B) engine
 		}
 	}
 	b.StopTimer()
-	sort.Float64s(p99s)
+	slices.Sort(p99s)
 	s := spreadOf(knees)
 	b.ReportMetric(0, "ns/op") // a search has no per-operation time
 	b.ReportMetric(s.median, "knee-ops/s")
@@ -283,6 +282,7 @@ func leafOnCopies(e *core.Env, b *testing.B, h *core.Handle, name string, keep b
 	h.Close(b) // the fixture is not read while its copy is written
 	f := h.Fixture()
 	name = core.BlockLeaf(name, f.Engine, h.Options(nil))
+	e.WatchLeaf(b.Name() + "/" + name)
 	s := &freshDBs{e: e, h: h, label: b.Name() + "/" + name, keep: keep}
 	defer s.close(b)
 	e.ShowFixtureSettings(f.Engine, s.open(b).Settings(), f) // a copy of the fixture

@@ -142,20 +142,11 @@ func (c loadSettings) at(rate int) load.Config {
 }
 
 // loadLeaf runs body as sub-benchmark name on the engine's shared fixture
-// (h): read-only and warm when it only reads; when it writes, on a
-// private copy of the fixture in scratch, removed when it ends, or, on
-// the calibration rail, on a freshly loaded map. The engine's settings
-// line for what body runs on is printed before the sub-benchmark starts.
+// (h): read-only and warm when it only reads; when it writes, on one
+// fresh database for every call (leafOnCopies).
 func loadLeaf(e *core.Env, b *testing.B, h *core.Handle, name string, write bool, body func(b *testing.B, db engine.DB)) {
 	if !write {
 		h.Run(b, name, core.Warm, nil, body)
-		return
-	}
-	if h.Fixture().Engine.Reference {
-		h.Close(b)
-		fresh := e.Open(b, h.Fixture())
-		fresh.Run(b, name, core.Warm, nil, body)
-		fresh.Close(b)
 		return
 	}
 	leafOnCopies(e, b, h, name, true, func(b *testing.B, db func(*testing.B) engine.DB) { body(b, db(b)) })

@@ -184,16 +184,6 @@ func (m opMix) writes() bool {
 	return m[opUpdate]+m[opInsert]+m[opRMW]+m[opDelete] > 0
 }
 
-func (m opMix) String() string {
-	var parts []string
-	for op, p := range m {
-		if p > 0 {
-			parts = append(parts, opNames[op]+"="+strconv.FormatFloat(p, 'f', -1, 64))
-		}
-	}
-	return strings.Join(parts, ",")
-}
-
 // cum is the mix's cumulative shares, from 0 to 1, as pick reads them:
 // the share rounding leaves over goes to the last operation the mix
 // names, so an operation with no share never runs.
