@@ -42,9 +42,7 @@ func disk(b *testing.B, e *core.Env) {
 			if errors.Is(err, measure.ErrNoDirectIO) {
 				b.Skipf("-dir cannot do direct I/O, so the device cannot be measured apart from the page cache: %v", err)
 			}
-			if err != nil {
-				b.Fatal(err)
-			}
+			fatalIf(b, err)
 			if r.Ops != int64(b.N) || r.Bytes != int64(b.N)<<12 {
 				b.Fatalf("%d reads of %d bytes, want %d of 4 KiB", r.Ops, r.Bytes, b.N)
 			}
@@ -60,9 +58,7 @@ func disk(b *testing.B, e *core.Env) {
 			b.StartTimer()
 			r, err := measure.SeqWriteFsync(dir, size, pattern)
 			b.StopTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
+			fatalIf(b, err)
 			if r.Bytes != size {
 				b.Fatalf("wrote %d bytes, want %d", r.Bytes, size)
 			}
@@ -98,9 +94,7 @@ func seqReads(b *testing.B, size int64, evict func() (int64, error), read func()
 		b.StartTimer()
 		r, err := read()
 		b.StopTimer()
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		if r.Bytes != size {
 			b.Fatalf("read %d bytes, want %d", r.Bytes, size)
 		}

@@ -47,9 +47,8 @@ func openAndRead(b *testing.B, e *core.Env, info engine.Info, h *core.Handle, ca
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		if cache == core.Cold {
-			if _, err := e.Evict(h.Dir()); err != nil {
-				b.Fatal(err)
-			}
+			_, err := e.Evict(h.Dir())
+			fatalIf(b, err)
 		}
 		idx := rng.Below(g.Keys)
 		key := g.Key(kb[:], idx)
@@ -76,9 +75,7 @@ func openAndRead(b *testing.B, e *core.Env, info engine.Info, h *core.Handle, ca
 		if cerr := db.Close(); err == nil {
 			err = cerr
 		}
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		b.StartTimer()
 	}
 	b.StopTimer()

@@ -77,10 +77,8 @@ func init() {
 	})
 }
 
-// overwrite is the body of leaf pass=passes: each op copies the fixture
-// in src, which holds version passes-1 of every value, rewrites the copy
-// once (overwriteOnce), timed, and removes it. Every figure is a mean over
-// the ops.
+// overwrite is the body of leaf pass=passes: each op rewrites a copy of
+// the fixture in src, version passes-1 of every value (overwriteOnce).
 func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts engine.Options, passes int) {
 	b.StopTimer()
 	rng := e.CallStreams(b).Rand(0)

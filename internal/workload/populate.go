@@ -209,9 +209,7 @@ func writeOps(b *testing.B, e *core.Env, info engine.Info, opts engine.Options, 
 			if rerr := e.Root.RemoveAll(o.Dir); err == nil {
 				err = rerr
 			}
-			if err != nil {
-				b.Fatal(err)
-			}
+			fatalIf(b, err)
 			tally.add(st)
 		}
 	})

@@ -145,9 +145,8 @@ func prefetchOpenOnly(b *testing.B, e *core.Env, info engine.Info, o engine.Opti
 }
 
 // prefetchLookups is the body of every lookup sub-benchmark: op i looks
-// up trace start+i mod -prefetch_traces and reads and verifies every value
-// under its prefix, start drawn per call (CallStreams). Without a bound it stops, as
-// the seed's code did, at the first key without the prefix.
+// up trace start+i mod -prefetch_traces, start drawn per call, and reads
+// and verifies every value under its prefix (traceLookup).
 func prefetchLookups(b *testing.B, e *core.Env, info engine.Info, o engine.Options, it engine.IterOptions, c prefetchCase) {
 	t := traces(e)
 	rng := e.CallStreams(b).Rand(7000)

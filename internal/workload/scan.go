@@ -68,11 +68,7 @@ func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache stri
 	if cache == core.Cold {
 		var err error
 		timed := h.ColdRounds(b, tweak, func(db engine.DB) (func(), func()) {
-			return func() { err = scanAll(db) }, func() {
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
+			return func() { err = scanAll(db) }, func() { fatalIf(b, err) }
 		})
 		timed.Disk.Report(b, timed.Ops)
 	} else {

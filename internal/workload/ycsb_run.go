@@ -288,10 +288,9 @@ func (w *ycsbWorker) do(op ycsbOp) error {
 
 // draw is an index of the live range from the shared distribution; a
 // writable one is also one no delete has started on, so an update never
-// brings a deleted key back. Under zipf the ranks fall on the round's
-// fixed key space and a draw outside the live range is drawn again, as
-// YCSB redraws a key not yet inserted. A mix that deleted nearly every
-// key it draws from ends with an error rather than a search without end.
+// brings a deleted key back. Under zipf a draw outside the live range is
+// drawn again (docs/workloads.md, "Key distributions"), a bounded number
+// of times.
 func (w *ycsbWorker) draw(writable bool) (uint64, error) {
 	sh := w.sh
 	for range 1 << 16 {
