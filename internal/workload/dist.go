@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"testing"
 
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/keydist"
@@ -82,23 +83,21 @@ func distName(d string) string {
 // distCache holds the distributions keyDist built, by their parameters.
 var distCache sync.Map
 
-// keyDist is the distribution d over n keys at the run's -zipf_theta and
-// -zipf_items: built once per run (latest's zeta over n, an exact sum up
-// to millions of keys), shared by every goroutine that draws from it.
-func keyDist(c *core.Config, d string, n uint64) (*keydist.Params, error) {
+// keyDist is the distribution d over the data set's keys at the run's
+// -zipf_theta and -zipf_items: built once per run (latest's zeta over the
+// keys, an exact sum up to millions of them), shared by every goroutine
+// that draws from it.
+func keyDist(tb testing.TB, e *core.Env, d string) *keydist.Params {
+	tb.Helper()
 	kind, err := keydist.ParseKind(d)
-	if err != nil {
-		return nil, err
-	}
-	theta, items := zipfThetaFlag.Get(c), zipfItemsFlag.Get(c)
+	fatalIf(tb, err)
+	theta, items, n := zipfThetaFlag.Get(&e.Cfg), zipfItemsFlag.Get(&e.Cfg), e.Keys
 	key := fmt.Sprint(d, theta, items, n)
 	if p, ok := distCache.Load(key); ok {
-		return p.(*keydist.Params), nil
+		return p.(*keydist.Params)
 	}
 	p, err := keydist.New(kind, theta, items, n)
-	if err != nil {
-		return nil, err
-	}
+	fatalIf(tb, err)
 	distCache.Store(key, p)
-	return p, nil
+	return p
 }

@@ -38,8 +38,7 @@ func init() {
 			h := e.Open(b, f)
 			for _, op := range loadOps {
 				for _, d := range dists(&e.Cfg, "uniform") {
-					p, err := keyDist(&e.Cfg, d, e.Keys)
-					fatalIf(b, err)
+					p := keyDist(b, e, d)
 					for _, rate := range rateFlag.Get(&e.Cfg) {
 						n := core.SubName("op", op, "dist", distName(d), "rate", rate)
 						if op == "readwhilewriting" && info.Reference {

@@ -31,8 +31,7 @@ func init() {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				for _, d := range dists(&e.Cfg, "uniform") {
-					p, err := keyDist(&e.Cfg, d, e.Keys)
-					fatalIf(b, err)
+					p := keyDist(b, e, d)
 					for _, hit := range hitRateFlag.Get(&e.Cfg) {
 						for _, threads := range e.Cfg.Threads {
 							name := e.LeafName("cache", cache, "dist", distName(d), "hit", core.TrimFloat(hit*100)+"%", "threads", threads)

@@ -469,9 +469,7 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 	if spec.Background {
 		stripes++ // the writer's
 	}
-	p, err := keyDist(&e.Cfg, dist, e.Keys)
-	fatalIf(b, err)
-	sh := newYCSBShared(e.Gen, e.Keys, p, spec.Mix, b.N, stripes)
+	sh := newYCSBShared(e.Gen, e.Keys, keyDist(b, e, dist), spec.Mix, b.N, stripes)
 	sh.prefetch, sh.readUpd = scanPrefetchFlag.Get(&e.Cfg), updateFlag.Get(&e.Cfg) == "read"
 	rs := e.CallStreams(b)
 	ws := make([]*ycsbWorker, stripes)
