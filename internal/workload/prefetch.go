@@ -349,9 +349,8 @@ func traceIndex(t *dataset.Traces, k []byte) (uint64, error) {
 	return 0, fmt.Errorf("key %q is not in the trace data set", k)
 }
 
-// Seed 000's trace data set (BenchmarkPrefetch*): its size and value
-// size, which name its fixtures; the lines of the first also say how many
-// keys that is, the second's how the lookups run.
+// Seed 000's trace data set's size and value size, which name its
+// fixtures.
 var (
 	prefetchTracesFlag = &core.Flag[int]{Name: "prefetch_traces", Default: 600, Shapes: true,
 		Usage: "trace IDs in the prefix-lookup data set, 90 keys each; 9000 is the seed's full size (810,000 keys)",

@@ -243,11 +243,10 @@ type ycsbSpec struct {
 	Name string
 	Mix  opMix
 	Dist string // the workload's own request distribution
-	// Uniform also runs it over uniform keys by default: the baseline
-	// that shows what skew changed (A and C).
+	// Uniform also runs it over uniform keys by default (A and C).
 	Uniform bool
-	// Background is readwhilewriting's: the mix is its readers', and one
-	// more goroutine writes at -rww_write_rate, not counted in ops/s.
+	// Background: the mix is the readers', and one more goroutine writes
+	// at -rww_write_mbps, not counted in ops/s (readwhilewriting).
 	Background bool
 }
 
