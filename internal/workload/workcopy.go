@@ -1,8 +1,9 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,7 +59,7 @@ func newWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.O
 		err = w.open()
 	}
 	if err != nil {
-		w.remove()
+		w.e.Root.RemoveAll(w.Opts.Dir)
 		return nil, err
 	}
 	return w, nil
@@ -144,49 +145,20 @@ func (w *workCopy) reopen() error {
 // Close closes the copy's database and removes the copy.
 func (w *workCopy) Close() error {
 	err := w.shut()
-	if rerr := w.remove(); err == nil {
+	if rerr := w.e.Root.RemoveAll(w.Opts.Dir); err == nil {
 		err = rerr
 	}
 	return err
 }
 
-func (w *workCopy) remove() error { return w.e.Root.RemoveAll(w.Opts.Dir) }
-
-// copyTree copies the regular files and directories under src to dst,
-// leaving out the fixture's .ready manifest: the copy is not a fixture.
+// copyTree copies the fixture in src to dst (copy_file_range on Linux),
+// less its .ready manifest: the copy is not a fixture.
 func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case !d.Type().IsRegular() || rel == dataset.ReadyName:
-			return nil
-		}
-		return copyFile(p, to)
-	})
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		return err
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
+	if err := os.Remove(filepath.Join(dst, dataset.ReadyName)); !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil { // copy_file_range on Linux
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return nil
 }
