@@ -136,7 +136,11 @@ func runBloom(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache str
 	var res *load.Result
 	if cache == core.Cold {
 		h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
-			fatalIf(b, openWorkerReaders(ws, db))
+			for _, w := range ws { // a fresh reader each: a round's first gets open none
+				rd, err := db.NewReader()
+				fatalIf(b, err)
+				w.db, w.rd, w.reads = db, rd, 0
+			}
 			return func() {
 				r, err := window()
 				if err != nil {
@@ -156,18 +160,4 @@ func runBloom(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache str
 		b.StopTimer()
 	}
 	reportLoad(e, b, res)
-}
-
-// openWorkerReaders points the workers at db, each with a fresh reader,
-// so a cold round's first gets do not open one inside the window.
-func openWorkerReaders(ws []*loadWorker, db engine.DB) error {
-	for _, w := range ws {
-		w.db = db
-		rd, err := db.NewReader()
-		if err != nil {
-			return err
-		}
-		w.rd, w.reads = rd, 0
-	}
-	return nil
 }

@@ -192,7 +192,16 @@ func commitOnce(e *core.Env, info engine.Info, db engine.DB, o engine.Options, w
 	if err := db.Close(); err != nil {
 		return r, fmt.Errorf("close: %w", err)
 	}
-	return r, readBack(e, info, o, n)
+	o.ReadOnly = true // every committed key read back after a reopen
+	rdb, err := engine.OpenInfo(info, o)
+	if err != nil {
+		return r, fmt.Errorf("reopen: %w", err)
+	}
+	defer rdb.Close()
+	if err := readNew(rdb, e.Gen, uint64(n), 1); err != nil {
+		return r, fmt.Errorf("after reopen, committed %w", err)
+	}
+	return r, nil
 }
 
 // committer is one goroutine's commits: keys next, next+step, ..., each
@@ -226,21 +235,6 @@ func (c *committer) run(db engine.DB, n int) {
 			return
 		}
 	}
-}
-
-// readBack opens the database in o.Dir read-only and reads the n keys
-// commitOnce committed (readNew).
-func readBack(e *core.Env, info engine.Info, o engine.Options, n int) error {
-	o.ReadOnly = true
-	db, err := engine.OpenInfo(info, o)
-	if err != nil {
-		return fmt.Errorf("reopen: %w", err)
-	}
-	defer db.Close()
-	if err := readNew(db, e.Gen, uint64(n), 1); err != nil {
-		return fmt.Errorf("after reopen, committed %w", err)
-	}
-	return nil
 }
 
 // report reports the run's figures: the device's per commit where -dir

@@ -73,7 +73,14 @@ func disk(b *testing.B, e *core.Env) {
 	b.Run("op=seqread", func(b *testing.B) {
 		b.SetBytes(size)
 		reads = int64(b.N)
-		cached = seqReads(b, size, func() (int64, error) { return evictFile(path) }, func() (measure.DiskResult, error) { return measure.SeqRead(path) })
+		evict := func() (int64, error) { // and how many bytes stayed cached
+			if _, err := measure.EvictFile(path); err != nil {
+				return 0, err
+			}
+			res, _, err := measure.Resident(path)
+			return res, err
+		}
+		cached = seqReads(b, size, evict, func() (measure.DiskResult, error) { return measure.SeqRead(path) })
 		b.ReportMetric(float64(size)/(1<<20), "file-MiB")
 	})
 	if cached > 0 {
@@ -100,16 +107,6 @@ func seqReads(b *testing.B, size int64, evict func() (int64, error), read func()
 		}
 	}
 	return cached
-}
-
-// evictFile drops the file at path from the page cache and returns how
-// many of its bytes stayed there.
-func evictFile(path string) (int64, error) {
-	if _, err := measure.EvictFile(path); err != nil {
-		return 0, err
-	}
-	res, _, err := measure.Resident(path)
-	return res, err
 }
 
 // diskFileSize is the size of the data set, at least 64 MiB so that short
