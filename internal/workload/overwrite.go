@@ -32,9 +32,8 @@ var overwritePassesFlag = &core.Flag[core.IntList]{Name: "overwrite_passes", Def
 		return errors.Join(errs...)
 	}}
 
-// overwriteUnits are populate's, less the memory growths: the interval
-// starts on a database already open, so growth over that baseline is not what
-// populate's growth over an empty database is.
+// overwriteUnits are populate's, less the memory growths
+// (docs/methodology.md, "What overwrite measures", says why).
 var overwriteUnits = append([]core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), core.Lower("dev-write-amp"), core.Lower("space-amp"),
 	core.Lower("log-MB"), core.Higher("first-keys/s"), core.Higher("last-keys/s")}, timelineUnits...)
 
@@ -203,9 +202,8 @@ func (o passOrder) at(i uint64) uint64 {
 
 // drawPassOrders draws the orders of passes passes over n keys from r,
 // each different from the ones before it where n allows (an affine order
-// is fixed by its first two writes, so n >= 3 has several). a is drawn
-// from [2, n) once n > 2, so no pass rewrites the data set in the order
-// the fixture was loaded in (index order, a = 1) shifted.
+// is fixed by its first two writes), a from [2, n) once n > 2
+// (docs/methodology.md, "What overwrite measures").
 func drawPassOrders(r *dataset.Rand, n uint64, passes int) []passOrder {
 	out := make([]passOrder, 0, passes)
 	for len(out) < passes {
