@@ -13,12 +13,8 @@ import (
 
 // Bloom: seed 003's Bloom filter experiment. Point reads over an LSM whose
 // data sits in -sst_tables unmerged tables, each holding keys from all
-// over the key space, so without filters a lookup may search every table.
-// For each filter setting and -cache state, miss-heavy and hit-heavy gets
-// at each -rate (open loop) and back to back (rate=closed), every read
-// verified. Warm, one op is one window on the fixture the handle warmed;
-// cold, one op is a window on the fixture just closed, evicted and
-// reopened (ColdRounds).
+// over the key space, so without filters a lookup may search every table
+// (docs/benchmarks.md; cold: docs/methodology.md, "What a cold round is").
 func init() {
 	core.Register(&core.Workload{
 		Name:    "Bloom",
@@ -41,7 +37,11 @@ func init() {
 					for _, hit := range bloomHitRates {
 						prefix := fmt.Sprintf("tables=%d/bloom=%s/cache=%s/hit=%s%%", c.SSTTables, fprName(fpr), cache, core.TrimFloat(hit*100))
 						for _, rate := range rates {
-							h.Run(b, prefix+"/rate="+bloomRateName(rate), cache, nil, func(b *testing.B, db engine.DB) {
+							name := prefix + "/rate=closed"
+							if rate > 0 {
+								name = prefix + "/rate=" + strconv.Itoa(rate)
+							}
+							h.Run(b, name, cache, nil, func(b *testing.B, db engine.DB) {
 								runBloom(b, e, h, db, cache, hit, rate)
 							})
 						}
@@ -51,14 +51,6 @@ func init() {
 			}
 		},
 	})
-}
-
-// bloomRateName is a rate as the rate= dimension names it.
-func bloomRateName(rate int) string {
-	if rate == 0 {
-		return "closed"
-	}
-	return strconv.Itoa(rate)
 }
 
 // bloomHitRates are the miss-heavy and hit-heavy read mixes.
@@ -125,10 +117,7 @@ func (s rangeSource) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
 }
 
 // bloomWarmGets is how many gets each worker makes, untimed, before a
-// warm leaf's first window: every get consults every table whose range
-// holds its key, here all of them, so these load what point reads need
-// and the handle's warm-up scan does not (Pebble reads filter blocks
-// through its block cache on first use).
+// warm leaf's first window (docs/methodology.md, "The read benchmarks").
 const bloomWarmGets = 100
 
 // runBloom runs gets at rate (0: closed loop) for b.N windows, warm on
@@ -147,8 +136,10 @@ func runBloom(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache str
 	var res *load.Result
 	if cache == core.Cold {
 		h.ColdRounds(b, nil, func(db engine.DB) (func(), func()) {
-			if err := openWorkerReaders(ws, db); err != nil {
-				b.Fatal(err)
+			for _, w := range ws { // a fresh reader each: a round's first gets open none
+				rd, err := db.NewReader()
+				fatalIf(b, err)
+				w.db, w.rd, w.reads = db, rd, 0
 			}
 			return func() {
 				r, err := window()
@@ -161,9 +152,7 @@ func runBloom(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache str
 	} else {
 		for _, w := range ws {
 			for range bloomWarmGets {
-				if err := w.getMix(hit); err != nil {
-					b.Fatal(err)
-				}
+				fatalIf(b, w.getMix(hit))
 			}
 		}
 		b.ResetTimer()
@@ -171,18 +160,4 @@ func runBloom(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache str
 		b.StopTimer()
 	}
 	reportLoad(e, b, res)
-}
-
-// openWorkerReaders points the workers at db, each with a fresh reader,
-// so a cold round's first gets do not open one inside the window.
-func openWorkerReaders(ws []*loadWorker, db engine.DB) error {
-	for _, w := range ws {
-		w.db = db
-		rd, err := db.NewReader()
-		if err != nil {
-			return err
-		}
-		w.rd, w.reads = rd, 0
-	}
-	return nil
 }

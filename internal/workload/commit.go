@@ -53,17 +53,10 @@ func commitWriters(l core.WordList) ([]int, error) {
 // at the default -benchtime means under 4 µs a durable commit.
 const commitScratchOps = 250_000
 
-// Commit: durable commits, one key per transaction, from -commit_writers
-// goroutines at once, on a fresh copy of the engine's fixture each time
-// testing calls the leaf. Each commit is the engine's batch path with
-// one key, opened with Options.Sync whatever -sync says (on disk before
-// the commit returns), so what an engine does with concurrent commits
-// (its group commit, the settings line's group_commit) shows in
-// commits/s, the commit latency and the device's writes per commit. An
-// engine with ways to commit with and without coalescing (bbolt's
-// DB.Batch and DB.Update, engine.GroupCommit) runs each as mode=. After
-// the window the copy is closed, opened again read-only and every
-// committed key read back with its value.
+// Commit: durable commits of one new key each from -commit_writers
+// goroutines on a fresh copy of the fixture, every key read back after a
+// reopen (docs/workloads.md, "Durable commits"); an engine's
+// engine.GroupCommit variants run as mode=.
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Commit",
@@ -99,13 +92,12 @@ func commitLeaf(b *testing.B, e *core.Env, h *core.Handle, writers int, v core.V
 	if v.Name != "" {
 		name += "/" + v.Name
 	}
-	copyLeaf(b, e, h.Fixture(), name, h.Options(tweak), func(b *testing.B) {
+	f := h.Fixture()
+	scratchLeaf(b, e, f.Engine, f, name, h.Options(tweak), func(b *testing.B) {
 		w, done := copyForCall(b, e, h, tweak)
 		defer done()
 		r, err := commitOnce(e, w.info, w.DB, w.Opts, writers, b.N, func() { b.ResetTimer(); b.StartTimer() }, b.StopTimer)
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		r.report(b)
 		reportIntervals(b, e, r.intervals)
 	})
@@ -200,7 +192,16 @@ func commitOnce(e *core.Env, info engine.Info, db engine.DB, o engine.Options, w
 	if err := db.Close(); err != nil {
 		return r, fmt.Errorf("close: %w", err)
 	}
-	return r, readBack(e, info, o, n)
+	o.ReadOnly = true // every committed key read back after a reopen
+	rdb, err := engine.OpenInfo(info, o)
+	if err != nil {
+		return r, fmt.Errorf("reopen: %w", err)
+	}
+	defer rdb.Close()
+	if err := readNew(rdb, e.Gen, uint64(n), 1); err != nil {
+		return r, fmt.Errorf("after reopen, committed %w", err)
+	}
+	return r, nil
 }
 
 // committer is one goroutine's commits: keys next, next+step, ..., each
@@ -234,21 +235,6 @@ func (c *committer) run(db engine.DB, n int) {
 			return
 		}
 	}
-}
-
-// readBack opens the database in o.Dir read-only and reads the n keys
-// commitOnce committed (readNew).
-func readBack(e *core.Env, info engine.Info, o engine.Options, n int) error {
-	o.ReadOnly = true
-	db, err := engine.OpenInfo(info, o)
-	if err != nil {
-		return fmt.Errorf("reopen: %w", err)
-	}
-	defer db.Close()
-	if err := readNew(db, e.Gen, uint64(n), 1); err != nil {
-		return fmt.Errorf("after reopen, committed %w", err)
-	}
-	return nil
 }
 
 // report reports the run's figures: the device's per commit where -dir

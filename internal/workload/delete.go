@@ -14,13 +14,8 @@ import (
 
 // Delete: what deleted keys cost the reads that come after them, in the
 // two patterns LSM maintainers benchmark, queue and swath
-// (docs/workloads.md, "Deletes", says what each engine does with a
-// deleted key and what each leaf times). Every leaf runs on a private
-// writable copy of the engine's fixture in scratch, made anew, with its
-// deletes, each time testing calls the leaf (untimed), so every call of
-// every leaf starts from the same state. The swath's leaves but fresh
-// scan the fresh database before each scan of their own, so both see the
-// same machine, and report slowdown-x, the ratio of their mean times.
+// (docs/workloads.md, "Deletes"). Every call of every leaf runs on a new
+// private copy of the fixture, its deletes made untimed.
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Delete",
@@ -31,7 +26,7 @@ func init() {
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			h.Close(b) // only its copies are read
-			runQueue(b, e, h)
+			scratchLeaf(b, e, info, h.Fixture(), e.Shape()+"/queue/"+core.SubName("len", queueLen), h.Options(nil), func(b *testing.B) { queueBody(b, e, h) })
 			runSwath(b, e, h)
 		},
 	})
@@ -85,9 +80,8 @@ func queueKey(dst []byte, seq uint64) []byte {
 	return dst
 }
 
-// queueMarks are the deleted counts the queue reports its read latency
-// at: the mean over the tenth of the ops that brought the count up to
-// each, reported once b.N reaches it.
+// queueMarks are the deleted counts the queue reports its mean read
+// latency at, over the tenth of the ops before each (docs/workloads.md).
 var queueMarks = [...]struct {
 	deleted int
 	unit    string
@@ -205,20 +199,12 @@ func (q *queue) check(it engine.Iterator, all bool) error {
 	return nil
 }
 
-// runQueue runs the queue leaf.
-func runQueue(b *testing.B, e *core.Env, h *core.Handle) {
-	name := e.Shape() + "/queue/" + core.SubName("len", queueLen)
-	copyLeaf(b, e, h.Fixture(), name, h.Options(nil), func(b *testing.B) { queueBody(b, e, h) })
-}
-
 // queueBody is the queue leaf: b.N ops on a new copy of the fixture.
 func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
 	c, done := copyForCall(b, e, h, nil)
 	defer done()
 	q, err := newQueue(e, c, queueLen, e.Cfg.Batch)
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	lat := measure.NewRecorder()
 	var sums, counts [len(queueMarks)]int64
 	b.ResetTimer()
@@ -243,9 +229,7 @@ func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
 		}
 	}
 	b.StopTimer()
-	if err := q.read(true); err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, q.read(true))
 	b.ReportMetric(float64(lat.Percentile(50)), "seek-p50-ns")
 	b.ReportMetric(float64(lat.Percentile(99)), "seek-p99-ns")
 	for i, m := range queueMarks {
@@ -258,8 +242,7 @@ func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
 // The swath.
 
 // The swath: every key from swathStart (below every key of the data set)
-// up to swathEnd, half the key space; swathScanLen keys are read after a
-// seek to its start.
+// up to swathEnd; swathScanLen keys are read after a seek to its start.
 var swathStart, swathEnd = []byte("0000000000000000"), []byte("8000000000000000")
 
 const swathScanLen = 100
@@ -274,15 +257,15 @@ var (
 // that survive it (in index order), the first of them in key order, and
 // how many keys it deletes.
 type swathPlan struct {
-	g       *dataset.Gen
-	live    []uint64
-	first   []byte
-	deleted uint64
-	scanLen int
+	core.GenSource // the data set, whose surviving keys are the plan's Source
+	live           []uint64
+	first          []byte
+	deleted        uint64
+	scanLen        int
 }
 
 func newSwathPlan(g *dataset.Gen) *swathPlan {
-	p := &swathPlan{g: g}
+	p := &swathPlan{GenSource: core.GenSource{G: g}}
 	kb := make([]byte, dataset.KeySize)
 	for i := uint64(0); i < g.Keys; i++ {
 		k := g.Key(kb, i)
@@ -299,18 +282,14 @@ func newSwathPlan(g *dataset.Gen) *swathPlan {
 	return p
 }
 
-// Len, ValueSize, LogicalBytes, Entry and NewChecker make the surviving
-// keys a core.Source: the fresh database's contents.
-func (p *swathPlan) Len() uint64    { return uint64(len(p.live)) }
-func (p *swathPlan) ValueSize() int { return p.g.ValueSize }
+// Len, LogicalBytes and Entry make the surviving keys a core.Source: the
+// fresh database's contents.
+func (p *swathPlan) Len() uint64 { return uint64(len(p.live)) }
 func (p *swathPlan) LogicalBytes() int64 {
-	return int64(len(p.live)) * int64(dataset.KeySize+p.g.ValueSize)
+	return int64(len(p.live)) * int64(dataset.KeySize+p.G.ValueSize)
 }
 func (p *swathPlan) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
-	return p.g.Key(kb, p.live[i]), p.g.Value(vb, p.live[i])
-}
-func (p *swathPlan) NewChecker(full bool) core.Checker {
-	return core.GenSource{G: p.g}.NewChecker(full)
+	return p.G.Key(kb, p.live[i]), p.G.Value(vb, p.live[i])
 }
 
 // deletePoints deletes every key in the swath in batches of batch, in
@@ -419,24 +398,19 @@ func (p *swathPlan) scan(rd engine.Reader, chk *dataset.Checker) error {
 	return err
 }
 
-// timeScans does n scans through one reader of db, each timed, and
-// returns their total time.
-func (p *swathPlan) timeScans(db engine.DB, n int, chk *dataset.Checker) (time.Duration, error) {
+// scans does n scans through one reader of db.
+func (p *swathPlan) scans(db engine.DB, n int, chk *dataset.Checker) error {
 	rd, err := db.NewReader()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer rd.Close()
-	var total time.Duration
-	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		err := p.scan(rd, chk)
-		total += time.Since(t0)
-		if err != nil {
-			return total, err
+	for range n {
+		if err := p.scan(rd, chk); err != nil {
+			return err
 		}
 	}
-	return total, nil
+	return nil
 }
 
 // swathLeaf is one leaf of the swath: its name without the block size,
@@ -478,34 +452,19 @@ func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 	// Closed on return, not at b's end: core.Run calls the workload once
 	// per block size on the same b.
 	fresh, err := newWorkCopy(e, h, b.Name()+"/swath fresh", nil, false)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := fresh.Close(); err != nil {
-			b.Error(err)
-		}
-	}()
-	if err := e.WriteAll(fresh.DB, p, e.Cfg.Batch, 1, info.Name+" swath fresh"); err != nil {
-		b.Fatal(err)
-	}
-	if err := fresh.DB.Flush(); err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
+	defer func() { errorIf(b, fresh.Close()) }()
+	fatalIf(b, e.WriteAll(fresh.DB, p, e.Cfg.Batch, 1, info.Name+" swath fresh"))
+	fatalIf(b, fresh.DB.Flush())
 	_, ranges := fresh.inner.(engine.RangeDeleter)
 	c, compacts := fresh.inner.(engine.Compacter)
-	// The base is the surviving keys in their best shape: an LSM's tables
-	// compacted down through its levels, as far as its manual compaction
-	// goes (otherwise a fresh load's level-0 tables would make the base
-	// slower than the states it is the base of).
+	// The base is the surviving keys in their best shape, and reopened as
+	// every copy is (docs/workloads.md, "Deletes").
 	if compacts {
 		if err := c.Compact([]byte{0}, []byte{0xff}); err != nil {
 			b.Fatalf("compact the fresh database: %v", err)
 		}
 	}
-	// Reopened, as every copy of the fixture is opened from its files:
-	// Pebble scans the tables it wrote in this process 3-4 times slower
-	// than the same tables reopened (42 against 11 µs for this scan).
 	if err := fresh.reopen(); err != nil {
 		b.Fatalf("reopen the fresh database: %v", err)
 	}
@@ -527,10 +486,9 @@ func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 }
 
 // swathBody is one leaf of the swath: b.N scans of the fresh database in
-// state fresh; in any other, b.N scans of a new copy of the fixture whose
-// swath was deleted by method and brought to state, each right after a
-// scan of the fresh database (the base of slowdown-x), so both see the
-// same machine. ns/op is the mean time of the leaf's own scans.
+// state fresh; in any other, of a new copy of the fixture whose swath was
+// deleted by method and brought to state, each right after a scan of the
+// fresh database (slowdown-x's base). ns/op is the leaf's own scans'.
 func swathBody(b *testing.B, e *core.Env, h *core.Handle, p *swathPlan, fresh *workCopy, method, state string) {
 	b.StopTimer()
 	chk := e.Gen.NewChecker(e.FullCheck)
@@ -550,28 +508,22 @@ func swathBody(b *testing.B, e *core.Env, h *core.Handle, p *swathPlan, fresh *w
 		if err := reach(c, state); err != nil {
 			b.Fatalf("%s: %v", state, err)
 		}
-		if err := syncFS(c.Opts.Dir); err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, syncFS(c.Opts.Dir))
 		db = c.DB
 	}
 	// One scan of each first, untimed: the checks of the state, and the
 	// blocks both read in the engines' caches.
-	if _, err := p.timeScans(fresh.DB, 1, chk); err != nil {
+	if err := p.scans(fresh.DB, 1, chk); err != nil {
 		b.Fatalf("fresh: %v", err)
 	}
-	if _, err := p.timeScans(db, 1, chk); err != nil {
+	if err := p.scans(db, 1, chk); err != nil {
 		b.Fatalf("%s: %v", state, err)
 	}
 	frd, err := fresh.DB.NewReader()
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	defer frd.Close()
 	rd, err := db.NewReader()
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	defer rd.Close()
 	lat := measure.NewRecorder()
 	var base, total time.Duration

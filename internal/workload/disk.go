@@ -10,15 +10,9 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// Disk measures the device under -dir in the same run as the engines, so
-// every report carries the ceiling its engine numbers should be read
-// against (seed 001 ran fio by hand for this; see docs/methodology.md):
-//
-//   - op=randread-4k: 4 KiB reads at random aligned offsets with O_DIRECT,
-//     at every -threads value (the queue depth);
-//   - op=seqwrite-fsync: a file the size of the data set written in 1 MiB
-//     writes, then fsynced;
-//   - op=seqread: the same size read from start to end after eviction.
+// Disk measures the device under -dir in the same run as the engines: the
+// ceiling their numbers are read against (seed 001 ran fio by hand for
+// this; docs/methodology.md, "Reading engine results against the device").
 func init() {
 	core.Register(&core.Workload{
 		Name: "Disk",
@@ -33,16 +27,12 @@ func init() {
 func disk(b *testing.B, e *core.Env) {
 	e.ClearSettings() // these results belong to no engine
 	dir := e.ScratchDir("disk")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, os.MkdirAll(dir, 0o755))
 	defer e.Root.RemoveAll(dir)
 	size := diskFileSize(e)
 	e.Logf("disk: preparing a %s file in %s", core.Human(size), dir)
 	path, err := measure.PrepareFile(dir, size)
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	for _, threads := range e.Cfg.Threads {
 		b.Run(core.SubName("op", "randread-4k", "threads", threads), func(b *testing.B) {
 			b.SetBytes(4 << 10)
@@ -52,9 +42,7 @@ func disk(b *testing.B, e *core.Env) {
 			if errors.Is(err, measure.ErrNoDirectIO) {
 				b.Skipf("-dir cannot do direct I/O, so the device cannot be measured apart from the page cache: %v", err)
 			}
-			if err != nil {
-				b.Fatal(err)
-			}
+			fatalIf(b, err)
 			if r.Ops != int64(b.N) || r.Bytes != int64(b.N)<<12 {
 				b.Fatalf("%d reads of %d bytes, want %d of 4 KiB", r.Ops, r.Bytes, b.N)
 			}
@@ -70,9 +58,7 @@ func disk(b *testing.B, e *core.Env) {
 			b.StartTimer()
 			r, err := measure.SeqWriteFsync(dir, size, pattern)
 			b.StopTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
+			fatalIf(b, err)
 			if r.Bytes != size {
 				b.Fatalf("wrote %d bytes, want %d", r.Bytes, size)
 			}
@@ -87,7 +73,14 @@ func disk(b *testing.B, e *core.Env) {
 	b.Run("op=seqread", func(b *testing.B) {
 		b.SetBytes(size)
 		reads = int64(b.N)
-		cached = seqReads(b, size, func() (int64, error) { return evictFile(path) }, func() (measure.DiskResult, error) { return measure.SeqRead(path) })
+		evict := func() (int64, error) { // and how many bytes stayed cached
+			if _, err := measure.EvictFile(path); err != nil {
+				return 0, err
+			}
+			res, _, err := measure.Resident(path)
+			return res, err
+		}
+		cached = seqReads(b, size, evict, func() (measure.DiskResult, error) { return measure.SeqRead(path) })
 		b.ReportMetric(float64(size)/(1<<20), "file-MiB")
 	})
 	if cached > 0 {
@@ -103,31 +96,17 @@ func seqReads(b *testing.B, size int64, evict func() (int64, error), read func()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c, err := evict()
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		cached += c
 		b.StartTimer()
 		r, err := read()
 		b.StopTimer()
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		if r.Bytes != size {
 			b.Fatalf("read %d bytes, want %d", r.Bytes, size)
 		}
 	}
 	return cached
-}
-
-// evictFile drops the file at path from the page cache and returns how
-// many of its bytes stayed there.
-func evictFile(path string) (int64, error) {
-	if _, err := measure.EvictFile(path); err != nil {
-		return 0, err
-	}
-	res, _, err := measure.Resident(path)
-	return res, err
 }
 
 // diskFileSize is the size of the data set, at least 64 MiB so that short

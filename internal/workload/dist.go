@@ -3,7 +3,9 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"testing"
 
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/keydist"
@@ -12,21 +14,17 @@ import (
 // The key distributions of the timed reads and writes (docs/workloads.md,
 // "Key distributions"): -dist names the ones a family runs, a dimension of
 // its own (dist=zipf); -zipf_theta and -zipf_items shape zipf and latest.
-// Without -dist each family runs its default; ReadRandom and Load name
-// every distribution but uniform (distName), YCSB every one.
 
 var distFlag = &core.Flag[core.WordList]{Name: "dist",
 	Usage: "comma-separated key distributions of ReadRandom, Load and YCSB, one sub-benchmark each: uniform, zipf (YCSB's scrambled Zipfian), latest (YCSB's skewed latest); unset, ReadRandom and Load read uniformly and each YCSB workload uses its own (ReadRandom and Load name every one but uniform in their leaves, dist=zipf)",
 	Check: func(l core.WordList, _ *core.Config) error {
 		var errs []error
-		seen := map[string]bool{}
-		for _, d := range l {
+		for i, d := range l {
 			if _, err := keydist.ParseKind(d); err != nil {
 				errs = append(errs, core.FlagError("dist", d, "must be one of uniform, zipf, latest"))
-			} else if seen[d] {
+			} else if slices.Contains(l[:i], d) {
 				errs = append(errs, core.FlagError("dist", d, "is listed twice"))
 			}
-			seen[d] = true
 		}
 		return errors.Join(errs...)
 	},
@@ -73,9 +71,8 @@ func dists(c *core.Config, def ...string) []string {
 }
 
 // distName is the value of a ReadRandom or Load leaf's dist= level: ""
-// for uniform, the families' only distribution before -dist, which leaves
-// the level out (SubName) so a name recorded then means the same now and
-// history goes on; the distribution's name for the others.
+// for uniform, which SubName leaves out (docs/workloads.md, "Key
+// distributions", says why); the distribution's name for the others.
 func distName(d string) string {
 	if d == "uniform" {
 		return ""
@@ -86,23 +83,21 @@ func distName(d string) string {
 // distCache holds the distributions keyDist built, by their parameters.
 var distCache sync.Map
 
-// keyDist is the distribution d over n keys at the run's -zipf_theta and
-// -zipf_items: built once per run (latest's zeta over n, an exact sum up
-// to millions of keys), shared by every goroutine that draws from it.
-func keyDist(c *core.Config, d string, n uint64) (*keydist.Params, error) {
+// keyDist is the distribution d over the data set's keys at the run's
+// -zipf_theta and -zipf_items: built once per run (latest's zeta over the
+// keys, an exact sum up to millions of them), shared by every goroutine
+// that draws from it.
+func keyDist(tb testing.TB, e *core.Env, d string) *keydist.Params {
+	tb.Helper()
 	kind, err := keydist.ParseKind(d)
-	if err != nil {
-		return nil, err
-	}
-	theta, items := zipfThetaFlag.Get(c), zipfItemsFlag.Get(c)
+	fatalIf(tb, err)
+	theta, items, n := zipfThetaFlag.Get(&e.Cfg), zipfItemsFlag.Get(&e.Cfg), e.Keys
 	key := fmt.Sprint(d, theta, items, n)
 	if p, ok := distCache.Load(key); ok {
-		return p.(*keydist.Params), nil
+		return p.(*keydist.Params)
 	}
 	p, err := keydist.New(kind, theta, items, n)
-	if err != nil {
-		return nil, err
-	}
+	fatalIf(tb, err)
 	distCache.Store(key, p)
-	return p, nil
+	return p
 }

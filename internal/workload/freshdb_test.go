@@ -30,7 +30,7 @@ func TestFreshLeafGivesEverySearchTheFixture(t *testing.T) {
 		searches := 0
 		r := testing.Benchmark(func(b *testing.B) {
 			h := e.Open(b, e.KVFor(info))
-			freshLeaf(e, b, h, "op=upsert", func(b *testing.B, fresh func(*testing.B) engine.DB) {
+			leafOnCopies(e, b, h, "op=upsert", false, func(b *testing.B, fresh func(*testing.B) engine.DB) {
 				for range 3 {
 					db := fresh(b)
 					searches++

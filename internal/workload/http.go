@@ -104,14 +104,8 @@ func (w *httpWorker) put(idx uint64) error {
 // runHTTP is the body of BenchmarkHTTP<Engine>/op=get|put/rate=N.
 func runHTTP(b *testing.B, e *core.Env, db engine.DB, op string, rate int, up *upserts) {
 	srv, err := kvhttp.Start(db, e.Gen.ValueSize)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := srv.Close(); err != nil {
-			b.Error(err)
-		}
-	}()
+	fatalIf(b, err)
+	defer func() { errorIf(b, srv.Close()) }()
 	c := loadOf(&e.Cfg)
 	n := c.LoadWorkers
 	tr := &http.Transport{MaxConnsPerHost: n, MaxIdleConnsPerHost: n, DisableCompression: true, IdleConnTimeout: time.Minute}

@@ -3,7 +3,7 @@ package workload
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,7 +15,8 @@ import (
 
 // Knee: the highest rate an engine sustains under the -slo p99, found by
 // a search of fixed-rate trials (gets, or upserts on a copy of the
-// fixture).
+// fixture): docs/methodology.md, "Fixed-rate load and the knee", the rule
+// the comments below implement.
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Knee",
@@ -32,7 +33,7 @@ func init() {
 			h.Run(b, fmt.Sprintf("op=get/slo=%v", slo), core.Warm, nil, func(b *testing.B, db engine.DB) {
 				runKnee(b, e, "get", func(*testing.B) engine.DB { return db })
 			})
-			freshLeaf(e, b, h, fmt.Sprintf("op=upsert/slo=%v", slo), func(b *testing.B, fresh func(*testing.B) engine.DB) {
+			leafOnCopies(e, b, h, fmt.Sprintf("op=upsert/slo=%v", slo), false, func(b *testing.B, fresh func(*testing.B) engine.DB) {
 				runKnee(b, e, "upsert", fresh)
 			})
 		},
@@ -56,25 +57,18 @@ func kneeScratch(e *core.Env, info engine.Info) int64 {
 }
 
 // kneeTrials is how many trials a rate must pass, every one of them, to
-// count as sustained; the first failed trial fails it. Requiring all makes
-// the knee a rate the engine held each time it was tried: luck (a trial
-// that missed a compaction) cannot raise it, and a stall of a shared
-// machine lowers it.
+// count as sustained; the first failed trial fails it.
 const kneeTrials = 2
 
 // sustained is the knee's pass rule for one trial: every operation due in
-// the window ran and is in the histogram (none left unrun at the hard
-// stop, none missing), and the p99 of all of them, from their due times,
-// is within the SLO. With every operation counted from its due time, that
-// p99 also bounds how far the run fell behind the rate.
+// the window done, and the p99 of all of them within the SLO.
 func (c loadSettings) sustained(res *load.Result) bool {
 	return res.Complete() && time.Duration(res.Latency.Percentile(99)) <= c.SLO
 }
 
 // kneeCycle is the periodic work of upserts on an LSM: the memtable, in
 // bytes, whose every fill ends in a flush, and the bytes one upsert adds
-// to it. The zero kneeCycle is none: a B-tree writes its pages in each
-// commit and gets write nothing, so their trials keep -knee_time.
+// to it. The zero kneeCycle is none (B-trees, gets).
 type kneeCycle struct {
 	memtable int64
 	perOp    int64
@@ -82,10 +76,8 @@ type kneeCycle struct {
 
 // kneeCycleOf is the cycle of op on info's engine opened with o, the
 // options in force (a memory budget's memtable included). The engines
-// with data blocks are the LSMs, whose memtable flushes to a table;
-// bbolt, LMDB and the rail have none. An upsert counts its key and value:
-// the engines' per-entry overhead (a skiplist node, a sequence number:
-// tens of bytes) is left out, so a trial errs long rather than short.
+// with data blocks are the LSMs, whose memtable flushes to a table; an
+// upsert counts its key and value alone, so a trial errs long.
 func kneeCycleOf(info engine.Info, o engine.Options, op string, valSize int) kneeCycle {
 	if op != "upsert" || !info.DataBlocks || o.MemtableMB <= 0 {
 		return kneeCycle{}
@@ -119,9 +111,7 @@ func (cy kneeCycle) span(rate int, d time.Duration) string {
 
 // trialTime is how long a trial at rate lasts: -knee_time, or with a
 // memtable cycle long enough to fill -knee_flushes memtables (rounded up
-// to 100ms), at most -knee_max_time. A trial shorter than one fill holds
-// a flush, and the stall that may come with it, or not by chance: the
-// rate it passes would be luck.
+// to 100ms), at most -knee_max_time.
 func (c loadSettings) trialTime(rate int, cy kneeCycle) time.Duration {
 	if cy.memtable <= 0 || rate <= 0 {
 		return c.KneeTime
@@ -134,13 +124,10 @@ func (c loadSettings) trialTime(rate int, cy kneeCycle) time.Duration {
 	return min(max(c.KneeTime, need), c.KneeMaxTime)
 }
 
-// findKnee raises the rate from -knee_start, doubling, until a rate is not
-// sustained, then bisects between the last sustained and the first failed
-// rate for -knee_steps steps (or until they are within 1%). A rate is
-// sustained when kneeTrials trials in a row sustain it, each as long as
-// trialTime says for cy. It returns the highest sustained rate (0 if even
-// the lowest tried failed) and, of its trials, the one with the higher
-// p99. logf receives one line per trial.
+// findKnee searches for the knee with trials as long as trialTime says
+// for cy. It returns the highest sustained rate (0 if even the lowest
+// tried failed) and, of its trials, the one with the higher p99. logf
+// receives one line per trial.
 func (c loadSettings) findKnee(cy kneeCycle, trial func(rate int, d time.Duration) (*load.Result, error), logf func(format string, args ...any)) (int, *load.Result, error) {
 	try := func(rate int) (bool, *load.Result, error) {
 		d := c.trialTime(rate, cy)
@@ -151,11 +138,11 @@ func (c loadSettings) findKnee(cy kneeCycle, trial func(rate int, d time.Duratio
 				return false, nil, err
 			}
 			ok := c.sustained(res)
-			verdict := fmt.Sprintf("sustained (trial %d of %d)", n, kneeTrials)
+			verdict := "sustained"
 			if !ok {
-				verdict = fmt.Sprintf("not sustained (trial %d of %d)", n, kneeTrials)
+				verdict = "not sustained"
 			}
-			logf("knee: %d ops/s for %s: achieved %.0f, %d of %d done, p99 %v: %s", rate, cy.span(rate, d), res.Achieved(), res.Done, res.Scheduled, time.Duration(res.Latency.Percentile(99)), verdict)
+			logf("knee: %d ops/s for %s: achieved %.0f, %d of %d done, p99 %v: %s (trial %d of %d)", rate, cy.span(rate, d), res.Achieved(), res.Done, res.Scheduled, time.Duration(res.Latency.Percentile(99)), verdict, n, kneeTrials)
 			if !ok {
 				return false, res, nil
 			}
@@ -196,15 +183,13 @@ func (c loadSettings) findKnee(cy kneeCycle, trial func(rate int, d time.Duratio
 	return lo, best, nil
 }
 
-// kneeSpread is what repeated searches found: the median knee, which
-// one lucky or stalled search cannot move as it moves a mean, the lowest
-// and the highest.
+// kneeSpread is what repeated searches found: the median knee, the
+// lowest and the highest.
 type kneeSpread struct{ median, min, max float64 }
 
 // spreadOf summarises the knees of repeated searches (at least one).
 func spreadOf(knees []float64) kneeSpread {
-	s := append([]float64(nil), knees...)
-	sort.Float64s(s)
+	s := slices.Sorted(slices.Values(knees))
 	return kneeSpread{median: median(s), min: s[0], max: s[len(s)-1]}
 }
 
@@ -230,12 +215,8 @@ func (s kneeSpread) pct() (pct float64, ok bool) {
 }
 
 // runKnee is the body of BenchmarkKnee<Engine>/op=get|upsert: one knee
-// search per b.N iteration, each on the database dbFor gives it (untimed:
-// upserts get a fresh copy of the fixture each) with workers of its own.
-// It reports the median of the searches' knees and of their p99s and,
-// over more than one search, the lowest and highest knee and their
-// spread. A trial is one fixed-rate window of trialTime with load's
-// default drain.
+// search per b.N iteration, each on the database dbFor gives it (untimed)
+// with workers of its own, and the searches' median and spread.
 func runKnee(b *testing.B, e *core.Env, op string, dbFor func(*testing.B) engine.DB) {
 	c := loadOf(&e.Cfg)
 	rs := e.CallStreams(b)
@@ -256,7 +237,7 @@ func runKnee(b *testing.B, e *core.Env, op string, dbFor func(*testing.B) engine
 		}
 	}
 	b.StopTimer()
-	sort.Float64s(p99s)
+	slices.Sort(p99s)
 	s := spreadOf(knees)
 	b.ReportMetric(0, "ns/op") // a search has no per-operation time
 	b.ReportMetric(s.median, "knee-ops/s")
@@ -289,37 +270,26 @@ func kneeSearch(e *core.Env, c loadSettings, db engine.DB, op string, rs core.St
 	return c.findKnee(kneeCycleOn(e, db, op), trial, logf)
 }
 
-// freshLeaf runs body as sub-benchmark name with fresh, which hands each
-// search body runs a database no earlier search wrote: a private copy of
-// the fixture in scratch (openWorkCopy), or on the calibration rail a
-// freshly loaded map. The first search gets the one opened before the
-// sub-benchmark starts (its settings line printed); each later one, a
-// search of the same call (-benchtime Nx) or of a later call (testing
-// calls the body again for -count and -cpu), a new one, the one before
-// it closed and removed first.
-//
-// On the copy an earlier search wrote, a search would start over more
-// keys than the fixture holds and behind the flushes and compactions that
-// search left due: a search ends on rates the engine could not sustain,
-// and Badger stalls its writers until its compactions catch up, failing
-// the next search's first trial at a rate it sustains on a fresh copy.
-func freshLeaf(e *core.Env, b *testing.B, h *core.Handle, name string, body func(b *testing.B, fresh func(*testing.B) engine.DB)) {
-	leafOnCopies(e, b, h, name, false, body)
-}
-
-// leafOnCopies is freshLeaf, or with keep every search on the first
-// database.
+// leafOnCopies runs body as sub-benchmark name with fresh, which hands
+// each search body runs a database no earlier search wrote
+// (docs/methodology.md, "Fixed-rate load and the knee", says why): a
+// private copy of the fixture in scratch (newWorkCopy), or on the
+// calibration rail a freshly loaded map. The first search gets the one
+// opened before the sub-benchmark starts (its settings line printed);
+// each later one, in this call or a later one, a new one, the one before
+// it closed and removed first; with keep, every search gets the first.
 func leafOnCopies(e *core.Env, b *testing.B, h *core.Handle, name string, keep bool, body func(b *testing.B, fresh func(*testing.B) engine.DB)) {
 	h.Close(b) // the fixture is not read while its copy is written
 	f := h.Fixture()
 	name = core.BlockLeaf(name, f.Engine, h.Options(nil))
+	e.WatchLeaf(b.Name() + "/" + name)
 	s := &freshDBs{e: e, h: h, label: b.Name() + "/" + name, keep: keep}
 	defer s.close(b)
 	e.ShowFixtureSettings(f.Engine, s.open(b).Settings(), f) // a copy of the fixture
 	b.Run(name, func(b *testing.B) { body(b, s.next) })
 }
 
-// freshDBs is the database freshLeaf's searches run on, one at a time.
+// freshDBs is the database leafOnCopies's searches run on, one at a time.
 type freshDBs struct {
 	e     *core.Env
 	h     *core.Handle // the fixture's; on the rail it holds the map
@@ -338,10 +308,8 @@ func (s *freshDBs) open(b *testing.B) engine.DB {
 		s.db = s.h.DB(b, core.Warm, nil)
 		return s.db
 	}
-	w, err := openWorkCopy(s.e, s.h, s.label, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	w, err := newWorkCopy(s.e, s.h, s.label, nil, true)
+	fatalIf(b, err)
 	s.w, s.db = w, w.DB
 	return s.db
 }
@@ -360,9 +328,7 @@ func (s *freshDBs) next(b *testing.B) engine.DB {
 // close closes the open database and removes its copy.
 func (s *freshDBs) close(tb testing.TB) {
 	if s.w != nil {
-		if err := s.w.Close(); err != nil {
-			tb.Error(err)
-		}
+		errorIf(tb, s.w.Close())
 		s.w = nil
 	}
 	s.h.Close(tb) // the rail's map; nothing on the other engines

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -22,10 +23,8 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// Load: fixed-rate workloads. One b.N iteration is one measured window of
-// -load_time: a rate is a property of time, not of an operation count.
-// ns/op is reported as 1e9 / achieved-ops/s, the wall time per operation
-// at the rate actually achieved.
+// Load: fixed-rate workloads, one b.N iteration a measured window of
+// -load_time (docs/methodology.md, "Fixed-rate load and the knee").
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Load",
@@ -37,13 +36,9 @@ func init() {
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			f := e.KVFor(info)
 			h := e.Open(b, f)
-			list := dists(&e.Cfg, "uniform")
 			for _, op := range loadOps {
-				for _, d := range list {
-					p, err := keyDist(&e.Cfg, d, e.Keys)
-					if err != nil {
-						b.Fatal(err)
-					}
+				for _, d := range dists(&e.Cfg, "uniform") {
+					p := keyDist(b, e, d)
 					for _, rate := range rateFlag.Get(&e.Cfg) {
 						n := core.SubName("op", op, "dist", distName(d), "rate", rate)
 						if op == "readwhilewriting" && info.Reference {
@@ -97,18 +92,16 @@ func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist 
 	var res *load.Result
 	b.ResetTimer()
 	switch op {
-	case "get-hit", "get-miss":
+	case "get-hit", "get-miss", "overwrite":
 		hit := op == "get-hit"
-		res = windows(b, func() (*load.Result, error) {
-			return load.Run(at(rate), func(w int, _ uint64) error { return ws[w].get(hit) })
-		})
+		do := func(w int, _ uint64) error { return ws[w].get(hit) }
+		if op == "overwrite" {
+			do = func(w int, _ uint64) error { return ws[w].overwrite() }
+		}
+		res = windows(b, func() (*load.Result, error) { return load.Run(at(rate), do) })
 	case "upsert":
 		res = windows(b, func() (*load.Result, error) {
 			return up.run(e, c.at(rate), func(w int, idx uint64) error { return ws[w].put(idx) })
-		})
-	case "overwrite":
-		res = windows(b, func() (*load.Result, error) {
-			return load.Run(at(rate), func(w int, _ uint64) error { return ws[w].overwrite() })
 		})
 	case "readwhilewriting":
 		wr := newLoadWorkers(e, db, rs, 1, 3000)[0]
@@ -142,28 +135,17 @@ func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist 
 	}
 }
 
-// at is one fixed-rate window at rate. Its drain is load's default, one
-// more window: an engine that serves half the rate finishes every
-// operation.
+// at is one fixed-rate window at rate, with load's default drain.
 func (c loadSettings) at(rate int) load.Config {
 	return load.Config{Rate: float64(rate), Duration: c.LoadTime, Workers: c.LoadWorkers}
 }
 
 // loadLeaf runs body as sub-benchmark name on the engine's shared fixture
-// (h): read-only and warm when it only reads; when it writes, on a
-// private copy of the fixture in scratch, removed when it ends, or, on
-// the calibration rail, on a freshly loaded map. The engine's settings
-// line for what body runs on is printed before the sub-benchmark starts.
+// (h): read-only and warm when it only reads; when it writes, on one
+// fresh database for every call (leafOnCopies).
 func loadLeaf(e *core.Env, b *testing.B, h *core.Handle, name string, write bool, body func(b *testing.B, db engine.DB)) {
 	if !write {
 		h.Run(b, name, core.Warm, nil, body)
-		return
-	}
-	if h.Fixture().Engine.Reference {
-		h.Close(b)
-		fresh := e.Open(b, h.Fixture())
-		fresh.Run(b, name, core.Warm, nil, body)
-		fresh.Close(b)
 		return
 	}
 	leafOnCopies(e, b, h, name, true, func(b *testing.B, db func(*testing.B) engine.DB) { body(b, db(b)) })
@@ -384,10 +366,9 @@ func merge(total, res *load.Result) *load.Result {
 	return total
 }
 
-// reportLoad emits the fixed-rate metrics and, with -latency_dir, writes
-// the full percentile spectrum to a file named after the benchmark. The
-// percentiles cover every scheduled operation; unrun-% is the share that
-// the hard stop left unrun, whose latencies are lower bounds.
+// reportLoad emits the fixed-rate metrics (docs/methodology.md,
+// "Fixed-rate load and the knee") and, with -latency_dir, writes the full
+// percentile spectrum to a file named after the benchmark.
 func reportLoad(e *core.Env, b *testing.B, res *load.Result) {
 	if n := res.Latency.Count(); n != res.Scheduled || res.Done+res.Unrun != res.Scheduled {
 		b.Fatalf("%d operations scheduled, %d done, %d unrun, %d latencies: some are unaccounted for", res.Scheduled, res.Done, res.Unrun, n)
@@ -401,9 +382,7 @@ func reportLoad(e *core.Env, b *testing.B, res *load.Result) {
 	if res.Lag.Count() > 0 { // the generator's own lateness; open loop only
 		b.ReportMetric(float64(res.Lag.Percentile(99)), "lag-p99-ns")
 	}
-	if err := writeSpectrum(e, b.Name(), res.Latency); err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, writeSpectrum(e, b.Name(), res.Latency))
 }
 
 // writeSpectrum writes rec's HdrHistogram percentile spectrum (values in
@@ -425,9 +404,8 @@ func syncFS(dir string) error {
 	return unix.Syncfs(int(f.Fd()))
 }
 
-// The flags of the fixed-rate workloads (Load, Knee, HTTP, Bloom), which
-// all four list: open-loop load, the knee, HTTP and many-table Bloom
-// filters.
+// loadFlags are the flags of the fixed-rate workloads, which all four
+// (Load, Knee, HTTP, Bloom) list.
 var loadFlags = []core.Option{rateFlag, writeRateFlag, loadTimeFlag, loadWorkersFlag, sloFlag,
 	kneeTimeFlag, kneeFlushesFlag, kneeMaxTimeFlag, kneeStartFlag, kneeStepsFlag, sstTablesFlag, bloomFPRFlag, latencyDirFlag}
 
@@ -444,19 +422,14 @@ var (
 		Check: windowRange}
 	loadWorkersFlag = &core.Flag[int]{Name: "load_workers", Default: 4,
 		Usage: "goroutines (HTTP: keep-alive connections) that take operations off the fixed-rate schedule",
-		Check: func(w int, _ *core.Config) error { return intRange(w, 1, 4096) },
+		Check: ints(1, 4096),
 		Echo: func(w int, _ *core.Config, line func(string, any)) {
 			line("load-workers", w)
 			line("load-latency", "HDR histogram of every operation due in the window, ns from its intended start (open loop, coordinated omission corrected); the backlog runs after the window for up to one more window, then any operation not started counts as unrun at its wait so far")
 		}}
 	sloFlag = &core.Flag[time.Duration]{Name: "slo", Default: 10 * time.Millisecond,
 		Usage: "p99 latency a rate must stay under to count as sustained in BenchmarkKnee",
-		Check: func(s time.Duration, _ *core.Config) error {
-			if s <= 0 || s > time.Hour {
-				return errors.New("must be more than 0 and at most 1h")
-			}
-			return nil
-		},
+		Check: within(1, time.Hour, "must be more than 0 and at most 1h"),
 		Echo: func(s time.Duration, c *core.Config, line func(string, any)) {
 			line("slo-p99", s)
 			line("knee", kneeRule(c))
@@ -467,7 +440,7 @@ var (
 		Check: windowRange, Echo: noLines[time.Duration]}
 	kneeFlushesFlag = &core.Flag[int]{Name: "knee_flushes", Default: 5,
 		Usage: "how many memtable fills (N) each BenchmarkKnee upsert trial on an LSM spans, so that every trial holds its flushes and a level-0 compaction rather than by chance (5: a level-0 compaction comes every 4 flushes in Pebble and RocksDB, every 5 in Badger): at rate R a trial lasts max(-knee_time, N × memtable ÷ (R × (key + value bytes))), at most -knee_max_time; 0: -knee_time (B-trees and gets always run -knee_time)",
-		Check: func(n int, _ *core.Config) error { return intRange(n, 0, 100) }, Echo: noLines[int]}
+		Check: ints(0, 100), Echo: noLines[int]}
 	kneeMaxTimeFlag = &core.Flag[time.Duration]{Name: "knee_max_time", Default: 20 * time.Second,
 		Usage: "longest BenchmarkKnee upsert trial on an LSM (at least -knee_time); below -knee_flushes × memtable ÷ (this × (key + value bytes)) upserts/s a trial spans fewer than -knee_flushes fills: 16,132/s at the defaults (5 fills of 64 MiB memtables, 16-byte keys, 1 KiB values, 20s)",
 		Check: func(d time.Duration, c *core.Config) error {
@@ -484,11 +457,11 @@ var (
 		Check: rateRange, Echo: noLines[int]}
 	kneeStepsFlag = &core.Flag[int]{Name: "knee_steps", Default: 4,
 		Usage: "bisection steps BenchmarkKnee takes between the last sustained and the first failed rate",
-		Check: func(s int, _ *core.Config) error { return intRange(s, 0, 20) }, Echo: noLines[int]}
+		Check: ints(0, 20), Echo: noLines[int]}
 	sstTablesFlag = &core.Flag[int]{Name: "sst_tables", Default: 100, Shapes: true,
 		Usage: "unmerged tables in BenchmarkBloom's fixtures (Badger, RocksDB, Pebble; compactions off)",
 		Check: func(n int, c *core.Config) error {
-			if err := intRange(n, 1, 10_000); err != nil {
+			if err := ints(1, 10_000)(n, c); err != nil {
 				return err
 			}
 			if uint64(n) > c.Keys() {
@@ -560,29 +533,27 @@ func kneeRule(c *core.Config) string {
 // noLines is the Echo of a flag another flag's lines state.
 func noLines[T any](T, *core.Config, func(string, any)) {}
 
-// intRange is the check of a whole number from lo to hi.
-func intRange(v, lo, hi int) error {
-	if v < lo || v > hi {
-		return fmt.Errorf("must be from %d to %d", lo, hi)
+// within is the check of a flag's value from lo to hi; want is its error.
+func within[T cmp.Ordered](lo, hi T, want string) func(T, *core.Config) error {
+	return func(v T, _ *core.Config) error {
+		if !(v >= lo && v <= hi) {
+			return errors.New(want)
+		}
+		return nil
 	}
-	return nil
 }
 
-// rateRange is the check of a rate flag.
-func rateRange(r int, _ *core.Config) error {
-	if r < 1 || r > maxRate {
-		return fmt.Errorf("must be from 1 to %d operations per second", maxRate)
-	}
-	return nil
+// ints is the check of a whole number from lo to hi.
+func ints(lo, hi int) func(int, *core.Config) error {
+	return within(lo, hi, fmt.Sprintf("must be from %d to %d", lo, hi))
 }
 
-// windowRange is the check of a fixed-rate window.
-func windowRange(d time.Duration, _ *core.Config) error {
-	if d < time.Millisecond || d > 24*time.Hour {
-		return errors.New("must be from 1ms to 24h")
-	}
-	return nil
-}
+// rateRange is the check of a rate flag; windowRange, of a fixed-rate
+// window.
+var (
+	rateRange   = within(1, maxRate, fmt.Sprintf("must be from 1 to %d operations per second", maxRate))
+	windowRange = within(time.Millisecond, 24*time.Hour, "must be from 1ms to 24h")
+)
 
 // nonEmpty is the check of a list flag.
 func nonEmpty(n int, what string) error {

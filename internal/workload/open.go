@@ -11,10 +11,8 @@ import (
 )
 
 // Open times what a process pays before its first answer: opening the
-// fixture read-only and serving one verified point read. Seed 001 saw
-// Badger spend seconds loading tables at open; measured here on its own,
-// that cost never leaks into the read benchmarks, which open outside the
-// timer.
+// fixture read-only and serving one verified point read, apart from the
+// read benchmarks (docs/methodology.md, "The read benchmarks").
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Open",
@@ -49,9 +47,8 @@ func openAndRead(b *testing.B, e *core.Env, info engine.Info, h *core.Handle, ca
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		if cache == core.Cold {
-			if _, err := e.Evict(h.Dir()); err != nil {
-				b.Fatal(err)
-			}
+			_, err := e.Evict(h.Dir())
+			fatalIf(b, err)
 		}
 		idx := rng.Below(g.Keys)
 		key := g.Key(kb[:], idx)
@@ -78,9 +75,7 @@ func openAndRead(b *testing.B, e *core.Env, info engine.Info, h *core.Handle, ca
 		if cerr := db.Close(); err == nil {
 			err = cerr
 		}
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		b.StartTimer()
 	}
 	b.StopTimer()

@@ -12,11 +12,8 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// overwritePassesFlag is -overwrite_passes: one leaf pass=P per value.
-// The default, 1,2,3, shows where each engine's steady state begins
-// rather than assuming it: pass 1 starts from the bulk-loaded fixture,
-// pass 2 from a data set rewritten once, and pass 3 says whether pass 2
-// was steady already (docs/methodology.md, "What overwrite measures").
+// overwritePassesFlag is -overwrite_passes: one leaf pass=P per value
+// (docs/methodology.md, "What overwrite measures", says why 1,2,3).
 var overwritePassesFlag = &core.Flag[core.IntList]{Name: "overwrite_passes", Default: core.IntList{1, 2, 3}, Shapes: true,
 	Usage: "comma-separated pass counts P, one pass=P sub-benchmark each in BenchmarkOverwrite: the data set is rewritten P times, passes 1 to P-1 untimed, pass P measured",
 	Check: func(v core.IntList, _ *core.Config) error {
@@ -24,46 +21,31 @@ var overwritePassesFlag = &core.Flag[core.IntList]{Name: "overwrite_passes", Def
 			return errors.New("must list at least one pass")
 		}
 		var errs []error
-		seen := map[int]bool{}
-		for _, p := range v {
+		for i, p := range v {
 			switch {
 			case p < 1 || p > 4096:
 				errs = append(errs, core.FlagError("overwrite_passes", p, "must be from 1 to 4096"))
-			case seen[p]:
+			case slices.Contains(v[:i], p):
 				errs = append(errs, core.FlagError("overwrite_passes", v.String(), fmt.Sprintf("lists %d twice", p)))
 			}
-			seen[p] = true
 		}
 		return errors.Join(errs...)
 	}}
 
-// overwriteUnits are populate's, less the memory growths: the interval
-// starts on a database already open, so growth over that baseline is not what
-// populate's growth over an empty database is.
+// overwriteUnits are populate's, less the memory growths
+// (docs/methodology.md, "What overwrite measures", says why).
 var overwriteUnits = append([]core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), core.Lower("dev-write-amp"), core.Lower("space-amp"),
 	core.Lower("log-MB"), core.Higher("first-keys/s"), core.Higher("last-keys/s")}, timelineUnits...)
 
-// overwriteScratch is one copy of the fixture at a time, counted like a
-// fixture at three times the logical bytes (as loadScratch counts one),
-// and what a pass may add before compactions drop the versions it
-// replaced: up to what a populate writes, three times the logical bytes
-// again.
+// overwriteScratch is one copy of the fixture at a time and what a pass
+// adds (docs/methodology.md, "What overwrite measures").
 func overwriteScratch(e *core.Env, _ engine.Info) int64 { return 6 * e.Gen.LogicalBytes() }
 
 // Overwrite: db_bench's overwrite, the steady state an LSM reaches only
-// once its whole data set has been rewritten. Populate measures the first
-// write of the data set into an empty database; here every op starts from
-// a private copy of a fixture and rewrites every key of it once, in
-// batches of -batch through the engine's native batch path from -writers
-// goroutines, in a random order drawn for the op. Leaf pass=P times the
-// data set's P-th write after its load: its op copies the engine's
-// fixture of the data set rewritten P-1 times (rewrittenFixture; for P=1
-// the loaded data set itself) and counts pass P as populate is counted
-// (writeOnce), over an interval that starts at its first write, so its
-// figures stand beside populate's under the same names. Each pass writes a
-// version of its own of every value (pass p writes version p; the loaded
-// data set holds version 0), and after the timed pass the whole database
-// is read back: every key once, each holding version P.
+// once its whole data set has been rewritten. Leaf pass=P times the P-th
+// rewrite on a copy of the fixture rewritten P-1 times (rewrittenFixture),
+// counted as populate is (writeOnce), and reads every key back at version
+// P (docs/methodology.md, "What overwrite measures").
 func init() {
 	core.Register(&core.Workload{
 		Name:    "Overwrite",
@@ -85,21 +67,17 @@ func init() {
 			for _, passes := range overwritePassesFlag.Get(&e.Cfg) {
 				f := rewrittenFixture(e, info, passes-1)
 				src, err := e.FixtureDir(f)
-				if err != nil {
-					b.Fatal(err)
-				}
+				fatalIf(b, err)
 				o := f.Options
 				o.Dir, o.ReadOnly = "", false
-				copyLeaf(b, e, f, e.LeafName("batch", e.Cfg.Batch, "pass", passes), o, func(b *testing.B) { overwrite(b, e, info, src, o, passes) })
+				scratchLeaf(b, e, info, f, e.LeafName("batch", e.Cfg.Batch, "pass", passes), o, func(b *testing.B) { overwrite(b, e, info, src, o, passes) })
 			}
 		},
 	})
 }
 
-// overwrite is the body of leaf pass=passes: each op copies the fixture
-// in src, which holds version passes-1 of every value, rewrites the copy
-// once (overwriteOnce), timed, and removes it. Every figure is a mean over
-// the ops.
+// overwrite is the body of leaf pass=passes: each op rewrites a copy of
+// the fixture in src, version passes-1 of every value (overwriteOnce).
 func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts engine.Options, passes int) {
 	b.StopTimer()
 	rng := e.CallStreams(b).Rand(0)
@@ -111,14 +89,10 @@ func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts eng
 }
 
 // rewrittenFixture is the engine's fixture of the data set rewritten
-// passes times after its load, the state leaf pass=passes+1 starts from;
-// for passes 0, the engine's fixture of the data set (KVFor). It is built
-// as a round of the leaf's passes before its timed one would be, once:
-// the data set loaded as the shared fixture is, then each pass p writes
-// version p of every value in its own order (drawn from -seed, so a
-// rebuild writes the same), in batches of -batch from one writer, and is
-// flushed and the database closed before the next, every compaction
-// settled.
+// passes times after its load, the state leaf pass=passes+1 starts from
+// (docs/methodology.md, "What overwrite measures"); for passes 0, the
+// engine's fixture of the data set (KVFor). Its orders are drawn from
+// -seed, so a rebuild writes the same.
 func rewrittenFixture(e *core.Env, info engine.Info, passes int) *core.Fixture {
 	if passes == 0 {
 		return e.KVFor(info)
@@ -228,9 +202,8 @@ func (o passOrder) at(i uint64) uint64 {
 
 // drawPassOrders draws the orders of passes passes over n keys from r,
 // each different from the ones before it where n allows (an affine order
-// is fixed by its first two writes, so n >= 3 has several). a is drawn
-// from [2, n) once n > 2, so no pass rewrites the data set in the order
-// the fixture was loaded in (index order, a = 1) shifted.
+// is fixed by its first two writes), a from [2, n) once n > 2
+// (docs/methodology.md, "What overwrite measures").
 func drawPassOrders(r *dataset.Rand, n uint64, passes int) []passOrder {
 	out := make([]passOrder, 0, passes)
 	for len(out) < passes {

@@ -20,23 +20,18 @@ var populateUnits = []core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), 
 // concurrent callers.
 var writersFlag = &core.Flag[int]{Name: "writers", Default: 1,
 	Usage: "goroutines writing batches concurrently in populate",
-	Check: func(n int, _ *core.Config) error { return intRange(n, 1, 256) }}
+	Check: ints(1, 256)}
 
 // populateScratch is one scratch database at a time, up to three times
 // the logical size of the data set.
 func populateScratch(e *core.Env, _ engine.Info) int64 { return 3 * e.Gen.LogicalBytes() }
 
-// Populate: each op writes the whole data set into a fresh database in
-// batches of -batch through the engine's native batch path, from -writers
-// goroutines, then flushes (durable, compactions settled) and closes it.
-//
-// Batch (BenchmarkLmdbBatch, BenchmarkBoltBatch) is the same body over
-// the variants of an engine's batch commit path (its "Batch" dimensions):
-// seed 001's comparison of LMDB's Env.Update ("SimpleBatched") with a
-// hand-driven write transaction on a locked OS thread ("TxnBatched"), and
-// bbolt's DB.Update (one transaction per batch) with DB.Batch (concurrent
-// callers coalesced into one transaction), the switch badger-bench made
-// for bbolt; -writers sets the number of concurrent callers.
+// Populate: each op writes the whole data set into a fresh database
+// (docs/methodology.md, "What populate measures"). Batch is the same body
+// over an engine's engine.CommitMode variants, -writers callers: seed
+// 001's LMDB Env.Update ("SimpleBatched") against a write transaction on
+// a locked OS thread ("TxnBatched"), and bbolt's DB.Update against
+// DB.Batch, the switch badger-bench made for bbolt.
 func init() {
 	core.Register(&core.Workload{
 		Name:    "Populate",
@@ -69,25 +64,16 @@ func init() {
 	})
 }
 
-// runPopulate runs populate as sub-benchmark sub (with the block size
-// appended, BlockLeaf) with the run's options as tweak changes them, after printing the engine's settings for exactly
-// those options.
+// runPopulate runs populate as leaf sub (scratchLeaf) with the run's
+// options as tweak changes them.
 func runPopulate(b *testing.B, e *core.Env, info engine.Info, sub string, tweak func(*engine.Options)) {
-	e.WatchLeaf(b.Name() + "/" + sub)
 	opts := e.Options(info, "", e.Gen.LogicalBytes())
 	tweak(&opts)
-	sub = core.BlockLeaf(sub, info, opts)
-	s, err := e.ScratchSettings(info, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	e.ShowSettings(info, s)
-	b.Run(sub, func(b *testing.B) { populate(b, e, info, opts) })
+	scratchLeaf(b, e, info, nil, sub, opts, func(b *testing.B) { populate(b, e, info, opts) })
 }
 
-// populateStats is what one full write of the data set cost, all over one
-// interval: from the call to Open to the moment the closed database's files
-// are durable (see writeOnce).
+// populateStats is what one write of the data set cost over writeOnce's
+// interval.
 type populateStats struct {
 	elapsed time.Duration
 	times   core.WriteTimes // the write loop's first and last tenth
@@ -103,29 +89,19 @@ type populateStats struct {
 const memSamplePeriod = 20 * time.Millisecond
 
 // populateOnce writes every key of the data set into a fresh database in
-// opts.Dir, timed and counted over one interval (writeOnce). start and
-// stop, when set, are called at the interval's ends.
+// opts.Dir (writeOnce).
 func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label string, start, stop func()) (populateStats, error) {
 	return writeOnce(e, info, opts, "", core.GenSource{G: e.Gen}, 0, label, label, start, stop)
 }
 
 // writeOnce times and counts one write of src (WriteAllTimed, in batches
 // of -batch from -writers goroutines, under a space guard named label;
-// its timeline's interval every) into the database in opts.Dir, over one
-// interval that ends at the same point for every engine and every
-// writing benchmark: the open of a fresh database (populate), or, with
-// from set, nothing: a copy of the fixture in from, written back and
-// opened before the interval (overwrite); the writes; Flush, which waits
-// for flushes and compactions to settle (one rule for every engine);
-// Close, which writes what an engine still holds in memory (Badger's
-// active memtable); and an fsync of every file left, so data an engine
-// did not sync (per-commit sync off) is on the device too. start and
-// stop, when set, are called at the interval's ends.
-//
-// Before the interval, memory is released (engine.ReleaseMemory) and its
-// baseline read, so memory earlier work left to the allocators is not
-// charged to this engine; the process's and the device's write counters
-// are read right before it and right after it.
+// its timeline's interval every) into the database in opts.Dir, over the
+// one interval of docs/methodology.md, "What populate measures": from the
+// open of a fresh database, or with from set (overwrite) from the first
+// write to a copy of the fixture in from, made and opened before it, to
+// the fsync after Close. start and stop, when set, are called at the
+// interval's ends.
 func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, src core.Source, every time.Duration, label, writeLabel string, start, stop func()) (populateStats, error) {
 	var st populateStats
 	dir := opts.Dir
@@ -211,9 +187,8 @@ func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, 
 	return st, err
 }
 
-// populate is the body of every write benchmark: each op writes the whole
-// data set into a fresh database opened with opts (populateOnce, whose
-// interval is the op's timed interval).
+// populate is the body of Populate and Batch: each op is a populateOnce
+// into a fresh database opened with opts, timed over its interval.
 func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) {
 	writeOps(b, e, info, opts, true, func(o engine.Options, start, stop func()) (populateStats, error) {
 		return populateOnce(e, info, o, info.Name+" populate", start, stop)
@@ -221,9 +196,8 @@ func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) 
 }
 
 // writeOps runs b.N ops of a write benchmark, each once into a new
-// scratch directory (o.Dir), removed afterwards, and reports their tally:
-// every figure a mean over the ops except the memory growths (with
-// memory), which are the largest.
+// scratch directory (o.Dir), removed afterwards, and reports their tally
+// (docs/methodology.md, "What populate measures").
 func writeOps(b *testing.B, e *core.Env, info engine.Info, opts engine.Options, memory bool, once func(o engine.Options, start, stop func()) (populateStats, error)) writeTally {
 	b.SetBytes(e.Gen.LogicalBytes())
 	var tally writeTally
@@ -235,9 +209,7 @@ func writeOps(b *testing.B, e *core.Env, info engine.Info, opts engine.Options, 
 			if rerr := e.Root.RemoveAll(o.Dir); err == nil {
 				err = rerr
 			}
-			if err != nil {
-				b.Fatal(err)
-			}
+			fatalIf(b, err)
 			tally.add(st)
 		}
 	})
@@ -278,8 +250,7 @@ func (t *writeTally) add(st populateStats) {
 }
 
 // report reports the tally of ops that each wrote keys entries of logical
-// bytes in all: every figure a mean over the ops, except the memory
-// growths (reported when memory is set), which are the largest.
+// bytes in all, the memory growths when memory is set (writeOps).
 func (t *writeTally) report(b *testing.B, keys uint64, logical int64, memory bool) {
 	if t.ops == 0 {
 		return

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -20,12 +19,8 @@ import (
 // prefetch on and no prefix bound, a lookup that misses seeks onto the
 // next trace's keys and reads their values ahead for nothing.
 // BenchmarkPrefetch<Engine> measures that in disk bytes, memory and time,
-// for every engine's prefix scan.
-//
-// The dimensions besides hit and cache are the engine's own
-// (core.Variants): Badger alone prefetches values; only the LSMs take a real iterator bound (a B-tree cursor stops at the first
-// key past the prefix either way); readahead is an option of LMDB's map
-// and RocksDB's iterators.
+// for every engine's prefix scan; its dimensions besides hit and cache are
+// the engine's own (core.Variants; docs/engines.md, the fairness table).
 func init() {
 	core.Register(&core.Workload{
 		Name:    "Prefetch",
@@ -101,9 +96,8 @@ func runPrefetch(b *testing.B, e *core.Env, info engine.Info) {
 		s, ok := settings[key]
 		if !ok {
 			var err error
-			if s, err = h.Settings(o); err != nil {
-				b.Fatal(err)
-			}
+			s, err = h.Settings(o)
+			fatalIf(b, err)
 			settings[key] = s
 		}
 		e.ShowFixtureSettings(info, s, h.Fixture())
@@ -130,13 +124,12 @@ func prefetchOpen(b *testing.B, info engine.Info, o engine.Options) engine.DB {
 // prefetchOpenOnly is the seed's open-only baseline: one op opens the
 // store on a cold page cache (eviction untimed) and reads nothing.
 func prefetchOpenOnly(b *testing.B, e *core.Env, info engine.Info, o engine.Options) {
-	var read, major, grow, peak, resident int64
+	var sum procUse
+	var resident int64
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
 		r, err := e.Evict(o.Dir)
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		resident += r
 		var db engine.DB
 		u := measureProc(b, func() {
@@ -144,53 +137,35 @@ func prefetchOpenOnly(b *testing.B, e *core.Env, info engine.Info, o engine.Opti
 			db = prefetchOpen(b, info, o)
 			b.StopTimer()
 		})
-		if err := db.Close(); err != nil {
-			b.Fatal(err)
-		}
-		read += u.read
-		major += u.major
-		grow += u.grow
-		peak = max(peak, u.peak)
+		fatalIf(b, db.Close())
+		sum = procUse{sum.read + u.read, sum.major + u.major, sum.grow + u.grow, max(sum.peak, u.peak)}
 	}
 	n := float64(b.N)
-	b.ReportMetric(float64(read)/n, "read-B/op")
-	b.ReportMetric(float64(read)/1e6, "read-MB")
-	b.ReportMetric(0, "values/op")
-	b.ReportMetric(float64(major)/n, "majflt/op")
-	b.ReportMetric(float64(grow)/n/(1<<20), "rss-grow-MB")
-	b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MB")
-	b.ReportMetric(float64(resident)/n/(1<<20), "cold-resident-MB")
+	sum.report(b, 0, n, float64(resident)/n, true)
 }
 
 // prefetchLookups is the body of every lookup sub-benchmark: op i looks
-// up trace start+i mod -prefetch_traces and reads and verifies every value
-// under its prefix, start drawn per call (CallStreams). Without a bound it stops, as
-// the seed's code did, at the first key without the prefix.
+// up trace start+i mod -prefetch_traces, start drawn per call, and reads
+// and verifies every value under its prefix (traceLookup).
 func prefetchLookups(b *testing.B, e *core.Env, info engine.Info, o engine.Options, it engine.IterOptions, c prefetchCase) {
 	t := traces(e)
 	rng := e.CallStreams(b).Rand(7000)
 	start := int(rng.Below(uint64(t.N)))
 	var resident int64
 	if c.cold {
-		r, err := e.Evict(o.Dir) // no handle is open on the fixture here
-		if err != nil {
-			b.Fatal(err)
-		}
-		resident = r
+		var err error
+		resident, err = e.Evict(o.Dir) // no handle is open on the fixture here
+		fatalIf(b, err)
 	}
 	db := prefetchOpen(b, info, o)
 	defer db.Close()
 	rd, err := db.NewReader()
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	defer rd.Close()
 	l := &traceLookup{t: t, rd: rd, o: it, bound: c.bound, hit: c.hit, chk: t.Gen.NewChecker(e.FullCheck)}
 	if !c.cold {
 		for i := 0; i < min(b.N, t.N); i++ {
-			if err := l.lookup((start + i) % t.N); err != nil {
-				b.Fatal(err)
-			}
+			fatalIf(b, l.lookup((start+i)%t.N))
 		}
 	}
 	l.values = 0
@@ -206,7 +181,6 @@ func prefetchLookups(b *testing.B, e *core.Env, info engine.Info, o engine.Optio
 		}
 		b.StopTimer()
 	})
-	n := float64(b.N)
 	want := int64(0)
 	if c.hit {
 		want = int64(b.N) * dataset.SpansPerTrace
@@ -214,29 +188,35 @@ func prefetchLookups(b *testing.B, e *core.Env, info engine.Info, o engine.Optio
 	if l.values != want {
 		b.Fatalf("%d values read, want %d", l.values, want)
 	}
-	b.ReportMetric(float64(u.read)/n, "read-B/op")
-	b.ReportMetric(float64(u.read)/1e6, "read-MB")
-	b.ReportMetric(float64(l.values)/n, "values/op")
-	b.ReportMetric(float64(u.major)/n, "majflt/op")
-	b.ReportMetric(float64(u.grow)/(1<<20), "rss-grow-MB")
-	b.ReportMetric(float64(u.peak)/(1<<20), "peak-rss-MB")
-	if c.cold {
-		b.ReportMetric(float64(resident)/(1<<20), "cold-resident-MB")
-	}
+	u.report(b, l.values, 1, float64(resident), c.cold)
 }
 
 // procUse is what the process read from disk, its major faults and RSS
 // growth over a stretch, and its peak RSS at the end.
 type procUse struct{ read, major, grow, peak int64 }
 
+// report reports u, summed over b.N ops that read values values: its
+// growth as a mean over stretches, and with cold resident, the bytes of
+// the fixture the page cache held after eviction.
+func (u procUse) report(b *testing.B, values int64, stretches, resident float64, cold bool) {
+	n := float64(b.N)
+	b.ReportMetric(float64(u.read)/n, "read-B/op")
+	b.ReportMetric(float64(u.read)/1e6, "read-MB")
+	b.ReportMetric(float64(values)/n, "values/op")
+	b.ReportMetric(float64(u.major)/n, "majflt/op")
+	b.ReportMetric(float64(u.grow)/stretches/(1<<20), "rss-grow-MB")
+	b.ReportMetric(float64(u.peak)/(1<<20), "peak-rss-MB")
+	if cold {
+		b.ReportMetric(resident/(1<<20), "cold-resident-MB")
+	}
+}
+
 // measureProc releases memory (so that RSS does not fall during fn as the
 // heap is scavenged) and resets the peak RSS, then runs fn and returns
 // what the process used while it ran.
 func measureProc(b *testing.B, fn func()) procUse {
 	engine.ReleaseMemory()
-	if err := measure.ResetPeakRSS(); err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, measure.ResetPeakRSS())
 	m0, _ := measure.ReadMem()
 	f0 := measure.ReadFaults()
 	io0, _ := measure.ReadIO()
@@ -369,30 +349,19 @@ func traceIndex(t *dataset.Traces, k []byte) (uint64, error) {
 	return 0, fmt.Errorf("key %q is not in the trace data set", k)
 }
 
-// Seed 000's trace data set (BenchmarkPrefetch*): its size and value
-// size, which name its fixtures; the lines of the first also say how many
-// keys that is, the second's how the lookups run.
+// Seed 000's trace data set's size and value size, which name its
+// fixtures.
 var (
 	prefetchTracesFlag = &core.Flag[int]{Name: "prefetch_traces", Default: 600, Shapes: true,
 		Usage: "trace IDs in the prefix-lookup data set, 90 keys each; 9000 is the seed's full size (810,000 keys)",
-		Check: func(n int, _ *core.Config) error {
-			if n < 1 || n > dataset.MaxTraces {
-				return fmt.Errorf("must be from 1 to %d (the seed's full size)", dataset.MaxTraces)
-			}
-			return nil
-		},
+		Check: within(1, dataset.MaxTraces, fmt.Sprintf("must be from 1 to %d (the seed's full size)", dataset.MaxTraces)),
 		Echo: func(n int, _ *core.Config, line func(string, any)) {
 			line("prefetch-traces", n)
 			line("prefetch-keys", fmt.Sprintf("%d (%d spans per trace)", n*dataset.SpansPerTrace, dataset.SpansPerTrace))
 		}}
 	prefetchValSizeFlag = &core.Flag[int]{Name: "prefetch_valsz", Default: 2500, Shapes: true,
 		Usage: "value size in bytes of the prefix-lookup data set",
-		Check: func(v int, _ *core.Config) error {
-			if v < 1 || v > 64<<20 {
-				return errors.New("must be from 1 to 67108864 bytes")
-			}
-			return nil
-		},
+		Check: within(1, 64<<20, "must be from 1 to 67108864 bytes"),
 		Echo: func(v int, _ *core.Config, line func(string, any)) {
 			line("prefetch-valsz", v)
 			line("prefetch-order", "lookups visit trace IDs in ascending order, as the seed did; op i is trace i mod prefetch-traces")

@@ -17,11 +17,8 @@ import (
 )
 
 // ReadRandom: point reads on the engine's fixture, split across -threads
-// goroutines, a -hit_rate share of them for keys that exist, in every
-// -cache state. Warm, one op is one read; cold, one op is a round of
-// -cold_ops reads on a fixture just evicted and reopened (ColdRounds), and
-// every per-op figure is still per read. Every hit is verified; a miss key
-// that is found, or a hit key that is not, fails the benchmark.
+// goroutines, a -hit_rate share for keys that exist, every one verified
+// (docs/methodology.md, "The read benchmarks", "What a cold round is").
 func init() {
 	core.Register(&core.Workload{
 		Name:     "ReadRandom",
@@ -34,10 +31,7 @@ func init() {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
 				for _, d := range dists(&e.Cfg, "uniform") {
-					p, err := keyDist(&e.Cfg, d, e.Keys)
-					if err != nil {
-						b.Fatal(err)
-					}
+					p := keyDist(b, e, d)
 					for _, hit := range hitRateFlag.Get(&e.Cfg) {
 						for _, threads := range e.Cfg.Threads {
 							name := e.LeafName("cache", cache, "dist", distName(d), "hit", core.TrimFloat(hit*100)+"%", "threads", threads)
@@ -84,11 +78,7 @@ type readRandomRun struct {
 	threads int
 	hitRate float64
 	dist    *keydist.Params // nil or uniform: every key alike
-	// countIO reports mem-hit%, the share of sampled reads that read
-	// nothing from the device: cold and in a memory budget, where reads
-	// take microseconds and the two getrusage calls of a sample do not
-	// weigh (warm, they would).
-	countIO bool
+	countIO bool            // report mem-hit% (docs/workloads.md, "Memory budget: mem-hit%")
 }
 
 // readStream is one reader goroutine's reads: its own random keys and
@@ -107,9 +97,8 @@ type readStream struct {
 	ops     int64 // counted across the call, which with the stream's phase picks the sampled ones
 	found   int64
 	bytes   int64
-	// countIO: each sampled read also counts whether it went to the
-	// device (memHits of ioSampled did not); its goroutine is locked to
-	// its thread, whose counters these are.
+	// countIO: sampled reads also count device reads (memHits of
+	// ioSampled had none), on the goroutine's locked thread.
 	countIO            bool
 	ioSampled, memHits int64
 	ru                 unix.Rusage

@@ -12,11 +12,9 @@ import (
 )
 
 // Iterate: full scans. One op reads every key of the fixture in order,
-// with values or keys only. badger-bench capped its scan at 2M keys; this
-// reads them all, so the cost of a scan grows with the data as it does
-// for users. An engine's dimensions for "Iterate" (LMDB's memory map with
-// and without OS readahead, which seed 001 found decides a cold scan by
-// an order of magnitude) add a sub-benchmark level each.
+// with values or keys only (badger-bench capped its scan at 2M keys; this
+// reads them all, as users' scans grow with their data); an engine's
+// iterateCaps dimensions add a sub-benchmark level each.
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Iterate",
@@ -49,11 +47,8 @@ func iterOpts(e *core.Env, values bool) engine.IterOptions {
 	return engine.IterOptions{KeysOnly: !values, NoPrefetch: !scanPrefetchFlag.Get(&e.Cfg)}
 }
 
-// iterate times b.N full scans. In the cold state every scan is a round
-// of its own (ColdRounds): it starts from a closed, evicted, reopened
-// fixture; reopening is not timed, its cost is reported as open-ms and
-// open-read-B, and its disk reads are not counted in read-B/op. Warm or
-// cold, each scan opens a reader of its own.
+// iterate times b.N full scans, each through a reader of its own; cold,
+// each is a round of its own (docs/methodology.md, "What a cold round is").
 func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache string, tweak func(*engine.Options), values bool) {
 	keys := e.Gen.Keys
 	chk := core.GenSource{G: e.Gen}.NewChecker(e.FullCheck)
@@ -73,11 +68,7 @@ func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache stri
 	if cache == core.Cold {
 		var err error
 		timed := h.ColdRounds(b, tweak, func(db engine.DB) (func(), func()) {
-			return func() { err = scanAll(db) }, func() {
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
+			return func() { err = scanAll(db) }, func() { fatalIf(b, err) }
 		})
 		timed.Disk.Report(b, timed.Ops)
 	} else {
@@ -93,10 +84,9 @@ func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache stri
 	b.ReportMetric(float64(keys)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 }
 
-// Scan: range scans, db_bench's seekrandom and YCSB workload E. One op
-// seeks to a random existing key and reads the next -scan_len entries;
-// cold, one op is a round of -cold_ops of them on a fixture just evicted
-// and reopened (ColdRounds), and every per-op figure is still per seek.
+// Scan: range scans, db_bench's seekrandom and YCSB workload E: one op
+// seeks to a random existing key and reads the next -scan_len entries
+// (cold: docs/methodology.md, "What a cold round is").
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Scan",
@@ -123,14 +113,8 @@ func init() {
 }
 
 // scanPrefetchFlag is -scan_prefetch: whether an engine may fetch values
-// ahead of a scan's cursor. Off, the rule for every engine: a scan reads
-// a value when it asks for it, which is all that Pebble, RocksDB, bbolt
-// and LMDB can do (the value sits in the block or page the key came
-// from). Badger alone fetches ahead (PrefetchValues), a goroutine per
-// item, which pays off when values live in its value log
-// (-badger_vthreshold below -valsz) and costs several times the scan
-// when they are inline, as at its default threshold (docs/engines.md,
-// "Scans and Badger's value prefetch"). Seed 000's Prefetch sweeps it.
+// ahead of a scan's cursor; off for every engine by rule (docs/engines.md,
+// "Scans and Badger's value prefetch").
 var scanPrefetchFlag = &core.Flag[bool]{Name: "scan_prefetch",
 	Usage: "let engines fetch values ahead of a scan's cursor (Badger's PrefetchValues, the only engine that has it) in Scan, Iterate and YCSB's scans; off, every engine reads a value when the scan asks for it",
 	Echo: func(on bool, _ *core.Config, line func(string, any)) {
@@ -144,7 +128,7 @@ var scanPrefetchFlag = &core.Flag[bool]{Name: "scan_prefetch",
 // scanLenFlag is -scan_len: the entries each seek reads.
 var scanLenFlag = &core.Flag[int]{Name: "scan_len", Default: 100,
 	Usage: "entries read after each seek in BenchmarkScan",
-	Check: func(n int, _ *core.Config) error { return intRange(n, 1, 1_000_000) }}
+	Check: ints(1, 1_000_000)}
 
 // scanStream is one scanning goroutine's seeks: its own random keys and
 // latencies (core.Stream), checker and tally, kept across the rounds of
@@ -175,11 +159,9 @@ func newScanStreams(e *core.Env, rs core.Streams, threads int) scanStreams {
 	return out
 }
 
-// scan does n seek-and-read-next operations of goroutine t's stream
-// through rd; it stops at the first error. Each op opens an iterator at
-// its start key, as a range read in an application does; every entry's
-// value is checked against its key and the first entry must be the key
-// sought.
+// scan does n seeks of goroutine t's stream through rd, each an iterator
+// of its own read by scanFrom, as an application's range read is; it
+// stops at the first error.
 func (ss scanStreams) scan(t, n int, rd engine.Reader) error {
 	s := ss[t]
 	for i := 0; i < n; i++ {

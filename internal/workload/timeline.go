@@ -1,8 +1,8 @@
 package workload
 
 import (
-	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,26 +14,18 @@ import (
 )
 
 // Throughput over time, for the writes that can stall (Overwrite's timed
-// pass, YCSB with writes, Commit): every commit's end and latency is kept
-// (measure.Timeline), and after the window each -interval's rate and p99
-// give the leaf's stall figures and, with -latency_dir, a file of its own
-// (docs/methodology.md, "Throughput over time").
+// pass, YCSB with writes, Commit): docs/methodology.md, "Throughput over
+// time".
 
 // intervalFlag is -interval.
 var intervalFlag = &core.Flag[time.Duration]{Name: "interval", Default: 100 * time.Millisecond,
 	Usage: "interval of the writes' throughput over time (Overwrite, YCSB with writes, Commit): commits a second and p99 in each, the stall figures stall% and worst-interval-x, and with -latency_dir a .tsv of them per leaf",
-	Check: func(d time.Duration, _ *core.Config) error {
-		if d < time.Millisecond {
-			return errors.New("must be at least 1ms")
-		}
-		return nil
-	}}
+	Check: within(time.Millisecond, math.MaxInt64, "must be at least 1ms")}
 
 // timelineOptions are the flags of the workloads that keep a timeline.
 var timelineOptions = []core.Option{intervalFlag, latencyDirFlag}
 
-// timelineUnits are their figures: the share of intervals below half the
-// median interval's rate, and the slowest interval's rate over the median.
+// timelineUnits are their stall figures.
 var timelineUnits = []core.Unit{core.Lower("stall%"), core.Higher("worst-interval-x")}
 
 // newTimelines makes one timeline per writer goroutine, with room for
@@ -54,10 +46,7 @@ func reportIntervals(b *testing.B, e *core.Env, iv []measure.Interval) {
 		b.ReportMetric(stalled, "stall%")
 		b.ReportMetric(worst, "worst-interval-x")
 	}
-	err := writeLatencyFile(e, b.Name(), ".tsv", func(f io.Writer) error { return measure.WriteIntervals(f, b.Name(), iv) })
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, writeLatencyFile(e, b.Name(), ".tsv", func(f io.Writer) error { return measure.WriteIntervals(f, b.Name(), iv) }))
 }
 
 // writeLatencyFile writes <latency_dir>/<name><ext> with write, the

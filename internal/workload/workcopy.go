@@ -1,8 +1,9 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -29,10 +30,10 @@ type workCopy struct {
 	label string
 }
 
-// openWorkCopy copies the fixture that h reads (h's own database must be
-// closed: the fixture is not read while its copy is written) and opens
-// the copy with h's options as tweak changes them, under a space guard
-// named label.
+// newWorkCopy copies the fixture that h reads (h's own database must be
+// closed: the fixture is not read while its copy is written), or with
+// copy unset makes an empty database, and opens it with h's options as
+// tweak changes them, under a space guard named label.
 //
 // Every copy starts from the same state, whatever ran before it: the
 // copy and anything else dirty on its filesystem written back (otherwise
@@ -40,12 +41,6 @@ type workCopy struct {
 // waiting behind that is charged to the engine), and the memory earlier
 // engines left to the Go collector and the C allocators released
 // (otherwise a large heap's collection runs during the measurement).
-func openWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.Options)) (*workCopy, error) {
-	return newWorkCopy(e, h, label, tweak, true)
-}
-
-// newWorkCopy is openWorkCopy, or with copy unset an empty database with
-// the same options.
 func newWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.Options), copy bool) (*workCopy, error) {
 	info := h.Fixture().Engine
 	o := h.Options(tweak)
@@ -64,41 +59,54 @@ func newWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.O
 		err = w.open()
 	}
 	if err != nil {
-		w.remove()
+		w.e.Root.RemoveAll(w.Opts.Dir)
 		return nil, err
 	}
 	return w, nil
 }
 
-// copyForCall opens a fresh copy of h's fixture (openWorkCopy, with
+// copyForCall opens a fresh copy of h's fixture (newWorkCopy, with
 // tweak) for one call of b's body, b's timer stopped; done closes and
 // removes it.
 func copyForCall(b *testing.B, e *core.Env, h *core.Handle, tweak func(*engine.Options)) (w *workCopy, done func()) {
 	b.StopTimer()
-	w, err := openWorkCopy(e, h, b.Name(), tweak)
-	if err != nil {
-		b.Fatal(err)
+	w, err := newWorkCopy(e, h, b.Name(), tweak, true)
+	fatalIf(b, err)
+	return w, func() { errorIf(b, w.Close()) }
+}
+
+// scratchLeaf runs body as leaf name (with the block size, BlockLeaf) of
+// info's engine opened with o, writable, after printing the settings of
+// o on an empty database in scratch: those of a fresh database, or with f
+// set of the writable copies of fixture f that body runs on.
+func scratchLeaf(b *testing.B, e *core.Env, info engine.Info, f *core.Fixture, name string, o engine.Options, body func(b *testing.B)) {
+	o.ReadOnly = false
+	name = core.BlockLeaf(name, info, o)
+	e.WatchLeaf(b.Name() + "/" + name)
+	s, err := e.ScratchSettings(info, o)
+	fatalIf(b, err)
+	if f != nil {
+		e.ShowFixtureSettings(info, s, f)
+	} else {
+		e.ShowSettings(info, s)
 	}
-	return w, func() {
-		if err := w.Close(); err != nil {
-			b.Error(err)
-		}
+	b.Run(name, body)
+}
+
+// fatalIf fails tb at once when err is set.
+func fatalIf(tb testing.TB, err error) {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
 	}
 }
 
-// copyLeaf runs body as leaf name (with the block size, BlockLeaf) over
-// writable copies of fixture f opened with o, after printing the settings
-// of o on an empty database in scratch.
-func copyLeaf(b *testing.B, e *core.Env, f *core.Fixture, name string, o engine.Options, body func(b *testing.B)) {
-	o.ReadOnly = false
-	name = core.BlockLeaf(name, f.Engine, o)
-	e.WatchLeaf(b.Name() + "/" + name)
-	s, err := e.ScratchSettings(f.Engine, o)
+// errorIf fails tb, letting it go on, when err is set.
+func errorIf(tb testing.TB, err error) {
+	tb.Helper()
 	if err != nil {
-		b.Fatal(err)
+		tb.Error(err)
 	}
-	e.ShowFixtureSettings(f.Engine, s, f)
-	b.Run(name, body)
 }
 
 func (w *workCopy) open() error {
@@ -137,49 +145,20 @@ func (w *workCopy) reopen() error {
 // Close closes the copy's database and removes the copy.
 func (w *workCopy) Close() error {
 	err := w.shut()
-	if rerr := w.remove(); err == nil {
+	if rerr := w.e.Root.RemoveAll(w.Opts.Dir); err == nil {
 		err = rerr
 	}
 	return err
 }
 
-func (w *workCopy) remove() error { return w.e.Root.RemoveAll(w.Opts.Dir) }
-
-// copyTree copies the regular files and directories under src to dst,
-// leaving out the fixture's .ready manifest: the copy is not a fixture.
+// copyTree copies the fixture in src to dst (copy_file_range on Linux),
+// less its .ready manifest: the copy is not a fixture.
 func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case !d.Type().IsRegular() || rel == dataset.ReadyName:
-			return nil
-		}
-		return copyFile(p, to)
-	})
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		return err
 	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
+	if err := os.Remove(filepath.Join(dst, dataset.ReadyName)); !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil { // copy_file_range on Linux
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return nil
 }

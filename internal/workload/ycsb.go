@@ -3,6 +3,8 @@ package workload
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,16 +13,10 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// YCSB: closed-loop mixes of reads, updates, inserts, scans, read-modify-
-// writes and deletes at -threads goroutines that share one key
-// distribution (docs/workloads.md): YCSB's core workloads A-F,
-// db_bench's readwhilewriting, and the -mix of the command line. One op
-// is one operation of the mix. Every read is verified: the value belongs
-// to its key and is a version that was written, the latest where the run
-// knows it; a deleted key must be a miss. A mix that writes runs on a
-// private copy of the engine's fixture, made afresh, outside the timer,
-// every time testing calls the body, so every round starts from the
-// fixture's state; a read-only mix reads the fixture itself, warm.
+// YCSB: closed-loop mixes at -threads goroutines sharing one key
+// distribution, one op an operation of the mix, every read verified; a
+// mix that writes runs on a fresh copy of the fixture each round
+// (docs/workloads.md, "YCSB").
 func init() {
 	core.Register(&core.Workload{
 		Name:     "YCSB",
@@ -36,8 +32,7 @@ func init() {
 				if spec.Uniform {
 					def = append(def, "uniform")
 				}
-				list := dists(&e.Cfg, def...)
-				for _, d := range list {
+				for _, d := range dists(&e.Cfg, def...) {
 					for _, threads := range e.Cfg.Threads {
 						n := e.LeafName("workload", spec.Name, "dist", d, "threads", threads)
 						ycsbLeaf(b, e, h, n, spec, d, threads)
@@ -93,12 +88,7 @@ var updateFlag = &core.Flag[string]{Name: "update", Default: "blind", Choices: [
 // rwwRateFlag is readwhilewriting's writer rate.
 var rwwRateFlag = &core.Flag[float64]{Name: "rww_write_mbps", Default: 2,
 	Usage: "the bytes per second, in MB, of the one writer of YCSB's workload=readwhilewriting (db_bench's default 2 MB/s); its writes are not counted in ops/s",
-	Check: func(r float64, _ *core.Config) error {
-		if !(r > 0 && r <= 10000) {
-			return errors.New("must be above 0 and at most 10000")
-		}
-		return nil
-	}}
+	Check: within(math.SmallestNonzeroFloat64, 10000, "must be above 0 and at most 10000")}
 
 func ycsbSpecOf(name string) (ycsbSpec, bool) {
 	for _, s := range ycsbSpecs {
@@ -113,10 +103,7 @@ func ycsbSpecOf(name string) (ycsbSpec, bool) {
 func ycsbSelected(c *core.Config) []ycsbSpec {
 	var out []ycsbSpec
 	custom := mixFlag.Get(c)
-	for _, w := range ycsbFlag.Get(c) {
-		if w == "custom" {
-			continue
-		}
+	for _, w := range ycsbFlag.Get(c) { // custom is no spec: it is -mix's
 		if s, ok := ycsbSpecOf(w); ok {
 			out = append(out, s)
 		}
@@ -130,9 +117,7 @@ func ycsbSelected(c *core.Config) []ycsbSpec {
 
 // ycsbScratch is a copy of the fixture (three times the logical bytes,
 // as Load's) and what a round may insert beyond it.
-func ycsbScratch(e *core.Env, _ engine.Info) int64 {
-	return 4 * e.Gen.LogicalBytes()
-}
+func ycsbScratch(e *core.Env, _ engine.Info) int64 { return 4 * e.Gen.LogicalBytes() }
 
 // ycsbUnits: every figure per operation type, and the window's.
 func ycsbUnits() []core.Unit {
@@ -164,9 +149,7 @@ func ycsbLeaf(b *testing.B, e *core.Env, h *core.Handle, name string, spec ycsbS
 	h.Close(b) // the fixture is not read while a copy of it is written
 	o := h.Options(nil)
 	s, err := h.Settings(o)
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	leaf := core.BlockLeaf(name, info, o)
 	e.ShowFixtureSettings(info, s, h.Fixture()) // each round's copy of the fixture
 	b.Run(leaf, func(b *testing.B) {
@@ -178,11 +161,7 @@ func ycsbLeaf(b *testing.B, e *core.Env, h *core.Handle, name string, spec ycsbS
 }
 
 // The operations of a mixed workload, as YCSB names them, and db_bench's
-// delete. An update writes the whole value (the suite's records are one
-// value, not YCSB's ten fields): a blind put, as pebble bench ycsb's, or
-// with -update read a read then the put, as YCSB's key-value bindings
-// do; rmw is a read then a write of the same key, timed as one
-// operation, as YCSB's read-modify-write is.
+// delete (docs/workloads.md, "YCSB", says what each is).
 type ycsbOp int
 
 const (
@@ -203,16 +182,6 @@ type opMix [numOps]float64
 // writes says whether any operation of the mix writes.
 func (m opMix) writes() bool {
 	return m[opUpdate]+m[opInsert]+m[opRMW]+m[opDelete] > 0
-}
-
-func (m opMix) String() string {
-	var parts []string
-	for op, p := range m {
-		if p > 0 {
-			parts = append(parts, opNames[op]+"="+strconv.FormatFloat(p, 'f', -1, 64))
-		}
-	}
-	return strings.Join(parts, ",")
 }
 
 // cum is the mix's cumulative shares, from 0 to 1, as pick reads them:
@@ -244,12 +213,7 @@ func parseMix(s string) (opMix, error) {
 		if !ok {
 			return m, fmt.Errorf("%q is not op=percent", f)
 		}
-		op := ycsbOp(-1)
-		for i, n := range opNames {
-			if n == name {
-				op = ycsbOp(i)
-			}
-		}
+		op := ycsbOp(slices.Index(opNames[:], name))
 		if op < 0 {
 			return m, fmt.Errorf("unknown operation %q (have %s)", name, strings.Join(opNames[:], ", "))
 		}
@@ -279,11 +243,10 @@ type ycsbSpec struct {
 	Name string
 	Mix  opMix
 	Dist string // the workload's own request distribution
-	// Uniform also runs it over uniform keys by default: the baseline
-	// that shows what skew changed (A and C).
+	// Uniform also runs it over uniform keys by default (A and C).
 	Uniform bool
-	// Background is readwhilewriting's: the mix is its readers', and one
-	// more goroutine writes at -rww_write_rate, not counted in ops/s.
+	// Background: the mix is the readers', and one more goroutine writes
+	// at -rww_write_mbps, not counted in ops/s (readwhilewriting).
 	Background bool
 }
 

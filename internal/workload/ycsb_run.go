@@ -22,12 +22,9 @@ type ycsbLane struct {
 	_       [56]byte
 }
 
-// ackSeq numbers the inserts (or deletes) of a round in one sequence that
-// every goroutine claims from, acknowledged in any order as each commits,
-// as YCSB's AcknowledgedCounterGenerator does: limit is the first number
-// not yet acknowledged, so everything below it is committed, and it trails
-// the newest acknowledged number only by the claims still in flight, at
-// any goroutine count. Lock-free: slot v&mask holds v+1 once v is
+// ackSeq is YCSB's AcknowledgedCounterGenerator for a round's inserts (or
+// deletes) (docs/workloads.md, "YCSB", Insert): limit is the first number
+// not yet acknowledged. Lock-free: slot v&mask holds v+1 once v is
 // acknowledged, and whoever acknowledges moves limit past every
 // acknowledged number it finds.
 type ackSeq struct {
@@ -84,11 +81,8 @@ type ycsbShared struct {
 
 // newYCSBShared is the state of a round of ops operations of mix over
 // dist at stripes writing goroutines. Under zipf the ranks are hashed onto
-// a key space fixed for the round, as YCSB's CoreWorkload sizes its
-// ScrambledZipfianGenerator: the keys, twice the inserts the mix is
-// expected to make, and one; a draw of a key not yet inserted (or
-// deleted) is drawn again. So the key that gets rank 0 is the same key
-// from the first operation to the last.
+// a key space fixed for the round, sized as YCSB's CoreWorkload sizes it
+// (docs/workloads.md, "Key distributions").
 func newYCSBShared(g *dataset.Gen, keys uint64, dist *keydist.Params, mix opMix, ops, stripes int) *ycsbShared {
 	sh := &ycsbShared{g: g, keys: keys, lanes: make([]ycsbLane, stripes), stripes: uint64(stripes), dist: dist,
 		space: keys + uint64(float64(ops)*mix[opInsert]/100*2) + 1, cum: mix.cum(), deletes: mix[opDelete] > 0}
@@ -204,11 +198,9 @@ func pickOp(cum *[numOps]float64, u float64) ycsbOp {
 	return op
 }
 
-// do runs one operation and records its latency. What the harness
-// chooses comes before the clock starts: the key, the reader, the value
-// to write, an insert's or delete's number; the acknowledgement comes
-// after it stops. So the latency is the engine's operation alone, as
-// YCSB's DBWrapper times only the binding's call.
+// do runs one operation and records its latency, the engine's call alone
+// (docs/workloads.md, "YCSB"): what the harness chooses comes before the
+// clock starts, the acknowledgement after it stops.
 func (w *ycsbWorker) do(op ycsbOp) error {
 	sh := w.sh
 	var rd engine.Reader
@@ -296,10 +288,9 @@ func (w *ycsbWorker) do(op ycsbOp) error {
 
 // draw is an index of the live range from the shared distribution; a
 // writable one is also one no delete has started on, so an update never
-// brings a deleted key back. Under zipf the ranks fall on the round's
-// fixed key space and a draw outside the live range is drawn again, as
-// YCSB redraws a key not yet inserted. A mix that deleted nearly every
-// key it draws from ends with an error rather than a search without end.
+// brings a deleted key back. Under zipf a draw outside the live range is
+// drawn again (docs/workloads.md, "Key distributions"), a bounded number
+// of times.
 func (w *ycsbWorker) draw(writable bool) (uint64, error) {
 	sh := w.sh
 	for range 1 << 16 {
@@ -328,13 +319,10 @@ func (w *ycsbWorker) nextVersion() uint64 {
 }
 
 // reader is a reader that sees every write committed before the
-// operation, as a YCSB read, each a transaction of its own, does: made
-// afresh when any goroutine committed a write since the last was made
-// (so a read-only mix keeps its readers, a mix that writes takes one per
-// read), and every readerRenew operations, so that no read transaction
-// pins old pages or versions for the whole round. What was inserted and
-// deleted is read as of the reader's making: the range draws come from
-// and the deletes a read must not see.
+// operation (docs/workloads.md, "YCSB"): made afresh when any goroutine
+// committed since the last was made, and every readerRenew operations.
+// What was inserted and deleted is read as of the reader's making: the
+// range draws come from and the deletes a read must not see.
 func (w *ycsbWorker) reader() (engine.Reader, error) {
 	sh := w.sh
 	if c := sh.commits.Load(); w.rd == nil || c != w.epoch || w.reads >= readerRenew {
@@ -470,9 +458,8 @@ func (w *ycsbWorker) writeUntil(stop *atomic.Bool, bytesPerSec float64, started 
 	}
 }
 
-// ycsbWarmOps is the most operations of the mix's reads each round runs,
-// untimed, before its window: an engine's caches hold what the
-// distribution asks for first, on the fixture and on a fresh copy alike.
+// ycsbWarmOps is the most reads of a round's untimed warm-up
+// (docs/workloads.md, "YCSB").
 const ycsbWarmOps = 10000
 
 // runYCSB times b.N operations of spec over dist at threads goroutines on
@@ -482,11 +469,7 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 	if spec.Background {
 		stripes++ // the writer's
 	}
-	p, err := keyDist(&e.Cfg, dist, e.Keys)
-	if err != nil {
-		b.Fatal(err)
-	}
-	sh := newYCSBShared(e.Gen, e.Keys, p, spec.Mix, b.N, stripes)
+	sh := newYCSBShared(e.Gen, e.Keys, keyDist(b, e, dist), spec.Mix, b.N, stripes)
 	sh.prefetch, sh.readUpd = scanPrefetchFlag.Get(&e.Cfg), updateFlag.Get(&e.Cfg) == "read"
 	rs := e.CallStreams(b)
 	ws := make([]*ycsbWorker, stripes)
@@ -502,17 +485,14 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 	var stop atomic.Bool
 	writerDone := make(chan struct{})
 	c0, err := readCounters(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	cpu0 := measure.CPUTime()
 	if spec.Background { // writing before the readers start
 		started := make(chan struct{})
 		go func() { ws[threads].writeUntil(&stop, rwwRateFlag.Get(&e.Cfg)*1e6, started); close(writerDone) }()
 		<-started
 	}
-	// A mix that writes keeps its operations' timeline (throughput over
-	// time).
+	// A mix that writes keeps its operations' timeline.
 	var tls []*measure.Timeline
 	if spec.Mix.writes() {
 		tls = newTimelines(threads, b.N)
@@ -535,9 +515,8 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 	for _, w := range ws {
 		written += w.written
 	}
-	// The writes' cost includes what they left in memory: flushed
-	// (compactions settled, as populate's interval ends) and synced,
-	// untimed, before the counters are read.
+	// The writes' cost includes what they left in memory, flushed and
+	// synced untimed (docs/workloads.md, "YCSB", Figures).
 	if dir != "" && written > 0 {
 		if err := db.Flush(); err != nil {
 			b.Fatalf("flush: %v", err)
@@ -547,9 +526,7 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 		}
 	}
 	ioWritten, dev, err := c0.since()
-	if err != nil {
-		b.Fatal(err)
-	}
+	fatalIf(b, err)
 	for t, w := range ws {
 		if w.err != nil {
 			b.Fatalf("goroutine %d: %v", t, w.err)
@@ -558,9 +535,7 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 	reportYCSB(b, ws[:threads], elapsed, cpu)
 	if tls != nil {
 		iv, err := measure.Intervals(tls, start, start.Add(elapsed), intervalFlag.Get(&e.Cfg))
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		reportIntervals(b, e, iv)
 	}
 	if spec.Background {
@@ -571,20 +546,16 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 	if dir == "" || written == 0 {
 		return
 	}
-	// What the writes cost the device and the disk, over the window and
-	// its flush: the bytes the process wrote and the device took per
-	// logical byte written, and the space per logical byte of what the
-	// copy holds now.
 	b.ReportMetric(float64(ioWritten)/float64(written), "write-amp")
 	if c0.hasDev {
 		b.ReportMetric(float64(dev.WrittenBytes)/float64(written), "dev-write-amp")
 	}
 	lo, hi := sh.live()
 	liveBytes := int64(hi-lo) * int64(dataset.KeySize+e.Cfg.ValSize)
-	if sp, err := engine.SpaceOf(info, dir); err == nil && liveBytes > 0 {
+	sp, err := engine.SpaceOf(info, dir)
+	fatalIf(b, err)
+	if liveBytes > 0 {
 		b.ReportMetric(float64(sp.Data)/float64(liveBytes), "space-amp")
-	} else if err != nil {
-		b.Fatal(err)
 	}
 }
 

@@ -22,8 +22,8 @@ func TestParseMix(t *testing.T) {
 	if err != nil || m[opRead] != 60 || m[opDelete] != 5 || m[opRMW] != 0 {
 		t.Fatalf("%v, %v", m, err)
 	}
-	if m.String() != "read=60,update=20,insert=10,scan=5,delete=5" {
-		t.Errorf("String: %s", m)
+	if want := (opMix{opRead: 60, opUpdate: 20, opInsert: 10, opScan: 5, opDelete: 5}); m != want {
+		t.Errorf("parsed %v, want %v", m, want)
 	}
 	for in, want := range map[string]string{
 		"read=60,update=30":        "add up to 90",
