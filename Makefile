@@ -33,7 +33,7 @@ BLOCKS   ?= 4KiB,32KiB
 
 .PHONY: all deps valgrind-deps report-deps bench bench-full bench-mem bench-scale bench-sim prefetch seed003 seed004 audit memfloor lab-kvb lab-test history-record \
 	summary report report-screenshot history-screenshot embed-data embed-clean \
-	test vet unit unit-race unit-side smoke smoke-tests smoke-paths e2e e2e-sim gate-smoke report-test gate-e2e gate-sim-power versions charts
+	test vet unit unit-race unit-race-workload unit-side smoke smoke-tests smoke-paths e2e e2e-sim gate-smoke report-test gate-e2e gate-sim-power versions charts
 
 all: test
 
@@ -248,7 +248,7 @@ embed-data:
 embed-clean:
 	rm -f testdata/embed-generated.cdb testdata/embed-generated.overlay.json
 
-# test: the steps' jobs in one pool, one per CPU at a time, the longest
+# test: the steps' jobs in one pool, one more than the CPUs at a time, the longest
 # first; each job's time printed slowest first at the end (each package's
 # own time is on its "ok" line above).
 # vet: go vet (and each build variant of internal/engine), staticcheck, and
@@ -271,7 +271,7 @@ TEST_FLAGS   = -tags '$(TAGS)' $(if $(SMOKE_V),-v) -staticcheck $(STATICCHECK) -
 test: DEPS_QUIET := 1
 test: deps valgrind-deps
 	@$(KVB) test $(TEST_FLAGS) vet unit smoke report-test
-vet unit unit-race unit-side smoke smoke-tests smoke-paths e2e e2e-sim gate-smoke report-test:
+vet unit unit-race unit-race-workload unit-side smoke smoke-tests smoke-paths e2e e2e-sim gate-smoke report-test:
 	@$(KVB) test $(TEST_FLAGS) $@
 
 # gate-e2e: the end-to-end tests at full size (KVBENCH_E2E=full): a commit

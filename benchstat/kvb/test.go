@@ -44,9 +44,9 @@ func testFlags(c *testConfig, dry *bool, fs *flag.FlagSet) {
 func printTestHelp(w io.Writer) {
 	fmt.Fprint(w, `usage: kvb test [flags] STEP...
 
-Runs the jobs of the steps named, one per CPU at a time (at least two),
-the longest first, so that no core idles while a short job waits for a
-long one; a failed job does not stop the others, and the run fails when
+Runs the jobs of the steps named, one more than the CPUs at a time (at
+least three), the longest first, so that no core idles while a short job
+waits for a long one or a job waits on the disk; a failed job does not stop the others, and the run fails when
 one did. Each job's output is printed whole when it ends; with more than
 one job it prints where the time went, slowest first.
 
@@ -109,14 +109,14 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	slices.SortStableFunc(order, func(a, b testJob) int { return jobRank(a.name) - jobRank(b.name) })
-	times, err := runPool(context.Background(), order, max(2, runtime.NumCPU()), stdout)
+	times, err := runPool(context.Background(), order, testSlots(), stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "kvb test: failed: %v\n", err)
 		return 1
 	}
 	if len(times) > 1 {
 		slices.SortStableFunc(times, func(a, b stepTime) int { return cmp.Compare(b.d, a.d) })
-		fmt.Fprintf(stdout, "== make test: where the time went (%.1f s in all; jobs %d at a time) ==\n", time.Since(start).Seconds(), max(2, runtime.NumCPU()))
+		fmt.Fprintf(stdout, "== make test: where the time went (%.1f s in all; jobs %d at a time) ==\n", time.Since(start).Seconds(), testSlots())
 		for _, t := range times {
 			fmt.Fprintf(stdout, "%6.1f s  make %s\n", t.d.Seconds(), t.name)
 		}
@@ -147,10 +147,15 @@ func testGoFlags(goflags string) string {
 	return strings.Join(have, " ")
 }
 
+// testSlots is how many jobs make test runs at a time: one more than the
+// CPUs, so that a job waiting on the disk, a timer or a child (a
+// callgrind run is one thread) leaves no core idle; at least three.
+func testSlots() int { return max(3, runtime.NumCPU()+1) }
+
 // longestFirst are make test's jobs, longest first as make test measured
 // them (docs/targets.md): the pool starts them in this order, so the
 // short ones fill the cores at the end. A job not listed goes last.
-var longestFirst = []string{"unit-race", "unit-side", "smoke-tests", "e2e-sim", "e2e", "smoke-paths", "report-test", "vet"}
+var longestFirst = []string{"unit-side", "unit-race", "smoke-tests", "e2e-sim", "unit-race-workload", "e2e", "smoke-paths", "vet", "report-test"}
 
 func jobRank(name string) int {
 	if i := slices.Index(longestFirst, name); i >= 0 {

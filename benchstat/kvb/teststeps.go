@@ -46,9 +46,11 @@ type testStep struct {
 var testSteps = []testStep{
 	{name: "vet", jobs: []string{"vet"}},
 	// unit-race, every package under internal/ under -race but
-	// notRaced, internal/workload (the longest) first; unit-side, the runs
+	// notRaced, internal/workload's tests split between it and
+	// unit-race-workload (the package's tests run one at a time, and
+	// whole they are the longest run of make test); unit-side, the runs
 	// without -race.
-	{name: "unit", jobs: []string{"unit-race", "unit-side"}},
+	{name: "unit", jobs: []string{"unit-race", "unit-race-workload", "unit-side"}},
 	// The main package's tests (child processes that wait on timers and
 	// the disk); make bench's error path, the memory budget's path and
 	// the workflows' lint; the gate's end-to-end tests, the sim-mode one
@@ -58,8 +60,11 @@ var testSteps = []testStep{
 }
 
 const (
-	// unitFirst: the package whose tests start first, the longest.
-	unitFirst = "./internal/workload"
+	// unitFirst: the package whose tests start first, the longest;
+	// unit-race-workload runs its tests that workloadHalf matches,
+	// unit-race the others.
+	unitFirst    = "./internal/workload"
+	workloadHalf = "^Test(Twin|YCSB|Delete|Bloom)"
 	// e2e: the end-to-end tests of kvb compare and kvb versions
 	// (benchstat/e2e_test.go), every test of e2ePkg; e2eSim, the one
 	// under callgrind.
@@ -211,10 +216,11 @@ func (c *testConfig) jobs() map[string]testJob {
 
 	return map[string]testJob{
 		"vet": {"vet", vet},
-		"unit-race": {"unit-race", []testCmd{goCmd(raceEnv, append(append([]string{"test", "-race", "-count", "1",
-			unitFirst}, racedInternal()...), raceOnly...)...),
+		"unit-race": {"unit-race", []testCmd{goCmd(raceEnv, "test", "-race", "-count", "1", "-skip", workloadHalf, unitFirst),
+			goCmd(raceEnv, append(append([]string{"test", "-race", "-count", "1"}, racedInternal()...), raceOnly...)...),
 			goCmd(raceEnv, append([]string{"test", "-race"}, cachedRaced...)...)}},
-		"unit-side": {"unit-side", side},
+		"unit-race-workload": {"unit-race-workload", []testCmd{goCmd(raceEnv, "test", "-race", "-count", "1", "-run", workloadHalf, unitFirst)}},
+		"unit-side":          {"unit-side", side},
 		// every test of the main package, every benchmark once on a tiny
 		// data set in a directory of its own; TestEveryBenchmarkWritesOnlyUnderDir
 		// checks that nothing is written outside -dir.

@@ -82,10 +82,15 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 	}
 	for _, tags := range []string{"rocksdb", ""} {
 		jobs := (&testConfig{tags: tags}).jobs()
-		want := []string{race + " -count 1 ./internal/workload " + strings.Join(raced, " ") + " ./benchstat/internal/progress",
+		want := []string{race + " -count 1 -skip '^Test(Twin|YCSB|Delete|Bloom)' ./internal/workload",
+			race + " -count 1 " + strings.Join(raced, " ") + " ./benchstat/internal/progress",
 			race + " " + strings.Join(cachedRaced, " ")}
 		if got := commandsOf(jobs["unit-race"]); !slices.Equal(got, want) {
 			t.Errorf("unit-race, -tags %q:\n got %q\nwant %q", tags, got, want)
+		}
+		want = []string{race + " -count 1 -run '^Test(Twin|YCSB|Delete|Bloom)' ./internal/workload"}
+		if got := commandsOf(jobs["unit-race-workload"]); !slices.Equal(got, want) {
+			t.Errorf("unit-race-workload, -tags %q:\n got %q\nwant %q", tags, got, want)
 		}
 		tagArg := "rocksdb"
 		if tags == "" {
