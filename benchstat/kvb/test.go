@@ -133,7 +133,7 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 		slices.SortStableFunc(times, func(a, b stepTime) int { return cmp.Compare(b.d, a.d) })
 		fmt.Fprintf(stdout, "== make test: where the time went (%.1f s in all; jobs %d at a time) ==\n", time.Since(start).Seconds(), testSlots())
 		for _, t := range times {
-			fmt.Fprintf(stdout, "%6.1f s  %s\n", t.d.Seconds(), strings.TrimPrefix("make "+t.name, "make build"))
+			fmt.Fprintf(stdout, "%6.1f s  %s\n", t.d.Seconds(), map[bool]string{true: "build, before the jobs", false: "make " + t.name}[t.name == "build"])
 		}
 	}
 	return 0
