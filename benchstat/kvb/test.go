@@ -87,20 +87,8 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 		steps = append(steps, s)
 	}
 	os.Setenv("GOFLAGS", testGoFlags(os.Getenv("GOFLAGS")))
-	var order []testJob
-	for _, st := range steps {
-		for _, j := range st.jobs {
-			if !slices.ContainsFunc(order, func(o testJob) bool { return o.name == j }) {
-				order = append(order, jobs[j])
-			}
-		}
-	}
-	build := c.buildFirst(order)
 	if dry {
 		fmt.Fprintf(stdout, "# every go command with GOFLAGS=%s\n", os.Getenv("GOFLAGS"))
-		if len(build.cmds) > 0 {
-			printTestSteps([]testStep{{name: "build, before the jobs", jobs: []string{"build"}}}, map[string]testJob{"build": build}, stdout)
-		}
 		printTestSteps(steps, jobs, stdout)
 		return 0
 	}
@@ -112,19 +100,16 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "kvbench: RocksDB skipped: %s; every other test runs\n", why)
 	}
-	slices.SortStableFunc(order, func(a, b testJob) int { return jobRank(a.name) - jobRank(b.name) })
-	var times []stepTime
-	if len(build.cmds) > 0 {
-		fmt.Fprintln(stdout, "== build, before the jobs ==")
-		t0 := time.Now()
-		if err := runJob(context.Background(), build, stdout, stderr); err != nil {
-			fmt.Fprintf(stderr, "kvb test: failed: %v\n", err)
-			return 1
+	var order []testJob
+	for _, st := range steps {
+		for _, j := range st.jobs {
+			if !slices.ContainsFunc(order, func(o testJob) bool { return o.name == j }) {
+				order = append(order, jobs[j])
+			}
 		}
-		times = append(times, stepTime{"build", time.Since(t0)})
 	}
-	jobTimes, err := runPool(context.Background(), order, testSlots(), stdout)
-	times = append(times, jobTimes...)
+	slices.SortStableFunc(order, func(a, b testJob) int { return jobRank(a.name) - jobRank(b.name) })
+	times, err := runPool(context.Background(), order, testSlots(), stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "kvb test: failed: %v\n", err)
 		return 1
@@ -133,7 +118,7 @@ func runTest(args []string, stdout, stderr io.Writer) int {
 		slices.SortStableFunc(times, func(a, b stepTime) int { return cmp.Compare(b.d, a.d) })
 		fmt.Fprintf(stdout, "== make test: where the time went (%.1f s in all; jobs %d at a time) ==\n", time.Since(start).Seconds(), testSlots())
 		for _, t := range times {
-			fmt.Fprintf(stdout, "%6.1f s  %s\n", t.d.Seconds(), map[bool]string{true: "build, before the jobs", false: "make " + t.name}[t.name == "build"])
+			fmt.Fprintf(stdout, "%6.1f s  make %s\n", t.d.Seconds(), t.name)
 		}
 	}
 	return 0

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -238,46 +237,6 @@ func (c *testConfig) jobs() map[string]testJob {
 			goCmd([]string{"KVBENCH_CHROMIUM=required"}, "test", "-count", "1", "-run", "TestPage", "./benchstat/report"),
 		}},
 	}
-}
-
-// buildFirst compiles and links, before any job starts, the test
-// binaries that more than one of jobs would otherwise compile side by
-// side: go caches what it compiled, but two go commands at once each
-// compile what neither has found in the cache, so on empty caches the
-// jobs would build every engine twice or three times over. One go
-// command a build (race; the build's tags; none, for benchstat's; LMDB's other binding) uses
-// every CPU on its own; -exec true runs none of the binaries. With
-// caches warm it only checks that all is built. None with fewer than
-// two jobs.
-func (c *testConfig) buildFirst(jobs []testJob) testJob {
-	has := func(names ...string) bool {
-		return slices.ContainsFunc(jobs, func(j testJob) bool { return slices.Contains(names, j.name) })
-	}
-	if len(jobs) < 2 {
-		return testJob{name: "build"}
-	}
-	var cmds []testCmd
-	build := func(flags []string, pkgs ...string) {
-		args := append(append([]string{goTool(), "test", "-count", "1", "-exec", "true", "-run", "^$"}, flags...), pkgs...)
-		line := task{args: args}.commandLine()
-		cmds = append(cmds, testCmd{show: line, do: func(ctx context.Context, stdout, stderr io.Writer) error {
-			fmt.Fprintln(stdout, line)
-			return runTestCmd(ctx, testCmd{args: args}, io.Discard, stderr) // its "ok" lines are no test's
-		}})
-	}
-	if has("unit-race", "unit-race-workload") {
-		build([]string{"-race"}, append(append(append([]string{unitFirst}, racedInternal()...), raceOnly...), cachedRaced...)...)
-	}
-	if has("unit-side", "smoke-tests", "vet") {
-		build([]string{"-tags", c.tags}, append([]string{".", "./internal/core"}, notRaced...)...)
-	}
-	if has("unit-side", "e2e", "e2e-sim", "report-test") {
-		build(nil, "./benchstat/...") // as the jobs run them, without tags (a binary records its tags)
-	}
-	if has("unit-side", "vet") {
-		build([]string{"-tags", "lmdb_bmatsuo"}, "./internal/engine")
-	}
-	return testJob{name: "build", cmds: cmds}
 }
 
 // installChromium is make report-deps: the report test needs chromium.

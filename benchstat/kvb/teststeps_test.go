@@ -294,29 +294,3 @@ func TestTestGoFlags(t *testing.T) {
 		}
 	}
 }
-
-// TestBuildFirst: make test's jobs get their test binaries built first,
-// one go command a build, that runs none of them; a job alone builds as
-// it runs.
-func TestBuildFirst(t *testing.T) {
-	c := &testConfig{tags: "rocksdb"}
-	jobs := c.jobs()
-	var all []testJob
-	for _, st := range testSteps {
-		for _, n := range st.jobs {
-			all = append(all, jobs[n])
-		}
-	}
-	b := c.buildFirst(all)
-	if len(b.cmds) != 4 {
-		t.Fatalf("%d builds, want 4 (race, -tags rocksdb, benchstat's, lmdb_bmatsuo): %q", len(b.cmds), commandsOf(b))
-	}
-	for _, line := range commandsOf(b) {
-		if !strings.Contains(line, " -exec true -run '^$'") {
-			t.Errorf("%s: runs tests", line)
-		}
-	}
-	if b := c.buildFirst([]testJob{jobs["e2e"]}); len(b.cmds) != 0 {
-		t.Errorf("one job builds first: %q", commandsOf(b))
-	}
-}
