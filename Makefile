@@ -8,8 +8,10 @@
 GO       ?= go
 export GO
 # -trimpath: built without the checkout's path, so a second clone reuses
-# the first's build of it (kvb test builds everything so, for the same reason).
-KVB       = $(GO) run -trimpath ./benchstat/kvb
+# the first's build of it; without DWARF, which only a debugger reads: kvb
+# test builds everything so, and its tests' own builds of kvb then find
+# this one in the cache.
+KVB       = $(GO) run -trimpath -gcflags=all=-dwarf=false -ldflags=-w ./benchstat/kvb
 # The lab's kvb (benchstat/lab, a module of its own: power, audit,
 # memfloor, spectrum, history, record), built by make lab-kvb and run from
 # here.
