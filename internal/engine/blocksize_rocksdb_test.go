@@ -63,7 +63,7 @@ func TestRocksDBVerifyChecksums(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, it := rd.(*directReader).s.(*rocksDB).ro.VerifyChecksums(), it.(*rocksIter).ro.VerifyChecksums(); got != !skip || it != !skip {
+		if got, it := rd.(*rocksReader).db.ro.VerifyChecksums(), it.(*rocksIter).ro.VerifyChecksums(); got != !skip || it != !skip {
 			t.Errorf("SkipChecksums %v: reader verify_checksums %v, iterator %v", skip, got, it)
 		}
 		it.Close()

@@ -174,8 +174,33 @@ func (g *goleveldbDB) Close() error {
 	return err
 }
 
-// NewReader reads the DB directly, as with Pebble (directStore).
-func (g *goleveldbDB) NewReader() (Reader, error) { return newDirectReader(g) }
+// NewReader reads the DB directly, as with Pebble (directReader).
+func (g *goleveldbDB) NewReader() (Reader, error) {
+	if err := g.usable(); err != nil {
+		return nil, err
+	}
+	return &goleveldbReader{db: g}, nil
+}
+
+// goleveldbReader reads the DB directly (directReader).
+type goleveldbReader struct {
+	directReader
+	db *goleveldbDB
+}
+
+func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if err := r.readable(&r.db.lsm); err != nil {
+		return false, err
+	}
+	return r.db.get(key, fn)
+}
+
+func (r *goleveldbReader) NewIter(o IterOptions) (Iterator, error) {
+	if err := r.readable(&r.db.lsm); err != nil {
+		return nil, err
+	}
+	return r.db.iter(o)
+}
 
 func (g *goleveldbDB) NewBatch() Batch {
 	if err := g.writable(); err != nil {

@@ -224,9 +224,34 @@ func (p *pebbleDB) Close() error {
 	return p.db.Close()
 }
 
-// NewReader reads the DB directly, Pebble's idiom (directStore). Unlike
+// NewReader reads the DB directly, Pebble's idiom (directReader). Unlike
 // the B-trees' and Badger's readers it holds no snapshot.
-func (p *pebbleDB) NewReader() (Reader, error) { return newDirectReader(p) }
+func (p *pebbleDB) NewReader() (Reader, error) {
+	if err := p.usable(); err != nil {
+		return nil, err
+	}
+	return &pebbleReader{db: p}, nil
+}
+
+// pebbleReader reads the DB directly (directReader).
+type pebbleReader struct {
+	directReader
+	db *pebbleDB
+}
+
+func (r *pebbleReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if err := r.readable(&r.db.lsm); err != nil {
+		return false, err
+	}
+	return r.db.get(key, fn)
+}
+
+func (r *pebbleReader) NewIter(o IterOptions) (Iterator, error) {
+	if err := r.readable(&r.db.lsm); err != nil {
+		return nil, err
+	}
+	return r.db.iter(o)
+}
 
 func (p *pebbleDB) NewBatch() Batch {
 	if err := p.writable(); err != nil {

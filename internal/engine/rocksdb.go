@@ -313,10 +313,35 @@ func (r *rocksDB) Close() error {
 	return nil
 }
 
-// NewReader reads the DB directly, as with Pebble (directStore); its Gets
+// NewReader reads the DB directly, as with Pebble (directReader); its Gets
 // share the DB's one ReadOptions, so making a reader costs no cgo call, as
 // making Pebble's costs nothing.
-func (r *rocksDB) NewReader() (Reader, error) { return newDirectReader(r) }
+func (r *rocksDB) NewReader() (Reader, error) {
+	if err := r.usable(); err != nil {
+		return nil, err
+	}
+	return &rocksReader{db: r}, nil
+}
+
+// rocksReader reads the DB directly (directReader).
+type rocksReader struct {
+	directReader
+	db *rocksDB
+}
+
+func (r *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if err := r.readable(&r.db.lsm); err != nil {
+		return false, err
+	}
+	return r.db.get(key, fn)
+}
+
+func (r *rocksReader) NewIter(o IterOptions) (Iterator, error) {
+	if err := r.readable(&r.db.lsm); err != nil {
+		return nil, err
+	}
+	return r.db.iter(o)
+}
 
 // readOptions are a reader's or an iterator's ReadOptions, checksums
 // verified as Options.SkipChecksums says.

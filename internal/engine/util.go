@@ -144,53 +144,23 @@ func (l *lsm) write(f func() error) error {
 	return f()
 }
 
-// directStore is an LSM read directly (Pebble, RocksDB, goleveldb): every
-// Get and iterator sees the latest committed data (an iterator is its own
-// consistent view), and a reader holds no snapshot.
-type directStore interface {
-	usable() error
-	errClosed() error
-	get(key []byte, fn func(value []byte) error) (bool, error)
-	iter(o IterOptions) (Iterator, error)
-}
-
-// directReader is the reader of a directStore: it holds nothing, so Close
-// only marks it.
-type directReader struct {
-	s      directStore
-	closed bool
-}
-
-func newDirectReader(s directStore) (Reader, error) {
-	if err := s.usable(); err != nil {
-		return nil, err
-	}
-	return &directReader{s: s}, nil
-}
-
-func (r *directReader) check() error {
-	if r.closed {
-		return r.s.errClosed()
-	}
-	return r.s.usable()
-}
-
-func (r *directReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if err := r.check(); err != nil {
-		return false, err
-	}
-	return r.s.get(key, fn)
-}
-
-func (r *directReader) NewIter(o IterOptions) (Iterator, error) {
-	if err := r.check(); err != nil {
-		return nil, err
-	}
-	return r.s.iter(o)
-}
+// directReader is the part of a reader that reads the store directly
+// (Pebble, RocksDB, goleveldb) and holds nothing: Close only marks it.
+// Each of those stores has a reader type of its own around it, whose Get
+// and NewIter call the store's get and iter directly, so that a timed
+// read makes no call the engine's Get does not make itself.
+type directReader struct{ closed bool }
 
 func (r *directReader) Close() error {
 	r.closed = true
+	return nil
+}
+
+// readable is why a direct reader of l cannot read now, or nil.
+func (r *directReader) readable(l *lsm) error {
+	if r.closed || l.closed.Load() {
+		return l.errClosed()
+	}
 	return nil
 }
 
