@@ -322,7 +322,11 @@ func (b *boltBatch) Commit() error {
 }
 
 // Delete is DeleteBatch of one key: one transaction, DB.Update.
-func (d *boltDB) Delete(key []byte) error { return d.DeleteBatch([][]byte{key}) }
+// Delete deletes one key in a transaction of its own (not DeleteBatch of
+// one key, whose slice would be an allocation of the suite's in the op).
+func (d *boltDB) Delete(key []byte) error {
+	return d.db.Update(inBucket(func(bk *bolt.Bucket) error { return bk.Delete(key) }))
+}
 
 func (d *boltDB) DeleteBatch(keys [][]byte) error {
 	return d.db.Update(inBucket(func(bk *bolt.Bucket) error {

@@ -444,7 +444,16 @@ func (b *lmdbBatch) Commit() error {
 }
 
 // Delete is DeleteBatch of one key.
-func (d *lmdbDB) Delete(key []byte) error { return d.DeleteBatch([][]byte{key}) }
+// Delete deletes one key in a transaction of its own (not DeleteBatch of
+// one key, whose slice would be an allocation of the suite's in the op).
+func (d *lmdbDB) Delete(key []byte) error {
+	return d.write("delete", "update", int64(len(key)), func(txn *lmdbTxn) error {
+		if err := txn.Del(d.dbi, key, nil); err != nil && !lmdbIsNotFound(err) {
+			return err
+		}
+		return nil
+	})
+}
 
 // DeleteBatch deletes in one write transaction (Env.Update, through
 // write as a batch's Commit).
