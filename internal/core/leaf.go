@@ -219,11 +219,8 @@ func share(n, threads, t int) int {
 	return ops
 }
 
-// The Go scheduler's own wait: how long goroutines sat runnable before
-// they ran (runtime/metrics /sched/latencies:seconds), over a leaf's timed
-// window. With more goroutines than CPUs a read's tail can be this wait
-// rather than the engine's; a leaf with more than one thread reports its
-// p99 beside its own (sched-p99-ns) so a reader can tell them apart.
+// The Go scheduler's own wait over a leaf's timed window, sched-p99-ns:
+// docs/methodology.md, "The scheduler's wait beside a read's".
 
 const schedMetric = "/sched/latencies:seconds"
 

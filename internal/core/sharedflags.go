@@ -86,25 +86,12 @@ var sharedFlags = []Option{
 		Usage: "block cache of the LSM engines in MiB (B-trees read through the OS page cache)",
 		Field: func(c *Config) *int { return &c.CacheMB },
 		Check: intRange(1, 1<<20, "must be from 1 to 1048576"),
-		Echo: func(n int, c *Config, line func(string, any)) {
-			if r, ok := c.budget(); ok {
-				line("cache-mb", fmt.Sprintf("%d (budget rule)", r.CacheMB))
-				return
-			}
-			line("cache-mb", n)
-		}},
+		Echo:  budgetEcho("cache-mb", func(r budgetRule) int { return r.CacheMB })},
 	&Flag[int]{Name: "memtable_mb", Default: 64, Shapes: true,
 		Usage: "memtable (write buffer) of the LSM engines in MiB",
 		Field: func(c *Config) *int { return &c.MemtableMB },
 		Check: intRange(1, 4096, "must be from 1 to 4096"),
-		Echo: func(n int, c *Config, line func(string, any)) {
-			if r, ok := c.budget(); ok {
-				line("memtable-mb", fmt.Sprintf("%d (budget rule)", r.MemtableMB))
-				line("budget-rule", r.String())
-				return
-			}
-			line("memtable-mb", n)
-		}},
+		Echo:  budgetEcho("memtable-mb", func(r budgetRule) int { return r.MemtableMB })},
 	&Flag[string]{Name: "compression", Default: "none", Choices: []string{"none", "snappy", "zstd"}, Shapes: true,
 		Usage: "block compression of the LSM engines: none, snappy or zstd (B-trees never compress)",
 		Field: func(c *Config) *string { return &c.Compression }},
@@ -145,6 +132,22 @@ var sharedFlags = []Option{
 			}
 			return nil
 		}},
+}
+
+// budgetEcho writes the line key of -cache_mb or -memtable_mb: under
+// -mem_limit the rule's value (of), and after -memtable_mb's the rule.
+func budgetEcho(key string, of func(budgetRule) int) func(int, *Config, func(string, any)) {
+	return func(n int, c *Config, line func(string, any)) {
+		r, ok := c.budget()
+		if !ok {
+			line(key, n)
+			return
+		}
+		line(key, fmt.Sprintf("%d (budget rule)", of(r)))
+		if key == "memtable-mb" {
+			line("budget-rule", r.String())
+		}
+	}
 }
 
 // intRange checks that an int flag is from lo to hi; want says so.
