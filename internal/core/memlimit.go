@@ -160,11 +160,3 @@ func (e *Env) closeBudget() error {
 	}
 	return b.Close()
 }
-
-// memLimitLine is the mem-limit configuration line: the budget, or none.
-func memLimitLine(n ByteSize) string {
-	if n == 0 {
-		return "none"
-	}
-	return n.String()
-}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -63,7 +64,7 @@ var sharedFlags = []Option{
 		Usage: "run the benchmarks in a memory cgroup of their own limited to this size (64MiB, 1GiB, or bytes): page cache, heap and engine caches share it (root or a delegated cgroup tree; default: no budget)",
 		Field: func(c *Config) *ByteSize { return &c.MemLimit },
 		Check: func(_ ByteSize, c *Config) error { return c.validateMemLimit() },
-		Echo:  func(n ByteSize, _ *Config, line func(string, any)) { line("mem-limit", memLimitLine(n)) }},
+		Echo:  func(n ByteSize, _ *Config, line func(string, any)) { line("mem-limit", cmp.Or(n.String(), "none")) }},
 	&Flag[int]{Name: "cold_ops",
 		Usage: "reads (ReadRandom) or seeks (Scan) per cache=cold round, each round on a fixture closed, evicted and reopened; 0 is 1% of the keys, at least 100 and at most all of them",
 		Field: func(c *Config) *int { return &c.ColdOps },

@@ -89,13 +89,11 @@ func (g *SpaceGuard) start() error {
 	if free < g.margin {
 		return g.fail(free)
 	}
-	g.wg.Add(1)
-	go g.watch()
+	g.wg.Go(g.watch)
 	return nil
 }
 
 func (g *SpaceGuard) watch() {
-	defer g.wg.Done()
 	t := time.NewTimer(g.nextPoll(g.free0))
 	defer t.Stop()
 	for {
