@@ -26,7 +26,7 @@ func (l *SizeList) String() string {
 	if l == nil {
 		return ""
 	}
-	return joinList(*l, func(v ByteSize) string { return v.String() })
+	return joinList(*l, ",", func(v ByteSize) string { return v.String() })
 }
 
 func (l *SizeList) Set(v string) error {

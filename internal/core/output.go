@@ -51,13 +51,7 @@ func (e *Env) ShowFixtureSettings(info engine.Info, s []engine.Setting, f *Fixtu
 // results that belong to no engine.
 func (e *Env) ClearSettings() { e.showConfig(map[string]string{}) }
 
-func settingsLine(s []engine.Setting) string {
-	parts := make([]string, len(s))
-	for i, kv := range s {
-		parts[i] = kv.String()
-	}
-	return strings.Join(parts, " ")
-}
+func settingsLine(s []engine.Setting) string { return joinList(s, " ", engine.Setting.String) }
 
 // showConfig makes lines, by key, and the running workload's gate line
 // the configuration lines in force: it clears every other line printed
