@@ -20,6 +20,8 @@ type Plan struct {
 	// Margin is the most free space any of their writers must leave for
 	// the space guard to stop it cleanly (writeMargin).
 	Margin int64
+
+	m matcher // the pattern's; nil for none
 }
 
 // NewPlan matches pattern against every top-level benchmark the way go
@@ -34,6 +36,7 @@ func (e *Env) NewPlan(pattern string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.m = m
 	seen := map[string]bool{}
 	defer func() { e.planning = nil }()
 	for _, t := range Targets() {
@@ -162,11 +165,7 @@ func (e *Env) Selects(sub string) bool { return e.planning == nil || e.planning(
 // sub-benchmark starts skips those the plan declared no fixture for
 // (Selects).
 func (e *Env) RunsSub(b interface{ Name() string }, sub string) bool {
-	if e.plan == nil || e.plan.Pattern == "" {
-		return true
-	}
 	// A benchmark the pattern does not name at all runs outside go test's
 	// filter (testing.Benchmark): it runs every sub-benchmark.
-	m, err := newMatcher(e.plan.Pattern)
-	return err != nil || !m.match(b.Name()) || m.match(b.Name(), sub)
+	return e.plan == nil || e.plan.m == nil || !e.plan.m.match(b.Name()) || e.plan.m.match(b.Name(), sub)
 }
