@@ -10,13 +10,9 @@ import (
 )
 
 // The LSMs' data block is a dimension of every result of theirs
-// (block=4KiB), because no one size is fair to both point reads and
-// scans: -block_size lists the sizes to run, each LSM fixture is built
-// once per size (the size is part of its name), and every LSM leaf names
-// the size it read. DefaultBlockSize is the single size a run gets
-// without it, by the rule docs/engines.md ("Data block size") states and
-// measures. The bounds keep a block between a fraction of a page and half
-// of Badger's smallest table.
+// (block=4KiB), one fixture per size: docs/engines.md, "Data block size",
+// says why and how DefaultBlockSize is chosen. The bounds keep a block
+// between a fraction of a page and half of Badger's smallest table.
 const (
 	DefaultBlockSize ByteSize = 16 << 10
 	minBlockSize     ByteSize = 1 << 10
@@ -30,7 +26,7 @@ func (l *SizeList) String() string {
 	if l == nil {
 		return ""
 	}
-	return joinList(*l, func(v ByteSize) string { return v.String() })
+	return joinList(*l, ",", func(v ByteSize) string { return v.String() })
 }
 
 func (l *SizeList) Set(v string) error {

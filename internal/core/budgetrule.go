@@ -34,8 +34,8 @@ type budgetRule struct {
 	BaseLevelBytes      int64 // the level below L0: what L0 holds when it compacts
 	GoLimit             int64 // the Go runtime's soft memory limit, bytes
 
-	ruleMemtableMB, ruleCacheMB int      // the rule's own, before the flags
-	overridden                  []string // explicit flags that override the rule
+	share      int      // the rule's memtable and block cache, before the flags
+	overridden []string // explicit flags that override the rule
 }
 
 // budget is the rule for c's -mem_limit; ok is false without one.
@@ -46,7 +46,7 @@ func (c *Config) budget() (r budgetRule, ok bool) {
 	}
 	share := max(budgetFloorMB, int((n/budgetShare+1<<19)>>20)) // to the nearest MiB
 	r = budgetRule{
-		MemtableMB: share, CacheMB: share, ruleMemtableMB: share, ruleCacheMB: share,
+		MemtableMB: share, CacheMB: share, share: share,
 		InFlight: budgetInFlight, Compactions: budgetCompactions, L0Tables: budgetL0Tables,
 		GoLimit: n / budgetGoDen * budgetGoNum,
 	}
@@ -77,16 +77,16 @@ func (r budgetRule) fixedMB() int { return r.CacheMB + r.InFlight*r.MemtableMB }
 // String is the rule as the settings line and the configuration state it:
 // every value, where it came from, and any flag that overrides it.
 func (r budgetRule) String() string {
-	src := func(flag string, v, rule int) string {
-		if v != rule {
-			return fmt.Sprintf("%dMiB (-%s; the rule's is %dMiB)", v, flag, rule)
+	src := func(flag string, v int) string {
+		if v != r.share {
+			return fmt.Sprintf("%dMiB (-%s; the rule's is %dMiB)", v, flag, r.share)
 		}
 		return fmt.Sprintf("%dMiB (1/%d of the budget, at least %dMiB)", v, budgetShare, budgetFloorMB)
 	}
 	parts := []string{
-		"memtable " + src("memtable_mb", r.MemtableMB, r.ruleMemtableMB),
+		"memtable " + src("memtable_mb", r.MemtableMB),
 		fmt.Sprintf("memtables_in_flight %d", r.InFlight),
-		"block_cache " + src("cache_mb", r.CacheMB, r.ruleCacheMB),
+		"block_cache " + src("cache_mb", r.CacheMB),
 		fmt.Sprintf("max_compactions %d", r.Compactions),
 		fmt.Sprintf("l0_compaction_tables %d", r.L0Tables),
 		"base_level " + memlimit.FormatSize(r.BaseLevelBytes) + " (what level 0 holds when it compacts)",

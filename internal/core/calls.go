@@ -7,14 +7,9 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// testing calls every (sub-)benchmark body several times: with b.N = 1,
-// then with larger b.N until the run is long enough, and all of that
-// again for each -count repetition. Each call draws its random keys from
-// streams of its own, so a warm call does not re-read exactly what the
-// previous one cached, and calls are independent samples. The streams are
-// derived from -seed and the call's number alone, counted per benchmark
-// name from 1 in each process: the same -seed gives the same sequence of
-// streams, and call k of a benchmark reads the same keys on every engine.
+// Each call of a benchmark body draws from streams of its own, derived
+// from -seed and the call's number alone: docs/methodology.md, "Random
+// keys and -seed".
 
 // Streams hands out the random streams of one call.
 type Streams struct{ seed uint64 }

@@ -127,7 +127,7 @@ func (c *Config) SetExplicit(fs *flag.FlagSet) {
 type FloatList []float64
 
 func (l *FloatList) String() string {
-	return joinList(*l, func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) })
+	return joinList(*l, ",", func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) })
 }
 func (l *FloatList) Set(v string) error {
 	return setList((*[]float64)(l), v, func(f string) (float64, error) {
@@ -150,7 +150,7 @@ func (l *WordList) Set(v string) error {
 // IntList is a comma-separated list of whole numbers from 1 to 4096.
 type IntList []int
 
-func (l *IntList) String() string { return joinList(*l, strconv.Itoa) }
+func (l *IntList) String() string { return joinList(*l, ",", strconv.Itoa) }
 func (l *IntList) Set(v string) error {
 	return setList((*[]int)(l), v, func(f string) (int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -161,13 +161,13 @@ func (l *IntList) Set(v string) error {
 	})
 }
 
-// joinList prints a list flag's items, comma-separated.
-func joinList[T any](l []T, text func(T) string) string {
+// joinList prints a list's items (a list flag's, comma-separated).
+func joinList[T any](l []T, sep string, text func(T) string) string {
 	s := make([]string, len(l))
 	for i, v := range l {
 		s[i] = text(v)
 	}
-	return strings.Join(s, ",")
+	return strings.Join(s, sep)
 }
 
 // setList sets *l to the comma-separated items of v, each parsed; on an

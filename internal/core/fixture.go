@@ -137,8 +137,15 @@ func (e *Env) buildEstimate(f *Fixture) string {
 // build writes the fixture into dir, flushes it (durable, compactions
 // settled) and closes it.
 func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
-	if f.Files != nil {
-		return e.buildFiles(f, dir)
+	start := time.Now()
+	if f.Files != nil { // files no engine writes
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return dataset.Manifest{}, err
+		}
+		m, err := f.Files(e, dir)
+		m.KeyCount, m.LogicalBytes = f.Data.Len(), f.LogicalBytes()
+		m.BuildSeconds = time.Since(start).Seconds()
+		return m, err
 	}
 	o := f.Options
 	o.Dir = dir
@@ -153,7 +160,7 @@ func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
 	}
 	db := &buildDB{DB: guardedDB{inner, g}, name: f.Engine.Name, o: o, g: g}
 	defer func() { db.Close() }() // whichever database is open then (see Reopen)
-	start := time.Now()
+	start = time.Now()
 	if f.Build != nil {
 		opened := *f
 		opened.Options = o // with the directory it is built in
@@ -180,21 +187,6 @@ func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
 		DiskBytes: size, BuildSeconds: elapsed.Seconds(),
 		Settled: "Flush returned: data durable, memtables flushed, no compaction running or pending",
 	}, nil
-}
-
-// buildFiles writes a fixture of files no engine writes.
-func (e *Env) buildFiles(f *Fixture, dir string) (dataset.Manifest, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return dataset.Manifest{}, err
-	}
-	start := time.Now()
-	m, err := f.Files(e, dir)
-	if err != nil {
-		return dataset.Manifest{}, err
-	}
-	m.KeyCount, m.LogicalBytes = f.Data.Len(), f.LogicalBytes()
-	m.BuildSeconds = time.Since(start).Seconds()
-	return m, nil
 }
 
 // buildDB is the database a Fixture.Build hook writes: Reopen swaps the

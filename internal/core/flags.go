@@ -11,12 +11,7 @@ import (
 	"github.com/kvbench/kvbench/internal/flagreg"
 )
 
-// The suite's flags, declared once each in one form (internal/flagreg):
-// the settings every workload shares (sharedFlags, held in Config's
-// fields), each engine's own options (engine.Info.Params) and each
-// workload's own (Workload.Options), held in Config by name. The core
-// binds (Config.Bind), checks (Config.Validate) and echoes
-// (Env.EchoConfig) them all alike.
+// The suite's flags: docs/architecture.md, "flags → config".
 
 // Flag is a flag the core or a workload declares: its check and its lines
 // read the run's Config. A workload reads its value with Get.

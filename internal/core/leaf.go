@@ -77,16 +77,11 @@ func isFault(r any) bool {
 
 // TimeLoop is a leaf's timed loop of reads on the handle's fixture in the
 // leaf's cache state: op(t, n, rd) does n operations on goroutine t of
-// threads through a reader of its own, and its first error fails b. It
-// reports LoopUnits per operation and returns what the timed part cost.
-//
-// Warm, the loop is b.N operations on the open db, wrapped here alone in
-// the timer, callgrind's window (with pace's yields, and its warm-up pass
-// through the fresh state warm makes, when warm is not nil), the
-// scheduler's sample and the disk and CPU counters. Cold, each of b.N ops
-// is a round (ColdRounds) of Cfg.ColdRoundOps() operations, each
-// goroutine's reader opened untimed; ns/op, B/op and allocs/op are then
-// per operation, not per round (ReportPerOp).
+// threads through a reader of its own, and its first error fails b
+// (docs/architecture.md, "The core's API", says what wraps it). Cold,
+// each of b.N ops is a round (ColdRounds) of Cfg.ColdRoundOps()
+// operations; ns/op, B/op and allocs/op are then per operation, not per
+// round (ReportPerOp).
 func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace, op func(t, n int, rd engine.Reader) error, warm func() func(t, n int, rd engine.Reader) error) Timed {
 	readers := make([]engine.Reader, threads)
 	openReaders := func(db engine.DB) {
@@ -219,11 +214,8 @@ func share(n, threads, t int) int {
 	return ops
 }
 
-// The Go scheduler's own wait: how long goroutines sat runnable before
-// they ran (runtime/metrics /sched/latencies:seconds), over a leaf's timed
-// window. With more goroutines than CPUs a read's tail can be this wait
-// rather than the engine's; a leaf with more than one thread reports its
-// p99 beside its own (sched-p99-ns) so a reader can tell them apart.
+// The Go scheduler's own wait over a leaf's timed window, sched-p99-ns:
+// docs/methodology.md, "The scheduler's wait beside a read's".
 
 const schedMetric = "/sched/latencies:seconds"
 

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"slices"
 
@@ -95,15 +96,8 @@ func (e *Env) enterBudget(plan *Plan) error {
 	if e.Cfg.MemLimit == 0 || plan.Pattern == "" {
 		return nil
 	}
-	var dirs []string
-	e.mu.Lock()
-	for _, b := range e.fixtures {
-		dirs = append(dirs, b.dir)
-	}
-	e.mu.Unlock()
-	slices.Sort(dirs)
-	for _, d := range dirs {
-		if _, err := e.Evict(d); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(e.fixtures)) { // Setup built them all
+		if _, err := e.Evict(e.fixtures[name].dir); err != nil {
 			return err
 		}
 	}
@@ -159,12 +153,4 @@ func (e *Env) closeBudget() error {
 			memlimit.FormatSize(b.Limit), Human(s.Usage), Human(s.Peak), Human(s.Cache), Human(s.Anon), s.LimitHits, s.MajorFaults, s.OOMKills)
 	}
 	return b.Close()
-}
-
-// memLimitLine is the mem-limit configuration line: the budget, or none.
-func memLimitLine(n ByteSize) string {
-	if n == 0 {
-		return "none"
-	}
-	return n.String()
 }

@@ -25,17 +25,13 @@ import (
 // result must be preceded by exactly its own engine's settings. Call it
 // from a parent benchmark, before b.Run: a line printed inside a running
 // sub-benchmark would split its result line.
-func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) { e.showSettings(info, s, nil) }
+func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) { e.ShowFixtureSettings(info, s, nil) }
 
 // ShowFixtureSettings is ShowSettings for results that read fixture f (or
 // a copy of it): beside the settings it prints a fixture-<engine> line
 // naming the engine version that built the fixture, from its manifest, and
 // the fixture's directory name.
 func (e *Env) ShowFixtureSettings(info engine.Info, s []engine.Setting, f *Fixture) {
-	e.showSettings(info, s, f)
-}
-
-func (e *Env) showSettings(info engine.Info, s []engine.Setting, f *Fixture) {
 	key, line := "settings-"+info.Name, settingsLine(e.withBudget(s))
 	lines := map[string]string{key: line}
 	if f != nil {
@@ -55,13 +51,7 @@ func (e *Env) showSettings(info engine.Info, s []engine.Setting, f *Fixture) {
 // results that belong to no engine.
 func (e *Env) ClearSettings() { e.showConfig(map[string]string{}) }
 
-func settingsLine(s []engine.Setting) string {
-	parts := make([]string, len(s))
-	for i, kv := range s {
-		parts[i] = kv.String()
-	}
-	return strings.Join(parts, " ")
-}
+func settingsLine(s []engine.Setting) string { return joinList(s, " ", engine.Setting.String) }
 
 // showConfig makes lines, by key, and the running workload's gate line
 // the configuration lines in force: it clears every other line printed

@@ -20,6 +20,8 @@ type Plan struct {
 	// Margin is the most free space any of their writers must leave for
 	// the space guard to stop it cleanly (writeMargin).
 	Margin int64
+
+	m matcher // the pattern's; nil for none
 }
 
 // NewPlan matches pattern against every top-level benchmark the way go
@@ -34,15 +36,16 @@ func (e *Env) NewPlan(pattern string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.m = m
 	seen := map[string]bool{}
 	defer func() { e.planning = nil }()
 	for _, t := range Targets() {
-		if !m.matchTop(t.Name()) || t.Info.Missing != "" {
+		if !m.match(t.Name()) || t.Info.Missing != "" {
 			continue
 		}
 		p.Targets = append(p.Targets, t)
 		if t.W.Fixtures != nil {
-			e.planning = func(sub string) bool { return m.matchSub(t.Name(), sub) }
+			e.planning = func(sub string) bool { return m.match(t.Name(), sub) }
 			for _, bs := range e.blocks(t.Info) {
 				e.block = bs
 				for _, f := range t.W.Fixtures(e, t.Info) {
@@ -142,19 +145,14 @@ func newMatcher(pattern string) (matcher, error) {
 	return m, nil
 }
 
-// matchTop reports whether the pattern selects the top-level benchmark
-// name.
-func (m matcher) matchTop(name string) bool { return m.match(name, nil) }
-
-// matchSub reports whether the pattern may run sub-benchmark sub of the
-// top-level benchmark top: some alternative selects top and either stops
-// there or selects sub at the second level. A workload whose
-// sub-benchmarks each read fixtures of their own declares only these.
-func (m matcher) matchSub(top, sub string) bool { return m.match(top, &sub) }
-
-func (m matcher) match(top string, sub *string) bool {
+// match reports whether the pattern selects the top-level benchmark top
+// and, given sub, may run its sub-benchmark sub: some alternative selects
+// top and either stops there or selects sub at the second level. A
+// workload whose sub-benchmarks each read fixtures of their own declares
+// only these.
+func (m matcher) match(top string, sub ...string) bool {
 	return slices.ContainsFunc(m, func(alt []*regexp.Regexp) bool {
-		return len(alt) > 0 && alt[0].MatchString(top) && (sub == nil || len(alt) < 2 || alt[1].MatchString(*sub))
+		return len(alt) > 0 && alt[0].MatchString(top) && (len(sub) == 0 || len(alt) < 2 || alt[1].MatchString(sub[0]))
 	})
 }
 
@@ -167,11 +165,7 @@ func (e *Env) Selects(sub string) bool { return e.planning == nil || e.planning(
 // sub-benchmark starts skips those the plan declared no fixture for
 // (Selects).
 func (e *Env) RunsSub(b interface{ Name() string }, sub string) bool {
-	if e.plan == nil || e.plan.Pattern == "" {
-		return true
-	}
 	// A benchmark the pattern does not name at all runs outside go test's
 	// filter (testing.Benchmark): it runs every sub-benchmark.
-	m, err := newMatcher(e.plan.Pattern)
-	return err != nil || !m.matchTop(b.Name()) || m.matchSub(b.Name(), sub)
+	return e.plan == nil || e.plan.m == nil || !e.plan.m.match(b.Name()) || e.plan.m.match(b.Name(), sub)
 }

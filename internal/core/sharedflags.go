@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -63,7 +64,7 @@ var sharedFlags = []Option{
 		Usage: "run the benchmarks in a memory cgroup of their own limited to this size (64MiB, 1GiB, or bytes): page cache, heap and engine caches share it (root or a delegated cgroup tree; default: no budget)",
 		Field: func(c *Config) *ByteSize { return &c.MemLimit },
 		Check: func(_ ByteSize, c *Config) error { return c.validateMemLimit() },
-		Echo:  func(n ByteSize, _ *Config, line func(string, any)) { line("mem-limit", memLimitLine(n)) }},
+		Echo:  func(n ByteSize, _ *Config, line func(string, any)) { line("mem-limit", cmp.Or(n.String(), "none")) }},
 	&Flag[int]{Name: "cold_ops",
 		Usage: "reads (ReadRandom) or seeks (Scan) per cache=cold round, each round on a fixture closed, evicted and reopened; 0 is 1% of the keys, at least 100 and at most all of them",
 		Field: func(c *Config) *int { return &c.ColdOps },
@@ -86,25 +87,12 @@ var sharedFlags = []Option{
 		Usage: "block cache of the LSM engines in MiB (B-trees read through the OS page cache)",
 		Field: func(c *Config) *int { return &c.CacheMB },
 		Check: intRange(1, 1<<20, "must be from 1 to 1048576"),
-		Echo: func(n int, c *Config, line func(string, any)) {
-			if r, ok := c.budget(); ok {
-				line("cache-mb", fmt.Sprintf("%d (budget rule)", r.CacheMB))
-				return
-			}
-			line("cache-mb", n)
-		}},
+		Echo:  budgetEcho("cache-mb", func(r budgetRule) int { return r.CacheMB })},
 	&Flag[int]{Name: "memtable_mb", Default: 64, Shapes: true,
 		Usage: "memtable (write buffer) of the LSM engines in MiB",
 		Field: func(c *Config) *int { return &c.MemtableMB },
 		Check: intRange(1, 4096, "must be from 1 to 4096"),
-		Echo: func(n int, c *Config, line func(string, any)) {
-			if r, ok := c.budget(); ok {
-				line("memtable-mb", fmt.Sprintf("%d (budget rule)", r.MemtableMB))
-				line("budget-rule", r.String())
-				return
-			}
-			line("memtable-mb", n)
-		}},
+		Echo:  budgetEcho("memtable-mb", func(r budgetRule) int { return r.MemtableMB })},
 	&Flag[string]{Name: "compression", Default: "none", Choices: []string{"none", "snappy", "zstd"}, Shapes: true,
 		Usage: "block compression of the LSM engines: none, snappy or zstd (B-trees never compress)",
 		Field: func(c *Config) *string { return &c.Compression }},
@@ -145,6 +133,22 @@ var sharedFlags = []Option{
 			}
 			return nil
 		}},
+}
+
+// budgetEcho writes the line key of -cache_mb or -memtable_mb: under
+// -mem_limit the rule's value (of), and after -memtable_mb's the rule.
+func budgetEcho(key string, of func(budgetRule) int) func(int, *Config, func(string, any)) {
+	return func(n int, c *Config, line func(string, any)) {
+		r, ok := c.budget()
+		if !ok {
+			line(key, n)
+			return
+		}
+		line(key, fmt.Sprintf("%d (budget rule)", of(r)))
+		if key == "memtable-mb" {
+			line("budget-rule", r.String())
+		}
+	}
 }
 
 // intRange checks that an int flag is from lo to hi; want says so.

@@ -12,18 +12,11 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// A space guard keeps a disk that fills while an engine writes from
-// ending the run in a crash (Badger's SIGBUS, Pebble's panic): every
-// commit asks it first, and once the free space under -dir is below the
-// margin, commits fail with an error that says so (docs/reliability.md).
-// The margin is the engine's own reserve (engine.Info.WriteReserve) plus
-// two of the run's batches plus spaceSlack for filesystem metadata, the
-// manifest and info logs.
-//
-// It reads the free space before a writer at spaceRate could use up the
-// headroom above the margin, every spacePoll at most and every
-// spacePollIdle at least: waking every 10 ms cost Badger's populate 4-9 %
-// of its keys/s (docs/methodology.md).
+// The space guard: docs/reliability.md says what it keeps from a disk that
+// fills, docs/methodology.md ("The free-space guard's cost") why it reads
+// the free space as often as the headroom above the margin requires.
+// spaceSlack is the margin's room for filesystem metadata, the manifest
+// and info logs.
 const (
 	spacePoll     = 10 * time.Millisecond
 	spacePollIdle = time.Second
@@ -96,13 +89,11 @@ func (g *SpaceGuard) start() error {
 	if free < g.margin {
 		return g.fail(free)
 	}
-	g.wg.Add(1)
-	go g.watch()
+	g.wg.Go(g.watch)
 	return nil
 }
 
 func (g *SpaceGuard) watch() {
-	defer g.wg.Done()
 	t := time.NewTimer(g.nextPoll(g.free0))
 	defer t.Stop()
 	for {

@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Flag is one flag of the suite, -<Name>, of type T: one the flag package
@@ -184,25 +183,21 @@ func valueAt[T any](p *T) flag.Value {
 		return fv
 	}
 	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	switch q := any(p).(type) {
-	case *int:
-		fs.IntVar(q, "v", *q, "")
-	case *int64:
-		fs.Int64Var(q, "v", *q, "")
-	case *uint:
-		fs.UintVar(q, "v", *q, "")
-	case *uint64:
-		fs.Uint64Var(q, "v", *q, "")
-	case *float64:
-		fs.Float64Var(q, "v", *q, "")
-	case *bool:
-		fs.BoolVar(q, "v", *q, "")
-	case *string:
-		fs.StringVar(q, "v", *q, "")
-	case *time.Duration:
-		fs.DurationVar(q, "v", *q, "")
-	default:
+	if !(define(fs, p, (*flag.FlagSet).IntVar) || define(fs, p, (*flag.FlagSet).Int64Var) ||
+		define(fs, p, (*flag.FlagSet).UintVar) || define(fs, p, (*flag.FlagSet).Uint64Var) ||
+		define(fs, p, (*flag.FlagSet).Float64Var) || define(fs, p, (*flag.FlagSet).BoolVar) ||
+		define(fs, p, (*flag.FlagSet).StringVar) || define(fs, p, (*flag.FlagSet).DurationVar)) {
 		panic(fmt.Sprintf("flagreg: a flag of type %T: use a type the flag package has, or one whose pointer is a flag.Value", *p))
 	}
 	return fs.Lookup("v").Value
+}
+
+// define defines flag "v" on fs at p with the flag package's var, when p
+// is of its type.
+func define[T, V any](fs *flag.FlagSet, p *T, def func(*flag.FlagSet, *V, string, V, string)) bool {
+	q, ok := any(p).(*V)
+	if ok {
+		def(fs, q, "v", *q, "")
+	}
+	return ok
 }
