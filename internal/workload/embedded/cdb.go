@@ -12,6 +12,7 @@ package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -147,7 +148,7 @@ var (
 				line("embed-cdb", "none (no embedded file system)")
 				return
 			}
-			n = used(n, d)
+			n = cmp.Or(n, d.Records) // -embed_records, or all
 			line("embed-cdb", fmt.Sprintf("%s (%d records, %d bytes)", d.Name, d.Records, d.Size))
 			line("embed-records", n)
 			line("embed-cold-ops", coldOps(c, n)) // records a cold EmbedGet round reads
@@ -167,14 +168,6 @@ var (
 			}
 		}}
 )
-
-// used is how many records the workloads use: -embed_records, or all.
-func used(n uint64, d *CDB) uint64 {
-	if n > 0 {
-		return n
-	}
-	return d.Records
-}
 
 // binary is the cdb this binary embeds: the file system the root package
 // hands over (SetFS), and the cdb opened from it once for each
@@ -226,7 +219,7 @@ func init() {
 		Scratch: func(e *core.Env, _ engine.Info) int64 {
 			var n uint64 // none without a cdb: the benchmark fails
 			if d, _ := cdbOf(&e.Cfg); d != nil {
-				n = used(recordsFlag.Get(&e.Cfg), d)
+				n = cmp.Or(recordsFlag.Get(&e.Cfg), d.Records)
 			}
 			return records.CDBSize(n)
 		},

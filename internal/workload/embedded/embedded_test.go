@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"io"
@@ -112,7 +113,7 @@ func TestEmbedConfig(t *testing.T) {
 		n    uint64
 	}{{nil, 300}, {[]string{"-embed_records", "120"}, 120}, {[]string{"-embed_records", "300"}, 300}} {
 		c := embedConfig(t, fsDir, tc.args...)
-		if d, err := cdbOf(&c); err != nil || used(recordsFlag.Get(&c), d) != tc.n {
+		if d, err := cdbOf(&c); err != nil || cmp.Or(recordsFlag.Get(&c), d.Records) != tc.n {
 			t.Errorf("%v: %v records (%v), want %d", tc.args, d, err, tc.n)
 		}
 		e, err := core.NewEnv(c, io.Discard, io.Discard)
@@ -520,7 +521,7 @@ func cdbOfRun(t *testing.T, e *core.Env) (*CDB, uint64) {
 	if d == nil || err != nil {
 		t.Fatalf("no cdb: %v", err)
 	}
-	return d, used(recordsFlag.Get(&e.Cfg), d)
+	return d, cmp.Or(recordsFlag.Get(&e.Cfg), d.Records)
 }
 
 // TestDamagedCDBFileIsRebuilt: the cdb written out as a file is a fixture

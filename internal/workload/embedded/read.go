@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -396,7 +397,7 @@ func readSet(b *testing.B, e *core.Env) (*CDB, uint64) {
 	if d == nil {
 		b.Fatal("no embedded cdb: the test binary sets none (embedded.SetFS)")
 	}
-	return d, used(recordsFlag.Get(&e.Cfg), d)
+	return d, cmp.Or(recordsFlag.Get(&e.Cfg), d.Records)
 }
 
 // fixtures declares what the Embed read benchmarks read on disk: the
@@ -451,7 +452,7 @@ func filePath(e *core.Env, d *CDB) (string, error) {
 // (LMDB's map sized for the records rather than the main data set).
 func engineFixture(e *core.Env, info engine.Info) *core.Fixture {
 	d, _ := cdbOf(&e.Cfg)
-	f := e.NewFixture(info, "embed", recordSet{used(recordsFlag.Get(&e.Cfg), d)}, nil)
+	f := e.NewFixture(info, "embed", recordSet{cmp.Or(recordsFlag.Get(&e.Cfg), d.Records)}, nil)
 	// The records depend on neither: one fixture serves every -seed and
 	// -value_ratio.
 	f.Params.Seed, f.Params.ValueRatio = 0, 0
