@@ -239,8 +239,8 @@ func (p Parent) Enter(limit int64) (*Budget, error) {
 		return nil, err
 	}
 	debug.FreeOSMemory() // freed heap returns to the kernel; faulted in again, it is charged to the budget
-	m, _ := measure.ReadMem()
-	b := &Budget{Limit: limit, Version: p.Version, parent: p.Dir, Resident: m.RSS}
+	m, _ := measure.ReadRSS()
+	b := &Budget{Limit: limit, Version: p.Version, parent: p.Dir, Resident: m.Total()}
 	if adopt {
 		b.Dir, b.Adopted = p.Dir, true
 		return b, nil

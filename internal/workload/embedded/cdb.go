@@ -249,14 +249,14 @@ func embedBuild(b *testing.B, e *core.Env, d *CDB, n uint64, buffered bool) {
 		path := filepath.Join(dir, "build.cdb")
 		runtime.GC()
 		measure.ResetPeakRSS()
-		m0, _ := measure.ReadMem()
+		m0, _ := measure.ReadRSS()
 		start := time.Now()
 		b.StartTimer()
 		err := BuildCDB(path, n, buffered)
 		b.StopTimer()
 		elapsed += time.Since(start)
-		if m, merr := measure.ReadMem(); merr == nil && m0.RSS > 0 {
-			peak = max(peak, m.PeakRSS-m0.RSS)
+		if m, merr := measure.ReadRSS(); merr == nil && m0.Total() > 0 {
+			peak = max(peak, m.Peak-m0.Total())
 		}
 		if err == nil {
 			err = d.Check(path, n)

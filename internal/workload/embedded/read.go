@@ -278,8 +278,8 @@ func reportRead(b *testing.B, n uint64, ops int64, elapsed time.Duration, readBy
 	b.ReportMetric(1/perOp, "records/s")
 	b.ReportMetric(perOp*float64(n), "all-s") // reading every record at this rate, as the seed timed it
 	b.ReportMetric(float64(readBytes)/float64(ops), "read-B/op")
-	if m, err := measure.ReadMem(); err == nil {
-		b.ReportMetric(float64(m.RSS)/(1<<20), "rss-MB")
+	if m, err := measure.ReadRSS(); err == nil {
+		b.ReportMetric(float64(m.Total())/(1<<20), "rss-MB")
 	}
 }
 
