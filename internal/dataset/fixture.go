@@ -250,15 +250,11 @@ func writeManifest(dir string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err = cmp.Or(err, f.Close()); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, ReadyName)); err != nil {

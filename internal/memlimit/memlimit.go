@@ -9,6 +9,7 @@
 package memlimit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -290,10 +291,7 @@ func writeFile(dir, name, val string) error {
 		return err
 	}
 	_, err = f.WriteString(val)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err = cmp.Or(err, f.Close()); err != nil {
 		return fmt.Errorf("write %s to %s: %w", val, path, err)
 	}
 	return nil
