@@ -250,15 +250,11 @@ func writeManifest(dir string, m *Manifest) error {
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return err
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
+	if err = cmp.Or(err, f.Close()); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, ReadyName)); err != nil {
@@ -274,9 +270,9 @@ func writeManifest(dir string, m *Manifest) error {
 
 // lockFile takes an exclusive flock on path and writes into it which
 // process holds it; when it has to wait it says for what and which
-// process holds it. The kernel drops the lock if the process dies, so a
-// killed run never leaves a fixture locked.
-func lockFile(path, what string, logf func(string, ...any)) (func(), error) {
+// process holds it. Closing the file, or the process's death, drops the
+// lock, so a killed run never leaves a fixture locked.
+func lockFile(path, what string, logf func(string, ...any)) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
@@ -301,18 +297,15 @@ func lockFile(path, what string, logf func(string, ...any)) (func(), error) {
 	if err := f.Truncate(0); err == nil {
 		fmt.Fprintf(f, "process %d (%s), since %s\n", os.Getpid(), strings.TrimSpace(string(comm)), time.Now().Format(time.TimeOnly))
 	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return f, nil
 }
 
-// held are the locks this process holds until it exits, by path: their
-// unlock functions keep the files (and so the locks) from being collected.
+// held are the locks this process holds until it exits, by path: the open
+// files keep their locks, and are kept from being collected.
 var held = struct {
 	sync.Mutex
-	m map[string]func()
-}{m: map[string]func(){}}
+	m map[string]*os.File
+}{m: map[string]*os.File{}}
 
 // holdLock takes path's lock (lockFile) for the rest of the process,
 // unless this process holds it already.
@@ -322,12 +315,11 @@ func holdLock(path, what string, logf func(string, ...any)) error {
 	if held.m[path] != nil {
 		return nil
 	}
-	unlock, err := lockFile(path, what, logf)
-	if err != nil {
-		return err
+	f, err := lockFile(path, what, logf)
+	if err == nil {
+		held.m[path] = f
 	}
-	held.m[path] = unlock
-	return nil
+	return err
 }
 
 // checksumAll is the largest fixture whose files' checksums Ensure

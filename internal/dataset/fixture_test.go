@@ -116,19 +116,19 @@ func TestRemoveAllStaysInside(t *testing.T) {
 
 func TestLockWaitsForOtherHolder(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l.lock")
-	unlock, err := lockFile(p, "l", nolog)
+	lock, err := lockFile(p, "l", nolog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan time.Time)
 	go func() {
-		u, _ := lockFile(p, "l", nolog)
+		l, _ := lockFile(p, "l", nolog)
 		got <- time.Now()
-		u()
+		l.Close()
 	}()
 	time.Sleep(100 * time.Millisecond)
 	released := time.Now()
-	unlock()
+	lock.Close()
 	if at := <-got; at.Before(released) {
 		t.Fatal("second locker did not wait")
 	}

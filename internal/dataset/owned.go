@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -73,10 +74,7 @@ func OpenRoot(dir string) (Root, error) {
 		return Root{}, err
 	}
 	_, err = f.WriteString("This directory and everything in it were created by kvbench and may be removed by it.\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return Root{Path: p}, err
+	return Root{Path: p}, cmp.Or(err, f.Close())
 }
 
 // Sub returns a path inside the root. On a Root OpenRoot did not make it

@@ -94,25 +94,22 @@ func PrepareFile(dir string, size int64) (path string, err error) {
 		if err != nil {
 			f.Close()
 			os.Remove(f.Name())
+			path, err = "", fmt.Errorf("prepare file: %w", err)
 		}
 	}()
 	src := newSource()
 	buf := make([]byte, seqBlock)
-	for left := size; left > 0; {
-		b := buf[:min(left, int64(len(buf)))]
-		src.Read(b)
-		if _, err := f.Write(b); err != nil {
-			return "", fmt.Errorf("prepare file: %w", err)
+	for left := size; left > 0; left -= int64(len(buf)) {
+		buf = buf[:min(left, int64(len(buf)))]
+		src.Read(buf)
+		if _, err := f.Write(buf); err != nil {
+			return "", err
 		}
-		left -= int64(len(b))
 	}
 	if err := f.Sync(); err != nil {
-		return "", fmt.Errorf("prepare file: %w", err)
+		return "", err
 	}
-	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("prepare file: %w", err)
-	}
-	return f.Name(), nil
+	return f.Name(), f.Close()
 }
 
 // RandomReadsDirect reads 4 KiB blocks at random 4 KiB-aligned offsets of

@@ -28,29 +28,22 @@ var ErrNotRoot = errors.New("not running as root")
 func EvictDir(dir string) (files int, bytes int64, err error) {
 	var errs []error
 	walkErr := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == dir {
-				return err
+		if err != nil && path == dir {
+			return err
+		}
+		if err == nil && d.Type().IsRegular() {
+			var n int64
+			if n, err = EvictFile(path); err == nil {
+				files++
+				bytes += n
 			}
-			errs = append(errs, err)
-			return nil
 		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		n, err := EvictFile(path)
 		if err != nil {
 			errs = append(errs, err)
-			return nil
 		}
-		files++
-		bytes += n
 		return nil
 	})
-	if walkErr != nil {
-		errs = append(errs, walkErr)
-	}
-	return files, bytes, errors.Join(errs...)
+	return files, bytes, errors.Join(append(errs, walkErr)...)
 }
 
 // EvictFile drops one file from the page cache, as EvictDir does, and

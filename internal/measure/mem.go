@@ -100,8 +100,8 @@ type MemSampler struct {
 	quit chan struct{}
 	done chan struct{}
 	once sync.Once
-	mu   sync.Mutex // guards peak and err
-	peak RSS        // per kind, the largest seen; Peak is VmHWM
+	// Written by the sampling goroutine, then by Stop once it has ended.
+	peak RSS // per kind, the largest seen; Peak is VmHWM
 	err  error
 }
 
@@ -140,8 +140,6 @@ func (m *MemSampler) loop(period time.Duration) {
 
 func (m *MemSampler) sample() {
 	r, err := m.s.read()
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if err != nil {
 		m.err = err
 		return
@@ -162,7 +160,5 @@ func (m *MemSampler) Stop() (RSS, error) {
 		m.sample()
 		m.s.close()
 	})
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	return m.peak, m.err
 }

@@ -51,15 +51,6 @@ func ReadIO() (IO, error) {
 	return io, nil
 }
 
-// Mem is resident memory from /proc/self/status, in bytes.
-type Mem struct{ RSS, PeakRSS int64 }
-
-// ReadMem reads VmRSS (the sum of RssAnon, RssFile and RssShmem) and VmHWM.
-func ReadMem() (Mem, error) {
-	r, err := ReadRSS()
-	return Mem{RSS: r.Total(), PeakRSS: r.Peak}, err
-}
-
 // ResetPeakRSS sets the process's peak RSS back to its current RSS
 // (Linux clear_refs 5), so a peak can be measured per benchmark.
 func ResetPeakRSS() error {
@@ -71,11 +62,14 @@ type Faults struct{ Major, Minor int64 }
 
 // ReadFaults reads getrusage(RUSAGE_SELF).
 func ReadFaults() Faults {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return Faults{}
-	}
+	ru := rusage()
 	return Faults{Major: ru.Majflt, Minor: ru.Minflt}
+}
+
+// rusage is getrusage(RUSAGE_SELF), zero where it fails.
+func rusage() (ru syscall.Rusage) {
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru
 }
 
 // Written is what the process's writes will cost the storage: bytes it
@@ -88,10 +82,7 @@ func (io IO) Written() int64 { return io.WriteBytes - io.CancelledWriteBytes }
 // threads included. Per op, it is the work a benchmark did, and unlike wall
 // time it does not grow while other processes hold the CPUs.
 func CPUTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
+	ru := rusage()
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
@@ -111,11 +102,11 @@ func WriteColdChild(w io.Writer, startNS int64, t0, t1 time.Time, io0 IO) error 
 	if err != nil {
 		return err
 	}
-	m, err := ReadMem()
+	m, err := ReadRSS()
 	if err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(w, "%s first-read-ns=%d open-read-ns=%d peak-rss-kb=%d read-b=%d open-read-b=%d\n", ColdChildLine,
-		t1.UnixNano()-startNS, t1.Sub(t0).Nanoseconds(), m.PeakRSS>>10, io1.ReadBytes, io1.ReadBytes-io0.ReadBytes)
+		t1.UnixNano()-startNS, t1.Sub(t0).Nanoseconds(), m.Peak>>10, io1.ReadBytes, io1.ReadBytes-io0.ReadBytes)
 	return err
 }

@@ -9,6 +9,7 @@
 package memlimit
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -155,11 +156,7 @@ func refuse(limit int64, format string, args ...any) error {
 // adopts reports whether the process's own cgroup already has exactly the
 // budget as its limit (a run started under systemd-run -p MemoryMax=SIZE).
 func (p Parent) adopts(limit int64) bool {
-	b, err := os.ReadFile(filepath.Join(p.Dir, p.limitFile()))
-	if err != nil {
-		return false
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	n, err := readInt(p.Dir, p.limitFile())
 	page := int64(os.Getpagesize())
 	return err == nil && n == limit/page*page
 }
@@ -239,8 +236,8 @@ func (p Parent) Enter(limit int64) (*Budget, error) {
 		return nil, err
 	}
 	debug.FreeOSMemory() // freed heap returns to the kernel; faulted in again, it is charged to the budget
-	m, _ := measure.ReadMem()
-	b := &Budget{Limit: limit, Version: p.Version, parent: p.Dir, Resident: m.RSS}
+	m, _ := measure.ReadRSS()
+	b := &Budget{Limit: limit, Version: p.Version, parent: p.Dir, Resident: m.Total()}
 	if adopt {
 		b.Dir, b.Adopted = p.Dir, true
 		return b, nil
@@ -290,10 +287,7 @@ func writeFile(dir, name, val string) error {
 		return err
 	}
 	_, err = f.WriteString(val)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err = cmp.Or(err, f.Close()); err != nil {
 		return fmt.Errorf("write %s to %s: %w", val, path, err)
 	}
 	return nil
@@ -368,13 +362,7 @@ func (b *Budget) Stats() (Stats, error) {
 		}
 		return 0
 	}
-	one := func(name string) (int64, error) {
-		raw, err := os.ReadFile(filepath.Join(b.Dir, name))
-		if err != nil {
-			return 0, err
-		}
-		return strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
-	}
+	one := func(name string) (int64, error) { return readInt(b.Dir, name) }
 	var err error
 	if b.Version == 2 {
 		if s.Usage, err = one("memory.current"); err != nil {
@@ -410,6 +398,15 @@ func (b *Budget) Stats() (Stats, error) {
 		}
 	})
 	return s, nil
+}
+
+// readInt reads the number in the file dir/name.
+func readInt(dir, name string) (int64, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
 }
 
 // scan calls fn for every "key value" line of a file.

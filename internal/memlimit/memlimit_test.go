@@ -334,8 +334,10 @@ func TestBudgetBoundsPageCache(t *testing.T) {
 	if err := unix.Statfs(dir, &st); err != nil || st.Type == unix.TMPFS_MAGIC {
 		t.Skipf("%s is on tmpfs (or unknown: %v): its files are memory, not page cache", dir, err)
 	}
-	path := filepath.Join(dir, "big")
-	writeBig(t, path, 4*limit)
+	path, err := measure.PrepareFile(dir, 4*limit)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := measure.EvictFile(path); err != nil {
 		t.Fatal(err)
 	}
@@ -355,28 +357,6 @@ func TestBudgetBoundsPageCache(t *testing.T) {
 	p, _ := Find()
 	if _, err := os.Stat(filepath.Join(p.Dir, fmt.Sprintf("kvbench-%d", cmd.Process.Pid))); !os.IsNotExist(err) {
 		t.Errorf("the child's cgroup is still there: %v", err)
-	}
-}
-
-func writeBig(t *testing.T, path string, n int64) {
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 1<<20)
-	for i := range buf {
-		buf[i] = byte(i * 7)
-	}
-	for w := int64(0); w < n; w += int64(len(buf)) {
-		if _, err := f.Write(buf); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -155,8 +155,10 @@ func TestKillReport(t *testing.T) {
 	if err := unix.Statfs(dir, &st); err != nil || st.Type == unix.TMPFS_MAGIC {
 		t.Skipf("%s is on tmpfs (or unknown: %v): its files are memory, not page cache", dir, err)
 	}
-	path := filepath.Join(dir, "cached")
-	writeBig(t, path, 4<<20)
+	path, err := measure.PrepareFile(dir, 4<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := measure.EvictFile(path); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +167,7 @@ func TestKillReport(t *testing.T) {
 	var out, log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &log
 	start := time.Now()
-	err := cmd.Run() // returns once the watcher, which holds both streams, is gone too
+	err = cmd.Run() // returns once the watcher, which holds both streams, is gone too
 	t.Cleanup(func() { os.Remove(filepath.Join(p.Dir, fmt.Sprintf("kvbench-%d", cmd.Process.Pid))) })
 	t.Logf("child, %v: %v\nstdout:\n%s\nstderr:\n%s", time.Since(start).Round(time.Millisecond), err, out.String(), log.String())
 	if m := regexp.MustCompile(`cannot lock the file: (.*)`).FindStringSubmatch(out.String() + log.String()); m != nil {

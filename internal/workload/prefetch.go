@@ -217,14 +217,14 @@ func (u procUse) report(b *testing.B, values int64, stretches, resident float64,
 func measureProc(b *testing.B, fn func()) procUse {
 	engine.ReleaseMemory()
 	fatalIf(b, measure.ResetPeakRSS())
-	m0, _ := measure.ReadMem()
+	m0, _ := measure.ReadRSS()
 	f0 := measure.ReadFaults()
 	io0, _ := measure.ReadIO()
 	fn()
 	io1, _ := measure.ReadIO()
 	f1 := measure.ReadFaults()
-	m1, _ := measure.ReadMem()
-	return procUse{io1.Sub(io0).ReadBytes, f1.Major - f0.Major, m1.RSS - m0.RSS, m1.PeakRSS}
+	m1, _ := measure.ReadRSS()
+	return procUse{io1.Sub(io0).ReadBytes, f1.Major - f0.Major, m1.Total() - m0.Total(), m1.Peak}
 }
 
 // traceLookup looks trace prefixes up through one reader and verifies

@@ -33,7 +33,14 @@ func init() {
 	core.Register(&core.Workload{
 		Name:     "EmbedColdStart",
 		Fixtures: coldFixtures,
-		Scratch:  coldStartScratch,
+		// The copy of the test binary and the minimal child's build.
+		Scratch: func(e *core.Env, _ engine.Info) int64 {
+			var size int64
+			if d, _ := cdbOf(&e.Cfg); d != nil {
+				size = d.Size
+			}
+			return executableSize() + 3*size + minimalBuildSlack
+		},
 		Units: []core.Unit{core.Lower("open-read-ns"), core.Lower("exit-ns"), core.Lower("peak-rss-KB"), core.Lower("majflt/op"),
 			core.Lower("read-KB/op"), core.Lower("open-read-KB"), core.Lower("minflt/op"),
 			core.Info("cached-KB")}, // how warm a cold start really was
@@ -157,8 +164,6 @@ type coldChild struct {
 	bin  string
 }
 
-func (c coldChild) dir() string { return filepath.Dir(c.bin) }
-
 // pass hands job to the child's command: the test binary takes it in its
 // environment and runs TestEmbedColdChild, the minimal child as flags.
 func (c coldChild) pass(cmd *exec.Cmd, job coldJob) error {
@@ -225,16 +230,6 @@ func runColdChild(child coldChild, job coldJob) (coldResult, error) {
 	return r, fmt.Errorf("child for %s printed no result:\n%s", job.Src, out.Bytes())
 }
 
-// coldStartScratch is the copy of the test binary and the minimal child's
-// build.
-func coldStartScratch(e *core.Env, _ engine.Info) int64 {
-	var size int64
-	if d, _ := cdbOf(&e.Cfg); d != nil {
-		size = d.Size
-	}
-	return executableSize() + 3*size + minimalBuildSlack
-}
-
 // executableSize is the size of the test binary, which EmbedColdStart
 // copies into scratch.
 func executableSize() int64 {
@@ -296,9 +291,19 @@ func runEmbedColdStart(b *testing.B, e *core.Env, _ engine.Info) {
 	for _, s := range srcs {
 		b.Run("src="+s.name, func(b *testing.B) {
 			c := coldSource(e, b, d, s)
-			for _, kind := range childKinds(s) {
+			kinds := []string{childTestBinary}
+			if s.name == "none" || s.name == "embedded" { // all the minimal child can read
+				kinds = []string{childMinimal, childTestBinary}
+			}
+			for _, kind := range kinds {
 				b.Run("child="+kind, func(b *testing.B) {
-					leaf := c.with(childOf(b, kids[kind]))
+					child, err := kids[kind]()
+					if reason, ok := asSkip(err); ok {
+						b.Skip(reason) // this machine cannot make it
+					} else if err != nil {
+						b.Fatal(err)
+					}
+					leaf := c.with(child)
 					for _, cache := range []string{core.Cold, core.Warm} {
 						if cache == core.Cold {
 							// One eviction before the leaf, so a warning that
@@ -315,28 +320,6 @@ func runEmbedColdStart(b *testing.B, e *core.Env, _ engine.Info) {
 			}
 		})
 	}
-}
-
-// childKinds lists the programs that read s in a cold start: the minimal
-// child holds only the embedded cdb, so it reads that or nothing.
-func childKinds(s embedSource) []string {
-	if s.name == "none" || s.name == "embedded" {
-		return []string{childMinimal, childTestBinary}
-	}
-	return []string{childTestBinary}
-}
-
-// childOf returns the child made, or skips b with the reason this machine
-// cannot make it.
-func childOf(b *testing.B, made func() (coldChild, error)) coldChild {
-	b.Helper()
-	c, err := made()
-	if reason, ok := asSkip(err); ok {
-		b.Skip(reason)
-	} else if err != nil {
-		b.Fatal(err)
-	}
-	return c
 }
 
 // makeChild makes the child program of kind in its own directory under dir.
@@ -371,7 +354,7 @@ type coldSrc struct {
 func (c *coldSrc) with(child coldChild) *coldSrc {
 	leaf := *c
 	leaf.child = child
-	leaf.dirs = append([]string{child.dir()}, c.dirs...)
+	leaf.dirs = append([]string{filepath.Dir(child.bin)}, c.dirs...)
 	return &leaf
 }
 
