@@ -12,6 +12,7 @@
 package gate
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -169,7 +170,7 @@ func Compare(base, head *Set, o Options) []Row {
 			continue
 		}
 		r := compareSeries(k, bv, head.Values[k], base, head)
-		r.Mode = head.modeOf(k.Name)
+		r.Mode = cmp.Or(head.Mode[k.Name], "time")
 		if why := unsustained(k, base); why != "" {
 			r.Verdict, r.Why = Skipped, why
 		}
