@@ -1,12 +1,6 @@
 // Package gate decides whether head results are worse than base results,
-// and is kvb gate. It pairs the rounds of the two sides (the i-th result
-// of a series in base with its i-th in head, as kvb compare writes them)
-// and fails a series whose per-round changes a one-sided Wilcoxon
-// signed-rank test finds centred on the bad side (alpha, Holm-corrected
-// over the series) by more than a threshold. Each family is gated on the
-// units its "gate" line names; a gated series missing from head fails;
-// units declared exact fail on any worsening. kvb compare calls it in
-// process; the lab's power measures it.
+// rounds paired, and is kvb gate; kvb compare calls it in process
+// (docs/gating.md, "What the gate decides").
 //
 //	go run ./benchstat/kvb gate [-alpha 0.05] [-threshold 3] [-holm=false] [-units regexp] [-allow_removed] base.txt[,more.txt] head.txt[,more.txt]
 package gate
