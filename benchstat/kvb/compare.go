@@ -413,37 +413,6 @@ func (c *comparison) benchstatTables(ctx context.Context) error {
 	return os.WriteFile(filepath.Join(c.args.out, "benchstat.txt"), all.Bytes(), 0o644)
 }
 
-// gateFiles runs the gate on one mode's results and writes its report to
-// w, naming the sides baseName and headName. Too few rounds for the test
-// to fail anything is an error, not a pass.
-func gateFiles(o gate.Options, mode, baseFile, headFile, baseName, headName string, w io.Writer) (gate.ModeVerdict, error) {
-	v := gate.ModeVerdict{Mode: mode}
-	var sets [2]*gate.Set
-	for i, f := range []string{baseFile, headFile} {
-		var err error
-		if sets[i], err = gate.ReadFiles(f); err != nil {
-			return v, fmt.Errorf("gate: %s: %w", []string{"base", "head"}[i], err)
-		}
-	}
-	for i, f := range []string{baseFile, headFile} {
-		if len(sets[i].Values) == 0 {
-			return v, fmt.Errorf("gate: no benchmark results in %s", f)
-		}
-	}
-	rows := gate.Compare(sets[0], sets[1], o)
-	if need, short := gate.TooFewRounds(rows, o); len(short) > 0 {
-		holm := ""
-		if o.Holm {
-			holm = fmt.Sprintf(" after Holm over %d series", gate.Corrected(rows))
-		}
-		return v, fmt.Errorf("gate: %s has %d paired rounds; the signed-rank test needs at least %d to reject anything at alpha %g%s, so this gate could not fail: run more rounds (-count %d)",
-			short[0].Key, short[0].N, need, o.Alpha, holm, need)
-	}
-	gate.Markdown(w, rows, o, baseName, headName)
-	v.Failed, v.Failures = gate.Failed(rows), gate.Failures(rows)
-	return v, nil
-}
-
 // gateReport gates every mode run, writes DIR/gate.md (the report, a
 // section per mode with -mode both) and DIR/gate.json (the verdicts), and
 // prints the report.
@@ -455,11 +424,11 @@ func (c *comparison) gateReport() ([]gate.ModeVerdict, error) {
 		if c.args.mode == "both" {
 			fmt.Fprintf(&md, "#### %s mode\n\n", m)
 		}
-		v, err := gateFiles(c.args.gate, m, c.args.file(m, "base.txt"), c.args.file(m, "head.txt"), baseName, headName, &md)
+		rows, err := gate.Files(c.args.gate, []string{c.args.file(m, "base.txt")}, []string{c.args.file(m, "head.txt")}, baseName, headName, "-count", &md)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("gate: %w", err)
 		}
-		all = append(all, v)
+		all = append(all, gate.ModeVerdict{Mode: m, Failed: gate.Failed(rows), Failures: gate.Failures(rows)})
 	}
 	if err := os.WriteFile(filepath.Join(c.args.out, "gate.md"), md.Bytes(), 0o644); err != nil {
 		return nil, err

@@ -1,13 +1,8 @@
 // Package sim is kvb sim: it runs a suite test binary under Valgrind's
 // callgrind and prints its benchmark results with the CPU work of each
-// leaf's timed loop in place of times: instr/op (every thread, Go and C
-// alike) and est-cycles/op (instructions plus simulated cache misses),
-// which repeat within about 1 % where times vary by tens of percent.
-// Each family runs at a fixed b.N (-benchtime), one process per count,
-// with GOMAXPROCS=1 and asynchronous preemption off; internal/core marks
-// each leaf's window, and leaves without one, or with more than one
-// thread, are left out with a line on stderr (docs/gating.md,
-// "Simulation mode"). kvb compare -mode sim calls Count in process.
+// leaf's timed loop in place of times, instr/op and est-cycles/op
+// (docs/gating.md, "Simulation mode"). kvb compare -mode sim calls Count
+// in process.
 //
 //	go run ./benchstat/kvb sim [-cache=false] [-keep DIR] [-benchtime 2000x,Scan=100x] BINARY -test.bench PATTERN [test flags]
 package sim
@@ -34,7 +29,7 @@ import (
 // the host's: a common x86 L1 and an 8 MiB last level.
 const cacheArgs = "--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64"
 
-// SimUnits are the units sim mode reports; the regression gate gates them.
+// simUnits are the units sim mode reports; the regression gate gates them.
 var simUnits = []string{"instr/op", "est-cycles/op"}
 
 // Command is kvb sim.
@@ -173,8 +168,7 @@ func (o Options) command(ctx context.Context, name string, args ...string) *exec
 // each process's own, and its -test.benchtime.
 func benchFlag(args []string) (pattern string, rest []string, err error) {
 	for i := 0; i < len(args); i++ {
-		a := strings.TrimPrefix(args[i], "-")
-		name, val, hasVal := strings.Cut(strings.TrimPrefix(a, "-"), "=")
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(args[i], "-"), "-"), "=")
 		switch name {
 		case "test.bench", "test.benchtime":
 			if !hasVal {

@@ -16,6 +16,7 @@ import (
 	"os"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 	"github.com/kvbench/kvbench/benchstat/internal/summary"
 )
 
@@ -69,7 +70,7 @@ func drawFiles(files []string, dir string, stdout io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	all := New()
+	all := &Results{values: map[results.Key][]float64{}, config: map[string][]string{}}
 	var raw [][]byte
 	for _, f := range files {
 		b, err := os.ReadFile(f)

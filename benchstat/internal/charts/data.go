@@ -103,24 +103,14 @@ func labels(configs []string) (short []string, common string) {
 			count[p]++
 		}
 	}
-	var shared results.Parts
-	if len(configs) > 0 {
-		for _, p := range split[0] {
-			if count[p] == len(configs) {
-				shared = append(shared, p)
-			}
-		}
-	}
+	everywhere := func(p results.Part) bool { return count[p] == len(configs) }
 	for _, parts := range split {
-		var keep results.Parts
-		for _, p := range parts {
-			if count[p] != len(configs) {
-				keep = append(keep, p)
-			}
-		}
-		short = append(short, keep.Join(" "))
+		short = append(short, slices.DeleteFunc(slices.Clone(parts), everywhere).Join(" "))
 	}
-	return short, shared.Join(" ")
+	if len(split) > 0 {
+		common = slices.DeleteFunc(split[0], func(p results.Part) bool { return !everywhere(p) }).Join(" ")
+	}
+	return short, common
 }
 
 // units lists the units reported for op, sorted.

@@ -3,18 +3,11 @@ package charts
 import (
 	"cmp"
 	"slices"
-
-	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
 
 // throughputUnits are tried in order; an operation is drawn in the first
 // it reports.
 var throughputUnits = []string{"ops/s", "keys/s", "commits/s", "MB/s", "ns/op"}
-
-// New is an empty set of results to Merge files into.
-func New() *Results {
-	return &Results{values: map[results.Key][]float64{}, config: map[string][]string{}}
-}
 
 // Empty reports whether r holds no per-engine result.
 func (r *Results) Empty() bool { return len(r.ops) == 0 }
@@ -26,7 +19,10 @@ func DrawAll(r *Results, dir string) ([]string, error) {
 		units := r.units(op)
 		for _, u := range throughputUnits {
 			if slices.Contains(units, u) {
-				configs := barConfigs(r, op)
+				configs := r.config[op] // less the memory-budget ones, which BudgetChart draws on an axis of their own
+				if op == budgetOp {
+					configs = slices.DeleteFunc(slices.Clone(configs), hasMem)
+				}
 				if len(configs) == 0 {
 					break
 				}
@@ -57,15 +53,6 @@ func DrawAll(r *Results, dir string) ([]string, error) {
 		}
 	}
 	return files, nil
-}
-
-// barConfigs are the sub-benchmarks of op's throughput bars: all but
-// the memory-budget ones, which BudgetChart draws on an axis of their own.
-func barConfigs(r *Results, op string) []string {
-	if op != budgetOp {
-		return r.config[op]
-	}
-	return slices.DeleteFunc(slices.Clone(r.config[op]), hasMem)
 }
 
 // Merge adds o's runs to r.

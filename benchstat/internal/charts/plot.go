@@ -26,10 +26,8 @@ var Format = "svg"
 // engineColor keeps one colour per engine across every chart: the
 // engine's place in the suite's order picks it.
 func engineColor(engine string) color.Color {
-	for i, e := range engname.Titles() {
-		if e == engine {
-			return plotutil.Color(i)
-		}
+	if i := slices.Index(engname.Titles(), engine); i >= 0 {
+		return plotutil.Color(i)
 	}
 	return color.Gray{Y: 128}
 }
@@ -135,7 +133,7 @@ func throughputChart(r *Results, op string, configs []string, unit, dir string) 
 		for _, e := range engines {
 			for i, c := range configs {
 				if v := r.values[results.Key{Op: op, Engine: e, Config: c, Unit: unit}]; len(v) > 0 {
-					sums[e][i].Lo, sums[e][i].Hi = minMax(v)
+					sums[e][i].Lo, sums[e][i].Hi = slices.Min(v), slices.Max(v)
 				}
 			}
 		}
@@ -207,8 +205,8 @@ func latencyChart(r *Results, op, config, label string, units []string, dir stri
 				continue
 			}
 			s := summary.Of(v)
-			lo, hi := minMax(v)               // the range is what the title promises
-			y := math.Max(s.Center/1e3, 1e-3) // log scale: keep above 0
+			lo, hi := slices.Min(v), slices.Max(v) // the range is what the title promises
+			y := math.Max(s.Center/1e3, 1e-3)      // log scale: keep above 0
 			pts.XYs = append(pts.XYs, plotter.XY{X: float64(i), Y: y})
 			pts.YErrors = append(pts.YErrors, struct{ Low, High float64 }{y - math.Max(lo/1e3, 1e-3), hi/1e3 - y})
 		}
@@ -230,8 +228,6 @@ func latencyChart(r *Results, op, config, label string, units []string, dir stri
 	}
 	return save(p, 16*vg.Centimeter, filepath.Join(dir, fileName(op, "latency", label)+"."+Format))
 }
-
-func minMax(v []float64) (lo, hi float64) { return slices.Min(v), slices.Max(v) }
 
 var unsafeName = regexp.MustCompile(`[^a-z0-9=]+`)
 

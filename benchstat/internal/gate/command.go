@@ -62,33 +62,11 @@ func run(c cli.Call, f *options, pos []string) int {
 		}
 		o.Units = re
 	}
-	base, err := ReadFiles(strings.Split(pos[0], ",")...)
+	rows, err := Files(o, strings.Split(pos[0], ","), strings.Split(pos[1], ","), pos[0], pos[1], "kvb compare -count", c.Stdout)
 	if err != nil {
-		fmt.Fprintln(c.Stderr, "kvb gate: base:", err)
+		fmt.Fprintln(c.Stderr, "kvb gate:", err)
 		return 2
 	}
-	head, err := ReadFiles(strings.Split(pos[1], ",")...)
-	if err != nil {
-		fmt.Fprintln(c.Stderr, "kvb gate: head:", err)
-		return 2
-	}
-	for i, s := range []*Set{base, head} {
-		if len(s.Values) == 0 {
-			fmt.Fprintf(c.Stderr, "kvb gate: no benchmark results in %s\n", pos[i])
-			return 2
-		}
-	}
-	rows := Compare(base, head, o)
-	if need, short := TooFewRounds(rows, o); len(short) > 0 {
-		holm := ""
-		if o.Holm {
-			holm = fmt.Sprintf(" after Holm over %d series", Corrected(rows))
-		}
-		fmt.Fprintf(c.Stderr, "kvb gate: %s has %d paired rounds; the signed-rank test needs at least %d to reject anything at alpha %g%s, so this gate could not fail: run more rounds (kvb compare -count %d)\n",
-			short[0].Key, short[0].N, need, o.Alpha, holm, need)
-		return 2
-	}
-	Markdown(c.Stdout, rows, o, pos[0], pos[1])
 	if Failed(rows) {
 		return 1
 	}

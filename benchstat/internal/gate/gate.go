@@ -1,18 +1,14 @@
 // Package gate decides whether head results are worse than base results,
-// and is kvb gate. It pairs the rounds of the two sides (the i-th result
-// of a series in base with its i-th in head, as kvb compare writes them)
-// and fails a series whose per-round changes a one-sided Wilcoxon
-// signed-rank test finds centred on the bad side (alpha, Holm-corrected
-// over the series) by more than a threshold. Each family is gated on the
-// units its "gate" line names; a gated series missing from head fails;
-// units declared exact fail on any worsening. kvb compare calls it in
-// process; the lab's power measures it.
+// rounds paired, and is kvb gate; kvb compare calls it in process
+// (docs/gating.md, "What the gate decides").
 //
 //	go run ./benchstat/kvb gate [-alpha 0.05] [-threshold 3] [-holm=false] [-units regexp] [-allow_removed] base.txt[,more.txt] head.txt[,more.txt]
 package gate
 
 import (
+	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"slices"
@@ -113,6 +109,38 @@ type Row struct {
 // is worse than base.
 func (r Row) Worse() float64 { return -float64(r.Better) * r.Delta }
 
+// Files reads base's and head's results files, compares them and writes
+// the Markdown report to w, naming the sides baseName and headName.
+// Unreadable or empty input is an error, and so are rounds too few for
+// the test to reach the level the gate needs (a gate that cannot fail):
+// that error says to run more with again ("-count").
+func Files(o Options, base, head []string, baseName, headName, again string, w io.Writer) ([]Row, error) {
+	var sets [2]*Set
+	for i, paths := range [][]string{base, head} {
+		var err error
+		if sets[i], err = ReadFiles(paths...); err != nil {
+			return nil, fmt.Errorf("%s: %w", []string{"base", "head"}[i], err)
+		}
+	}
+	for i, paths := range [][]string{base, head} {
+		if len(sets[i].Values) == 0 {
+			return nil, fmt.Errorf("no benchmark results in %s", strings.Join(paths, ","))
+		}
+	}
+	rows := Compare(sets[0], sets[1], o)
+	need := MinRounds(o, Corrected(rows))
+	if i := slices.IndexFunc(rows, func(r Row) bool { return isTested(r) && r.N < need }); i >= 0 {
+		holm := ""
+		if o.Holm {
+			holm = fmt.Sprintf(" after Holm over %d series", Corrected(rows))
+		}
+		return nil, fmt.Errorf("%s has %d paired rounds; the signed-rank test needs at least %d to reject anything at alpha %g%s, so this gate could not fail: run more rounds (%s %d)",
+			rows[i].Key, rows[i].N, need, o.Alpha, holm, again, need)
+	}
+	Markdown(w, rows, o, baseName, headName)
+	return rows, nil
+}
+
 // Compare pairs every gated series of head with the same series of base,
 // round by round, and decides each, failures first.
 func Compare(base, head *Set, o Options) []Row {
@@ -136,7 +164,7 @@ func Compare(base, head *Set, o Options) []Row {
 			continue
 		}
 		r := compareSeries(k, bv, head.Values[k], base, head)
-		r.Mode = head.modeOf(k.Name)
+		r.Mode = cmp.Or(head.Mode[k.Name], "time")
 		if why := unsustained(k, base); why != "" {
 			r.Verdict, r.Why = Skipped, why
 		}
@@ -348,18 +376,6 @@ func MinRounds(o Options, m int) int {
 		n++
 	}
 	return n
-}
-
-// TooFewRounds lists the tested series whose rounds cannot reach the
-// level the gate needs: a gate that cannot fail is a usage error.
-func TooFewRounds(rows []Row, o Options) (need int, short []Row) {
-	need = MinRounds(o, Corrected(rows))
-	for _, r := range rows {
-		if isTested(r) && r.N < need {
-			short = append(short, r)
-		}
-	}
-	return need, short
 }
 
 // detectable is the smallest worsening r's test would catch in 80% of

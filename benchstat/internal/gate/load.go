@@ -87,11 +87,3 @@ func (s *Set) Keys() []Key {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Unit, b.Unit))
 	})
 }
-
-// modeOf is the mode that produced name's results: "sim" or "time".
-func (s *Set) modeOf(name string) string {
-	if m := s.Mode[name]; m != "" {
-		return m
-	}
-	return "time"
-}

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -87,10 +88,7 @@ func table(w io.Writer, rows []Row) {
 	fmt.Fprintf(w, "| verdict | mode | benchmark | unit | base | head | change | p | rounds | detectable |\n")
 	fmt.Fprintf(w, "|---|---|---|---|--:|--:|--:|--:|--:|--:|\n")
 	for _, r := range rows {
-		mode := r.Mode
-		if mode == "" {
-			mode = "time"
-		}
+		mode := cmp.Or(r.Mode, "time") // a missing series has none
 		if r.Verdict == Missing {
 			fmt.Fprintf(w, "| %s | %s | `%s` | %s | | | | | %d+0 | |\n", r.Verdict, mode, r.Name, r.Unit, r.N1)
 			continue

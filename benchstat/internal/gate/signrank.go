@@ -12,12 +12,10 @@ import (
 // test that the differences d are centred above zero: the probability,
 // when each |d| is as likely positive as negative, of a sum of positive
 // ranks at least the one observed. Zeros are dropped (Wilcoxon's rule);
-// ties share their mean rank. It is 1 when no difference is left.
-//
-// Neither golang.org/x/perf's benchmath (Mann-Whitney U only), gonum's
-// stat nor go-moremath has a signed-rank test, so this computes the null
-// distribution itself: a count of the sign assignments by rank sum, in
-// half ranks so that tied mean ranks stay integers.
+// ties share their mean rank. It is 1 when no difference is left. No
+// library of the module has the test (docs/gating.md): this counts the
+// sign assignments by rank sum, in half ranks so that tied mean ranks stay
+// integers.
 func signedRankP(d []float64) float64 {
 	var ds []float64
 	for _, x := range d {

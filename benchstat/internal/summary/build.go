@@ -170,7 +170,9 @@ func buildTable(r *Results, q Section, placed map[string]bool) Table {
 	}
 	t.Common = strings.Join(commons, "; ")
 	t.Notes = append(t.Notes, oversubscribed(r, t)...)
-	if hasSchedMark(t) {
+	if slices.ContainsFunc(t.Rows, func(r Row) bool {
+		return slices.ContainsFunc(slices.Collect(maps.Values(r.Cells)), func(c Cell) bool { return c.Sched })
+	}) {
 		t.Notes = append(t.Notes, SchedNote)
 	}
 	if q.Reference != nil {
@@ -280,13 +282,17 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 				label = append(label, p.Key+"="+p.Value)
 			}
 		}
+		var prefer map[string]string // the variant shown of an engine that ran several
+		if b.Prefer != nil {
+			prefer = b.Prefer(results.SplitConfig(rk))
+		}
 		chosen := map[string]string{}
 		for _, e := range engines {
 			cs := cands[rk][e]
 			if len(cs) == 0 {
 				continue
 			}
-			c, note := pick(r, cs, b.prefer(rk))
+			c, note := pick(r, cs, prefer)
 			chosen[e] = c.config
 			if note != "" {
 				notes = appendNew(notes, e+": "+note)
@@ -294,7 +300,7 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 		}
 		killedAt := map[string]string{} // the row that tells an engine's kill
 		for _, u := range b.Units {
-			row := Row{Label: strings.Join(append([]string{unitLabel(u)}, label...), " "), Unit: u, Cells: map[string]Cell{}}
+			row := Row{Label: strings.Join(append([]string{DisplayOf(u).Label}, label...), " "), Unit: u, Cells: map[string]Cell{}}
 			for e, config := range chosen {
 				k := Key{Op: b.Op, Engine: e, Config: config, Unit: u}
 				ks := r.killsOf(b.Op, e, config)
@@ -330,14 +336,6 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 		notes = append(notes, b.Note)
 	}
 	return rows, common, notes
-}
-
-// prefer is the variant b shows on row rk for an engine that ran several.
-func (b Block) prefer(rk string) map[string]string {
-	if b.Prefer == nil {
-		return nil
-	}
-	return b.Prefer(results.SplitConfig(rk))
 }
 
 // pick chooses the sub-benchmark that stands for an engine on a row when

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -26,30 +27,22 @@ func DisplayOf(unit string) Display {
 	return Display{unit, 1}
 }
 
-func unitLabel(unit string) string { return DisplayOf(unit).Label }
-
 // Number prints v with three significant digits and a k, M or G suffix.
 func Number(v float64) string {
-	a := math.Abs(v)
-	suffix := ""
-	for _, s := range []struct {
-		f float64
-		s string
-	}{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
-		if a >= s.f*0.9995 {
-			v, a, suffix = v/s.f, a/s.f, s.s
+	a, suffix := math.Abs(v), ""
+	for i, f := range []float64{1e9, 1e6, 1e3} {
+		if a >= f*0.9995 {
+			v, a, suffix = v/f, a/f, "GMk"[i:i+1]
 			break
 		}
 	}
-	switch {
-	case a == 0:
+	if a == 0 {
 		return "0"
-	case a >= 99.95:
-		return fmt.Sprintf("%.0f%s", v, suffix)
-	case a >= 9.995:
-		return fmt.Sprintf("%.1f%s", v, suffix)
-	case a >= 0.9995:
-		return fmt.Sprintf("%.2f%s", v, suffix)
+	}
+	for prec, lim := range []float64{99.95, 9.995, 0.9995} { // 3 significant digits
+		if a >= lim {
+			return strconv.FormatFloat(v, 'f', prec, 64) + suffix
+		}
 	}
 	return fmt.Sprintf("%.3g%s", v, suffix)
 }

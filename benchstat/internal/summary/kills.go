@@ -3,6 +3,7 @@ package summary
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -74,15 +75,6 @@ func KillText(ks []Kill) string {
 	return fmt.Sprintf("%s: anon %s, page cache %s, dirty %s %s", how, memlimit.Human(s.Anon), memlimit.Human(s.Cache), memlimit.Human(s.Dirty), when)
 }
 
-// killNote is a note naming the benchmark, for a kill no cell shows.
-func killNote(ks []Kill) string {
-	name := ks[len(ks)-1].Leaf
-	if name == "" {
-		name = "a run before its first benchmark"
-	}
-	return name + ": " + KillText(ks)
-}
-
 // noteUnplaced adds every kill no table shows as a note of the first
 // table about the memory budget (the last table if none is), so no kill
 // goes unsaid.
@@ -90,7 +82,11 @@ func (s *Summary) noteUnplaced(placed map[string]bool) {
 	if len(s.Tables) == 0 {
 		return
 	}
-	at := slices.IndexFunc(Questions[:len(s.Tables)], Section.inBudget)
+	at := slices.IndexFunc(Questions[:len(s.Tables)], func(q Section) bool { // about runs in a memory budget
+		return slices.ContainsFunc(q.Blocks, func(b Block) bool {
+			return slices.ContainsFunc(b.Where, func(w string) bool { k, present := results.FilterKey(w); return k == "mem" && present })
+		})
+	})
 	if at < 0 {
 		at = len(s.Tables) - 1
 	}
@@ -102,13 +98,7 @@ func (s *Summary) noteUnplaced(placed map[string]bool) {
 		}
 		seen[id] = true
 		ks := s.Results.killsOf(k.Op, k.Engine, k.Config)
-		s.Tables[at].Notes = append(s.Tables[at].Notes, killNote(ks))
+		name := cmp.Or(ks[len(ks)-1].Leaf, "a run before its first benchmark")
+		s.Tables[at].Notes = append(s.Tables[at].Notes, name+": "+KillText(ks))
 	}
-}
-
-// inBudget reports whether a question is about runs in a memory budget.
-func (q Section) inBudget() bool {
-	return slices.ContainsFunc(q.Blocks, func(b Block) bool {
-		return slices.ContainsFunc(b.Where, func(w string) bool { k, present := results.FilterKey(w); return k == "mem" && present })
-	})
 }

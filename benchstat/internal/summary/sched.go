@@ -1,19 +1,9 @@
 package summary
 
-import (
-	"maps"
-	"slices"
-	"strings"
-)
+import "strings"
 
-// The scheduler's share of a tail: a leaf with more than one goroutine
-// reports sched-p99-ns, the p99 of the Go scheduler's wait over its timed
-// window, beside its operations' p99 (docs/methodology.md, "The
-// scheduler's wait"). Where the two are within a factor of two of each
-// other, the op's tail is of the size of a wait for a CPU: the machine's
-// queue, not the engine, may well set that figure, and the cell says so.
-// A scheduler p99 far above the op's is no mark: those waits (whole time
-// slices) fell between operations, or the op's p99 would hold them.
+// The scheduler's share of a tail, and the mark that says so:
+// docs/methodology.md, "The scheduler's wait".
 
 // schedUnit is the scheduler's p99 wait a leaf reports.
 const schedUnit = "sched-p99-ns"
@@ -28,26 +18,14 @@ const SchedNote = "*: the scheduler's p99 wait (sched-p99-ns) is within 2× of t
 // op's.
 func schedClose(sched, op float64) bool { return op > 0 && sched >= op/2 && sched <= 2*op }
 
-// isOpP99 says whether unit is an operation's p99 (p99-ns, read-p99-ns,
-// update-p99-ns), the cells the mark may follow.
-func isOpP99(unit string) bool {
-	return unit != schedUnit && (unit == "p99-ns" || strings.HasSuffix(unit, "-p99-ns"))
-}
-
-// schedBound reports whether the op p99 series k (its median op) has a
-// scheduler p99 from the same leaf close to it.
+// schedBound reports whether k is an operation's p99 series (p99-ns,
+// read-p99-ns, update-p99-ns) with a scheduler p99 from the same leaf
+// close to its median, op.
 func schedBound(r *Results, k Key, op Stat) bool {
-	if !isOpP99(k.Unit) {
+	if k.Unit == schedUnit || k.Unit != "p99-ns" && !strings.HasSuffix(k.Unit, "-p99-ns") {
 		return false
 	}
 	k.Unit = schedUnit
 	vals := r.Values[k]
 	return len(vals) > 0 && schedClose(Of(vals).Center, op.Center)
-}
-
-// hasSchedMark says whether any cell of t carries the mark.
-func hasSchedMark(t Table) bool {
-	return slices.ContainsFunc(t.Rows, func(r Row) bool {
-		return slices.ContainsFunc(slices.Collect(maps.Values(r.Cells)), func(c Cell) bool { return c.Sched })
-	})
 }
