@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
@@ -392,16 +390,6 @@ func writeSpectrum(e *core.Env, name string, rec *measure.Recorder) error {
 		fmt.Fprintf(f, "# %s: latency from intended start, ns\n", name)
 		return rec.WriteSpectrum(f)
 	})
-}
-
-// syncFS writes back everything dirty on the filesystem that holds dir.
-func syncFS(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Syncfs(int(f.Fd()))
 }
 
 // loadFlags are the flags of the fixed-rate workloads, which all four
