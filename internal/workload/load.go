@@ -82,11 +82,8 @@ func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist 
 		w.drawFrom(dist)
 	}
 	defer closeLoadWorkers(ws)
-	at := func(rate int) load.Config { // keys drawn ahead, untimed
-		lc := c.at(rate)
-		lc.Prepare = func(w int) { ws[w].prepare() }
-		return lc
-	}
+	lc := c.at(rate)
+	lc.Prepare = func(w int) { ws[w].prepare() } // keys drawn ahead, untimed
 	var res *load.Result
 	b.ResetTimer()
 	switch op {
@@ -96,7 +93,7 @@ func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist 
 		if op == "overwrite" {
 			do = func(w int, _ uint64) error { return ws[w].overwrite() }
 		}
-		res = windows(b, func() (*load.Result, error) { return load.Run(at(rate), do) })
+		res = windows(b, func() (*load.Result, error) { return load.Run(lc, do) })
 	case "upsert":
 		res = windows(b, func() (*load.Result, error) {
 			return up.run(e, c.at(rate), func(w int, idx uint64) error { return ws[w].put(idx) })
@@ -115,7 +112,7 @@ func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist 
 				}
 				done <- err
 			}()
-			r, err := load.Run(at(rate), func(w int, _ uint64) error { return ws[w].get(true) })
+			r, err := load.Run(lc, func(w int, _ uint64) error { return ws[w].get(true) })
 			if werr := <-done; werr != nil && err == nil {
 				err = fmt.Errorf("writer: %w", werr)
 			}

@@ -93,12 +93,6 @@ type populateStats struct {
 // resident memory (the kernel keeps only the total's peak).
 const memSamplePeriod = 20 * time.Millisecond
 
-// populateOnce writes every key of the data set into a fresh database in
-// opts.Dir (writeOnce).
-func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label string, start, stop func()) (populateStats, error) {
-	return writeOnce(e, info, opts, "", core.GenSource{G: e.Gen}, 0, label, label, start, stop)
-}
-
 // writeOnce times and counts one write of src (WriteAllTimed, in batches
 // of -batch from -writers goroutines, under a space guard named label;
 // its timeline's interval every) into the database in opts.Dir, over the
@@ -192,11 +186,13 @@ func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, 
 	return st, err
 }
 
-// populate is the body of Populate and Batch: each op is a populateOnce
-// into a fresh database opened with opts, timed over its interval.
+// populate is the body of Populate and Batch: each op writes every key of
+// the data set into a fresh database opened with opts (writeOnce), timed
+// over its interval.
 func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) {
+	label := info.Name + " populate"
 	writeOps(b, e, info, opts, true, func(o engine.Options, start, stop func()) (populateStats, error) {
-		return populateOnce(e, info, o, info.Name+" populate", start, stop)
+		return writeOnce(e, info, o, "", core.GenSource{G: e.Gen}, 0, label, label, start, stop)
 	})
 }
 

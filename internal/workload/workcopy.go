@@ -153,6 +153,16 @@ func (w *workCopy) Close() error {
 	return err
 }
 
+// syncFS writes back everything dirty on the filesystem that holds dir.
+func syncFS(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.Syncfs(int(f.Fd()))
+}
+
 // copyTree copies the fixture in src to dst (copy_file_range on Linux),
 // less its .ready manifest: the copy is not a fixture.
 func copyTree(src, dst string) error {
@@ -163,14 +173,4 @@ func copyTree(src, dst string) error {
 		return err
 	}
 	return nil
-}
-
-// syncFS writes back everything dirty on the filesystem that holds dir.
-func syncFS(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Syncfs(int(f.Fd()))
 }
