@@ -77,10 +77,7 @@ func loadScratch(e *core.Env, info engine.Info) int64 {
 func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist *keydist.Params, up *upserts) {
 	c := loadOf(&e.Cfg)
 	rs := e.CallStreams(b)
-	ws := newLoadWorkers(e, db, rs, c.LoadWorkers, 2000)
-	for _, w := range ws {
-		w.drawFrom(dist)
-	}
+	ws := newLoadWorkers(e, db, rs, c.LoadWorkers, 2000, dist)
 	defer closeLoadWorkers(ws)
 	lc := c.at(rate)
 	lc.Prepare = func(w int) { ws[w].prepare() } // keys drawn ahead, untimed
@@ -99,8 +96,7 @@ func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist 
 			return up.run(e, c.at(rate), func(w int, idx uint64) error { return ws[w].put(idx) })
 		})
 	case "readwhilewriting":
-		wr := newLoadWorkers(e, db, rs, 1, 3000)[0]
-		wr.drawFrom(dist)
+		wr := newLoadWorkers(e, db, rs, 1, 3000, dist)[0]
 		var writes *load.Result
 		res = windows(b, func() (*load.Result, error) {
 			done := make(chan error, 1)
@@ -169,14 +165,6 @@ type keySource struct {
 	hasDrawn bool
 }
 
-// drawFrom makes the source draw its keys from dist (nil: uniform).
-func (k *keySource) drawFrom(dist *keydist.Params) {
-	k.smp = nil
-	if dist != nil && dist.Kind != keydist.Uniform {
-		k.smp = dist.NewSampler()
-	}
-}
-
 // next is the index of the next existing key it reads or rewrites: the
 // one prepare drew, else one drawn now.
 func (k *keySource) next() uint64 {
@@ -203,9 +191,14 @@ func (k *keySource) draw() uint64 {
 	return k.rng.Below(k.g.Keys)
 }
 
-// newKeySource is a goroutine's share of the round's streams rs.
-func newKeySource(e *core.Env, rs core.Streams, stream uint64) keySource {
-	return keySource{g: e.Gen, rng: rs.Rand(stream), chk: e.Gen.NewChecker(e.FullCheck), val: make([]byte, e.Gen.ValueSize)}
+// newKeySource is a goroutine's share of the round's streams rs, its keys
+// drawn from dist (nil: uniform).
+func newKeySource(e *core.Env, rs core.Streams, stream uint64, dist *keydist.Params) keySource {
+	k := keySource{g: e.Gen, rng: rs.Rand(stream), chk: e.Gen.NewChecker(e.FullCheck), val: make([]byte, e.Gen.ValueSize)}
+	if dist != nil && dist.Kind != keydist.Uniform {
+		k.smp = dist.NewSampler()
+	}
+	return k
 }
 
 // loadWorker is one load goroutine's state on an engine; padded so
@@ -220,11 +213,11 @@ type loadWorker struct {
 }
 
 // newLoadWorkers makes n workers on db, numbered from stream in the
-// round's streams rs.
-func newLoadWorkers(e *core.Env, db engine.DB, rs core.Streams, n int, stream uint64) []*loadWorker {
+// round's streams rs, drawing from dist (nil: uniform).
+func newLoadWorkers(e *core.Env, db engine.DB, rs core.Streams, n int, stream uint64, dist *keydist.Params) []*loadWorker {
 	ws := make([]*loadWorker, n)
 	for i := range ws {
-		w := &loadWorker{keySource: newKeySource(e, rs, stream+uint64(i)), db: db}
+		w := &loadWorker{keySource: newKeySource(e, rs, stream+uint64(i), dist), db: db}
 		w.check = func(v []byte) error { return w.chk.Check(w.idx, v) }
 		ws[i] = w
 	}
