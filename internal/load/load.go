@@ -7,6 +7,7 @@
 package load
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -165,11 +166,7 @@ func Run(c Config, op Op) (*Result, error) {
 	if float64(scheduled)*interval < float64(window) {
 		scheduled++
 	}
-	drain := c.Drain
-	if drain == 0 {
-		drain = c.Duration
-	}
-	deadline := window + int64(drain) // nothing is handed out after it
+	deadline := window + int64(cmp.Or(c.Drain, c.Duration)) // nothing is handed out after it
 	ws := newWorkers(c.Workers)
 	unrun := measure.NewRecorder() // the clock's: operations never handed out
 	slots := make(chan uint64)     // unbuffered: the clock waits for a free worker
