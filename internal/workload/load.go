@@ -9,9 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/dataset"
@@ -458,7 +459,7 @@ var (
 			}
 			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 				return errors.New("must be an existing directory")
-			} else if err := syscall.Access(d, 2 /* W_OK */); err != nil {
+			} else if err := unix.Access(d, unix.W_OK); err != nil {
 				return errors.New("is not writable: " + err.Error())
 			}
 			return nil
