@@ -25,11 +25,7 @@ func deleteEnv(t *testing.T, out io.Writer) *core.Env {
 	t.Helper()
 	c := core.Default()
 	c.KeysMil, c.ValSize, c.Dir = 0.002, 64, t.TempDir()
-	e, err := core.Setup(c, "BenchmarkDelete(Bolt|Pebble)", out, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return setup(t, c, "BenchmarkDelete(Bolt|Pebble)", out)
 }
 
 // testDeleteDB is a database of the engine in a temporary directory,

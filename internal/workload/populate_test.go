@@ -18,11 +18,7 @@ func populateEnv(t *testing.T, pattern string, out io.Writer) *core.Env {
 	c := core.Default()
 	c.KeysMil, c.ValSize, c.Batch, c.Dir = 0.002, 64, 300, t.TempDir()
 	writersFlag.Set(&c, 2)
-	e, err := core.Setup(c, pattern, out, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return setup(t, c, pattern, out)
 }
 
 // compiled lists the stores compiled into this binary that w runs on.
