@@ -3,16 +3,11 @@
 // ("latest"). The Zipfians follow YCSB's Java generators (ZipfianGenerator,
 // ScrambledZipfianGenerator, SkewedLatestGenerator), so a skew here means
 // what it means in YCSB's results and in the stores' own benchmarks that
-// copy them.
-//
-// Why not an existing generator: math/rand/v2's Zipf needs s > 1, so YCSB's
-// theta 0.99 cannot be expressed; Pebble's YCSB generator is internal to its
-// module; go-ycsb's drags a large module graph, writes shared state from
-// every goroutine (a data race, pingcap/go-ycsb#148) and, for a theta other
-// than 0.99, adds all 10^10 zeta terms (minutes). Here Params is immutable
-// and shared, each goroutine draws through its own Sampler and dataset.Rand,
-// a draw takes no lock and allocates nothing, and a zeta of any size costs
-// at most 2^20 terms and a closed-form tail.
+// copy them. Params is immutable and shared, each goroutine draws through
+// its own Sampler and dataset.Rand, a draw takes no lock and allocates
+// nothing, and a zeta of any size costs at most 2^20 terms and a
+// closed-form tail (docs/workloads.md, "Key distributions", says why the
+// suite has a generator of its own).
 package keydist
 
 import (

@@ -26,9 +26,6 @@ import (
 // Path is the one resource the service has.
 const Path = "/v0/entity"
 
-// shutdownTimeout bounds how long Close waits for requests in flight.
-const shutdownTimeout = 5 * time.Second
-
 // Server is a running service.
 type Server struct {
 	db       engine.DB
@@ -59,10 +56,10 @@ func Start(db engine.DB, maxValue int) (*Server, error) {
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 
 // Close stops accepting connections, waits for requests in flight (at most
-// a few seconds), and returns once the server has stopped. It does not
+// 5s), and returns once the server has stopped. It does not
 // close the DB.
 func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)
 	if serr := <-s.done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
@@ -132,12 +129,11 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key []byte) {
 	v := buf.Bytes()
 	*bp = v[:0]
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
-		} else {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+		code := http.StatusBadRequest
+		if _, tooBig := errors.AsType[*http.MaxBytesError](err); tooBig {
+			code = http.StatusRequestEntityTooLarge
 		}
+		http.Error(w, err.Error(), code)
 		return
 	}
 	if err := engine.Put(s.db, key, v); err != nil { // Set copies v

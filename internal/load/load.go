@@ -1,20 +1,13 @@
 // Package load runs operations on an open-loop schedule at a fixed rate and
-// records each one's latency from the moment it was due, as wrk2 does, so
-// that a stall is charged to every operation it delays (coordinated
-// omission corrected). Every operation due inside the window is issued and
-// recorded, however late it starts: the slowest operations of a run are
-// the ones still queued when the window ends, and leaving them out would
-// hide exactly the tail being measured. An engine that cannot keep up
-// would then run on for as long as its backlog takes, so the run issues
-// nothing once Drain has passed after the window; every operation due in
-// the window that it never started is recorded at its wait so far (the
-// hard stop less its due time, a lower bound) and counted in Unrun, so
-// percentiles always cover every scheduled operation. Closed runs the same
-// operations back to back, the closed-loop way most benchmarks time, for
-// comparison.
+// records each one's latency from the moment it was due, as wrk2 does
+// (coordinated omission corrected), or back to back (Closed), the
+// closed-loop way, for comparison. Every operation due in the window runs,
+// however late, until a hard stop; the window, the stop and the counts are
+// docs/methodology.md's, "Fixed-rate load and the knee".
 package load
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -173,11 +166,7 @@ func Run(c Config, op Op) (*Result, error) {
 	if float64(scheduled)*interval < float64(window) {
 		scheduled++
 	}
-	drain := c.Drain
-	if drain == 0 {
-		drain = c.Duration
-	}
-	deadline := window + int64(drain) // nothing is handed out after it
+	deadline := window + int64(cmp.Or(c.Drain, c.Duration)) // nothing is handed out after it
 	ws := newWorkers(c.Workers)
 	unrun := measure.NewRecorder() // the clock's: operations never handed out
 	slots := make(chan uint64)     // unbuffered: the clock waits for a free worker

@@ -124,7 +124,7 @@ const bloomWarmGets = 100
 // db, cold each on the fixture closed, evicted and reopened.
 func runBloom(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache string, hit float64, rate int) {
 	c := loadOf(&e.Cfg)
-	ws := newLoadWorkers(e, db, e.CallStreams(b), c.LoadWorkers, 6000)
+	ws := newLoadWorkers(e, db, e.CallStreams(b), c.LoadWorkers, 6000, nil)
 	defer closeLoadWorkers(ws)
 	op := func(w int, _ uint64) error { return ws[w].getMix(hit) }
 	window := func() (*load.Result, error) {

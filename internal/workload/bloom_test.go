@@ -35,10 +35,7 @@ func TestBloomFixtures(t *testing.T) {
 		t.Fatalf("plan: %d fixtures, %d scratch bytes, estimate %d", len(plan.Fixtures), plan.Scratch, plan.DiskEstimate(cfg.Dir))
 	}
 	var out strings.Builder
-	e, err := core.Setup(cfg, "BenchmarkBloom(Badger|Pebble)", &out, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := setup(t, cfg, "BenchmarkBloom(Badger|Pebble)", &out)
 	for _, name := range []string{"badger", "pebble"} {
 		info := coretest.Engine(t, name)
 		for _, fpr := range loadOf(&cfg).BloomFPR {
@@ -76,11 +73,7 @@ func bloomEnv(t *testing.T, out io.Writer) *core.Env {
 	cfg.Dir, cfg.KeysMil, cfg.ValSize = t.TempDir(), 0.002, 64
 	withLoad(&cfg, func(l *loadSettings) { l.SSTTables, l.BloomFPR = 4, FPRList{0.01} })
 	withLoad(&cfg, func(l *loadSettings) { l.Rates, l.LoadTime = RateList{1000}, 10*time.Millisecond })
-	e, err := core.Setup(cfg, "BenchmarkBloomPebble", out, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return setup(t, cfg, "BenchmarkBloomPebble", out)
 }
 
 // TestBloomLeavesStartInTheirCacheState: on a fixture just evicted from

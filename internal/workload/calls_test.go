@@ -47,14 +47,7 @@ func railEnv(t *testing.T, seed uint64) (*core.Env, engine.DB) {
 		t.Fatal(err)
 	}
 	e.Running.Store(true)
-	db, err := engine.Open("memory", engine.Options{Dir: t.TempDir(), ExpectedBytes: e.Gen.LogicalBytes()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := e.WriteAll(db, core.GenSource{G: e.Gen}, 1000, 1, "memory load"); err != nil {
-		t.Fatal(err)
-	}
+	db, _ := loadedDB(t, e, "memory")
 	return e, db
 }
 

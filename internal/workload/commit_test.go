@@ -194,10 +194,7 @@ func TestCommitBenchmark(t *testing.T) {
 	c := core.Default()
 	c.KeysMil, c.ValSize, c.Dir = 0.002, 64, t.TempDir()
 	commitWritersFlag.Set(&c, core.WordList{"1", "3"})
-	e, err := core.Setup(c, "BenchmarkCommit", &out, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := setup(t, c, "BenchmarkCommit", &out)
 	for _, info := range compiled(registered(t, "Commit")) {
 		out.Reset()
 		if !runs(e, "Commit", info.Name) {

@@ -19,10 +19,7 @@ func TestFreshLeafGivesEverySearchTheFixture(t *testing.T) {
 	coretest.SetBenchtime(t, "1x")
 	cfg := core.Default()
 	cfg.Dir, cfg.KeysMil, cfg.ValSize = t.TempDir(), 0.002, 64
-	e, err := core.Setup(cfg, "BenchmarkKnee", io.Discard, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := setup(t, cfg, "BenchmarkKnee", io.Discard)
 	for _, info := range engine.All() {
 		if info.Missing != "" {
 			continue

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"io"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/core"
@@ -29,6 +30,17 @@ func withLoad(c *core.Config, change func(*loadSettings)) {
 func defaultLoad() loadSettings {
 	c := core.Default()
 	return loadOf(&c)
+}
+
+// setup is core.Setup of c for the benchmarks pattern selects, its
+// configuration written to out; t fails at once on its error.
+func setup(t testing.TB, c core.Config, pattern string, out io.Writer) *core.Env {
+	t.Helper()
+	e, err := core.Setup(c, pattern, out, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 // registered is the registered workload of that name.

@@ -114,7 +114,7 @@ func runHTTP(b *testing.B, e *core.Env, db engine.DB, op string, rate int, up *u
 	ws := make([]*httpWorker, n)
 	rs := e.CallStreams(b)
 	for i := range ws {
-		ws[i] = &httpWorker{keySource: newKeySource(e, rs, 5000+uint64(i)), c: client, url: srv.URL() + kvhttp.Path + "?id="}
+		ws[i] = &httpWorker{keySource: newKeySource(e, rs, 5000+uint64(i), nil), c: client, url: srv.URL() + kvhttp.Path + "?id="}
 		ws[i].buf.Grow(e.Gen.ValueSize + 512)
 	}
 	b.ResetTimer()

@@ -257,7 +257,7 @@ func runKnee(b *testing.B, e *core.Env, op string, dbFor func(*testing.B) engine
 // not the progress log: its lines follow the result line, a line printed
 // while the benchmark runs would split it).
 func kneeSearch(e *core.Env, c loadSettings, db engine.DB, op string, rs core.Streams, stream uint64, logf func(string, ...any)) (int, *load.Result, error) {
-	ws := newLoadWorkers(e, db, rs, c.LoadWorkers, stream)
+	ws := newLoadWorkers(e, db, rs, c.LoadWorkers, stream, nil)
 	defer closeLoadWorkers(ws)
 	var up upserts
 	trial := func(rate int, d time.Duration) (*load.Result, error) {

@@ -345,10 +345,7 @@ func TestKneeReportsSpread(t *testing.T) {
 	withLoad(&cfg, func(l *loadSettings) {
 		l.KneeTime, l.KneeStart, l.KneeSteps, l.SLO = 5*time.Millisecond, 1000, 0, time.Minute
 	})
-	e, err := core.Setup(cfg, "BenchmarkKneeMemory", io.Discard, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := setup(t, cfg, "BenchmarkKneeMemory", io.Discard)
 	db := loadedRail(t, e)
 	run := func() testing.BenchmarkResult {
 		return testing.Benchmark(func(b *testing.B) { runKnee(b, e, "get", func(*testing.B) engine.DB { return db }) })

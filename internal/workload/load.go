@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -79,16 +78,10 @@ func loadScratch(e *core.Env, info engine.Info) int64 {
 func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist *keydist.Params, up *upserts) {
 	c := loadOf(&e.Cfg)
 	rs := e.CallStreams(b)
-	ws := newLoadWorkers(e, db, rs, c.LoadWorkers, 2000)
-	for _, w := range ws {
-		w.drawFrom(dist)
-	}
+	ws := newLoadWorkers(e, db, rs, c.LoadWorkers, 2000, dist)
 	defer closeLoadWorkers(ws)
-	at := func(rate int) load.Config { // keys drawn ahead, untimed
-		lc := c.at(rate)
-		lc.Prepare = func(w int) { ws[w].prepare() }
-		return lc
-	}
+	lc := c.at(rate)
+	lc.Prepare = func(w int) { ws[w].prepare() } // keys drawn ahead, untimed
 	var res *load.Result
 	b.ResetTimer()
 	switch op {
@@ -98,14 +91,13 @@ func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist 
 		if op == "overwrite" {
 			do = func(w int, _ uint64) error { return ws[w].overwrite() }
 		}
-		res = windows(b, func() (*load.Result, error) { return load.Run(at(rate), do) })
+		res = windows(b, func() (*load.Result, error) { return load.Run(lc, do) })
 	case "upsert":
 		res = windows(b, func() (*load.Result, error) {
 			return up.run(e, c.at(rate), func(w int, idx uint64) error { return ws[w].put(idx) })
 		})
 	case "readwhilewriting":
-		wr := newLoadWorkers(e, db, rs, 1, 3000)[0]
-		wr.drawFrom(dist)
+		wr := newLoadWorkers(e, db, rs, 1, 3000, dist)[0]
 		var writes *load.Result
 		res = windows(b, func() (*load.Result, error) {
 			done := make(chan error, 1)
@@ -117,7 +109,7 @@ func runLoad(b *testing.B, e *core.Env, db engine.DB, op string, rate int, dist 
 				}
 				done <- err
 			}()
-			r, err := load.Run(at(rate), func(w int, _ uint64) error { return ws[w].get(true) })
+			r, err := load.Run(lc, func(w int, _ uint64) error { return ws[w].get(true) })
 			if werr := <-done; werr != nil && err == nil {
 				err = fmt.Errorf("writer: %w", werr)
 			}
@@ -174,14 +166,6 @@ type keySource struct {
 	hasDrawn bool
 }
 
-// drawFrom makes the source draw its keys from dist (nil: uniform).
-func (k *keySource) drawFrom(dist *keydist.Params) {
-	k.smp = nil
-	if dist != nil && dist.Kind != keydist.Uniform {
-		k.smp = dist.NewSampler()
-	}
-}
-
 // next is the index of the next existing key it reads or rewrites: the
 // one prepare drew, else one drawn now.
 func (k *keySource) next() uint64 {
@@ -208,9 +192,14 @@ func (k *keySource) draw() uint64 {
 	return k.rng.Below(k.g.Keys)
 }
 
-// newKeySource is a goroutine's share of the round's streams rs.
-func newKeySource(e *core.Env, rs core.Streams, stream uint64) keySource {
-	return keySource{g: e.Gen, rng: rs.Rand(stream), chk: e.Gen.NewChecker(e.FullCheck), val: make([]byte, e.Gen.ValueSize)}
+// newKeySource is a goroutine's share of the round's streams rs, its keys
+// drawn from dist (nil: uniform).
+func newKeySource(e *core.Env, rs core.Streams, stream uint64, dist *keydist.Params) keySource {
+	k := keySource{g: e.Gen, rng: rs.Rand(stream), chk: e.Gen.NewChecker(e.FullCheck), val: make([]byte, e.Gen.ValueSize)}
+	if dist != nil && dist.Kind != keydist.Uniform {
+		k.smp = dist.NewSampler()
+	}
+	return k
 }
 
 // loadWorker is one load goroutine's state on an engine; padded so
@@ -225,11 +214,11 @@ type loadWorker struct {
 }
 
 // newLoadWorkers makes n workers on db, numbered from stream in the
-// round's streams rs.
-func newLoadWorkers(e *core.Env, db engine.DB, rs core.Streams, n int, stream uint64) []*loadWorker {
+// round's streams rs, drawing from dist (nil: uniform).
+func newLoadWorkers(e *core.Env, db engine.DB, rs core.Streams, n int, stream uint64, dist *keydist.Params) []*loadWorker {
 	ws := make([]*loadWorker, n)
 	for i := range ws {
-		w := &loadWorker{keySource: newKeySource(e, rs, stream+uint64(i)), db: db}
+		w := &loadWorker{keySource: newKeySource(e, rs, stream+uint64(i), dist), db: db}
 		w.check = func(v []byte) error { return w.chk.Check(w.idx, v) }
 		ws[i] = w
 	}
@@ -394,16 +383,6 @@ func writeSpectrum(e *core.Env, name string, rec *measure.Recorder) error {
 	})
 }
 
-// syncFS writes back everything dirty on the filesystem that holds dir.
-func syncFS(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Syncfs(int(f.Fd()))
-}
-
 // loadFlags are the flags of the fixed-rate workloads, which all four
 // (Load, Knee, HTTP, Bloom) list.
 var loadFlags = []core.Option{rateFlag, writeRateFlag, loadTimeFlag, loadWorkersFlag, sloFlag,
@@ -480,7 +459,7 @@ var (
 			}
 			if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
 				return errors.New("must be an existing directory")
-			} else if err := syscall.Access(d, 2 /* W_OK */); err != nil {
+			} else if err := unix.Access(d, unix.W_OK); err != nil {
 				return errors.New("is not writable: " + err.Error())
 			}
 			return nil

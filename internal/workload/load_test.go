@@ -24,10 +24,7 @@ func TestLatencySpectrumFile(t *testing.T) {
 	cfg := core.Default()
 	cfg.KeysMil, cfg.ValSize = 0.001, 100
 	withLoad(&cfg, func(l *loadSettings) { l.Rates, l.LoadTime, l.LatencyDir = RateList{2000}, 100*time.Millisecond, dir })
-	e, err := core.Setup(cfg, "BenchmarkLoadMemory", io.Discard, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := setup(t, cfg, "BenchmarkLoadMemory", io.Discard)
 	db := loadedRail(t, e)
 	r := testing.Benchmark(func(b *testing.B) { runLoad(b, e, db, "get-hit", 2000, nil, &upserts{}) })
 	// How many operations ran in the window is the machine's (a pause
@@ -79,10 +76,7 @@ func TestLoadKneeHTTPOnCopies(t *testing.T) {
 	withLoad(&cfg, func(l *loadSettings) { l.Rates, l.LoadTime, l.WriteRate = RateList{1000}, 20*time.Millisecond, 200 })
 	withLoad(&cfg, func(l *loadSettings) { l.KneeTime, l.KneeStart, l.KneeSteps = 10*time.Millisecond, 4000, 0 })
 	var out strings.Builder
-	e, err := core.Setup(cfg, "BenchmarkLoadBolt|BenchmarkKneeBolt|BenchmarkHTTPBolt", &out, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := setup(t, cfg, "BenchmarkLoadBolt|BenchmarkKneeBolt|BenchmarkHTTPBolt", &out)
 	for _, w := range []string{"Load", "Knee", "HTTP"} {
 		if !runs(e, w, "bolt") {
 			t.Fatalf("%s failed", w)

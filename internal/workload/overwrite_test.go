@@ -132,11 +132,7 @@ func overwriteEnv(t *testing.T, out io.Writer, passes core.IntList) *core.Env {
 	c := core.Default()
 	c.KeysMil, c.ValSize, c.Batch, c.Dir = 0.002, 64, 300, t.TempDir()
 	overwritePassesFlag.Set(&c, passes)
-	e, err := core.Setup(c, "^BenchmarkOverwrite(Bolt|Pebble)$", out, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return setup(t, c, "^BenchmarkOverwrite(Bolt|Pebble)$", out)
 }
 
 // overwriteEngines are the engines the tests run on: a B-tree and an LSM.

@@ -2,6 +2,11 @@ package workload
 
 import (
 	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,12 +92,6 @@ type populateStats struct {
 // memSamplePeriod is how often populate samples anonymous and file-backed
 // resident memory (the kernel keeps only the total's peak).
 const memSamplePeriod = 20 * time.Millisecond
-
-// populateOnce writes every key of the data set into a fresh database in
-// opts.Dir (writeOnce).
-func populateOnce(e *core.Env, info engine.Info, opts engine.Options, label string, start, stop func()) (populateStats, error) {
-	return writeOnce(e, info, opts, "", core.GenSource{G: e.Gen}, 0, label, label, start, stop)
-}
 
 // writeOnce times and counts one write of src (WriteAllTimed, in batches
 // of -batch from -writers goroutines, under a space guard named label;
@@ -187,11 +186,13 @@ func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, 
 	return st, err
 }
 
-// populate is the body of Populate and Batch: each op is a populateOnce
-// into a fresh database opened with opts, timed over its interval.
+// populate is the body of Populate and Batch: each op writes every key of
+// the data set into a fresh database opened with opts (writeOnce), timed
+// over its interval.
 func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) {
+	label := info.Name + " populate"
 	writeOps(b, e, info, opts, true, func(o engine.Options, start, stop func()) (populateStats, error) {
-		return populateOnce(e, info, o, info.Name+" populate", start, stop)
+		return writeOnce(e, info, o, "", core.GenSource{G: e.Gen}, 0, label, label, start, stop)
 	})
 }
 
@@ -277,4 +278,59 @@ func (t *writeTally) report(b *testing.B, keys uint64, logical int64, memory boo
 		b.ReportMetric(t.first/ops, "first-keys/s")
 		b.ReportMetric(t.last/ops, "last-keys/s")
 	}
+}
+
+// Throughput over time, for the writes that can stall (Overwrite's timed
+// pass, YCSB with writes, Commit): docs/methodology.md, "Throughput over
+// time".
+
+// intervalFlag is -interval.
+var intervalFlag = &core.Flag[time.Duration]{Name: "interval", Default: 100 * time.Millisecond,
+	Usage: "interval of the writes' throughput over time (Overwrite, YCSB with writes, Commit): commits a second and p99 in each, the stall figures stall% and worst-interval-x, and with -latency_dir a .tsv of them per leaf",
+	Check: within(time.Millisecond, math.MaxInt64, "must be at least 1ms")}
+
+// timelineOptions are the flags of the workloads that keep a timeline.
+var timelineOptions = []core.Option{intervalFlag, latencyDirFlag}
+
+// timelineUnits are their stall figures.
+var timelineUnits = []core.Unit{core.Lower("stall%"), core.Higher("worst-interval-x")}
+
+// newTimelines makes one timeline per writer goroutine, with room for
+// each one's share of ops commits.
+func newTimelines(writers int, ops int) []*measure.Timeline {
+	tls := make([]*measure.Timeline, writers)
+	for w := range tls {
+		tls[w] = measure.NewTimeline(ops/writers + 1)
+	}
+	return tls
+}
+
+// reportIntervals reports the stall figures of a window's intervals, when
+// the window is long enough to judge (measure.Stalls), and writes them to
+// <latency_dir>/<name>.tsv.
+func reportIntervals(b *testing.B, e *core.Env, iv []measure.Interval) {
+	if stalled, worst, ok := measure.Stalls(iv); ok {
+		b.ReportMetric(stalled, "stall%")
+		b.ReportMetric(worst, "worst-interval-x")
+	}
+	fatalIf(b, writeLatencyFile(e, b.Name(), ".tsv", func(f io.Writer) error { return measure.WriteIntervals(f, b.Name(), iv) }))
+}
+
+// writeLatencyFile writes <latency_dir>/<name><ext> with write, the
+// name's slashes and spaces made file-name safe; nothing without
+// -latency_dir.
+func writeLatencyFile(e *core.Env, name, ext string, write func(io.Writer) error) error {
+	dir := latencyDirFlag.Get(&e.Cfg)
+	if dir == "" {
+		return nil
+	}
+	f, err := os.Create(filepath.Join(dir, strings.NewReplacer("/", "_", " ", "_").Replace(name)+ext))
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -18,11 +18,7 @@ func populateEnv(t *testing.T, pattern string, out io.Writer) *core.Env {
 	c := core.Default()
 	c.KeysMil, c.ValSize, c.Batch, c.Dir = 0.002, 64, 300, t.TempDir()
 	writersFlag.Set(&c, 2)
-	e, err := core.Setup(c, pattern, out, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return setup(t, c, pattern, out)
 }
 
 // compiled lists the stores compiled into this binary that w runs on.
@@ -52,7 +48,7 @@ func TestPopulateOnceWritesEveryKey(t *testing.T) {
 	e := populateEnv(t, "BenchmarkPopulate", io.Discard)
 	for _, info := range compiled(registered(t, "Populate")) {
 		dir := t.TempDir()
-		st, err := populateOnce(e, info, e.Cfg.Options(info, dir, e.Gen.LogicalBytes()), "test", nil, nil)
+		st, err := writeOnce(e, info, e.Cfg.Options(info, dir, e.Gen.LogicalBytes()), "", core.GenSource{G: e.Gen}, 0, "test", "test", nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", info.Name, err)
 		}

@@ -23,24 +23,15 @@ type hooked struct {
 	flush, close func(dir string) error
 }
 
-func (h *hooked) Flush() error {
-	if err := h.DB.Flush(); err != nil {
-		return err
-	}
-	if h.flush != nil {
-		return h.flush(h.dir)
-	}
-	return nil
-}
+func (h *hooked) Flush() error { return h.then(h.DB.Flush(), h.flush) }
+func (h *hooked) Close() error { return h.then(h.DB.Close(), h.close) }
 
-func (h *hooked) Close() error {
-	if err := h.DB.Close(); err != nil {
-		return err
+// then is err, or when there is none what hook (if set) returns.
+func (h *hooked) then(err error, hook func(dir string) error) error {
+	if err == nil && hook != nil {
+		err = hook(h.dir)
 	}
-	if h.close != nil {
-		return h.close(h.dir)
-	}
-	return nil
+	return err
 }
 
 // boltWith is bbolt's declaration with its Open wrapped in hooks, not
@@ -70,7 +61,7 @@ func writeFile(dir, name string, n int) error {
 
 func populateWith(t *testing.T, e *core.Env, info engine.Info) populateStats {
 	t.Helper()
-	st, err := populateOnce(e, info, e.Cfg.Options(info, filepath.Join(t.TempDir(), "db"), e.Gen.LogicalBytes()), "test", nil, nil)
+	st, err := writeOnce(e, info, e.Cfg.Options(info, filepath.Join(t.TempDir(), "db"), e.Gen.LogicalBytes()), "", core.GenSource{G: e.Gen}, 0, "test", "test", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -332,10 +332,7 @@ func TestTraceFixturePlanned(t *testing.T) {
 // the settings line before each is that of its own open options.
 func TestPrefetchRuns(t *testing.T) {
 	var out bytes.Buffer
-	e, err := core.Setup(tinyTraceConfig(t.TempDir(), 2), "BenchmarkPrefetchLmdb", &out, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := setup(t, tinyTraceConfig(t.TempDir(), 2), "BenchmarkPrefetchLmdb", &out)
 	coretest.SetBenchtime(t, "1x")
 	info, _ := engine.Lookup("lmdb")
 	out.Reset()

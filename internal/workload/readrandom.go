@@ -208,16 +208,23 @@ func reportReads(b *testing.B, streams readStreams, timed core.Timed) {
 		memHits += s.memHits
 		lats[i] = s.Lat
 	}
-	ops, elapsed := timed.Ops, timed.Elapsed
-	if done != ops {
-		b.Fatalf("%d reads done, want %d", done, ops)
-	}
-	b.ReportMetric(100*float64(found)/float64(ops), "hit%")
-	b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
-	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
+	reportLoop(b, timed, "reads", done, bytes, lats)
+	ops := float64(timed.Ops)
+	b.ReportMetric(100*float64(found)/ops, "hit%")
+	b.ReportMetric(ops/timed.Elapsed.Seconds(), "ops/s")
 	if sampled > 0 {
 		b.ReportMetric(100*float64(memHits)/float64(sampled), "mem-hit%")
 	}
-	b.ReportMetric(float64(timed.CPU.Nanoseconds())/float64(ops), "cpu-ns/op") // robust to other processes' load
-	measure.Merge(lats...).Report(b.ReportMetric)                              // p50-ns, p99-ns, p999-ns of the sampled reads
+	b.ReportMetric(float64(timed.CPU.Nanoseconds())/ops, "cpu-ns/op") // robust to other processes' load
+}
+
+// reportLoop fails b unless the streams did the loop's operations (done
+// of what), and reports the bytes they read as MB/s over its timed part
+// and their sampled latencies (p50-ns, p99-ns, p999-ns).
+func reportLoop(b *testing.B, timed core.Timed, what string, done, bytes int64, lats []*measure.Recorder) {
+	if done != timed.Ops {
+		b.Fatalf("%d %s done, want %d", done, what, timed.Ops)
+	}
+	b.ReportMetric(float64(bytes)/1e6/timed.Elapsed.Seconds(), "MB/s")
+	measure.Merge(lats...).Report(b.ReportMetric)
 }

@@ -41,12 +41,6 @@ func init() {
 	})
 }
 
-// iterOpts is a full scan's iterator: values or keys only, values read
-// ahead only under -scan_prefetch.
-func iterOpts(e *core.Env, values bool) engine.IterOptions {
-	return engine.IterOptions{KeysOnly: !values, NoPrefetch: !scanPrefetchFlag.Get(&e.Cfg)}
-}
-
 // iterate times b.N full scans, each through a reader of its own; cold,
 // each is a round of its own (docs/methodology.md, "What a cold round is").
 func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache string, tweak func(*engine.Options), values bool) {
@@ -56,8 +50,9 @@ func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache stri
 	if values {
 		perScan += int64(keys) * int64(e.Cfg.ValSize)
 	}
+	o := engine.IterOptions{KeysOnly: !values, NoPrefetch: !scanPrefetchFlag.Get(&e.Cfg)}
 	scanAll := func(db engine.DB) error {
-		n, _, err := core.ScanAllWith(db, iterOpts(e, values), chk)
+		n, _, err := core.ScanAllWith(db, o, chk)
 		if err == nil && n != keys {
 			err = fmt.Errorf("scan read %d keys, the fixture has %d", n, keys)
 		}
@@ -190,14 +185,9 @@ func reportScans(b *testing.B, streams scanStreams, timed core.Timed) {
 		bytes += s.bytes
 		lats[i] = s.Lat
 	}
-	ops, elapsed := timed.Ops, timed.Elapsed
-	if done != ops {
-		b.Fatalf("%d seeks done, want %d", done, ops)
-	}
-	b.ReportMetric(float64(entries)/float64(ops), "keys/op")
-	b.ReportMetric(float64(entries)/elapsed.Seconds(), "keys/s")
-	b.ReportMetric(float64(bytes)/1e6/elapsed.Seconds(), "MB/s")
-	measure.Merge(lats...).Report(b.ReportMetric)
+	reportLoop(b, timed, "seeks", done, bytes, lats)
+	b.ReportMetric(float64(entries)/float64(timed.Ops), "keys/op")
+	b.ReportMetric(float64(entries)/timed.Elapsed.Seconds(), "keys/s")
 }
 
 // scanFrom reads up to n entries from o.Start on: the first must be first
@@ -246,3 +236,75 @@ func scanFrom(rd engine.Reader, o engine.IterOptions, n int, first []byte, chk *
 // iterateCaps: a full scan sweeps OS readahead on the engines that map
 // their file (seed 001 found it decides a cold scan).
 var iterateCaps = []engine.Capability{engine.MapReadahead}
+
+// Open times what a process pays before its first answer: opening the
+// fixture read-only and serving one verified point read, apart from the
+// read benchmarks (docs/methodology.md, "The read benchmarks").
+func init() {
+	core.Register(&core.Workload{
+		Name:     "Open",
+		Engines:  core.Stores,
+		Fixtures: kvFixture,
+		Units:    []core.Unit{core.Lower("read-B/op")},
+		Run: func(b *testing.B, e *core.Env, info engine.Info) {
+			h := e.Open(b, e.KVFor(info))
+			for _, cache := range h.Caches() {
+				// The handle opens the fixture in the cache state (warm:
+				// one untimed open and pass loads the page cache) and
+				// prints its settings; the body then closes it and times
+				// opens of its own.
+				h.Run(b, e.LeafName("cache", cache), cache, nil, func(b *testing.B, _ engine.DB) {
+					openAndRead(b, e, info, h, cache)
+				})
+			}
+		},
+	})
+}
+
+func openAndRead(b *testing.B, e *core.Env, info engine.Info, h *core.Handle, cache string) {
+	h.Close(b) // nothing else may hold the fixture open
+	o := h.Options(nil)
+	g := e.Gen
+	chk := g.NewChecker(true)
+	rng := e.CallStreams(b).Rand(3000)
+	var kb [dataset.KeySize]byte
+	var diskRead int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if cache == core.Cold {
+			_, err := e.Evict(h.Dir())
+			fatalIf(b, err)
+		}
+		idx := rng.Below(g.Keys)
+		key := g.Key(kb[:], idx)
+		io0, _ := measure.ReadIO()
+		b.StartTimer()
+
+		db, err := engine.Open(info.Name, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rd, err := db.NewReader()
+		if err != nil {
+			b.Fatal(err)
+		}
+		found, err := rd.Get(key, func(v []byte) error { return chk.Check(idx, v) })
+
+		b.StopTimer()
+		io1, _ := measure.ReadIO()
+		diskRead += io1.Sub(io0).ReadBytes
+		if err == nil && !found {
+			err = fmt.Errorf("first read: key %d not found", idx)
+		}
+		rd.Close()
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+		fatalIf(b, err)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(diskRead)/float64(b.N), "read-B/op")
+}

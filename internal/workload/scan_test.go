@@ -22,11 +22,7 @@ func scanEnv(t *testing.T, out io.Writer) *core.Env {
 	c.KeysMil, c.ValSize, c.Dir = 0.002, 64, t.TempDir()
 	scanLenFlag.Set(&c, 50)
 	c.Threads = core.IntList{1, 2}
-	e, err := core.Setup(c, "BenchmarkIterate(Bolt|Memory)|BenchmarkScan(Bolt|Memory)", out, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return setup(t, c, "BenchmarkIterate(Bolt|Memory)|BenchmarkScan(Bolt|Memory)", out)
 }
 
 // TestIterateAndScanRun runs both workloads whole, every sub-benchmark, on

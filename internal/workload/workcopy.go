@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
@@ -149,6 +151,16 @@ func (w *workCopy) Close() error {
 		err = rerr
 	}
 	return err
+}
+
+// syncFS writes back everything dirty on the filesystem that holds dir.
+func syncFS(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.Syncfs(int(f.Fd()))
 }
 
 // copyTree copies the fixture in src to dst (copy_file_range on Linux),
