@@ -1,18 +1,6 @@
-// Badger adapter. Every common option is mapped with the same intent as in
-// the other LSMs (docs/engines.md, "The fairness table"); Settings says what
-// was set. Of note:
-//   - Badger takes a Bloom filter's false-positive rate, not bits per key
-//     (badgerBloomFPR), and has no index blocks: each table's index, one
-//     entry per block, is held in memory;
-//   - a table block or value-log entry that fails its checksum is logged,
-//     and Get reports the key missing or the value empty;
-//   - Badger memory-maps its tables, memtable logs and value logs with no
-//     advice, so a fault reads the device's read_ahead_kb around the page;
-//     Options.Readahead "off" advises MADV_RANDOM on every map of the
-//     store's files right after Open (adviseRandom), not on files mapped
-//     later;
-//   - it cannot be told to write its active memtable out, so after Flush it
-//     still serves recent writes from memory (see Flush).
+// Badger adapter: docs/engines.md says how each option is mapped and why
+// (Bloom filters as a false-positive rate, checksums, readahead, Flush);
+// Settings says what was set.
 package engine
 
 import (
@@ -128,12 +116,7 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 	// every Get bumps. A read-only open turns them off (Flush, which reads
 	// the compaction gauge, has nothing to do there).
 	bo.MetricsEnabled = !o.ReadOnly
-	bo.Compression = options.None // or one of the others Compressions declares: Open checks
-	switch o.Compression {
-	case "snappy":
-		bo.Compression = options.Snappy
-	case "zstd":
-		bo.Compression = options.ZSTD
+	if bo.Compression = byCompression(o, options.None, options.Snappy, options.ZSTD); bo.Compression == options.ZSTD {
 		bo.ZSTDCompressionLevel = badgerZstdLevel
 	}
 	bo.BloomFalsePositive = badgerBloomFPR(o.BloomBitsPerKey)
@@ -199,13 +182,7 @@ func openBadger(o Options) (DB, error) {
 			"tables, memtables and value logs created later are not advised)"
 	}
 
-	comp := o.Compression
-	if comp == "" {
-		comp = "none"
-	}
-	if comp == "zstd" {
-		comp += " (level " + strconv.Itoa(badgerZstdLevel) + ")"
-	}
+	comp := byCompression(o, "none", "snappy", "zstd (level "+strconv.Itoa(badgerZstdLevel)+")")
 	bloom := "off"
 	if o.BloomFPR > 0 {
 		bloom = strconv.FormatFloat(bo.BloomFalsePositive, 'g', 4, 64) + " (BloomFPR)"
@@ -284,24 +261,11 @@ func (b *badgerDB) NewBatch() Batch {
 	return &badgerBatch{db: b, wb: b.db.NewWriteBatch()}
 }
 
-// Flush makes everything durable and waits for Badger's background work to
-// settle. Badger has neither a "flush the memtable" nor a "wait for
-// compactions" call, so:
-//
-//  1. DB.Sync fsyncs the active memtable's WAL (*.mem) and the value log:
-//     after it everything written is durable. The active memtable itself
-//     stays in memory (Badger only writes it out when it is full or on
-//     Close).
-//  2. It then waits (settle, the rule every engine shares) until immutable
-//     memtables have been written to L0 (each memtable's *.mem file is
-//     deleted once it is flushed, so at most the active one is left), no
-//     compaction is building tables (Badger's process-wide expvar gauge
-//     badger_compaction_current_num_lsm is 0), and no level is over the
-//     threshold at which Badger's compactors pick it (DB.Levels: L0 score
-//     >= 1, or an adjusted score >= 1 elsewhere).
-//
-// The active memtable is written to L0 only by Close, which populate
-// times too.
+// Flush is DB.Sync (the active memtable's log and the value log; Badger
+// writes the memtable itself out only when full or on Close), then settles
+// (docs/engines.md, "When writes are settled"): a flushed memtable's *.mem
+// file is deleted, so one is left when none is queued; the compactors pick
+// a level at L0 score >= 1 or an adjusted score >= 1.
 func (b *badgerDB) Flush() error {
 	if err := b.usable(); err != nil || b.readOnly {
 		return err

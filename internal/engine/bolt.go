@@ -1,17 +1,7 @@
 // Bolt adapter (go.etcd.io/bbolt); docs/engines.md gives its settings and
-// why. Of note:
-//   - NoGrowSync = NoSync = !Options.Sync: otherwise a commit that grows the
-//     file fsyncs it even without Sync (etcd ties the two);
-//   - the freelist is the map type and not written at commit
-//     (NoFreelistSync), as etcd runs bbolt: a writable open rebuilds it by
-//     scanning the file; a read-only open never loads it;
-//   - bbolt madvises its map MADV_RANDOM itself whenever it maps the file,
-//     so Options.Readahead "off" and "os" are the same;
-//   - InitialMmapSize is sized from ExpectedBytes so that a populate does not
-//     spend its time remapping, nor a writer stall behind long-lived read
-//     transactions (a remap needs every reader gone);
-//   - the file lock times out after 1s, so a second opener fails with a
-//     clear error instead of hanging.
+// why. InitialMmapSize is sized from ExpectedBytes also so that a writer
+// does not stall behind long-lived read transactions (a remap needs every
+// reader gone).
 package engine
 
 import (
@@ -321,7 +311,6 @@ func (b *boltBatch) Commit() error {
 	return nil
 }
 
-// Delete is DeleteBatch of one key: one transaction, DB.Update.
 // Delete deletes one key in a transaction of its own (not DeleteBatch of
 // one key, whose slice would be an allocation of the suite's in the op).
 func (d *boltDB) Delete(key []byte) error {

@@ -454,13 +454,7 @@ func (i Info) CheckCompression(c string) error {
 }
 
 // Names lists the registered engines.
-func Names() []string {
-	var n []string
-	for _, i := range All() {
-		n = append(n, i.Name)
-	}
-	return n
-}
+func Names() []string { return slices.Sorted(maps.Keys(registry)) }
 
 // DirSize sums the sizes of the regular files under dir. Sparse files count
 // by the blocks they occupy, so LMDB's map size does not inflate it.

@@ -1,19 +1,9 @@
 // LMDB adapter, on either binding: github.com/PowerDNS/lmdb-go by default,
 // github.com/bmatsuo/lmdb-go with -tags lmdb_bmatsuo. The binding is imported
 // only by lmdb_powerdns.go / lmdb_bmatsuo.go; this file uses their aliases.
-// docs/engines.md gives its settings and why. Of note:
-//   - without Options.Sync the env is NoSync|NoMetaSync; Flush always syncs;
-//   - Options.Readahead "off" opens the env MDB_NORDAHEAD: liblmdb advises
-//     its map MADV_RANDOM, so a page fault reads that page, not the device's
-//     read_ahead_kb around it;
-//   - the map is sized generously from ExpectedBytes (lmdbMapSize): it is
-//     sparse address space, and MDB_MAP_FULL must not end a populate; a
-//     commit that still hits it grows the map and retries once;
-//   - readers hold one long-lived read-only transaction each, with RawRead
-//     (Get hands out the mapped bytes). They need no LockOSThread: the
-//     binding opens the env MDB_NOTLS, and only write transactions need it;
-//   - "update" writes are Env.Update (which locks the OS thread itself),
-//     "txn" locks the thread and drives BeginTxn/Commit by hand.
+// docs/engines.md gives its settings and why. Readers need no
+// LockOSThread: the binding opens the env MDB_NOTLS, and only write
+// transactions need it (Env.Update locks the thread itself).
 package engine
 
 import (
@@ -110,24 +100,16 @@ func openLMDB(o Options) (DB, error) {
 	if _, open := lmdbOpenDirs.LoadOrStore(key, true); open {
 		return nil, fmt.Errorf("engine lmdb: %s is already open in this process", o.Dir)
 	}
-	d, err := openLMDBEnv(o, fileSize)
-	if err != nil {
-		lmdbOpenDirs.Delete(key)
-		return nil, err
-	}
-	d.key = key
-	return d, nil
-}
-
-func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	writeMode := o.Params["lmdb_write"]
 	readahead := o.Readahead == ReadaheadOS
 	env, err := lmdbNewEnv()
 	if err != nil {
+		lmdbOpenDirs.Delete(key)
 		return nil, fmt.Errorf("engine lmdb: %w", err)
 	}
-	fail := func(what string, err error) (*lmdbDB, error) {
+	fail := func(what string, err error) (DB, error) {
 		env.Close()
+		lmdbOpenDirs.Delete(key)
 		return nil, fmt.Errorf("engine lmdb: %s: %w", what, err)
 	}
 	if err := env.SetMaxReaders(lmdbMaxReaders); err != nil {
@@ -148,7 +130,7 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	if err := env.Open(o.Dir, flags, 0o644); err != nil {
 		return fail("open "+o.Dir, err)
 	}
-	d := &lmdbDB{env: env, dir: o.Dir, readOnly: o.ReadOnly, writeMode: writeMode}
+	d := &lmdbDB{env: env, dir: o.Dir, key: key, readOnly: o.ReadOnly, writeMode: writeMode}
 	openRoot := func(txn *lmdbTxn) (err error) {
 		d.dbi, err = txn.OpenRoot(0)
 		return err
@@ -443,7 +425,6 @@ func (b *lmdbBatch) Commit() error {
 	return err
 }
 
-// Delete is DeleteBatch of one key.
 // Delete deletes one key in a transaction of its own (not DeleteBatch of
 // one key, whose slice would be an allocation of the suite's in the op).
 func (d *lmdbDB) Delete(key []byte) error {

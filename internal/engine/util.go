@@ -64,6 +64,18 @@ func ModuleVersion(path string, fn any) string {
 	return path + " (unknown)"
 }
 
+// byCompression is what o.Compression names: snappy, zstd, or none (also
+// when empty); Open has checked it against Info.Compressions.
+func byCompression[T any](o Options, none, snappy, zstd T) T {
+	switch o.Compression {
+	case "snappy":
+		return snappy
+	case "zstd":
+		return zstd
+	}
+	return none
+}
+
 // either is a when c holds, else b.
 func either[T any](c bool, a, b T) T {
 	if c {
