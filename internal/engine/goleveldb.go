@@ -33,10 +33,7 @@ func init() {
 		DataBlocks:   true,
 		WriteReserve: goleveldbReserve,
 		Dims:         []Dim{boundDim},
-		// Journals (NNNNNN.log) and the info log (LOG, LOG.old).
-		LogFile: func(n string) bool {
-			return strings.HasSuffix(n, ".log") || n == "LOG" || strings.HasPrefix(n, "LOG.old")
-		},
+		LogFile:      levelDBLogFile,
 	})
 }
 

@@ -219,13 +219,10 @@ func checkIntParam(lo, hi int) func(Text, any) error {
 // each iterator to its prefix when the value is "prefix".
 var boundDim = Dim{Name: "bound", Values: []string{"none", "prefix"}, Is: IteratorBound}
 
-// One settle rule for every engine with background work (Flush): poll the
-// engine's own "flushes or compactions running or due" signal every
-// settlePoll, and call it settled after settleQuiet quiet polls in a row.
-// A second quiet poll is asked for because a compaction that has written
-// its tables but not yet installed them shows in no signal for a moment.
-// Every engine pays the same (at least one settlePoll of waiting), so the
-// rule does not tilt populate rates.
+// The settle rule every engine with background work shares in Flush
+// (docs/engines.md, "When writes are settled"). Every engine pays the same
+// (at least one settlePoll of waiting), so the rule does not tilt populate
+// rates.
 const (
 	settlePoll    = 10 * time.Millisecond
 	settleQuiet   = 2
@@ -251,6 +248,13 @@ func settle(engine string, busy func() (bool, error)) error {
 		}
 		time.Sleep(settlePoll)
 	}
+}
+
+// levelDBLogFile is Info.LogFile of the stores that name files as LevelDB
+// does (RocksDB, goleveldb): write-ahead logs or journals (NNNNNN.log) and
+// the info log (LOG, LOG.old*).
+func levelDBLogFile(n string) bool {
+	return strings.HasSuffix(n, ".log") || n == "LOG" || strings.HasPrefix(n, "LOG.old")
 }
 
 // lsmIterBounds turns IterOptions into an inclusive lower and an exclusive
