@@ -74,7 +74,7 @@ func badgerBloomFPR(bits int) float64 {
 }
 
 type badgerDB struct {
-	lsm
+	store
 	db *badger.DB
 }
 
@@ -171,7 +171,7 @@ func openBadger(o Options) (DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &badgerDB{lsm: lsmOf("badger", o), db: db}
+	b := &badgerDB{store: storeOf("badger", o), db: db}
 	readahead := ReadaheadOS + " (Badger's default: its memory maps are not advised; a fault reads read_ahead_kb around the page)"
 	if o.Readahead == ReadaheadOff {
 		if err := adviseRandom(o.Dir); err != nil {

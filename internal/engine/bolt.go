@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -63,20 +62,17 @@ func init() {
 }
 
 type boltDB struct {
+	store     // settings fixed at open; closed under closeMu
 	db        *bolt.DB
-	dir       string
-	readOnly  bool
 	writeMode string
-	getMode   string    // bolt_get
-	settings  []Setting // fixed at open
+	getMode   string // bolt_get
 
 	closeMu sync.Mutex
-	closed  bool
 	readers atomic.Int64 // open Readers; Close refuses while any is open
 }
 
 func openBolt(o Options) (DB, error) {
-	d := &boltDB{dir: o.Dir, readOnly: o.ReadOnly, writeMode: o.Params["bolt_write"], getMode: o.Params["bolt_get"]}
+	d := &boltDB{store: storeOf("bolt", o), writeMode: o.Params["bolt_write"], getMode: o.Params["bolt_get"]}
 	mmapSize := int(btreeMap(o.ExpectedBytes, boltMaxMap))
 	path := filepath.Join(o.Dir, boltFile)
 	if o.ReadOnly {
@@ -152,10 +148,6 @@ func openBolt(o Options) (DB, error) {
 	return d, nil
 }
 
-func (d *boltDB) Name() string { return "bolt" }
-
-func (d *boltDB) Settings() []Setting { return slices.Clone(d.settings) }
-
 func (d *boltDB) NewReader() (Reader, error) {
 	tx, err := d.db.Begin(false)
 	if err != nil {
@@ -178,12 +170,10 @@ func (d *boltDB) Flush() error {
 	return d.db.Sync()
 }
 
-func (d *boltDB) Size() (int64, error) { return DirSize(d.dir) }
-
 func (d *boltDB) Close() error {
 	d.closeMu.Lock()
 	defer d.closeMu.Unlock()
-	if d.closed {
+	if d.closed.Load() {
 		return nil
 	}
 	// bbolt's Close waits for every read transaction, so closing under an
@@ -191,7 +181,7 @@ func (d *boltDB) Close() error {
 	if n := d.readers.Load(); n > 0 {
 		return fmt.Errorf("engine bolt: Close with %d readers still open", n)
 	}
-	d.closed = true
+	d.closed.Store(true)
 	return d.db.Close()
 }
 

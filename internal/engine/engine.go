@@ -44,12 +44,10 @@ type Options struct {
 	SkipChecksums bool
 
 	// Readahead is whether the OS may read more of a file than the engine
-	// asks for: ReadaheadOff ("off", also when empty) turns OS readahead
-	// off on the files reads go through, however the engine reads them
-	// (a fault in a memory map, pread); ReadaheadOS ("os") leaves each
-	// engine's own default. An engine's own, explicit readahead (an
-	// iterator's prefetch, RocksDB's readahead_size, Pebble's readahead
-	// syscalls) is the engine asking and stays as it is.
+	// asks for: ReadaheadOff ("off", also when empty) or ReadaheadOS ("os",
+	// each engine's default); docs/engines.md, "The fairness table", says
+	// what each engine does. An engine's own, explicit readahead is the
+	// engine asking and stays as it is.
 	Readahead string
 
 	// ReadOnly opens an existing database without write access.

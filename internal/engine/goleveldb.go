@@ -38,7 +38,7 @@ func init() {
 }
 
 type goleveldbDB struct {
-	lsm
+	store
 	db        *leveldb.DB
 	stor      storage.Storage
 	opts      *opt.Options
@@ -102,7 +102,7 @@ func openGoleveldb(o Options) (DB, error) {
 		fs.Close()
 		return nil, err
 	}
-	g := &goleveldbDB{lsm: lsmOf("goleveldb", o), db: db, stor: fs, opts: lo,
+	g := &goleveldbDB{store: storeOf("goleveldb", o), db: db, stor: fs, opts: lo,
 		wo: &opt.WriteOptions{Sync: o.Sync}, ro: &opt.ReadOptions{}}
 
 	g.settings = []Setting{
@@ -184,14 +184,14 @@ type goleveldbReader struct {
 }
 
 func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if err := r.readable(&r.db.lsm); err != nil {
+	if err := r.readable(&r.db.store); err != nil {
 		return false, err
 	}
 	return r.db.get(key, fn)
 }
 
 func (r *goleveldbReader) NewIter(o IterOptions) (Iterator, error) {
-	if err := r.readable(&r.db.lsm); err != nil {
+	if err := r.readable(&r.db.store); err != nil {
 		return nil, err
 	}
 	return r.db.iter(o)

@@ -72,18 +72,16 @@ func lmdbMapSize(expected, fileSize int64) int64 {
 var lmdbOpenDirs sync.Map
 
 type lmdbDB struct {
+	store     // settings fixed at open (Settings adds map_size); closed under mu
 	env       *lmdbEnv
 	dbi       lmdbDBI
-	dir, key  string
-	readOnly  bool
+	key       string
 	writeMode string
-	settings  []Setting // fixed at open; map_size is added live
 
 	// mu is held shared by every write transaction and by NewReader, and
 	// exclusively to resize the map or close the env, which LMDB allows only
 	// with no transaction active in the process.
 	mu      sync.RWMutex
-	closed  bool
 	readers atomic.Int64 // open Readers: their transactions pin the map
 	mapSize atomic.Int64
 	grows   atomic.Int64
@@ -130,16 +128,11 @@ func openLMDB(o Options) (DB, error) {
 	if err := env.Open(o.Dir, flags, 0o644); err != nil {
 		return fail("open "+o.Dir, err)
 	}
-	d := &lmdbDB{env: env, dir: o.Dir, key: key, readOnly: o.ReadOnly, writeMode: writeMode}
-	openRoot := func(txn *lmdbTxn) (err error) {
+	d := &lmdbDB{store: storeOf("lmdb", o), env: env, key: key, writeMode: writeMode}
+	err = either(o.ReadOnly, env.View, env.Update)(func(txn *lmdbTxn) (err error) {
 		d.dbi, err = txn.OpenRoot(0)
 		return err
-	}
-	if o.ReadOnly {
-		err = env.View(openRoot)
-	} else {
-		err = env.Update(openRoot)
-	}
+	})
 	if err != nil {
 		return fail("open root database", err)
 	}
@@ -181,8 +174,6 @@ func openLMDB(o Options) (DB, error) {
 	return d, nil
 }
 
-func (d *lmdbDB) Name() string { return "lmdb" }
-
 func (d *lmdbDB) Settings() []Setting {
 	s := append([]Setting{{"map_size", strconv.FormatInt(d.mapSize.Load(), 10)}}, d.settings...)
 	if g := d.grows.Load(); g > 0 {
@@ -196,7 +187,7 @@ var errLMDBClosed = errors.New("engine lmdb: closed")
 func (d *lmdbDB) NewReader() (Reader, error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	if d.closed {
+	if d.closed.Load() {
 		return nil, errLMDBClosed
 	}
 	txn, err := d.env.BeginTxn(nil, lmdbReadonly)
@@ -213,7 +204,7 @@ func (d *lmdbDB) NewBatch() Batch { return &lmdbBatch{d: d} }
 func (d *lmdbDB) Flush() error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	if d.closed {
+	if d.closed.Load() {
 		return errLMDBClosed
 	}
 	if d.readOnly {
@@ -222,12 +213,10 @@ func (d *lmdbDB) Flush() error {
 	return d.env.Sync(true)
 }
 
-func (d *lmdbDB) Size() (int64, error) { return DirSize(d.dir) }
-
 func (d *lmdbDB) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
+	if d.closed.Load() {
 		return nil
 	}
 	// Closing the env under a live read transaction would free what the
@@ -235,7 +224,7 @@ func (d *lmdbDB) Close() error {
 	if n := d.readers.Load(); n > 0 {
 		return fmt.Errorf("engine lmdb: Close with %d readers still open", n)
 	}
-	d.closed = true
+	d.closed.Store(true)
 	err := d.env.Close()
 	lmdbOpenDirs.Delete(d.key)
 	return err
@@ -247,7 +236,7 @@ func (d *lmdbDB) Close() error {
 func (d *lmdbDB) update(mode string, fn func(*lmdbTxn) error) (seen int64, err error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	if d.closed {
+	if d.closed.Load() {
 		return 0, errLMDBClosed
 	}
 	seen = d.mapSize.Load()
@@ -291,7 +280,7 @@ func (d *lmdbDB) write(what, mode string, n int64, fn func(*lmdbTxn) error) erro
 func (d *lmdbDB) grow(seen, batchBytes int64) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
+	if d.closed.Load() {
 		return errLMDBClosed
 	}
 	cur := d.mapSize.Load()

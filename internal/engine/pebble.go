@@ -72,7 +72,7 @@ func (pebbleQuietLogger) Fatalf(format string, args ...any) {
 }
 
 type pebbleDB struct {
-	lsm
+	store
 	db *pebble.DB
 	wo *pebble.WriteOptions
 }
@@ -157,7 +157,7 @@ func openPebble(o Options) (DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pebbleDB{lsm: lsmOf("pebble", o), db: db, wo: either(o.Sync, pebble.Sync, pebble.NoSync)}
+	p := &pebbleDB{store: storeOf("pebble", o), db: db, wo: either(o.Sync, pebble.Sync, pebble.NoSync)}
 
 	bloomS := "off"
 	if bits > 0 {
@@ -222,14 +222,14 @@ type pebbleReader struct {
 }
 
 func (r *pebbleReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if err := r.readable(&r.db.lsm); err != nil {
+	if err := r.readable(&r.db.store); err != nil {
 		return false, err
 	}
 	return r.db.get(key, fn)
 }
 
 func (r *pebbleReader) NewIter(o IterOptions) (Iterator, error) {
-	if err := r.readable(&r.db.lsm); err != nil {
+	if err := r.readable(&r.db.store); err != nil {
 		return nil, err
 	}
 	return r.db.iter(o)

@@ -121,7 +121,7 @@ func rocksdbOptionsFileVersion(dir string) string {
 }
 
 type rocksDB struct {
-	lsm         // its settings as opened; Settings adds the library's
+	store       // its settings as opened; Settings adds the library's
 	db          *grocksdb.DB
 	wo          *grocksdb.WriteOptions
 	ro          *grocksdb.ReadOptions // every reader's Gets: made once, as wo is
@@ -135,7 +135,7 @@ type rocksDB struct {
 func openRocksDB(o Options) (DB, error) {
 	ct := byCompression(o, grocksdb.NoCompression, grocksdb.SnappyCompression, grocksdb.ZSTDCompression)
 	comp := byCompression(o, "none", "snappy", "zstd (default level 3)")
-	r := &rocksDB{lsm: lsmOf("rocksdb", o), verify: !o.SkipChecksums}
+	r := &rocksDB{store: storeOf("rocksdb", o), verify: !o.SkipChecksums}
 	bbto := grocksdb.NewDefaultBlockBasedTableOptions()
 	r.frees = append(r.frees, bbto.Destroy)
 	if o.BlockSize > 0 { // 0: RocksDB's default, 4 KiB
@@ -317,14 +317,14 @@ type rocksReader struct {
 }
 
 func (r *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if err := r.readable(&r.db.lsm); err != nil {
+	if err := r.readable(&r.db.store); err != nil {
 		return false, err
 	}
 	return r.db.get(key, fn)
 }
 
 func (r *rocksReader) NewIter(o IterOptions) (Iterator, error) {
-	if err := r.readable(&r.db.lsm); err != nil {
+	if err := r.readable(&r.db.store); err != nil {
 		return nil, err
 	}
 	return r.db.iter(o)

@@ -100,9 +100,10 @@ func allocated(fi os.FileInfo) int64 {
 	return fi.Size()
 }
 
-// lsm is what the LSM adapters' databases share: where the store is, how
-// it was opened, what Settings reports, and whether it is closed.
-type lsm struct {
+// store is what the adapters' databases share (the LSMs', bbolt's, LMDB's):
+// where the store is, how it was opened, what Settings reports, and whether
+// it is closed.
+type store struct {
 	name          string // the engine's: its errors begin with it
 	dir           string
 	readOnly      bool
@@ -111,19 +112,19 @@ type lsm struct {
 	settings      []Setting
 }
 
-func lsmOf(name string, o Options) lsm {
-	return lsm{name: name, dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions}
+func storeOf(name string, o Options) store {
+	return store{name: name, dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions}
 }
 
-func (l *lsm) Name() string         { return l.name }
-func (l *lsm) Settings() []Setting  { return slices.Clone(l.settings) }
-func (l *lsm) Size() (int64, error) { return DirSize(l.dir) }
+func (l *store) Name() string         { return l.name }
+func (l *store) Settings() []Setting  { return slices.Clone(l.settings) }
+func (l *store) Size() (int64, error) { return DirSize(l.dir) }
 
 // errClosed is what a call on the closed store returns.
-func (l *lsm) errClosed() error { return errors.New(l.name + ": database is closed") }
+func (l *store) errClosed() error { return errors.New(l.name + ": database is closed") }
 
 // usable is errClosed once the store is closed, or nil.
-func (l *lsm) usable() error {
+func (l *store) usable() error {
 	if l.closed.Load() {
 		return l.errClosed()
 	}
@@ -131,7 +132,7 @@ func (l *lsm) usable() error {
 }
 
 // writable is why the store cannot take a write now, or nil.
-func (l *lsm) writable() error {
+func (l *store) writable() error {
 	if err := l.usable(); err != nil || !l.readOnly {
 		return err
 	}
@@ -140,7 +141,7 @@ func (l *lsm) writable() error {
 
 // committing marks a batch of the store committed (*done), or says why it
 // cannot be: it was before, or the store is closed.
-func (l *lsm) committing(done *bool) error {
+func (l *store) committing(done *bool) error {
 	if *done {
 		return errors.New(l.name + ": batch already committed")
 	}
@@ -149,7 +150,7 @@ func (l *lsm) committing(done *bool) error {
 }
 
 // write runs f once the store can take a write (writable).
-func (l *lsm) write(f func() error) error {
+func (l *store) write(f func() error) error {
 	if err := l.writable(); err != nil {
 		return err
 	}
@@ -169,7 +170,7 @@ func (r *directReader) Close() error {
 }
 
 // readable is why a direct reader of l cannot read now, or nil.
-func (r *directReader) readable(l *lsm) error {
+func (r *directReader) readable(l *store) error {
 	if r.closed || l.closed.Load() {
 		return l.errClosed()
 	}
