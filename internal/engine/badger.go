@@ -211,7 +211,9 @@ func openBadger(o Options) (DB, error) {
 		{"max_levels", strconv.Itoa(bo.MaxLevels)},
 		{"block_size", lsmBlockSize(o, bo.BlockSize)},
 		{"index", "one entry per block in each table's index, all held in memory (no index blocks)"},
-		{"verify_checksums", badgerChecksums(bo)},
+		{"verify_checksums", either(o.SkipChecksums, // badgerOptions sets both checks from it
+			"false (tables: ChecksumVerificationMode NoVerification, Badger's default; value log: VerifyValueChecksum false)",
+			"true (tables: ChecksumVerificationMode OnBlockRead, every block read from a file; value log: VerifyValueChecksum true)")},
 		{"vlog_file_size", lsmMiB(bo.ValueLogFileSize)},
 		{"detect_conflicts", strconv.FormatBool(bo.DetectConflicts)},
 		{"compact_l0_on_close", strconv.FormatBool(bo.CompactL0OnClose)},
@@ -225,17 +227,6 @@ func openBadger(o Options) (DB, error) {
 		{"flush", "Sync + wait for immutable memtables and compactions; the active memtable stays in memory, durable in its WAL"},
 	}
 	return b, nil
-}
-
-// badgerChecksums states what Badger verifies on reads.
-func badgerChecksums(bo badger.Options) string {
-	if bo.ChecksumVerificationMode == options.NoVerification && !bo.VerifyValueChecksum {
-		return "false (tables: ChecksumVerificationMode NoVerification, Badger's default; value log: VerifyValueChecksum false)"
-	}
-	if bo.ChecksumVerificationMode == options.OnBlockRead && bo.VerifyValueChecksum {
-		return "true (tables: ChecksumVerificationMode OnBlockRead, every block read from a file; value log: VerifyValueChecksum true)"
-	}
-	return fmt.Sprintf("mixed (ChecksumVerificationMode %d, VerifyValueChecksum %t)", bo.ChecksumVerificationMode, bo.VerifyValueChecksum)
 }
 
 func (b *badgerDB) Close() error {
