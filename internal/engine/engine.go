@@ -470,7 +470,6 @@ func compactionNote(o Options) string {
 // whose binding is module, and every store's module, each once, for the
 // error that names none.
 func ModuleEngines(module string) (titles, modules []string) {
-	seen := map[string]bool{}
 	for _, info := range All() {
 		if info.Reference {
 			continue
@@ -478,8 +477,7 @@ func ModuleEngines(module string) (titles, modules []string) {
 		if info.Module == module {
 			titles = append(titles, info.Title)
 		}
-		if !seen[info.Module] {
-			seen[info.Module] = true
+		if !slices.Contains(modules, info.Module) {
 			modules = append(modules, info.Module)
 		}
 	}
