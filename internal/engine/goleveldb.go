@@ -177,7 +177,6 @@ func (g *goleveldbDB) NewReader() (Reader, error) {
 	return &goleveldbReader{db: g}, nil
 }
 
-// goleveldbReader reads the DB directly (directReader).
 type goleveldbReader struct {
 	directReader
 	db *goleveldbDB

@@ -215,7 +215,6 @@ func (p *pebbleDB) NewReader() (Reader, error) {
 	return &pebbleReader{db: p}, nil
 }
 
-// pebbleReader reads the DB directly (directReader).
 type pebbleReader struct {
 	directReader
 	db *pebbleDB

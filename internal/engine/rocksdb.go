@@ -310,7 +310,6 @@ func (r *rocksDB) NewReader() (Reader, error) {
 	return &rocksReader{db: r}, nil
 }
 
-// rocksReader reads the DB directly (directReader).
 type rocksReader struct {
 	directReader
 	db *rocksDB
