@@ -173,16 +173,9 @@ func (d *boltDB) Flush() error {
 func (d *boltDB) Close() error {
 	d.closeMu.Lock()
 	defer d.closeMu.Unlock()
-	if d.closed.Load() {
-		return nil
-	}
 	// bbolt's Close waits for every read transaction, so closing under an
-	// open Reader would hang: say so instead.
-	if n := d.readers.Load(); n > 0 {
-		return fmt.Errorf("engine bolt: Close with %d readers still open", n)
-	}
-	d.closed.Store(true)
-	return d.db.Close()
+	// open Reader would hang.
+	return d.closeWithoutReaders(d.readers.Load(), d.db.Close)
 }
 
 type boltReader struct {

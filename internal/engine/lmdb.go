@@ -216,18 +216,12 @@ func (d *lmdbDB) Flush() error {
 func (d *lmdbDB) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed.Load() {
-		return nil
-	}
 	// Closing the env under a live read transaction would free what the
-	// transaction points at: refuse, and let the caller close its readers.
-	if n := d.readers.Load(); n > 0 {
-		return fmt.Errorf("engine lmdb: Close with %d readers still open", n)
-	}
-	d.closed.Store(true)
-	err := d.env.Close()
-	lmdbOpenDirs.Delete(d.key)
-	return err
+	// transaction points at.
+	return d.closeWithoutReaders(d.readers.Load(), func() error {
+		defer lmdbOpenDirs.Delete(d.key)
+		return d.env.Close()
+	})
 }
 
 // update runs fn in one write transaction: Env.Update, or under mode

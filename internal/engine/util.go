@@ -120,6 +120,20 @@ func (l *store) Name() string         { return l.name }
 func (l *store) Settings() []Setting  { return slices.Clone(l.settings) }
 func (l *store) Size() (int64, error) { return DirSize(l.dir) }
 
+// closeWithoutReaders closes a B-tree with close unless it is closed
+// already, or refuses while readers of its read transactions are open: the
+// caller holds the lock its readers and writers take.
+func (l *store) closeWithoutReaders(readers int64, close func() error) error {
+	if l.closed.Load() {
+		return nil
+	}
+	if readers > 0 {
+		return fmt.Errorf("engine %s: Close with %d readers still open", l.name, readers)
+	}
+	l.closed.Store(true)
+	return close()
+}
+
 // errClosed is what a call on the closed store returns.
 func (l *store) errClosed() error { return errors.New(l.name + ": database is closed") }
 
