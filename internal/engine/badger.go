@@ -1,18 +1,6 @@
-// Badger adapter. Every common option is mapped with the same intent as in
-// the other LSMs (docs/engines.md, "The fairness table"); Settings says what
-// was set. Of note:
-//   - Badger takes a Bloom filter's false-positive rate, not bits per key
-//     (badgerBloomFPR), and has no index blocks: each table's index, one
-//     entry per block, is held in memory;
-//   - a table block or value-log entry that fails its checksum is logged,
-//     and Get reports the key missing or the value empty;
-//   - Badger memory-maps its tables, memtable logs and value logs with no
-//     advice, so a fault reads the device's read_ahead_kb around the page;
-//     Options.Readahead "off" advises MADV_RANDOM on every map of the
-//     store's files right after Open (adviseRandom), not on files mapped
-//     later;
-//   - it cannot be told to write its active memtable out, so after Flush it
-//     still serves recent writes from memory (see Flush).
+// Badger adapter: docs/engines.md says how each option is mapped and why
+// (Bloom filters as a false-positive rate, checksums, readahead, Flush);
+// Settings says what was set.
 package engine
 
 import (
@@ -86,7 +74,7 @@ func badgerBloomFPR(bits int) float64 {
 }
 
 type badgerDB struct {
-	lsm
+	store
 	db *badger.DB
 }
 
@@ -128,12 +116,7 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 	// every Get bumps. A read-only open turns them off (Flush, which reads
 	// the compaction gauge, has nothing to do there).
 	bo.MetricsEnabled = !o.ReadOnly
-	bo.Compression = options.None // or one of the others Compressions declares: Open checks
-	switch o.Compression {
-	case "snappy":
-		bo.Compression = options.Snappy
-	case "zstd":
-		bo.Compression = options.ZSTD
+	if bo.Compression = byCompression(o, options.None, options.Snappy, options.ZSTD); bo.Compression == options.ZSTD {
 		bo.ZSTDCompressionLevel = badgerZstdLevel
 	}
 	bo.BloomFalsePositive = badgerBloomFPR(o.BloomBitsPerKey)
@@ -188,7 +171,7 @@ func openBadger(o Options) (DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &badgerDB{lsm: lsmOf("badger", o), db: db}
+	b := &badgerDB{store: storeOf("badger", o), db: db}
 	readahead := ReadaheadOS + " (Badger's default: its memory maps are not advised; a fault reads read_ahead_kb around the page)"
 	if o.Readahead == ReadaheadOff {
 		if err := adviseRandom(o.Dir); err != nil {
@@ -199,13 +182,7 @@ func openBadger(o Options) (DB, error) {
 			"tables, memtables and value logs created later are not advised)"
 	}
 
-	comp := o.Compression
-	if comp == "" {
-		comp = "none"
-	}
-	if comp == "zstd" {
-		comp += " (level " + strconv.Itoa(badgerZstdLevel) + ")"
-	}
+	comp := byCompression(o, "none", "snappy", "zstd (level "+strconv.Itoa(badgerZstdLevel)+")")
 	bloom := "off"
 	if o.BloomFPR > 0 {
 		bloom = strconv.FormatFloat(bo.BloomFalsePositive, 'g', 4, 64) + " (BloomFPR)"
@@ -234,7 +211,9 @@ func openBadger(o Options) (DB, error) {
 		{"max_levels", strconv.Itoa(bo.MaxLevels)},
 		{"block_size", lsmBlockSize(o, bo.BlockSize)},
 		{"index", "one entry per block in each table's index, all held in memory (no index blocks)"},
-		{"verify_checksums", badgerChecksums(bo)},
+		{"verify_checksums", either(o.SkipChecksums, // badgerOptions sets both checks from it
+			"false (tables: ChecksumVerificationMode NoVerification, Badger's default; value log: VerifyValueChecksum false)",
+			"true (tables: ChecksumVerificationMode OnBlockRead, every block read from a file; value log: VerifyValueChecksum true)")},
 		{"vlog_file_size", lsmMiB(bo.ValueLogFileSize)},
 		{"detect_conflicts", strconv.FormatBool(bo.DetectConflicts)},
 		{"compact_l0_on_close", strconv.FormatBool(bo.CompactL0OnClose)},
@@ -248,17 +227,6 @@ func openBadger(o Options) (DB, error) {
 		{"flush", "Sync + wait for immutable memtables and compactions; the active memtable stays in memory, durable in its WAL"},
 	}
 	return b, nil
-}
-
-// badgerChecksums states what Badger verifies on reads.
-func badgerChecksums(bo badger.Options) string {
-	if bo.ChecksumVerificationMode == options.NoVerification && !bo.VerifyValueChecksum {
-		return "false (tables: ChecksumVerificationMode NoVerification, Badger's default; value log: VerifyValueChecksum false)"
-	}
-	if bo.ChecksumVerificationMode == options.OnBlockRead && bo.VerifyValueChecksum {
-		return "true (tables: ChecksumVerificationMode OnBlockRead, every block read from a file; value log: VerifyValueChecksum true)"
-	}
-	return fmt.Sprintf("mixed (ChecksumVerificationMode %d, VerifyValueChecksum %t)", bo.ChecksumVerificationMode, bo.VerifyValueChecksum)
 }
 
 func (b *badgerDB) Close() error {
@@ -284,24 +252,11 @@ func (b *badgerDB) NewBatch() Batch {
 	return &badgerBatch{db: b, wb: b.db.NewWriteBatch()}
 }
 
-// Flush makes everything durable and waits for Badger's background work to
-// settle. Badger has neither a "flush the memtable" nor a "wait for
-// compactions" call, so:
-//
-//  1. DB.Sync fsyncs the active memtable's WAL (*.mem) and the value log:
-//     after it everything written is durable. The active memtable itself
-//     stays in memory (Badger only writes it out when it is full or on
-//     Close).
-//  2. It then waits (settle, the rule every engine shares) until immutable
-//     memtables have been written to L0 (each memtable's *.mem file is
-//     deleted once it is flushed, so at most the active one is left), no
-//     compaction is building tables (Badger's process-wide expvar gauge
-//     badger_compaction_current_num_lsm is 0), and no level is over the
-//     threshold at which Badger's compactors pick it (DB.Levels: L0 score
-//     >= 1, or an adjusted score >= 1 elsewhere).
-//
-// The active memtable is written to L0 only by Close, which populate
-// times too.
+// Flush is DB.Sync (the active memtable's log and the value log; Badger
+// writes the memtable itself out only when full or on Close), then settles
+// (docs/engines.md, "When writes are settled"): a flushed memtable's *.mem
+// file is deleted, so one is left when none is queued; the compactors pick
+// a level at L0 score >= 1 or an adjusted score >= 1.
 func (b *badgerDB) Flush() error {
 	if err := b.usable(); err != nil || b.readOnly {
 		return err

@@ -1,17 +1,7 @@
 // Bolt adapter (go.etcd.io/bbolt); docs/engines.md gives its settings and
-// why. Of note:
-//   - NoGrowSync = NoSync = !Options.Sync: otherwise a commit that grows the
-//     file fsyncs it even without Sync (etcd ties the two);
-//   - the freelist is the map type and not written at commit
-//     (NoFreelistSync), as etcd runs bbolt: a writable open rebuilds it by
-//     scanning the file; a read-only open never loads it;
-//   - bbolt madvises its map MADV_RANDOM itself whenever it maps the file,
-//     so Options.Readahead "off" and "os" are the same;
-//   - InitialMmapSize is sized from ExpectedBytes so that a populate does not
-//     spend its time remapping, nor a writer stall behind long-lived read
-//     transactions (a remap needs every reader gone);
-//   - the file lock times out after 1s, so a second opener fails with a
-//     clear error instead of hanging.
+// why. InitialMmapSize is sized from ExpectedBytes also so that a writer
+// does not stall behind long-lived read transactions (a remap needs every
+// reader gone).
 package engine
 
 import (
@@ -20,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -73,20 +62,17 @@ func init() {
 }
 
 type boltDB struct {
+	store     // settings fixed at open; closed under closeMu
 	db        *bolt.DB
-	dir       string
-	readOnly  bool
 	writeMode string
-	getMode   string    // bolt_get
-	settings  []Setting // fixed at open
+	getMode   string // bolt_get
 
 	closeMu sync.Mutex
-	closed  bool
 	readers atomic.Int64 // open Readers; Close refuses while any is open
 }
 
 func openBolt(o Options) (DB, error) {
-	d := &boltDB{dir: o.Dir, readOnly: o.ReadOnly, writeMode: o.Params["bolt_write"], getMode: o.Params["bolt_get"]}
+	d := &boltDB{store: storeOf("bolt", o), writeMode: o.Params["bolt_write"], getMode: o.Params["bolt_get"]}
 	mmapSize := int(btreeMap(o.ExpectedBytes, boltMaxMap))
 	path := filepath.Join(o.Dir, boltFile)
 	if o.ReadOnly {
@@ -162,10 +148,6 @@ func openBolt(o Options) (DB, error) {
 	return d, nil
 }
 
-func (d *boltDB) Name() string { return "bolt" }
-
-func (d *boltDB) Settings() []Setting { return slices.Clone(d.settings) }
-
 func (d *boltDB) NewReader() (Reader, error) {
 	tx, err := d.db.Begin(false)
 	if err != nil {
@@ -188,21 +170,12 @@ func (d *boltDB) Flush() error {
 	return d.db.Sync()
 }
 
-func (d *boltDB) Size() (int64, error) { return DirSize(d.dir) }
-
 func (d *boltDB) Close() error {
 	d.closeMu.Lock()
 	defer d.closeMu.Unlock()
-	if d.closed {
-		return nil
-	}
 	// bbolt's Close waits for every read transaction, so closing under an
-	// open Reader would hang: say so instead.
-	if n := d.readers.Load(); n > 0 {
-		return fmt.Errorf("engine bolt: Close with %d readers still open", n)
-	}
-	d.closed = true
-	return d.db.Close()
+	// open Reader would hang.
+	return d.closeWithoutReaders(d.readers.Load(), d.db.Close)
 }
 
 type boltReader struct {
@@ -321,7 +294,6 @@ func (b *boltBatch) Commit() error {
 	return nil
 }
 
-// Delete is DeleteBatch of one key: one transaction, DB.Update.
 // Delete deletes one key in a transaction of its own (not DeleteBatch of
 // one key, whose slice would be an allocation of the suite's in the op).
 func (d *boltDB) Delete(key []byte) error {

@@ -44,12 +44,10 @@ type Options struct {
 	SkipChecksums bool
 
 	// Readahead is whether the OS may read more of a file than the engine
-	// asks for: ReadaheadOff ("off", also when empty) turns OS readahead
-	// off on the files reads go through, however the engine reads them
-	// (a fault in a memory map, pread); ReadaheadOS ("os") leaves each
-	// engine's own default. An engine's own, explicit readahead (an
-	// iterator's prefetch, RocksDB's readahead_size, Pebble's readahead
-	// syscalls) is the engine asking and stays as it is.
+	// asks for: ReadaheadOff ("off", also when empty) or ReadaheadOS ("os",
+	// each engine's default); docs/engines.md, "The fairness table", says
+	// what each engine does. An engine's own, explicit readahead is the
+	// engine asking and stays as it is.
 	Readahead string
 
 	// ReadOnly opens an existing database without write access.
@@ -454,13 +452,7 @@ func (i Info) CheckCompression(c string) error {
 }
 
 // Names lists the registered engines.
-func Names() []string {
-	var n []string
-	for _, i := range All() {
-		n = append(n, i.Name)
-	}
-	return n
-}
+func Names() []string { return slices.Sorted(maps.Keys(registry)) }
 
 // DirSize sums the sizes of the regular files under dir. Sparse files count
 // by the blocks they occupy, so LMDB's map size does not inflate it.
@@ -478,7 +470,6 @@ func compactionNote(o Options) string {
 // whose binding is module, and every store's module, each once, for the
 // error that names none.
 func ModuleEngines(module string) (titles, modules []string) {
-	seen := map[string]bool{}
 	for _, info := range All() {
 		if info.Reference {
 			continue
@@ -486,8 +477,7 @@ func ModuleEngines(module string) (titles, modules []string) {
 		if info.Module == module {
 			titles = append(titles, info.Title)
 		}
-		if !seen[info.Module] {
-			seen[info.Module] = true
+		if !slices.Contains(modules, info.Module) {
 			modules = append(modules, info.Module)
 		}
 	}

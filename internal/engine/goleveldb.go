@@ -1,8 +1,6 @@
-// goleveldb adapter (github.com/syndtr/goleveldb, a pure Go port of
-// LevelDB). Every common option is mapped with the same intent as in the
-// other LSMs; docs/engines.md, "goleveldb", says how, and what it has and
-// lacks (no zstd, no range delete, no switch for the compactions reads
-// trigger, so no table filters experiment). Settings says what was set.
+// goleveldb adapter (github.com/syndtr/goleveldb): docs/engines.md,
+// "goleveldb", says how each option is mapped, and what it has and lacks.
+// Settings says what was set.
 package engine
 
 import (
@@ -35,15 +33,12 @@ func init() {
 		DataBlocks:   true,
 		WriteReserve: goleveldbReserve,
 		Dims:         []Dim{boundDim},
-		// Journals (NNNNNN.log) and the info log (LOG, LOG.old).
-		LogFile: func(n string) bool {
-			return strings.HasSuffix(n, ".log") || n == "LOG" || strings.HasPrefix(n, "LOG.old")
-		},
+		LogFile:      levelDBLogFile,
 	})
 }
 
 type goleveldbDB struct {
-	lsm
+	store
 	db        *leveldb.DB
 	stor      storage.Storage
 	opts      *opt.Options
@@ -107,7 +102,7 @@ func openGoleveldb(o Options) (DB, error) {
 		fs.Close()
 		return nil, err
 	}
-	g := &goleveldbDB{lsm: lsmOf("goleveldb", o), db: db, stor: fs, opts: lo,
+	g := &goleveldbDB{store: storeOf("goleveldb", o), db: db, stor: fs, opts: lo,
 		wo: &opt.WriteOptions{Sync: o.Sync}, ro: &opt.ReadOptions{}}
 
 	g.settings = []Setting{
@@ -182,21 +177,20 @@ func (g *goleveldbDB) NewReader() (Reader, error) {
 	return &goleveldbReader{db: g}, nil
 }
 
-// goleveldbReader reads the DB directly (directReader).
 type goleveldbReader struct {
 	directReader
 	db *goleveldbDB
 }
 
 func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if err := r.readable(&r.db.lsm); err != nil {
+	if err := r.readable(&r.db.store); err != nil {
 		return false, err
 	}
 	return r.db.get(key, fn)
 }
 
 func (r *goleveldbReader) NewIter(o IterOptions) (Iterator, error) {
-	if err := r.readable(&r.db.lsm); err != nil {
+	if err := r.readable(&r.db.store); err != nil {
 		return nil, err
 	}
 	return r.db.iter(o)
@@ -209,20 +203,10 @@ func (g *goleveldbDB) NewBatch() Batch {
 	return &goleveldbBatch{g: g, b: new(leveldb.Batch)}
 }
 
-// Flush writes the memtable to a level-0 table and waits for it: goleveldb
-// has no flush call, but opening a transaction does that first (the empty
-// transaction is then discarded). The table and the manifest are synced,
-// which makes everything durable whatever Options.Sync is. It then waits
-// (settle, the rule every engine shares) until goleveldb has nothing due:
-//   - no memtable queued for a flush (its journal, NNNNNN.log, is deleted
-//     once it is flushed, so at most the active one is left);
-//   - no level that scores for compaction, by goleveldb's own rule (level
-//     0: CompactionL0Trigger tables; level n: bytes over its target), which
-//     a running compaction's inputs keep scoring until it installs its
-//     output;
-//   - no compaction finished since the last poll (its output, from
-//     "leveldb.stats", changed): a compaction reads triggered shows only
-//     then.
+// Flush opens an empty transaction, which writes the memtable to a synced
+// level-0 table first, and settles on busy's three signals
+// (docs/engines.md, "goleveldb"). A running compaction's inputs keep their
+// level scoring until it installs its output.
 func (g *goleveldbDB) Flush() error {
 	if err := g.usable(); err != nil || g.readOnly {
 		return err

@@ -1,19 +1,9 @@
 // LMDB adapter, on either binding: github.com/PowerDNS/lmdb-go by default,
 // github.com/bmatsuo/lmdb-go with -tags lmdb_bmatsuo. The binding is imported
 // only by lmdb_powerdns.go / lmdb_bmatsuo.go; this file uses their aliases.
-// docs/engines.md gives its settings and why. Of note:
-//   - without Options.Sync the env is NoSync|NoMetaSync; Flush always syncs;
-//   - Options.Readahead "off" opens the env MDB_NORDAHEAD: liblmdb advises
-//     its map MADV_RANDOM, so a page fault reads that page, not the device's
-//     read_ahead_kb around it;
-//   - the map is sized generously from ExpectedBytes (lmdbMapSize): it is
-//     sparse address space, and MDB_MAP_FULL must not end a populate; a
-//     commit that still hits it grows the map and retries once;
-//   - readers hold one long-lived read-only transaction each, with RawRead
-//     (Get hands out the mapped bytes). They need no LockOSThread: the
-//     binding opens the env MDB_NOTLS, and only write transactions need it;
-//   - "update" writes are Env.Update (which locks the OS thread itself),
-//     "txn" locks the thread and drives BeginTxn/Commit by hand.
+// docs/engines.md gives its settings and why. Readers need no
+// LockOSThread: the binding opens the env MDB_NOTLS, and only write
+// transactions need it (Env.Update locks the thread itself).
 package engine
 
 import (
@@ -82,18 +72,16 @@ func lmdbMapSize(expected, fileSize int64) int64 {
 var lmdbOpenDirs sync.Map
 
 type lmdbDB struct {
+	store     // settings fixed at open (Settings adds map_size); closed under mu
 	env       *lmdbEnv
 	dbi       lmdbDBI
-	dir, key  string
-	readOnly  bool
+	key       string
 	writeMode string
-	settings  []Setting // fixed at open; map_size is added live
 
 	// mu is held shared by every write transaction and by NewReader, and
 	// exclusively to resize the map or close the env, which LMDB allows only
 	// with no transaction active in the process.
 	mu      sync.RWMutex
-	closed  bool
 	readers atomic.Int64 // open Readers: their transactions pin the map
 	mapSize atomic.Int64
 	grows   atomic.Int64
@@ -110,24 +98,16 @@ func openLMDB(o Options) (DB, error) {
 	if _, open := lmdbOpenDirs.LoadOrStore(key, true); open {
 		return nil, fmt.Errorf("engine lmdb: %s is already open in this process", o.Dir)
 	}
-	d, err := openLMDBEnv(o, fileSize)
-	if err != nil {
-		lmdbOpenDirs.Delete(key)
-		return nil, err
-	}
-	d.key = key
-	return d, nil
-}
-
-func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	writeMode := o.Params["lmdb_write"]
 	readahead := o.Readahead == ReadaheadOS
 	env, err := lmdbNewEnv()
 	if err != nil {
+		lmdbOpenDirs.Delete(key)
 		return nil, fmt.Errorf("engine lmdb: %w", err)
 	}
-	fail := func(what string, err error) (*lmdbDB, error) {
+	fail := func(what string, err error) (DB, error) {
 		env.Close()
+		lmdbOpenDirs.Delete(key)
 		return nil, fmt.Errorf("engine lmdb: %s: %w", what, err)
 	}
 	if err := env.SetMaxReaders(lmdbMaxReaders); err != nil {
@@ -148,16 +128,11 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	if err := env.Open(o.Dir, flags, 0o644); err != nil {
 		return fail("open "+o.Dir, err)
 	}
-	d := &lmdbDB{env: env, dir: o.Dir, readOnly: o.ReadOnly, writeMode: writeMode}
-	openRoot := func(txn *lmdbTxn) (err error) {
+	d := &lmdbDB{store: storeOf("lmdb", o), env: env, key: key, writeMode: writeMode}
+	err = either(o.ReadOnly, env.View, env.Update)(func(txn *lmdbTxn) (err error) {
 		d.dbi, err = txn.OpenRoot(0)
 		return err
-	}
-	if o.ReadOnly {
-		err = env.View(openRoot)
-	} else {
-		err = env.Update(openRoot)
-	}
+	})
 	if err != nil {
 		return fail("open root database", err)
 	}
@@ -199,8 +174,6 @@ func openLMDBEnv(o Options, fileSize int64) (*lmdbDB, error) {
 	return d, nil
 }
 
-func (d *lmdbDB) Name() string { return "lmdb" }
-
 func (d *lmdbDB) Settings() []Setting {
 	s := append([]Setting{{"map_size", strconv.FormatInt(d.mapSize.Load(), 10)}}, d.settings...)
 	if g := d.grows.Load(); g > 0 {
@@ -214,7 +187,7 @@ var errLMDBClosed = errors.New("engine lmdb: closed")
 func (d *lmdbDB) NewReader() (Reader, error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	if d.closed {
+	if d.closed.Load() {
 		return nil, errLMDBClosed
 	}
 	txn, err := d.env.BeginTxn(nil, lmdbReadonly)
@@ -231,7 +204,7 @@ func (d *lmdbDB) NewBatch() Batch { return &lmdbBatch{d: d} }
 func (d *lmdbDB) Flush() error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	if d.closed {
+	if d.closed.Load() {
 		return errLMDBClosed
 	}
 	if d.readOnly {
@@ -240,23 +213,15 @@ func (d *lmdbDB) Flush() error {
 	return d.env.Sync(true)
 }
 
-func (d *lmdbDB) Size() (int64, error) { return DirSize(d.dir) }
-
 func (d *lmdbDB) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
-		return nil
-	}
 	// Closing the env under a live read transaction would free what the
-	// transaction points at: refuse, and let the caller close its readers.
-	if n := d.readers.Load(); n > 0 {
-		return fmt.Errorf("engine lmdb: Close with %d readers still open", n)
-	}
-	d.closed = true
-	err := d.env.Close()
-	lmdbOpenDirs.Delete(d.key)
-	return err
+	// transaction points at.
+	return d.closeWithoutReaders(d.readers.Load(), func() error {
+		defer lmdbOpenDirs.Delete(d.key)
+		return d.env.Close()
+	})
 }
 
 // update runs fn in one write transaction: Env.Update, or under mode
@@ -265,7 +230,7 @@ func (d *lmdbDB) Close() error {
 func (d *lmdbDB) update(mode string, fn func(*lmdbTxn) error) (seen int64, err error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	if d.closed {
+	if d.closed.Load() {
 		return 0, errLMDBClosed
 	}
 	seen = d.mapSize.Load()
@@ -309,7 +274,7 @@ func (d *lmdbDB) write(what, mode string, n int64, fn func(*lmdbTxn) error) erro
 func (d *lmdbDB) grow(seen, batchBytes int64) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
+	if d.closed.Load() {
 		return errLMDBClosed
 	}
 	cur := d.mapSize.Load()
@@ -443,7 +408,6 @@ func (b *lmdbBatch) Commit() error {
 	return err
 }
 
-// Delete is DeleteBatch of one key.
 // Delete deletes one key in a transaction of its own (not DeleteBatch of
 // one key, whose slice would be an allocation of the suite's in the op).
 func (d *lmdbDB) Delete(key []byte) error {

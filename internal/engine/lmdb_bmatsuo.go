@@ -1,9 +1,7 @@
 //go:build lmdb_bmatsuo
 
-// The LMDB binding under -tags lmdb_bmatsuo: github.com/bmatsuo/lmdb-go. The
-// default is github.com/PowerDNS/lmdb-go (lmdb_powerdns.go); the two cannot
-// link into one binary (both carry liblmdb's C symbols). lmdb.go uses only
-// the names below, which both bindings provide with the same API.
+// The LMDB binding under -tags lmdb_bmatsuo: github.com/bmatsuo/lmdb-go,
+// instead of lmdb_powerdns.go's (which says why the two are files apart).
 package engine
 
 import lmdb "github.com/bmatsuo/lmdb-go/lmdb"

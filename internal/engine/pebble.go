@@ -1,18 +1,6 @@
-// Pebble adapter. Every common option is mapped with the same intent as in
-// the other LSMs (docs/engines.md, "The fairness table"); Settings says what
-// was set. Of note:
-//   - index blocks are -pebble_index_block, by default CockroachDB's 256 KiB,
-//     so that a table's index is one block, as RocksDB's is (Pebble's own
-//     default, the data block size, gives tables a two-level index);
-//   - Pebble verifies every block it reads and cannot be told not to;
-//   - a new store is created at FormatNewest, the table format Pebble v2 is
-//     built around (columnar blocks), not the oldest it can read
-//     (FormatDefault);
-//   - Pebble opens tables FADV_RANDOM, and a sequential iterator reads ahead
-//     itself with readahead(2), then by default hands over to the OS
-//     (FADV_SEQUENTIAL); Options.Readahead "off" keeps it at readahead(2)
-//     (speculative=SysReadahead). Compactions read FADV_SEQUENTIAL either
-//     way.
+// Pebble adapter: docs/engines.md says how each option is mapped and why
+// (index blocks, checksums, FormatNewest, readahead); Settings says what
+// was set.
 package engine
 
 import (
@@ -84,7 +72,7 @@ func (pebbleQuietLogger) Fatalf(format string, args ...any) {
 }
 
 type pebbleDB struct {
-	lsm
+	store
 	db *pebble.DB
 	wo *pebble.WriteOptions
 }
@@ -114,13 +102,7 @@ func pebbleReserve(o Options) int64 {
 }
 
 func openPebble(o Options) (DB, error) {
-	prof := sstable.NoCompression // or one of the others Compressions declares: Open checks
-	switch o.Compression {
-	case "snappy":
-		prof = sstable.SnappyCompression
-	case "zstd":
-		prof = sstable.ZstdCompression
-	}
+	prof := byCompression(o, sstable.NoCompression, sstable.SnappyCompression, sstable.ZstdCompression)
 	compression := func() *sstable.CompressionProfile { return prof }
 
 	cache := pebble.NewCache(int64(o.CacheMB) << 20)
@@ -175,7 +157,7 @@ func openPebble(o Options) (DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pebbleDB{lsm: lsmOf("pebble", o), db: db, wo: either(o.Sync, pebble.Sync, pebble.NoSync)}
+	p := &pebbleDB{store: storeOf("pebble", o), db: db, wo: either(o.Sync, pebble.Sync, pebble.NoSync)}
 
 	bloomS := "off"
 	if bits > 0 {
@@ -233,21 +215,20 @@ func (p *pebbleDB) NewReader() (Reader, error) {
 	return &pebbleReader{db: p}, nil
 }
 
-// pebbleReader reads the DB directly (directReader).
 type pebbleReader struct {
 	directReader
 	db *pebbleDB
 }
 
 func (r *pebbleReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if err := r.readable(&r.db.lsm); err != nil {
+	if err := r.readable(&r.db.store); err != nil {
 		return false, err
 	}
 	return r.db.get(key, fn)
 }
 
 func (r *pebbleReader) NewIter(o IterOptions) (Iterator, error) {
-	if err := r.readable(&r.db.lsm); err != nil {
+	if err := r.readable(&r.db.store); err != nil {
 		return nil, err
 	}
 	return r.db.iter(o)
@@ -260,19 +241,12 @@ func (p *pebbleDB) NewBatch() Batch {
 	return &pebbleBatch{p: p, b: p.db.NewBatch()}
 }
 
-// Flush writes the memtable to an sstable (which, with the MANIFEST, makes
-// everything durable whatever Options.Sync is) and waits for compactions to
-// settle (the rule every engine shares), from DB.Metrics:
-//   - settled when no flush or compaction is running and no level L0-L5 has
-//     a compaction score (Pebble's picker compacts exactly the levels with a
-//     score > 0) and no file is marked for compaction;
-//   - Compact.EstimatedDebt is not required to reach 0: it counts all of L0
-//     whenever L0 and Lbase both hold data, even when L0 is below its
-//     compaction trigger and Pebble will never compact it, so waiting for 0
-//     could wait forever;
-//   - if a level scores but nothing has run for pebbleDeclined (four ticks
-//     of Pebble's compaction granter), Pebble has declined to pick it and
-//     Flush returns.
+// Flush writes the memtable to an sstable (durable with the MANIFEST,
+// whatever Options.Sync is) and settles on DB.Metrics (docs/engines.md,
+// "When writes are settled"). Compact.EstimatedDebt is not waited for: it
+// counts all of L0 whenever L0 and Lbase hold data, even below L0's
+// trigger, so it may never reach 0. pebbleDeclined is four ticks of
+// Pebble's compaction granter.
 func (p *pebbleDB) Flush() error {
 	if err := p.usable(); err != nil || p.readOnly {
 		return err

@@ -1,18 +1,11 @@
 //go:build rocksdb
 
 // RocksDB adapter (grocksdb over the system librocksdb; build with
-// -tags rocksdb and Debian's librocksdb-dev). Every common option is mapped
-// with the same intent as in the other LSMs (docs/engines.md, "The fairness
-// table"); Settings says what was set, and also the C library's version and
-// whether it was built with assertions (Debian builds it without -DNDEBUG,
-// which costs CPU on every operation). Of note:
-//   - the info LOG is kept to its header (one file), so that it costs
-//     nothing;
-//   - tables are opened FADV_RANDOM (advise_random_on_open, the default) and
-//     read with pread, and iterators read ahead themselves; a compaction
-//     hints its input tables FADV_NORMAL when it starts
-//     (access_hint_on_compaction_start), and the hint stays on them until
-//     it deletes them.
+// -tags rocksdb and Debian's librocksdb-dev): docs/engines.md says how each
+// option is mapped and why. Settings says what was set, and the C library's
+// version and whether it was built with assertions. A compaction hints its
+// input tables FADV_NORMAL when it starts (access_hint_on_compaction_start),
+// and the hint stays on them until it deletes them.
 package engine
 
 /*
@@ -128,7 +121,7 @@ func rocksdbOptionsFileVersion(dir string) string {
 }
 
 type rocksDB struct {
-	lsm         // its settings as opened; Settings adds the library's
+	store       // its settings as opened; Settings adds the library's
 	db          *grocksdb.DB
 	wo          *grocksdb.WriteOptions
 	ro          *grocksdb.ReadOptions // every reader's Gets: made once, as wo is
@@ -140,15 +133,9 @@ type rocksDB struct {
 }
 
 func openRocksDB(o Options) (DB, error) {
-	ct, comp := grocksdb.NoCompression, "none" // or one of the others Compressions declares: Open checks
-	switch o.Compression {
-	case "snappy":
-		ct, comp = grocksdb.SnappyCompression, "snappy"
-	case "zstd":
-		ct, comp = grocksdb.ZSTDCompression, "zstd (default level 3)"
-	}
-
-	r := &rocksDB{lsm: lsmOf("rocksdb", o), verify: !o.SkipChecksums}
+	ct := byCompression(o, grocksdb.NoCompression, grocksdb.SnappyCompression, grocksdb.ZSTDCompression)
+	comp := byCompression(o, "none", "snappy", "zstd (default level 3)")
+	r := &rocksDB{store: storeOf("rocksdb", o), verify: !o.SkipChecksums}
 	bbto := grocksdb.NewDefaultBlockBasedTableOptions()
 	r.frees = append(r.frees, bbto.Destroy)
 	if o.BlockSize > 0 { // 0: RocksDB's default, 4 KiB
@@ -323,21 +310,20 @@ func (r *rocksDB) NewReader() (Reader, error) {
 	return &rocksReader{db: r}, nil
 }
 
-// rocksReader reads the DB directly (directReader).
 type rocksReader struct {
 	directReader
 	db *rocksDB
 }
 
 func (r *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if err := r.readable(&r.db.lsm); err != nil {
+	if err := r.readable(&r.db.store); err != nil {
 		return false, err
 	}
 	return r.db.get(key, fn)
 }
 
 func (r *rocksReader) NewIter(o IterOptions) (Iterator, error) {
-	if err := r.readable(&r.db.lsm); err != nil {
+	if err := r.readable(&r.db.store); err != nil {
 		return nil, err
 	}
 	return r.db.iter(o)

@@ -1,7 +1,5 @@
 package engine
 
-import "strings"
-
 const rocksdbModule = "github.com/linxGnu/grocksdb"
 
 // rocksdbReadahead is the explicit readahead_size of readahead=256KiB:
@@ -25,10 +23,7 @@ func init() {
 			&Flag[Switch]{Name: "rocksdb_pin_l0", Default: "false", Choices: onOff,
 				Usage: "RocksDB's pin_l0_filter_and_index_blocks_in_cache: level-0 index and filter blocks stay pinned in the block cache (only with -rocksdb_cache_index)"},
 		},
-		// Write-ahead logs (NNNNNN.log) and the info log (LOG, LOG.old.*).
-		LogFile: func(n string) bool {
-			return strings.HasSuffix(n, ".log") || n == "LOG" || strings.HasPrefix(n, "LOG.old")
-		},
+		LogFile: levelDBLogFile,
 		Dims: []Dim{
 			boundDim,
 			// RocksDB's implicit iterator readahead (8 KiB growing to

@@ -64,6 +64,18 @@ func ModuleVersion(path string, fn any) string {
 	return path + " (unknown)"
 }
 
+// byCompression is what o.Compression names: snappy, zstd, or none (also
+// when empty); Open has checked it against Info.Compressions.
+func byCompression[T any](o Options, none, snappy, zstd T) T {
+	switch o.Compression {
+	case "snappy":
+		return snappy
+	case "zstd":
+		return zstd
+	}
+	return none
+}
+
 // either is a when c holds, else b.
 func either[T any](c bool, a, b T) T {
 	if c {
@@ -88,9 +100,10 @@ func allocated(fi os.FileInfo) int64 {
 	return fi.Size()
 }
 
-// lsm is what the LSM adapters' databases share: where the store is, how
-// it was opened, what Settings reports, and whether it is closed.
-type lsm struct {
+// store is what the adapters' databases share (the LSMs', bbolt's, LMDB's):
+// where the store is, how it was opened, what Settings reports, and whether
+// it is closed.
+type store struct {
 	name          string // the engine's: its errors begin with it
 	dir           string
 	readOnly      bool
@@ -99,19 +112,33 @@ type lsm struct {
 	settings      []Setting
 }
 
-func lsmOf(name string, o Options) lsm {
-	return lsm{name: name, dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions}
+func storeOf(name string, o Options) store {
+	return store{name: name, dir: o.Dir, readOnly: o.ReadOnly, noCompactions: o.DisableCompactions}
 }
 
-func (l *lsm) Name() string         { return l.name }
-func (l *lsm) Settings() []Setting  { return slices.Clone(l.settings) }
-func (l *lsm) Size() (int64, error) { return DirSize(l.dir) }
+func (l *store) Name() string         { return l.name }
+func (l *store) Settings() []Setting  { return slices.Clone(l.settings) }
+func (l *store) Size() (int64, error) { return DirSize(l.dir) }
+
+// closeWithoutReaders closes a B-tree with close unless it is closed
+// already, or refuses while readers of its read transactions are open: the
+// caller holds the lock its readers and writers take.
+func (l *store) closeWithoutReaders(readers int64, close func() error) error {
+	if l.closed.Load() {
+		return nil
+	}
+	if readers > 0 {
+		return fmt.Errorf("engine %s: Close with %d readers still open", l.name, readers)
+	}
+	l.closed.Store(true)
+	return close()
+}
 
 // errClosed is what a call on the closed store returns.
-func (l *lsm) errClosed() error { return errors.New(l.name + ": database is closed") }
+func (l *store) errClosed() error { return errors.New(l.name + ": database is closed") }
 
 // usable is errClosed once the store is closed, or nil.
-func (l *lsm) usable() error {
+func (l *store) usable() error {
 	if l.closed.Load() {
 		return l.errClosed()
 	}
@@ -119,7 +146,7 @@ func (l *lsm) usable() error {
 }
 
 // writable is why the store cannot take a write now, or nil.
-func (l *lsm) writable() error {
+func (l *store) writable() error {
 	if err := l.usable(); err != nil || !l.readOnly {
 		return err
 	}
@@ -128,7 +155,7 @@ func (l *lsm) writable() error {
 
 // committing marks a batch of the store committed (*done), or says why it
 // cannot be: it was before, or the store is closed.
-func (l *lsm) committing(done *bool) error {
+func (l *store) committing(done *bool) error {
 	if *done {
 		return errors.New(l.name + ": batch already committed")
 	}
@@ -137,7 +164,7 @@ func (l *lsm) committing(done *bool) error {
 }
 
 // write runs f once the store can take a write (writable).
-func (l *lsm) write(f func() error) error {
+func (l *store) write(f func() error) error {
 	if err := l.writable(); err != nil {
 		return err
 	}
@@ -157,7 +184,7 @@ func (r *directReader) Close() error {
 }
 
 // readable is why a direct reader of l cannot read now, or nil.
-func (r *directReader) readable(l *lsm) error {
+func (r *directReader) readable(l *store) error {
 	if r.closed || l.closed.Load() {
 		return l.errClosed()
 	}
@@ -207,13 +234,10 @@ func checkIntParam(lo, hi int) func(Text, any) error {
 // each iterator to its prefix when the value is "prefix".
 var boundDim = Dim{Name: "bound", Values: []string{"none", "prefix"}, Is: IteratorBound}
 
-// One settle rule for every engine with background work (Flush): poll the
-// engine's own "flushes or compactions running or due" signal every
-// settlePoll, and call it settled after settleQuiet quiet polls in a row.
-// A second quiet poll is asked for because a compaction that has written
-// its tables but not yet installed them shows in no signal for a moment.
-// Every engine pays the same (at least one settlePoll of waiting), so the
-// rule does not tilt populate rates.
+// The settle rule every engine with background work shares in Flush
+// (docs/engines.md, "When writes are settled"). Every engine pays the same
+// (at least one settlePoll of waiting), so the rule does not tilt populate
+// rates.
 const (
 	settlePoll    = 10 * time.Millisecond
 	settleQuiet   = 2
@@ -239,6 +263,13 @@ func settle(engine string, busy func() (bool, error)) error {
 		}
 		time.Sleep(settlePoll)
 	}
+}
+
+// levelDBLogFile is Info.LogFile of the stores that name files as LevelDB
+// does (RocksDB, goleveldb): write-ahead logs or journals (NNNNNN.log) and
+// the info log (LOG, LOG.old*).
+func levelDBLogFile(n string) bool {
+	return strings.HasSuffix(n, ".log") || n == "LOG" || strings.HasPrefix(n, "LOG.old")
 }
 
 // lsmIterBounds turns IterOptions into an inclusive lower and an exclusive
