@@ -111,7 +111,7 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 func TestBenchRefusesBadInput(t *testing.T) {
 	for _, args := range [][]string{{"nosuch"}, {"bench", "full"}, {"-count", "0"}, {"-mem_timeout", "0"}, {"mem", "-mem_workloads", "nosuch"}, {"-bogus"}} {
 		var errb bytes.Buffer
-		if code := runBench(args, io.Discard, &errb); code != 2 {
+		if code := benchCommand.Run(args, io.Discard, &errb); code != 2 {
 			t.Errorf("kvb bench %q: exit %d, want 2 (%s)", args, code, errb.String())
 		}
 	}

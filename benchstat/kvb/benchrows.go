@@ -50,10 +50,14 @@ func ofStores(workload string) string { return "^Benchmark" + workload + "(" + s
 // steady state, durable commits of one key from 1 and 8× the CPUs'
 // writers. The memory-budget row follows them (memRow).
 func (c *benchConfig) benchRows() []benchRow {
+	// The warm point reads run at every thread count at the first of
+	// BLOCKS, the LSMs' on one thread at the rest: the block size's trade
+	// is a single reader's, the threads' scaling is seen at one size.
+	first, rest, _ := strings.Cut(c.blocks, ",")
 	of := ofStores
 	rows := []benchRow{
 		{of("Populate") + "/valsz/batch/sync=false", "1x", nil},
-		{of("ReadRandom"), c.benchtime, []string{"-cache", "warm", "-threads", c.threads + "," + c.oversub, "-block_size", c.firstBlock()}},
+		{of("ReadRandom"), c.benchtime, []string{"-cache", "warm", "-threads", c.threads + "," + c.oversub, "-block_size", first}},
 		{of("Scan"), c.benchtime, []string{"-cache", "warm", "-threads", "1", "-block_size", c.blocks}},
 		{of("Open"), c.openBenchtime, []string{"-cache", "cold"}},
 		{"^BenchmarkDisk$/op=randread-4k", c.benchtime, []string{"-threads", "1"}},
@@ -62,9 +66,8 @@ func (c *benchConfig) benchRows() []benchRow {
 		{of("Overwrite"), "1x", []string{"-overwrite_passes", c.overwritePasses, "-memtable_mb", c.overwriteMemtable, "-latency_dir", c.timelineDir(), "-interval", "500ms"}},
 		{of("Commit"), c.commitBenchtime, []string{"-commit_writers", "1,8x", "-block_size", c.ycsbBlock, "-latency_dir", c.timelineDir(), "-interval", "20ms"}},
 	}
-	// The LSMs' warm point reads at the other block sizes, on one thread
-	// (the B-trees, which have no block, ran in the row above).
-	if rest := c.otherBlocks(); rest != "" {
+	// The B-trees, which have no block, ran in the row above.
+	if rest != "" {
 		row := benchRow{"^BenchmarkReadRandom(" + storeTitles(true) + ")$", c.benchtime, []string{"-cache", "warm", "-threads", "1", "-block_size", rest}}
 		rows = slices.Insert(rows, 2, row)
 	}
@@ -76,17 +79,6 @@ func (c *benchConfig) benchRows() []benchRow {
 // compares with N, the mixes how the engines share N between reads and
 // writes.
 func (c *benchConfig) mixThreads() string { return c.threads[strings.LastIndex(c.threads, ",")+1:] }
-
-// firstBlock is the first of BLOCKS, at which the warm point reads run
-// at every thread count; otherBlocks the rest, at which the LSMs' run on
-// one thread: the block size's trade is a single reader's, the threads'
-// scaling is seen at one size.
-func (c *benchConfig) firstBlock() string { return strings.Split(c.blocks, ",")[0] }
-
-func (c *benchConfig) otherBlocks() string {
-	_, rest, _ := strings.Cut(c.blocks, ",")
-	return rest
-}
 
 // timelineDir is where make bench's writes that can stall (YCSB A, the
 // overwrite pass) write their throughput over time, one .tsv a leaf, which

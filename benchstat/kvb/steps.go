@@ -192,10 +192,11 @@ func statusOf(err error) int {
 // exitCode is a finished command's status as a shell gives it: 128+N
 // for a process signal N killed, 1 when it did not run.
 func exitCode(err error) int {
-	var ee *exec.ExitError
-	if err == nil {
+	ee, ok := errors.AsType[*exec.ExitError](err)
+	switch {
+	case err == nil:
 		return 0
-	} else if !errors.As(err, &ee) {
+	case !ok:
 		return 1
 	}
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

@@ -16,6 +16,7 @@ type testConfig struct {
 	verbose     bool   // the smoke run prints its results (SMOKE_V)
 	staticcheck string // the staticcheck module, at a version
 	actionlint  string // the actionlint module, at a version
+	dry         bool   // print the commands, run nothing (-n)
 }
 
 // testCmd is one command of a job: a go command, or a check this process
@@ -241,7 +242,7 @@ func (c *testConfig) jobs() map[string]testJob {
 
 // installChromium is make report-deps: the report test needs chromium.
 func installChromium(_ context.Context, _, stderr io.Writer) error {
-	d, _ := depNamed("chromium")
+	d := deps["chromium"]
 	if code := install(d, false, stderr); code != 0 {
 		return &stepError{name: "kvb deps chromium", err: errNoChromium, code: code}
 	}
