@@ -245,14 +245,10 @@ func (m *matrix) labels() []string {
 // file is a version's results file: DIR/<version>.txt, the label with
 // any character a file name should not hold replaced.
 func (m *matrix) file(v *side) string {
-	name := strings.Map(func(r rune) rune {
-		if r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("._+-", r) {
-			return r
-		}
-		return '_'
-	}, v.label)
-	return filepath.Join(m.args.out, name+".txt")
+	return filepath.Join(m.args.out, notFileName.ReplaceAllString(v.label, "_")+".txt")
 }
+
+var notFileName = regexp.MustCompile(`[^A-Za-z0-9._+-]`)
 
 // step is one benchmark pattern every version runs in each round: its
 // run length, and its own flags, given before the user's so theirs win.
