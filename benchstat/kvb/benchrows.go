@@ -94,7 +94,7 @@ func (c *benchConfig) timelineDir() string {
 // before wrote there, so the report draws this run's alone.
 func (c *benchConfig) freshTimelineDir() task {
 	dir := c.timelineDir()
-	return task{show: func() []string { return []string{"mkdir -p " + shellQuote(dir), "rm -f " + shellQuote(dir) + "/*.tsv"} },
+	return task{show: []string{"mkdir -p " + shellQuote(dir), "rm -f " + shellQuote(dir) + "/*.tsv"},
 		do: func(context.Context, *runner) error {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
@@ -219,7 +219,7 @@ func (c *benchConfig) seed003Steps() []task {
 		return append([]string{"-run", "^$", "-bench", bench, "-benchtime", "1x", "-count", itoa(c.count)}, more...)
 	}
 	return []task{
-		{show: func() []string { return []string{"mkdir -p " + shellQuote(hgrm)} }, do: func(context.Context, *runner) error { return os.MkdirAll(hgrm, 0o755) }},
+		{show: []string{"mkdir -p " + shellQuote(hgrm)}, do: func(context.Context, *runner) error { return os.MkdirAll(hgrm, 0o755) }},
 		c.goTest(files[0], false, append(run("BenchmarkLoad", "-rate", "10000"), c.suiteFlags()...)...),
 		c.goTest(files[1], false, append(run("BenchmarkKnee", "-timeout", "0"), c.suiteFlags()...)...),
 		c.goTest(files[2], false, append(append(run("BenchmarkBloom", "-rate", "5000,20000"), c.suiteFlags()...), "-latency_dir", hgrm)...),
@@ -300,17 +300,15 @@ func (c *benchConfig) memGroups(workloads, benchtime, blocks, dist string) []mem
 func (c *benchConfig) memRow(workloads string, count int, benchtime, blocks, dist string) task {
 	groups := c.memGroups(workloads, benchtime, blocks, dist)
 	out := c.resultsFile("bench.txt")
+	var show []string
+	for _, g := range groups {
+		show = append(show, "echo "+shellQuote(g.say(c.memLimit))+" >&2")
+		for range count {
+			show = append(show, fmt.Sprintf("timeout %d %s >> %s 2>&1", c.memTimeout, shellJoin(g.args), shellQuote(out)))
+		}
+	}
 	return task{
-		show: func() []string {
-			var l []string
-			for _, g := range groups {
-				l = append(l, "echo "+shellQuote(g.say(c.memLimit))+" >&2")
-				for range count {
-					l = append(l, fmt.Sprintf("timeout %d %s >> %s 2>&1", c.memTimeout, shellJoin(g.args), shellQuote(out)))
-				}
-			}
-			return l
-		},
+		show: show,
 		do: func(ctx context.Context, r *runner) error {
 			for _, g := range groups {
 				fmt.Fprintln(r.stderr, g.say(c.memLimit))
