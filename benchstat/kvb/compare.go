@@ -343,36 +343,33 @@ func (c *comparison) warmUp(ctx context.Context) error {
 	return nil
 }
 
+// rounds runs the paired rounds of each mode into DIR/PREFIXbase.txt
+// and PREFIXhead.txt, base first in odd rounds and head first in even
+// ones, so a drift within a round lands on both sides alike; the order
+// goes to PREFIXorder.txt. A sim round counts under callgrind on one CPU
+// (kvb sim, in process).
 func (c *comparison) rounds(ctx context.Context) error {
-	for _, m := range c.args.modes() {
-		if err := c.modeRounds(ctx, m); err != nil {
+	for _, mode := range c.args.modes() {
+		var lanes []lane
+		for _, s := range c.sides() {
+			lanes = append(lanes, lane{name: s.role, who: s.role, file: c.args.file(mode, s.role+".txt")})
+		}
+		err := c.interleaved(ctx, mode+" ", c.args.rounds(mode), lanes, c.args.file(mode, "order.txt"), func(ctx context.Context, i int, out io.Writer) error {
+			s := c.sides()[i]
+			if mode == "sim" {
+				test := append(testArgs(c.args.bench, c.args.suite...), "-test.cpu=1")
+				return sim.Count(ctx, sim.Options{Binary: s.binary, TestArgs: test, Iterations: c.args.simBench, Cache: true,
+					Dir: c.repo, Env: []string{"KVBENCH_SIDE=" + s.role}}, out, c.stderr)
+			}
+			cmd := c.timeCmd(ctx, s, c.args.timeBench)
+			cmd.Stdout = out
+			return cmd.Run()
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// modeRounds runs the paired rounds of mode into DIR/PREFIXbase.txt and
-// PREFIXhead.txt, base first in odd rounds and head first in even ones,
-// so a drift within a round lands on both sides alike; the order goes to
-// PREFIXorder.txt. A sim round counts under callgrind on one CPU (kvb
-// sim, in process).
-func (c *comparison) modeRounds(ctx context.Context, mode string) error {
-	var lanes []lane
-	for _, s := range c.sides() {
-		lanes = append(lanes, lane{name: s.role, who: s.role, file: c.args.file(mode, s.role+".txt")})
-	}
-	return c.interleaved(ctx, mode+" ", c.args.rounds(mode), lanes, c.args.file(mode, "order.txt"), func(ctx context.Context, i int, out io.Writer) error {
-		s := c.sides()[i]
-		if mode == "sim" {
-			test := append(testArgs(c.args.bench, c.args.suite...), "-test.cpu=1")
-			return sim.Count(ctx, sim.Options{Binary: s.binary, TestArgs: test, Iterations: c.args.simBench, Cache: true,
-				Dir: c.repo, Env: []string{"KVBENCH_SIDE=" + s.role}}, out, c.stderr)
-		}
-		cmd := c.timeCmd(ctx, s, c.args.timeBench)
-		cmd.Stdout = out
-		return cmd.Run()
-	})
 }
 
 // benchstatTables prints benchstat's comparison of each mode's rounds, a

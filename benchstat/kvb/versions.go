@@ -290,15 +290,10 @@ func (m *matrix) buildAll(ctx context.Context) error {
 	var broken []string
 	for _, v := range m.versions {
 		err := m.build(ctx, v)
-		be, isBuild := errors.AsType[*buildError](err)
-		switch {
-		case err == nil:
-			continue
-		case ctx.Err() != nil:
-			return err
-		case isBuild:
+		switch be, isBuild := errors.AsType[*buildError](err); {
+		case isBuild && ctx.Err() == nil:
 			broken = append(broken, fmt.Sprintf("%s %s: %s", m.module, v.label, be.reason))
-		default:
+		case err != nil:
 			return err
 		}
 	}
