@@ -332,12 +332,9 @@ func (c *comparison) timeCmd(ctx context.Context, s *side, benchtime string) *ex
 // the engine's version differs.
 func (c *comparison) warmUp(ctx context.Context) error {
 	for _, s := range c.sides() {
-		ran, err := warmRun(c.timeCmd(ctx, s, "1x"), c.stderr)
-		if err != nil {
-			return fmt.Errorf("%s %s fails its warm-up run: %v", s.role, s.name(c.args.module), err)
-		}
-		if !ran {
-			return fmt.Errorf("-bench %s: no benchmark of %s %s ran", c.args.bench, s.role, s.name(c.args.module))
+		who := s.role + " " + s.name(c.args.module)
+		if err := warmRun(c.timeCmd(ctx, s, "1x"), c.stderr, who+" fails its warm-up run", "-bench "+c.args.bench+": no benchmark of "+who+" ran"); err != nil {
+			return err
 		}
 	}
 	return nil

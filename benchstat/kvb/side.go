@@ -407,8 +407,9 @@ func testArgs(bench string, flags ...string) []string {
 // runs it at one iteration): it builds or reuses the fixtures, and a side
 // that fails, or runs no benchmark, stops the run here rather than after
 // rounds. A failure prints the run's last 20 lines to stderr, but the
-// settings lines, which fill a screen and say nothing about a failure.
-func warmRun(cmd *exec.Cmd, stderr io.Writer) (ran bool, err error) {
+// settings lines, which fill a screen and say nothing about a failure,
+// and is the error "FAILED: ERR"; a run of no benchmark, the error none.
+func warmRun(cmd *exec.Cmd, stderr io.Writer, failed, none string) error {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -417,11 +418,13 @@ func warmRun(cmd *exec.Cmd, stderr io.Writer) (ran bool, err error) {
 		for _, l := range lines[max(0, len(lines)-20):] {
 			fmt.Fprintln(stderr, l)
 		}
-		return false, err
+		return fmt.Errorf("%s: %v", failed, err)
 	}
 	set := gate.NewSet()
-	err = set.Read(bytes.NewReader(out.Bytes()), "warm-up")
-	return err == nil && len(set.Values) > 0, nil
+	if set.Read(bytes.NewReader(out.Bytes()), "warm-up") != nil || len(set.Values) == 0 {
+		return errors.New(none)
+	}
+	return nil
 }
 
 // rotation is the sides' order in round r (from 0) of interleaved

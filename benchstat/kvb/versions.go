@@ -328,12 +328,9 @@ func (m *matrix) stepCmd(ctx context.Context, v *side, s step, benchtime string)
 func (m *matrix) warmUp(ctx context.Context) error {
 	for _, v := range m.versions {
 		for _, s := range m.steps {
-			ran, err := warmRun(m.stepCmd(ctx, v, s, "1x"), m.stderr)
-			if err != nil {
-				return fmt.Errorf("%s fails its warm-up run of -bench '%s': %v", v.name(m.module), s.bench, err)
-			}
-			if !ran {
-				return fmt.Errorf("-bench '%s': no benchmark of this suite matches (with %s)", s.bench, v.name(m.module))
+			if err := warmRun(m.stepCmd(ctx, v, s, "1x"), m.stderr, v.name(m.module)+" fails its warm-up run of -bench '"+s.bench+"'",
+				"-bench '"+s.bench+"': no benchmark of this suite matches (with "+v.name(m.module)+")"); err != nil {
+				return err
 			}
 		}
 	}
