@@ -59,8 +59,5 @@ func register(c cli.Command) {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(program.Run(os.Args[1:], os.Stdout, os.Stderr))
 }
-
-// run dispatches to a subcommand: exit 2 for a missing or unknown one.
-func run(args []string, stdout, stderr io.Writer) int { return program.Run(args, stdout, stderr) }
