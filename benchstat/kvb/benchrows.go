@@ -358,7 +358,7 @@ func (c *benchConfig) memRound(ctx context.Context, g memGroup, results string, 
 	}
 	switch {
 	case rc == noBudget:
-		fmt.Fprintf(r.stderr, "kvbench: skipping the memory-limited row, this machine cannot make a memory budget: %s\n", firstLineWith(output, "error:"))
+		fmt.Fprintf(r.stderr, "kvbench: skipping the memory-limited row, this machine cannot make a memory budget: %s\n", roundError.Find(output))
 		return true, nil
 	case rc == roundKilled || bytes.Contains(output, []byte("signal: killed")):
 		fmt.Fprintf(r.stderr, "kvbench: %s was killed inside its %s budget: %s\n", g.target, c.memLimit, report)
@@ -404,6 +404,7 @@ var (
 	roundNoise   = regexp.MustCompile(`^(\[kvbench\] building|\[kvbench\] fixture|PASS$|ok |Benchmark\S+\s*$)`)
 	roundShown   = regexp.MustCompile(`^Benchmark|error`)
 	budgetReport = regexp.MustCompile(`^\[kvbench\] .* inside its -mem_limit .* budget; at the last sample`)
+	roundError   = regexp.MustCompile(`(?m)^.*error:.*$`) // its first line is why there is no budget
 )
 
 // sortRoundLines splits a round's output into the lines kept in the
@@ -429,15 +430,6 @@ func sortRoundLines(output []byte) (kept, shown []byte, report string) {
 		}
 	}
 	return kept, shown, strings.Join(reports, "\n")
-}
-
-func firstLineWith(output []byte, s string) string {
-	for _, l := range strings.Split(string(output), "\n") {
-		if strings.Contains(l, s) {
-			return l
-		}
-	}
-	return ""
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

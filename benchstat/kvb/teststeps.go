@@ -203,7 +203,10 @@ func (c *testConfig) jobs() map[string]testJob {
 	// calls Txn.Get, the same call in both bindings
 	side = append(side, goCmd(nil, "test", "-count", "1", "-tags", "lmdb_bmatsuo", "-run", "/lmdb", "-skip", "TestPointReadsCallTheEnginesGet", "./internal/engine"))
 
-	smoke := append([]string{"test", "-count", "1", "-tags", c.tags}, boolArg(c.verbose, "-v")...)
+	smoke := []string{"test", "-count", "1", "-tags", c.tags}
+	if c.verbose {
+		smoke = append(smoke, "-v")
+	}
 	smoke = append(append(append(smoke, smokeFlags...), "-dir", "$TMP"), loadSmokeFlags...)
 	smoke = append(smoke, ".")
 
@@ -271,11 +274,4 @@ func withTempDir(cmd testCmd) testCmd {
 	}
 	cmd.args = nil
 	return cmd
-}
-
-func boolArg(on bool, arg string) []string {
-	if on {
-		return []string{arg}
-	}
-	return nil
 }
