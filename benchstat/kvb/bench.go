@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,12 +44,6 @@ func init() {
 			return runSteps(call, "build", filepath.Dir(c.results), false, "", []task{buildStep(c.tags, c.results)})
 		},
 	}))
-}
-
-// runBench is kvb bench: exit 0 done, 2 bad usage, else the status of
-// the step that failed.
-func runBench(args []string, stdout, stderr io.Writer) int {
-	return benchCommand.Run(args, stdout, stderr)
 }
 
 // benchConfig is one kvb bench: the set it runs and the Makefile's
@@ -248,7 +241,7 @@ func buildStep(tags, bin string) task {
 
 // summaryAndReport are make summary and make report of the set's results.
 func (c *benchConfig) summaryAndReport(in string) []task {
-	blank := task{show: func() []string { return []string{"echo"} }, do: func(_ context.Context, r *runner) error {
+	blank := task{show: []string{"echo"}, do: func(_ context.Context, r *runner) error {
 		fmt.Fprintln(r.stdout)
 		return nil
 	}}

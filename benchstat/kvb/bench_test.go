@@ -63,7 +63,7 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 		}
 	}
 	// Before the rows, the timeline directory emptied of an earlier run's.
-	if show := steps[1].show(); !slices.Equal(show, []string{"mkdir -p results/timeline", "rm -f results/timeline/*.tsv"}) {
+	if show := steps[1].show; !slices.Equal(show, []string{"mkdir -p results/timeline", "rm -f results/timeline/*.tsv"}) {
 		t.Errorf("step 1: %q; want the timeline directory made and emptied", show)
 	}
 	for i, s := range steps[2:12] {
@@ -98,7 +98,7 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 	// Then the summary and the report, in that order.
 	var rest []string
 	for _, s := range steps[12:] {
-		rest = append(rest, s.show()...)
+		rest = append(rest, s.show...)
 	}
 	if len(rest) != 2*len(wantMem)+3 || !strings.HasPrefix(rest[len(rest)-4], "timeout 180 ") ||
 		rest[len(rest)-3] != "echo" || !strings.Contains(rest[len(rest)-2], "-o results/summary.txt results/bench.txt") ||
@@ -111,7 +111,7 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 func TestBenchRefusesBadInput(t *testing.T) {
 	for _, args := range [][]string{{"nosuch"}, {"bench", "full"}, {"-count", "0"}, {"-mem_timeout", "0"}, {"mem", "-mem_workloads", "nosuch"}, {"-bogus"}} {
 		var errb bytes.Buffer
-		if code := runBench(args, io.Discard, &errb); code != 2 {
+		if code := benchCommand.Run(args, io.Discard, &errb); code != 2 {
 			t.Errorf("kvb bench %q: exit %d, want 2 (%s)", args, code, errb.String())
 		}
 	}

@@ -50,10 +50,14 @@ func ofStores(workload string) string { return "^Benchmark" + workload + "(" + s
 // steady state, durable commits of one key from 1 and 8× the CPUs'
 // writers. The memory-budget row follows them (memRow).
 func (c *benchConfig) benchRows() []benchRow {
+	// The warm point reads run at every thread count at the first of
+	// BLOCKS, the LSMs' on one thread at the rest: the block size's trade
+	// is a single reader's, the threads' scaling is seen at one size.
+	first, rest, _ := strings.Cut(c.blocks, ",")
 	of := ofStores
 	rows := []benchRow{
 		{of("Populate") + "/valsz/batch/sync=false", "1x", nil},
-		{of("ReadRandom"), c.benchtime, []string{"-cache", "warm", "-threads", c.threads + "," + c.oversub, "-block_size", c.firstBlock()}},
+		{of("ReadRandom"), c.benchtime, []string{"-cache", "warm", "-threads", c.threads + "," + c.oversub, "-block_size", first}},
 		{of("Scan"), c.benchtime, []string{"-cache", "warm", "-threads", "1", "-block_size", c.blocks}},
 		{of("Open"), c.openBenchtime, []string{"-cache", "cold"}},
 		{"^BenchmarkDisk$/op=randread-4k", c.benchtime, []string{"-threads", "1"}},
@@ -62,9 +66,8 @@ func (c *benchConfig) benchRows() []benchRow {
 		{of("Overwrite"), "1x", []string{"-overwrite_passes", c.overwritePasses, "-memtable_mb", c.overwriteMemtable, "-latency_dir", c.timelineDir(), "-interval", "500ms"}},
 		{of("Commit"), c.commitBenchtime, []string{"-commit_writers", "1,8x", "-block_size", c.ycsbBlock, "-latency_dir", c.timelineDir(), "-interval", "20ms"}},
 	}
-	// The LSMs' warm point reads at the other block sizes, on one thread
-	// (the B-trees, which have no block, ran in the row above).
-	if rest := c.otherBlocks(); rest != "" {
+	// The B-trees, which have no block, ran in the row above.
+	if rest != "" {
 		row := benchRow{"^BenchmarkReadRandom(" + storeTitles(true) + ")$", c.benchtime, []string{"-cache", "warm", "-threads", "1", "-block_size", rest}}
 		rows = slices.Insert(rows, 2, row)
 	}
@@ -76,17 +79,6 @@ func (c *benchConfig) benchRows() []benchRow {
 // compares with N, the mixes how the engines share N between reads and
 // writes.
 func (c *benchConfig) mixThreads() string { return c.threads[strings.LastIndex(c.threads, ",")+1:] }
-
-// firstBlock is the first of BLOCKS, at which the warm point reads run
-// at every thread count; otherBlocks the rest, at which the LSMs' run on
-// one thread: the block size's trade is a single reader's, the threads'
-// scaling is seen at one size.
-func (c *benchConfig) firstBlock() string { return strings.Split(c.blocks, ",")[0] }
-
-func (c *benchConfig) otherBlocks() string {
-	_, rest, _ := strings.Cut(c.blocks, ",")
-	return rest
-}
 
 // timelineDir is where make bench's writes that can stall (YCSB A, the
 // overwrite pass) write their throughput over time, one .tsv a leaf, which
@@ -102,7 +94,7 @@ func (c *benchConfig) timelineDir() string {
 // before wrote there, so the report draws this run's alone.
 func (c *benchConfig) freshTimelineDir() task {
 	dir := c.timelineDir()
-	return task{show: func() []string { return []string{"mkdir -p " + shellQuote(dir), "rm -f " + shellQuote(dir) + "/*.tsv"} },
+	return task{show: []string{"mkdir -p " + shellQuote(dir), "rm -f " + shellQuote(dir) + "/*.tsv"},
 		do: func(context.Context, *runner) error {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
@@ -227,7 +219,7 @@ func (c *benchConfig) seed003Steps() []task {
 		return append([]string{"-run", "^$", "-bench", bench, "-benchtime", "1x", "-count", itoa(c.count)}, more...)
 	}
 	return []task{
-		{show: func() []string { return []string{"mkdir -p " + shellQuote(hgrm)} }, do: func(context.Context, *runner) error { return os.MkdirAll(hgrm, 0o755) }},
+		{show: []string{"mkdir -p " + shellQuote(hgrm)}, do: func(context.Context, *runner) error { return os.MkdirAll(hgrm, 0o755) }},
 		c.goTest(files[0], false, append(run("BenchmarkLoad", "-rate", "10000"), c.suiteFlags()...)...),
 		c.goTest(files[1], false, append(run("BenchmarkKnee", "-timeout", "0"), c.suiteFlags()...)...),
 		c.goTest(files[2], false, append(append(run("BenchmarkBloom", "-rate", "5000,20000"), c.suiteFlags()...), "-latency_dir", hgrm)...),
@@ -308,17 +300,15 @@ func (c *benchConfig) memGroups(workloads, benchtime, blocks, dist string) []mem
 func (c *benchConfig) memRow(workloads string, count int, benchtime, blocks, dist string) task {
 	groups := c.memGroups(workloads, benchtime, blocks, dist)
 	out := c.resultsFile("bench.txt")
+	var show []string
+	for _, g := range groups {
+		show = append(show, "echo "+shellQuote(g.say(c.memLimit))+" >&2")
+		for range count {
+			show = append(show, fmt.Sprintf("timeout %d %s >> %s 2>&1", c.memTimeout, shellJoin(g.args), shellQuote(out)))
+		}
+	}
 	return task{
-		show: func() []string {
-			var l []string
-			for _, g := range groups {
-				l = append(l, "echo "+shellQuote(g.say(c.memLimit))+" >&2")
-				for range count {
-					l = append(l, fmt.Sprintf("timeout %d %s >> %s 2>&1", c.memTimeout, shellJoin(g.args), shellQuote(out)))
-				}
-			}
-			return l
-		},
+		show: show,
 		do: func(ctx context.Context, r *runner) error {
 			for _, g := range groups {
 				fmt.Fprintln(r.stderr, g.say(c.memLimit))
@@ -368,7 +358,7 @@ func (c *benchConfig) memRound(ctx context.Context, g memGroup, results string, 
 	}
 	switch {
 	case rc == noBudget:
-		fmt.Fprintf(r.stderr, "kvbench: skipping the memory-limited row, this machine cannot make a memory budget: %s\n", firstLineWith(output, "error:"))
+		fmt.Fprintf(r.stderr, "kvbench: skipping the memory-limited row, this machine cannot make a memory budget: %s\n", roundError.Find(output))
 		return true, nil
 	case rc == roundKilled || bytes.Contains(output, []byte("signal: killed")):
 		fmt.Fprintf(r.stderr, "kvbench: %s was killed inside its %s budget: %s\n", g.target, c.memLimit, report)
@@ -414,6 +404,7 @@ var (
 	roundNoise   = regexp.MustCompile(`^(\[kvbench\] building|\[kvbench\] fixture|PASS$|ok |Benchmark\S+\s*$)`)
 	roundShown   = regexp.MustCompile(`^Benchmark|error`)
 	budgetReport = regexp.MustCompile(`^\[kvbench\] .* inside its -mem_limit .* budget; at the last sample`)
+	roundError   = regexp.MustCompile(`(?m)^.*error:.*$`) // its first line is why there is no budget
 )
 
 // sortRoundLines splits a round's output into the lines kept in the
@@ -439,15 +430,6 @@ func sortRoundLines(output []byte) (kept, shown []byte, report string) {
 		}
 	}
 	return kept, shown, strings.Join(reports, "\n")
-}
-
-func firstLineWith(output []byte, s string) string {
-	for _, l := range strings.Split(string(output), "\n") {
-		if strings.Contains(l, s) {
-			return l
-		}
-	}
-	return ""
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

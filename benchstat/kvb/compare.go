@@ -16,20 +16,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/internal/gate"
 	"github.com/kvbench/kvbench/benchstat/sim"
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-func init() {
-	register(cli.Command{
-		Name:    "compare",
-		Summary: "gate HEAD against BASE: two builds, paired rounds, the regression gate",
-		Help:    printCompareHelp,
-		Run:     runCompare,
-	})
+var compareCommand = suiteCommand[compareArgs]{
+	name:     "compare",
+	summary:  "gate HEAD against BASE: two builds, paired rounds, the regression gate",
+	usage:    compareUsage,
+	where:    "kvb help compare lists compare's flags; the suite's are in README.md#flags",
+	defaults: defaultSuiteArgs,
+	flags:    compareFlags,
+	check:    checkCompareArgs,
+	run:      runCompare,
 }
+
+func init() { register(compareCommand.command()) }
 
 // compare's defaults, measured on this suite (docs/gating.md, "The
 // defaults, and why"): timed rounds need 20 on a shared machine, counted
@@ -86,11 +89,10 @@ from head, 2 bad usage or a step that failed.
 
 `
 
-// compareFlags is compare's flag set: its own flags, then the suite's,
-// forwarded into a.suite. -benchtime and -sim_benchtime land in
-// a.timeBench and a.simBench as given; parseCompare applies the defaults.
-func compareFlags(a *compareArgs) *flag.FlagSet {
-	fs := cli.NewFlagSet("compare") // errors are returned, usage printed by the caller
+// compareFlags declares compare's own flags. -benchtime and
+// -sim_benchtime land in a.timeBench and a.simBench as given;
+// checkCompareArgs applies the defaults.
+func compareFlags(fs *flag.FlagSet, a *compareArgs) *[]string {
 	fs.StringVar(&a.module, "module", "", "compare two versions of this engine module (BASE and HEAD are its versions or directories)")
 	fs.StringVar(&a.mode, "mode", "time", "time: timed rounds; sim: counted under callgrind (kvb sim); both: time rounds, then sim rounds")
 	fs.StringVar(&a.bench, "bench", "", "benchmarks to run (default "+defaultBench+", or with -module its engine's)")
@@ -105,48 +107,37 @@ func compareFlags(a *compareArgs) *flag.FlagSet {
 	fs.BoolVar(&a.gate.Holm, "holm", true, "Holm-Bonferroni correction across the tested series")
 	fs.StringVar(&a.units, "units", "", "regular expression: gate exactly these units (default: each family's own)")
 	fs.BoolVar(&a.gate.AllowRemoved, "allow_removed", false, "a gated series in base only passes")
-	defineSuiteFlags(fs, &a.suite)
-	return fs
+	return &a.suite
 }
 
-// printCompareHelp writes the usage and compare's own flags.
-var printCompareHelp = ownFlagsHelp(compareUsage, func() *flag.FlagSet { return compareFlags(&compareArgs{}) })
-
-// parseCompare reads a compare command line: flags, then positional
-// arguments, then flags again, until none is left ("--" ends the flags).
-func parseCompare(args []string) (*compareArgs, error) {
-	a := &compareArgs{suite: append([]string(nil), defaultSuiteArgs...)}
-	fs := compareFlags(a)
-	pos, err := parseSuiteArgs(fs, args, "kvb help compare lists compare's flags; the suite's are in README.md#flags")
-	if err != nil {
-		return nil, err
-	}
+// checkCompareArgs reads BASE and HEAD and checks the flags' values.
+func checkCompareArgs(a *compareArgs, fs *flag.FlagSet, pos []string) (err error) {
 	switch len(pos) {
 	case 0:
-		return nil, errors.New("missing BASE and HEAD: give two git refs or test binaries, or with -module two versions or directories of the module")
+		return errors.New("missing BASE and HEAD: give two git refs or test binaries, or with -module two versions or directories of the module")
 	case 1:
-		return nil, fmt.Errorf("missing HEAD after BASE %s", pos[0])
+		return fmt.Errorf("missing HEAD after BASE %s", pos[0])
 	case 2:
 		a.base, a.head = pos[0], pos[1]
 	default:
-		return nil, fmt.Errorf("unexpected argument %q after BASE %s and HEAD %s", pos[2], pos[0], pos[1])
+		return fmt.Errorf("unexpected argument %q after BASE %s and HEAD %s", pos[2], pos[0], pos[1])
 	}
 	if a.mode != "time" && a.mode != "sim" && a.mode != "both" {
-		return nil, fmt.Errorf("-mode %s: must be time, sim or both", a.mode)
+		return fmt.Errorf("-mode %s: must be time, sim or both", a.mode)
 	}
 	if set(fs, "count") && a.count < 1 {
-		return nil, fmt.Errorf("-count %d: must be a whole number of rounds", a.count)
+		return fmt.Errorf("-count %d: must be a whole number of rounds", a.count)
 	}
 	if set(fs, "module") && a.module == "" {
-		return nil, errors.New("-module needs a module path, e.g. go.etcd.io/bbolt")
+		return errors.New("-module needs a module path, e.g. go.etcd.io/bbolt")
 	}
 	a.gate.Threshold, a.gate.SimThreshold = a.gate.Threshold/100, a.gate.SimThreshold/100
 	if err := a.gate.Validate(); err != nil {
-		return nil, err
+		return err
 	}
 	if a.units != "" {
 		if a.gate.Units, err = regexp.Compile(a.units); err != nil {
-			return nil, fmt.Errorf("-units %s: %v", a.units, err)
+			return fmt.Errorf("-units %s: %v", a.units, err)
 		}
 	}
 	// -benchtime is the run length of the timed rounds, or with -mode sim
@@ -157,7 +148,7 @@ func parseCompare(args []string) (*compareArgs, error) {
 	a.timeBench, a.simBench = cmp.Or(a.timeBench, defaultTimeBenchtime), cmp.Or(a.simBench, defaultSimBenchtime)
 	if a.mode != "time" {
 		if _, err := sim.ParseIterations(a.simBench); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// The signed-rank test needs 2^-n < alpha: fewer rounds could never
@@ -166,10 +157,10 @@ func parseCompare(args []string) (*compareArgs, error) {
 	need := gate.MinRounds(a.gate, 1)
 	for _, m := range a.modes() {
 		if n := a.rounds(m); n < need {
-			return nil, fmt.Errorf("-count %d: the gate's signed-rank test needs at least %d paired %s rounds to reject anything at alpha %g", n, need, m, a.gate.Alpha)
+			return fmt.Errorf("-count %d: the gate's signed-rank test needs at least %d paired %s rounds to reject anything at alpha %g", n, need, m, a.gate.Alpha)
 		}
 	}
-	return a, nil
+	return nil
 }
 
 // modes are the kinds of rounds run, in order.
@@ -214,19 +205,15 @@ func (c *comparison) sides() []*side { return []*side{c.base, c.head} }
 
 // runCompare is the compare command: exit 0 pass, 1 the gate failed, 2
 // bad usage or a step that failed (with that step's own error).
-func runCompare(args []string, stdout, stderr io.Writer) int {
-	a, status, ok := parseOrHelp("compare", parseCompare, printCompareHelp, args, stdout, stderr)
-	if !ok {
-		return status
-	}
+func runCompare(a *compareArgs, stdout, stderr io.Writer) int {
 	c := &comparison{
 		builder: builder{prog: "kvb compare", stderr: stderr, module: a.module, tags: a.tags},
 		args:    a, stdout: stdout, started: time.Now().UTC().Format(time.RFC3339),
 	}
-	if status = c.untilInterrupted(c.run); status == 0 && c.failed {
-		return 1
+	if status := c.untilInterrupted(c.run); status != 0 || !c.failed {
+		return status
 	}
-	return status
+	return 1
 }
 
 // run is every step in order; the first that fails stops the run with
@@ -345,47 +332,41 @@ func (c *comparison) timeCmd(ctx context.Context, s *side, benchtime string) *ex
 // the engine's version differs.
 func (c *comparison) warmUp(ctx context.Context) error {
 	for _, s := range c.sides() {
-		ran, err := warmRun(c.timeCmd(ctx, s, "1x"), c.stderr)
-		if err != nil {
-			return fmt.Errorf("%s %s fails its warm-up run: %v", s.role, s.name(c.args.module), err)
-		}
-		if !ran {
-			return fmt.Errorf("-bench %s: no benchmark of %s %s ran", c.args.bench, s.role, s.name(c.args.module))
-		}
-	}
-	return nil
-}
-
-func (c *comparison) rounds(ctx context.Context) error {
-	for _, m := range c.args.modes() {
-		if err := c.modeRounds(ctx, m); err != nil {
+		who := s.role + " " + s.name(c.args.module)
+		if err := warmRun(c.timeCmd(ctx, s, "1x"), c.stderr, who+" fails its warm-up run", "-bench "+c.args.bench+": no benchmark of "+who+" ran"); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// modeRounds runs the paired rounds of mode into DIR/PREFIXbase.txt and
-// PREFIXhead.txt, base first in odd rounds and head first in even ones,
-// so a drift within a round lands on both sides alike; the order goes to
-// PREFIXorder.txt. A sim round counts under callgrind on one CPU (kvb
-// sim, in process).
-func (c *comparison) modeRounds(ctx context.Context, mode string) error {
-	var lanes []lane
-	for _, s := range c.sides() {
-		lanes = append(lanes, lane{name: s.role, who: s.role, file: c.args.file(mode, s.role+".txt")})
-	}
-	return c.interleaved(ctx, mode+" ", c.args.rounds(mode), lanes, c.args.file(mode, "order.txt"), func(ctx context.Context, i int, out io.Writer) error {
-		s := c.sides()[i]
-		if mode == "sim" {
-			test := append(testArgs(c.args.bench, c.args.suite...), "-test.cpu=1")
-			return sim.Count(ctx, sim.Options{Binary: s.binary, TestArgs: test, Iterations: c.args.simBench, Cache: true,
-				Dir: c.repo, Env: []string{"KVBENCH_SIDE=" + s.role}}, out, c.stderr)
+// rounds runs the paired rounds of each mode into DIR/PREFIXbase.txt
+// and PREFIXhead.txt, base first in odd rounds and head first in even
+// ones, so a drift within a round lands on both sides alike; the order
+// goes to PREFIXorder.txt. A sim round counts under callgrind on one CPU
+// (kvb sim, in process).
+func (c *comparison) rounds(ctx context.Context) error {
+	for _, mode := range c.args.modes() {
+		var lanes []lane
+		for _, s := range c.sides() {
+			lanes = append(lanes, lane{name: s.role, who: s.role, file: c.args.file(mode, s.role+".txt")})
 		}
-		cmd := c.timeCmd(ctx, s, c.args.timeBench)
-		cmd.Stdout = out
-		return cmd.Run()
-	})
+		err := c.interleaved(ctx, mode+" ", c.args.rounds(mode), lanes, c.args.file(mode, "order.txt"), func(ctx context.Context, i int, out io.Writer) error {
+			s := c.sides()[i]
+			if mode == "sim" {
+				test := append(testArgs(c.args.bench, c.args.suite...), "-test.cpu=1")
+				return sim.Count(ctx, sim.Options{Binary: s.binary, TestArgs: test, Iterations: c.args.simBench, Cache: true,
+					Dir: c.repo, Env: []string{"KVBENCH_SIDE=" + s.role}}, out, c.stderr)
+			}
+			cmd := c.timeCmd(ctx, s, c.args.timeBench)
+			cmd.Stdout = out
+			return cmd.Run()
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // benchstatTables prints benchstat's comparison of each mode's rounds, a

@@ -19,7 +19,7 @@ import (
 // TestFlagsBeforeOrAfterRefs: a flag means the same wherever it stands,
 // before the refs, between them or after them.
 func TestFlagsBeforeOrAfterRefs(t *testing.T) {
-	want, err := parseCompare([]string{"main", "HEAD", "-mode", "sim", "-count", "12", "-threads", "4", "-allow_removed"})
+	want, err := compareCommand.parse([]string{"main", "HEAD", "-mode", "sim", "-count", "12", "-threads", "4", "-allow_removed"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestFlagsBeforeOrAfterRefs(t *testing.T) {
 		{"-mode=sim", "main", "-count=12", "HEAD", "-threads=4", "-allow_removed"},
 		{"--mode", "sim", "main", "HEAD", "--count", "12", "-threads", "4", "-allow_removed"},
 	} {
-		got, err := parseCompare(args)
+		got, err := compareCommand.parse(args)
 		if err != nil {
 			t.Errorf("%q: %v", args, err)
 			continue
@@ -39,7 +39,7 @@ func TestFlagsBeforeOrAfterRefs(t *testing.T) {
 	}
 	// A flag before the refs once ran the wrong comparison: it must never
 	// be taken for a ref or a module version.
-	a, err := parseCompare([]string{"-module", "go.etcd.io/bbolt", "-mode", "sim", "v1.4.3", "v1.5.0"})
+	a, err := compareCommand.parse([]string{"-module", "go.etcd.io/bbolt", "-mode", "sim", "v1.4.3", "v1.5.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestFlagsBeforeOrAfterRefs(t *testing.T) {
 // compare's defaults (the binary keeps the last value, so the user's
 // wins), go test's under their -test. names, in the order given.
 func TestSuiteFlagsForwarded(t *testing.T) {
-	a, err := parseCompare([]string{"-keys_mil", "0.05", "main", "HEAD", "-sync", "-cpu", "2", "-bolt_get=cursor", "-benchmem"})
+	a, err := compareCommand.parse([]string{"-keys_mil", "0.05", "main", "HEAD", "-sync", "-cpu", "2", "-bolt_get=cursor", "-benchmem"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,17 +63,17 @@ func TestSuiteFlagsForwarded(t *testing.T) {
 }
 
 func TestCompareDefaults(t *testing.T) {
-	a, err := parseCompare([]string{"main", "HEAD"})
+	a, err := compareCommand.parse([]string{"main", "HEAD"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.mode != "time" || a.rounds("time") != 20 || a.rounds("sim") != 9 || a.timeBench != "0.05s" || a.simBench != defaultSimBenchtime || a.out != "results/compare" {
 		t.Errorf("defaults: %+v", a)
 	}
-	if a, _ := parseCompare([]string{"main", "HEAD", "-mode", "sim", "-benchtime", "100x"}); a.simBench != "100x" || a.timeBench != defaultTimeBenchtime {
+	if a, _ := compareCommand.parse([]string{"main", "HEAD", "-mode", "sim", "-benchtime", "100x"}); a.simBench != "100x" || a.timeBench != defaultTimeBenchtime {
 		t.Errorf("-mode sim -benchtime 100x: sim %q, time %q", a.simBench, a.timeBench)
 	}
-	if a, _ := parseCompare([]string{"main", "HEAD", "-mode", "both", "-benchtime", "0.1s"}); a.timeBench != "0.1s" || a.simBench != defaultSimBenchtime || !reflect.DeepEqual(a.modes(), []string{"time", "sim"}) {
+	if a, _ := compareCommand.parse([]string{"main", "HEAD", "-mode", "both", "-benchtime", "0.1s"}); a.timeBench != "0.1s" || a.simBench != defaultSimBenchtime || !reflect.DeepEqual(a.modes(), []string{"time", "sim"}) {
 		t.Errorf("-mode both -benchtime 0.1s: %+v", a)
 	}
 }
@@ -99,7 +99,7 @@ func TestCompareUsageErrors(t *testing.T) {
 		{[]string{"main", "HEAD", "-module", ""}, "-module needs a module path"},
 		{[]string{"main", "HEAD", "-mode", "sim", "-sim_benchtime", "1s"}, `"1s" must be a count of iterations`},
 	} {
-		_, err := parseCompare(c.args)
+		_, err := compareCommand.parse(c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one containing %q", c.args, err, c.want)
 		}
@@ -180,7 +180,7 @@ func writeRounds(t *testing.T, path string, ns []float64) {
 // a clear slowdown fails and is listed in gate.json.
 func TestReportNamesSides(t *testing.T) {
 	out := t.TempDir()
-	a, err := parseCompare([]string{"-module", "go.etcd.io/bbolt", "v1.4.3", "../bbolt", "-o", out, "-count", "6"})
+	a, err := compareCommand.parse([]string{"-module", "go.etcd.io/bbolt", "v1.4.3", "../bbolt", "-o", out, "-count", "6"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestReportNamesSides(t *testing.T) {
 // error instead of a pass.
 func TestBothModesAndTooFewRounds(t *testing.T) {
 	out := t.TempDir()
-	a, err := parseCompare([]string{"main", "HEAD", "-mode", "both", "-o", out, "-count", "6"})
+	a, err := compareCommand.parse([]string{"main", "HEAD", "-mode", "both", "-o", out, "-count", "6"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -9,14 +10,17 @@ import (
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 )
 
-func init() {
-	register(cli.Command{
-		Name:    "deps",
-		Summary: "install what the suite needs from Debian (librocksdb-dev, valgrind, chromium)",
-		Help:    printDepsHelp,
-		Run:     runDeps,
-	})
-}
+var depsCommand = cli.New(cli.Spec[*bool]{
+	Name:    "deps",
+	Summary: "install what the suite needs from Debian (librocksdb-dev, valgrind, chromium)",
+	Help:    printDepsHelp,
+	Flags: func(fs *flag.FlagSet) *bool {
+		return fs.Bool("quiet", false, "say nothing when a package cannot be installed")
+	},
+	Run: runDeps,
+})
+
+func init() { register(depsCommand) }
 
 // dep is a Debian package the suite can use, and what a machine without
 // it and without root does.
@@ -32,11 +36,6 @@ var deps = map[string]dep{
 	"rocksdb":  {"librocksdb-dev", rocksdbInstalled, "to include RocksDB. Continuing without it.", 0},
 	"valgrind": {"valgrind", onPath("valgrind"), "for the tests that count instructions. Continuing without it.", 0},
 	"chromium": {"chromium", onPath("chromium"), "for the report test.", 1},
-}
-
-func depNamed(name string) (dep, bool) {
-	d, ok := deps[name]
-	return d, ok
 }
 
 func rocksdbInstalled() bool {
@@ -64,13 +63,7 @@ for chromium (the report test needs it). Without names: rocksdb.
 `)
 }
 
-func runDeps(args []string, stdout, stderr io.Writer) int {
-	fs := cli.NewFlagSet("deps")
-	quiet := fs.Bool("quiet", false, "say nothing when a package cannot be installed")
-	names, status, ok := cli.Parse(fs, args, printDepsHelp, stdout, stderr)
-	if !ok {
-		return status
-	}
+func runDeps(c cli.Call, quiet *bool, names []string) int {
 	if len(names) == 0 {
 		names = []string{"rocksdb"}
 	}
@@ -78,13 +71,13 @@ func runDeps(args []string, stdout, stderr io.Writer) int {
 	for _, n := range names {
 		d, ok := deps[n]
 		if !ok {
-			return cli.Usage(stderr, "deps", printDepsHelp, "unknown dependency %q (rocksdb, valgrind, chromium)", n)
+			return c.Usage("unknown dependency %q (rocksdb, valgrind, chromium)", n)
 		}
 		want = append(want, d)
 	}
 	code := 0
 	for _, d := range want {
-		code = max(code, install(d, *quiet, stderr))
+		code = max(code, install(d, *quiet, c.Stderr))
 	}
 	return code
 }

@@ -11,7 +11,7 @@ import (
 // is installed; a package already there needs nothing and says nothing.
 func TestDepsNamesAndInstalled(t *testing.T) {
 	var errb bytes.Buffer
-	if code := runDeps([]string{"rocksdb", "nosuch"}, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), `unknown dependency "nosuch"`) {
+	if code := depsCommand.Run([]string{"rocksdb", "nosuch"}, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), `unknown dependency "nosuch"`) {
 		t.Errorf("an unknown name: exit %d, %q", code, errb.String())
 	}
 	errb.Reset()

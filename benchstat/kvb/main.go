@@ -1,14 +1,7 @@
-// Command kvb is the suite's tooling in one program: each subcommand is a
-// step around the benchmarks (which stay go test -bench functions), and
-// steps pass Go values or benchfmt files to each other, never another
-// program's Markdown (go run ./benchstat/kvb help lists them).
-//
-// It is kvb, not benchstat, so that installing it never shadows
-// golang.org/x/perf's benchstat in a user's PATH. A subcommand is either
-// a file of its own here that registers itself from init, or a package
-// benchstat/<name> whose Command is listed in packaged
-// (docs/architecture.md). The tools that study the suite itself are the
-// lab's kvb, in a module of its own (benchstat/lab).
+// Command kvb is the suite's tooling in one program, a subcommand each
+// (go run ./benchstat/kvb help lists them): a file here that registers
+// itself from init, or a package benchstat/<name> listed in packaged.
+// docs/architecture.md, "Layout", says why it is kvb and what goes where.
 package main
 
 import (
@@ -59,8 +52,5 @@ func register(c cli.Command) {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(program.Run(os.Args[1:], os.Stdout, os.Stderr))
 }
-
-// run dispatches to a subcommand: exit 2 for a missing or unknown one.
-func run(args []string, stdout, stderr io.Writer) int { return program.Run(args, stdout, stderr) }

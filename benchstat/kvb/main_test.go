@@ -8,23 +8,23 @@ import (
 
 func TestDispatch(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run(nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "compare") {
+	if code := program.Run(nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "compare") {
 		t.Errorf("no command: exit %d, %q", code, errb.String())
 	}
 	errb.Reset()
-	if code := run([]string{"nosuch"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "nosuch"`) {
+	if code := program.Run([]string{"nosuch"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "nosuch"`) {
 		t.Errorf("unknown command: exit %d, %q", code, errb.String())
 	}
 	out.Reset()
-	if code := run([]string{"help", "compare"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "-module") {
+	if code := program.Run([]string{"help", "compare"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "-module") {
 		t.Errorf("help compare: exit %d, %q", code, out.String())
 	}
 	errb.Reset()
-	if code := run([]string{"power", "-aa", "1"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "make lab-kvb") {
+	if code := program.Run([]string{"power", "-aa", "1"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "make lab-kvb") {
 		t.Errorf("a command of the lab: exit %d, %q", code, errb.String())
 	}
 	errb.Reset()
-	if code := run([]string{"compare", "main", "-bogus"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-bogus") {
+	if code := program.Run([]string{"compare", "main", "-bogus"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-bogus") {
 		t.Errorf("compare with an unknown flag: exit %d, %q", code, errb.String())
 	}
 }
@@ -33,7 +33,7 @@ func TestDispatch(t *testing.T) {
 // each one's usage.
 func TestPackagedCommands(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := run([]string{"help"}, &out, &errb); code != 0 {
+	if code := program.Run([]string{"help"}, &out, &errb); code != 0 {
 		t.Fatalf("help: exit %d, %q", code, errb.String())
 	}
 	for _, c := range packaged {
@@ -41,7 +41,7 @@ func TestPackagedCommands(t *testing.T) {
 			t.Errorf("help does not list %s:\n%s", c.Name, out.String())
 		}
 		var h bytes.Buffer
-		if code := run([]string{"help", c.Name}, &h, &errb); code != 0 || !strings.HasPrefix(h.String(), "usage: kvb "+c.Name) {
+		if code := program.Run([]string{"help", c.Name}, &h, &errb); code != 0 || !strings.HasPrefix(h.String(), "usage: kvb "+c.Name) {
 			t.Errorf("help %s: exit %d, %q", c.Name, code, h.String())
 		}
 	}

@@ -60,7 +60,7 @@ func TestMakefileDefaultsAreKvbs(t *testing.T) {
 	bench := cli.NewFlagSet("bench")
 	benchFlags(bench)
 	test := flag.NewFlagSet("test", flag.ContinueOnError)
-	testFlags(&testConfig{}, new(bool), test)
+	testFlags(test)
 	for v, f := range map[string]*flag.Flag{
 		"RESULTS": bench.Lookup("results"), "KEYS_MIL": bench.Lookup("keys_mil"), "VALSZ": bench.Lookup("valsz"),
 		"COUNT": bench.Lookup("count"), "FULL_COUNT": bench.Lookup("count"), "SIM_COUNT": bench.Lookup("count"),

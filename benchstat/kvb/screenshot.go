@@ -53,7 +53,7 @@ func runScreenshot(c cli.Call, _ struct{}, which []string) int {
 	if !ok {
 		return c.Usage("which picture: report or history")
 	}
-	d, _ := depNamed("chromium")
+	d := deps["chromium"]
 	if code := install(d, false, c.Stderr); code != 0 {
 		return code
 	}

@@ -25,6 +25,7 @@ import (
 
 	"golang.org/x/mod/modfile"
 
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"github.com/kvbench/kvbench/benchstat/internal/gate"
 	"github.com/kvbench/kvbench/internal/core"
@@ -161,22 +162,6 @@ func (b *builder) untilInterrupted(run func(ctx context.Context) error) int {
 		b.logf("%v", err)
 	}
 	return 2
-}
-
-// parseOrHelp reads args with parse, for kvb name: -h prints help on
-// stdout (exit 0), a bad command line its error (exit 2); ok is false
-// then.
-func parseOrHelp[A any](name string, parse func([]string) (A, error), help func(io.Writer), args []string, stdout, stderr io.Writer) (a A, status int, ok bool) {
-	a, err := parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		help(stdout)
-		return a, 0, false
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "kvb %s: %v\n", name, err)
-		return a, 2, false
-	}
-	return a, 0, true
 }
 
 // resolveSide checks what spec names before anything is built: a commit
@@ -422,8 +407,9 @@ func testArgs(bench string, flags ...string) []string {
 // runs it at one iteration): it builds or reuses the fixtures, and a side
 // that fails, or runs no benchmark, stops the run here rather than after
 // rounds. A failure prints the run's last 20 lines to stderr, but the
-// settings lines, which fill a screen and say nothing about a failure.
-func warmRun(cmd *exec.Cmd, stderr io.Writer) (ran bool, err error) {
+// settings lines, which fill a screen and say nothing about a failure,
+// and is the error "FAILED: ERR"; a run of no benchmark, the error none.
+func warmRun(cmd *exec.Cmd, stderr io.Writer, failed, none string) error {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -432,11 +418,13 @@ func warmRun(cmd *exec.Cmd, stderr io.Writer) (ran bool, err error) {
 		for _, l := range lines[max(0, len(lines)-20):] {
 			fmt.Fprintln(stderr, l)
 		}
-		return false, err
+		return fmt.Errorf("%s: %v", failed, err)
 	}
 	set := gate.NewSet()
-	err = set.Read(bytes.NewReader(out.Bytes()), "warm-up")
-	return err == nil && len(set.Values) > 0, nil
+	if set.Read(bytes.NewReader(out.Bytes()), "warm-up") != nil || len(set.Values) == 0 {
+		return errors.New(none)
+	}
+	return nil
 }
 
 // rotation is the sides' order in round r (from 0) of interleaved
@@ -562,34 +550,72 @@ func defineSuiteFlags(fs *flag.FlagSet, to *[]string) {
 	}
 }
 
-// parseSuiteArgs reads a command line into fs, flags before, between and
-// after the positional arguments ("--" ends the flags); a bad flag's
-// error ends with where, in parentheses, the flags are listed.
-func parseSuiteArgs(fs *flag.FlagSet, args []string, where string) ([]string, error) {
-	pos, err := flagargs.Parse(fs, args)
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		return nil, fmt.Errorf("%v (%s)", err, where)
-	}
-	return pos, err
+// suiteCommand is a command that builds test binaries of the suite and
+// runs them (kvb compare, kvb versions): its own flags, then every flag
+// of the suite, forwarded to the binaries after its defaults. Flags come
+// before, between and after the positional arguments ("--" ends them).
+// -h prints the usage and its own flags (the suite's are many, and
+// documented with the suite) on stdout, exit 0; a bad command line its
+// error alone, exit 2.
+type suiteCommand[A any] struct {
+	name, summary, usage string
+	where                string                                 // where a bad flag's error says the flags are listed
+	defaults             []string                               // the suite's flags before the user's, which override them
+	flags                func(fs *flag.FlagSet, a *A) *[]string // declares its own flags; returns where the suite's go
+	check                func(a *A, fs *flag.FlagSet, pos []string) error
+	run                  func(a *A, stdout, stderr io.Writer) int
 }
 
-// ownFlagsHelp is the help of a command that forwards the suite's flags:
-// its usage, then the flags it reads itself (the suite's are many, and
-// documented with the suite).
-func ownFlagsHelp(usage string, flags func() *flag.FlagSet) func(io.Writer) {
-	return func(w io.Writer) {
-		fmt.Fprint(w, usage)
-		fs := flags()
-		own := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-		own.SetOutput(w)
-		fs.VisitAll(func(f *flag.Flag) {
-			if _, fwd := f.Value.(forward); !fwd {
-				own.Var(f.Value, f.Name, f.Usage)
-				own.Lookup(f.Name).DefValue = f.DefValue
-			}
-		})
-		own.PrintDefaults()
+func (c suiteCommand[A]) flagSet(a *A) *flag.FlagSet {
+	fs := cli.NewFlagSet(c.name)
+	suite := c.flags(fs, a)
+	*suite = slices.Clone(c.defaults)
+	defineSuiteFlags(fs, suite)
+	return fs
+}
+
+func (c suiteCommand[A]) parse(args []string) (*A, error) {
+	a := new(A)
+	fs := c.flagSet(a)
+	pos, err := flagargs.Parse(fs, args)
+	if err == nil {
+		err = c.check(a, fs, pos)
+	} else if !errors.Is(err, flag.ErrHelp) {
+		err = fmt.Errorf("%v (%s)", err, c.where)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (c suiteCommand[A]) help(w io.Writer) {
+	fmt.Fprint(w, c.usage)
+	fs := c.flagSet(new(A))
+	own := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	own.SetOutput(w)
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, fwd := f.Value.(forward); !fwd {
+			own.Var(f.Value, f.Name, f.Usage)
+			own.Lookup(f.Name).DefValue = f.DefValue
+		}
+	})
+	own.PrintDefaults()
+}
+
+func (c suiteCommand[A]) command() cli.Command {
+	return cli.Command{Name: c.name, Summary: c.summary, Help: c.help, Run: func(args []string, stdout, stderr io.Writer) int {
+		a, err := c.parse(args)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			c.help(stdout)
+			return 0
+		case err != nil:
+			fmt.Fprintf(stderr, "kvb %s: %v\n", c.name, err)
+			return 2
+		}
+		return c.run(a, stdout, stderr)
+	}}
 }
 
 func set(fs *flag.FlagSet, name string) (found bool) {

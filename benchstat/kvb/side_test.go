@@ -66,7 +66,7 @@ func TestBadModuleVersionStopsTheRun(t *testing.T) {
 		{"-module", "go.etcd.io/bbolt", "v1.5.0", "v1.99.99", "-o", out},
 	} {
 		var stdout, stderr bytes.Buffer
-		code := runCompare(args, &stdout, &stderr)
+		code := commands["compare"].Run(args, &stdout, &stderr)
 		if code != 2 || !strings.Contains(stderr.String(), "go: go.etcd.io/bbolt@v1.99.99: ") {
 			t.Errorf("%q: exit %d, want 2 with go's error about v1.99.99:\n%s", args, code, stderr.String())
 		}
@@ -124,7 +124,7 @@ func TestUnknownRefStopsTheRun(t *testing.T) {
 	repoRoot(t)
 	out := filepath.Join(t.TempDir(), "out")
 	var stdout, stderr bytes.Buffer
-	code := runCompare([]string{"HEAD", "no-such-ref-anywhere", "-o", out}, &stdout, &stderr)
+	code := commands["compare"].Run([]string{"HEAD", "no-such-ref-anywhere", "-o", out}, &stdout, &stderr)
 	if code != 2 || !strings.Contains(stderr.String(), "head no-such-ref-anywhere: not a commit in ") {
 		t.Errorf("exit %d, want 2 naming the ref:\n%s", code, stderr.String())
 	}

@@ -29,7 +29,7 @@ type task struct {
 	note   string   // a line said on standard error, nothing run
 
 	do   func(ctx context.Context, r *runner) error
-	show func() []string
+	show []string
 }
 
 // runner runs steps in order, each command printed first; dry prints
@@ -77,7 +77,7 @@ func (r *runner) timeTable(title string) string {
 // binary selects with its flags after them, else the command's first words.
 func (s task) label() string {
 	if s.do != nil {
-		return strings.Join(s.show(), "; ")
+		return strings.Join(s.show, "; ")
 	}
 	for i, a := range s.args {
 		if a == "-test.bench" && i+1 < len(s.args) {
@@ -92,7 +92,7 @@ func (r *runner) one(ctx context.Context, s task) error {
 	case r.dry && s.note != "":
 		fmt.Fprintf(r.stdout, "echo %s >&2\n", shellQuote(s.note))
 	case r.dry && s.do != nil:
-		for _, l := range s.show() {
+		for _, l := range s.show {
 			fmt.Fprintln(r.stdout, l)
 		}
 	case r.dry:
@@ -192,10 +192,11 @@ func statusOf(err error) int {
 // exitCode is a finished command's status as a shell gives it: 128+N
 // for a process signal N killed, 1 when it did not run.
 func exitCode(err error) int {
-	var ee *exec.ExitError
-	if err == nil {
+	ee, ok := errors.AsType[*exec.ExitError](err)
+	switch {
+	case err == nil:
 		return 0
-	} else if !errors.As(err, &ee) {
+	case !ok:
 		return 1
 	}
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -225,17 +226,14 @@ func shellJoin(args []string) string {
 // inProcess runs the kvb command name with args in this process, its
 // standard output into out when out is not "".
 func inProcess(name string, args []string, out string) task {
-	show := func() []string {
-		l := shellJoin(append([]string{"kvb", name}, args...))
-		if out != "" {
-			l += " > " + shellQuote(out)
-		}
-		return []string{l}
+	show := shellJoin(append([]string{"kvb", name}, args...))
+	if out != "" {
+		show += " > " + shellQuote(out)
 	}
 	return task{
-		show: show,
+		show: []string{show},
 		do: func(ctx context.Context, r *runner) error {
-			fmt.Fprintln(r.stderr, show()[0])
+			fmt.Fprintln(r.stderr, show)
 			stdout := r.stdout
 			if out != "" {
 				f, err := openResults(out, false)

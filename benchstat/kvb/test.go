@@ -24,21 +24,24 @@ import (
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
-func init() {
-	register(cli.Command{
-		Name:    "test",
-		Summary: "make test's steps (vet, unit, smoke, report-test), each timed, the times slowest first",
-		Help:    printTestHelp,
-		Run:     runTest,
-	})
-}
+var testCommand = cli.New(cli.Spec[*testConfig]{
+	Name:    "test",
+	Summary: "make test's steps (vet, unit, smoke, report-test), each timed, the times slowest first",
+	Help:    printTestHelp,
+	Flags:   testFlags,
+	Run:     runTest,
+})
 
-func testFlags(c *testConfig, dry *bool, fs *flag.FlagSet) {
+func init() { register(testCommand) }
+
+func testFlags(fs *flag.FlagSet) *testConfig {
+	c := &testConfig{}
 	fs.StringVar(&c.tags, "tags", defaultTags(), "build tags (TAGS): rocksdb when its headers are installed, unless $TAGS is set; without it every step runs without RocksDB")
 	fs.BoolVar(&c.verbose, "v", false, "the smoke run prints its results (SMOKE_V=-v)")
 	fs.StringVar(&c.staticcheck, "staticcheck", "honnef.co/go/tools/cmd/staticcheck@v0.6.1", "the staticcheck vet runs (STATICCHECK)")
 	fs.StringVar(&c.actionlint, "actionlint", "github.com/rhysd/actionlint/cmd/actionlint@v1.7.7", "the actionlint the gate's smoke test runs (ACTIONLINT)")
-	fs.BoolVar(dry, "n", false, "print the commands each step would run, and run nothing")
+	fs.BoolVar(&c.dry, "n", false, "print the commands each step would run, and run nothing")
+	return c
 }
 
 func printTestHelp(w io.Writer) {
@@ -59,35 +62,28 @@ steps:
 	fmt.Fprintf(w, "  and each job alone: %s\n\nflags:\n", strings.Join(slices.Sorted(maps.Keys(jobs)), ", "))
 	fs := flag.NewFlagSet("kvb test", flag.ContinueOnError)
 	fs.SetOutput(w)
-	testFlags(&testConfig{}, new(bool), fs)
+	testFlags(fs)
 	fs.PrintDefaults()
 }
 
 // runTest is the test command: exit 0 every step passed, 1 one failed,
 // 2 bad usage.
-func runTest(args []string, stdout, stderr io.Writer) int {
-	c := &testConfig{}
-	var dry bool
-	fs := cli.NewFlagSet("test")
-	testFlags(c, &dry, fs)
-	names, status, ok := cli.Parse(fs, args, printTestHelp, stdout, stderr)
-	if !ok {
-		return status
-	}
+func runTest(call cli.Call, c *testConfig, names []string) int {
+	stdout, stderr := call.Stdout, call.Stderr
 	if len(names) == 0 {
-		return cli.Usage(stderr, "test", printTestHelp, "name the steps (make test runs vet unit smoke report-test)")
+		return call.Usage("name the steps (make test runs vet unit smoke report-test)")
 	}
 	jobs := c.jobs()
 	var steps []testStep
 	for _, n := range names {
 		s, ok := stepNamed(n, jobs)
 		if !ok {
-			return cli.Usage(stderr, "test", printTestHelp, "unknown step %q", n)
+			return call.Usage("unknown step %q", n)
 		}
 		steps = append(steps, s)
 	}
 	os.Setenv("GOFLAGS", testGoFlags(os.Getenv("GOFLAGS")))
-	if dry {
+	if c.dry {
 		fmt.Fprintf(stdout, "# every go command with GOFLAGS=%s\n", os.Getenv("GOFLAGS"))
 		printTestSteps(steps, jobs, stdout)
 		return 0
@@ -283,7 +279,7 @@ func (c *testConfig) missingDirStops(context.Context, io.Writer, io.Writer) erro
 	defer os.RemoveAll(d)
 	missing := filepath.Join(d, "missing")
 	var out bytes.Buffer
-	code := runBench([]string{"-tags", c.tags, "-keys_mil", "0.002", "-count", "1", "-results", d, "-dir", missing}, &out, &out)
+	code := benchCommand.Run([]string{"-tags", c.tags, "-keys_mil", "0.002", "-count", "1", "-results", d, "-dir", missing}, &out, &out)
 	if want := "-dir " + missing + ": does not exist"; code == 0 || !strings.Contains(out.String(), want) {
 		return fmt.Errorf("kvb bench with a missing -dir did not stop with the suite's error (%q), exit %d:\n%s", want, code, out.String())
 	}
@@ -306,7 +302,7 @@ func (c *testConfig) budgetPathRuns(_ context.Context, stdout, stderr io.Writer)
 	args := []string{"mem", "-tags", c.tags, "-keys_mil", "0.002", "-valsz", "256", "-mem_limit", limit, "-mem_benchtime", "100x",
 		"-count", "1", "-results", results, "-dir", d}
 	var errb bytes.Buffer
-	if code := runBench(args, stdout, io.MultiWriter(stderr, &errb)); code != 0 {
+	if code := benchCommand.Run(args, stdout, io.MultiWriter(stderr, &errb)); code != 0 {
 		return fmt.Errorf("kvb bench %s: exit %d", strings.Join(args, " "), code)
 	}
 	n, _ := memlimit.ParseSize(limit)

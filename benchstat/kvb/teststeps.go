@@ -16,6 +16,7 @@ type testConfig struct {
 	verbose     bool   // the smoke run prints its results (SMOKE_V)
 	staticcheck string // the staticcheck module, at a version
 	actionlint  string // the actionlint module, at a version
+	dry         bool   // print the commands, run nothing (-n)
 }
 
 // testCmd is one command of a job: a go command, or a check this process
@@ -202,7 +203,10 @@ func (c *testConfig) jobs() map[string]testJob {
 	// calls Txn.Get, the same call in both bindings
 	side = append(side, goCmd(nil, "test", "-count", "1", "-tags", "lmdb_bmatsuo", "-run", "/lmdb", "-skip", "TestPointReadsCallTheEnginesGet", "./internal/engine"))
 
-	smoke := append([]string{"test", "-count", "1", "-tags", c.tags}, boolArg(c.verbose, "-v")...)
+	smoke := []string{"test", "-count", "1", "-tags", c.tags}
+	if c.verbose {
+		smoke = append(smoke, "-v")
+	}
 	smoke = append(append(append(smoke, smokeFlags...), "-dir", "$TMP"), loadSmokeFlags...)
 	smoke = append(smoke, ".")
 
@@ -241,7 +245,7 @@ func (c *testConfig) jobs() map[string]testJob {
 
 // installChromium is make report-deps: the report test needs chromium.
 func installChromium(_ context.Context, _, stderr io.Writer) error {
-	d, _ := depNamed("chromium")
+	d := deps["chromium"]
 	if code := install(d, false, stderr); code != 0 {
 		return &stepError{name: "kvb deps chromium", err: errNoChromium, code: code}
 	}
@@ -270,11 +274,4 @@ func withTempDir(cmd testCmd) testCmd {
 	}
 	cmd.args = nil
 	return cmd
-}
-
-func boolArg(on bool, arg string) []string {
-	if on {
-		return []string{arg}
-	}
-	return nil
 }

@@ -184,7 +184,7 @@ func TestEveryStepNamed(t *testing.T) {
 		}
 	}
 	var errb bytes.Buffer
-	if code := runTest([]string{"vet", "nosuch"}, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), `unknown step "nosuch"`) {
+	if code := testCommand.Run([]string{"vet", "nosuch"}, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), `unknown step "nosuch"`) {
 		t.Errorf("an unknown step: exit %d, %q", code, errb.String())
 	}
 }

@@ -15,18 +15,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/internal/benchpattern"
 )
 
-func init() {
-	register(cli.Command{
-		Name:    "versions",
-		Summary: "the release matrix: this tree's suite against several versions of one engine module",
-		Help:    printVersionsHelp,
-		Run:     runVersions,
-	})
+var versionsCommand = suiteCommand[versionsArgs]{
+	name:     "versions",
+	summary:  "the release matrix: this tree's suite against several versions of one engine module",
+	usage:    versionsUsage,
+	where:    "kvb help versions lists versions' flags; the suite's are in docs/flags.md",
+	defaults: defaultVersionsSuiteArgs,
+	flags:    versionsFlags,
+	check:    checkVersionsArgs,
+	run:      runVersions,
 }
+
+func init() { register(versionsCommand.command()) }
 
 // The release matrix's defaults (docs/history.md, "Release matrix"): ten
 // rounds give benchstat a confidence interval; 50,000 keys build in a
@@ -87,10 +90,8 @@ build, or a run that fails.
 
 `
 
-// versionsFlags is versions' flag set: its own flags, then the suite's,
-// forwarded into a.suite.
-func versionsFlags(a *versionsArgs) *flag.FlagSet {
-	fs := cli.NewFlagSet("versions") // errors are returned, usage printed by the caller
+// versionsFlags declares versions' own flags.
+func versionsFlags(fs *flag.FlagSet, a *versionsArgs) *[]string {
 	moduleSet := false
 	// -module may be given once: a second would silently compare another
 	// module's versions.
@@ -107,52 +108,42 @@ func versionsFlags(a *versionsArgs) *flag.FlagSet {
 	fs.StringVar(&a.out, "o", defaultVersionsOut, "directory of the results")
 	fs.BoolVar(&a.buildOnly, "build_only", false, "stop after the builds")
 	fs.StringVar(&a.tags, "tags", defaultTags(), "build tags of every version: rocksdb when its headers are installed, unless $TAGS is set")
-	defineSuiteFlags(fs, &a.suite)
-	return fs
+	return &a.suite
 }
 
-var printVersionsHelp = ownFlagsHelp(versionsUsage, func() *flag.FlagSet { return versionsFlags(&versionsArgs{}) })
-
-// parseVersions reads a versions command line: flags before, between
-// and after the versions ("--" ends the flags).
-func parseVersions(args []string) (*versionsArgs, error) {
-	a := &versionsArgs{suite: append([]string(nil), defaultVersionsSuiteArgs...)}
-	fs := versionsFlags(a)
-	pos, err := parseSuiteArgs(fs, args, "kvb help versions lists versions' flags; the suite's are in docs/flags.md")
-	if err != nil {
-		return nil, err
-	}
+// checkVersionsArgs reads the versions and checks the flags' values.
+func checkVersionsArgs(a *versionsArgs, fs *flag.FlagSet, pos []string) error {
 	switch {
 	case !set(fs, "module"):
-		return nil, errors.New("-module MODULE is required, then two versions or more; " + versionsExample)
+		return errors.New("-module MODULE is required, then two versions or more; " + versionsExample)
 	case a.module == "":
-		return nil, errors.New("-module needs a module path; " + versionsExample)
+		return errors.New("-module needs a module path; " + versionsExample)
 	case strings.HasPrefix(a.module, "-"):
-		return nil, fmt.Errorf("-module needs a module path, not the flag %s; %s", a.module, versionsExample)
+		return fmt.Errorf("-module needs a module path, not the flag %s; %s", a.module, versionsExample)
 	case len(pos) < 2:
 		got := fmt.Sprintf("got %d", len(pos))
 		if len(pos) > 0 {
 			got += " (" + strings.Join(pos, " ") + ")"
 		}
-		return nil, fmt.Errorf("-module %s needs two versions or more to compare, %s; %s", a.module, got, versionsExample)
+		return fmt.Errorf("-module %s needs two versions or more to compare, %s; %s", a.module, got, versionsExample)
 	case a.count < 1:
-		return nil, fmt.Errorf("-count %d: must be a whole number of rounds", a.count)
+		return fmt.Errorf("-count %d: must be a whole number of rounds", a.count)
 	}
 	a.specs = pos
 	// Refuse what go test would refuse after every build: a -benchtime
 	// that is not a duration or a count of iterations (Nx), a -bench
 	// pattern that does not compile, split as go test splits one.
 	if !validBenchtime(a.benchtime) {
-		return nil, fmt.Errorf("-benchtime %s: a duration (0.2s) or a number of iterations (2000x)", a.benchtime)
+		return fmt.Errorf("-benchtime %s: a duration (0.2s) or a number of iterations (2000x)", a.benchtime)
 	}
 	for _, alt := range benchpattern.Split(a.bench) {
 		for _, level := range alt {
 			if _, err := regexp.Compile(level); err != nil {
-				return nil, fmt.Errorf("-bench %s: %v", a.bench, err)
+				return fmt.Errorf("-bench %s: %v", a.bench, err)
 			}
 		}
 	}
-	return a, nil
+	return nil
 }
 
 func validBenchtime(s string) bool {
@@ -179,11 +170,7 @@ type matrix struct {
 // runVersions is the versions command: exit 0 done, 2 bad usage, a
 // version that does not build, or a run that fails (with that step's own
 // error).
-func runVersions(args []string, stdout, stderr io.Writer) int {
-	a, status, ok := parseOrHelp("versions", parseVersions, printVersionsHelp, args, stdout, stderr)
-	if !ok {
-		return status
-	}
+func runVersions(a *versionsArgs, stdout, stderr io.Writer) int {
 	m := &matrix{builder: builder{prog: "kvb versions", stderr: stderr, module: a.module, tags: a.tags}, args: a, stdout: stdout}
 	return m.untilInterrupted(m.run)
 }
@@ -258,14 +245,10 @@ func (m *matrix) labels() []string {
 // file is a version's results file: DIR/<version>.txt, the label with
 // any character a file name should not hold replaced.
 func (m *matrix) file(v *side) string {
-	name := strings.Map(func(r rune) rune {
-		if r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("._+-", r) {
-			return r
-		}
-		return '_'
-	}, v.label)
-	return filepath.Join(m.args.out, name+".txt")
+	return filepath.Join(m.args.out, notFileName.ReplaceAllString(v.label, "_")+".txt")
 }
+
+var notFileName = regexp.MustCompile(`[^A-Za-z0-9._+-]`)
 
 // step is one benchmark pattern every version runs in each round: its
 // run length, and its own flags, given before the user's so theirs win.
@@ -307,15 +290,10 @@ func (m *matrix) buildAll(ctx context.Context) error {
 	var broken []string
 	for _, v := range m.versions {
 		err := m.build(ctx, v)
-		be, isBuild := errors.AsType[*buildError](err)
-		switch {
-		case err == nil:
-			continue
-		case ctx.Err() != nil:
-			return err
-		case isBuild:
+		switch be, isBuild := errors.AsType[*buildError](err); {
+		case isBuild && ctx.Err() == nil:
 			broken = append(broken, fmt.Sprintf("%s %s: %s", m.module, v.label, be.reason))
-		default:
+		case err != nil:
 			return err
 		}
 	}
@@ -350,12 +328,9 @@ func (m *matrix) stepCmd(ctx context.Context, v *side, s step, benchtime string)
 func (m *matrix) warmUp(ctx context.Context) error {
 	for _, v := range m.versions {
 		for _, s := range m.steps {
-			ran, err := warmRun(m.stepCmd(ctx, v, s, "1x"), m.stderr)
-			if err != nil {
-				return fmt.Errorf("%s fails its warm-up run of -bench '%s': %v", v.name(m.module), s.bench, err)
-			}
-			if !ran {
-				return fmt.Errorf("-bench '%s': no benchmark of this suite matches (with %s)", s.bench, v.name(m.module))
+			if err := warmRun(m.stepCmd(ctx, v, s, "1x"), m.stderr, v.name(m.module)+" fails its warm-up run of -bench '"+s.bench+"'",
+				"-bench '"+s.bench+"': no benchmark of this suite matches (with "+v.name(m.module)+")"); err != nil {
+				return err
 			}
 		}
 	}

@@ -64,7 +64,7 @@ func TestVersionsUsage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := runVersions(append(c.args, "-o", out), &stdout, &stderr)
+			code := commands["versions"].Run(append(c.args, "-o", out), &stdout, &stderr)
 			log := stderr.String()
 			if code != 2 || !strings.Contains(log, "kvb versions: ") || !strings.Contains(log, c.want) {
 				t.Errorf("exit %d, want 2 with %q:\n%s", code, c.want, log)
@@ -91,7 +91,7 @@ func TestVersionsFlagsAnywhere(t *testing.T) {
 		{"-count=3", "v1.4.3", "-module", "go.etcd.io/bbolt", "-keys_mil=0.005", "v1.5.0", "-cpu", "2", "-build_only"},
 		{"v1.4.3", "v1.5.0", "--module", "go.etcd.io/bbolt", "--count", "3", "-keys_mil", "0.005", "-cpu=2", "-build_only"},
 	} {
-		a, err := parseVersions(args)
+		a, err := versionsCommand.parse(args)
 		if err != nil {
 			t.Errorf("%q: %v", args, err)
 			continue
@@ -100,7 +100,7 @@ func TestVersionsFlagsAnywhere(t *testing.T) {
 			t.Errorf("%q parsed as %+v", args, a)
 		}
 	}
-	a, err := parseVersions([]string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0"})
+	a, err := versionsCommand.parse([]string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestVersionThatDoesNotBuildStopsTheRun(t *testing.T) {
 	brokenCopy(t, b, "var kvbenchBrokenB int = \"not an int\"")
 	out := filepath.Join(tmp, "out")
 	var stdout, stderr bytes.Buffer
-	code := runVersions([]string{"-module", "go.etcd.io/bbolt", a, b, "-o", out}, &stdout, &stderr)
+	code := commands["versions"].Run([]string{"-module", "go.etcd.io/bbolt", a, b, "-o", out}, &stdout, &stderr)
 	log := stderr.String()
 	if code != 2 {
 		t.Fatalf("exit %d, want 2:\n%s", code, log)

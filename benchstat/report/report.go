@@ -29,7 +29,7 @@ var Command = cli.New(cli.Spec[*string]{
 	Name:    "report",
 	Summary: "one results file as a self-contained HTML page: the summary's tables and every chart",
 	Usage:   usage,
-	Flags:   flags,
+	Flags:   func(fs *flag.FlagSet) *string { return fs.String("o", "results/report.html", "the page to write") },
 	Run:     run,
 })
 
@@ -40,11 +40,6 @@ summary's tables, every chart inline (SVG), the run's configuration and
 each engine's settings.
 
 `
-
-// flags declares report's one flag, -o.
-func flags(fs *flag.FlagSet) *string {
-	return fs.String("o", "results/report.html", "the page to write")
-}
 
 func run(c cli.Call, out *string, pos []string) int {
 	if len(pos) != 1 {

@@ -27,7 +27,7 @@ type Command struct {
 }
 
 // NewFlagSet is a subcommand's own flag set. It prints nothing itself:
-// Parse reports a bad flag with the command's help.
+// the command reports a bad flag with its help.
 func NewFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -35,17 +35,13 @@ func NewFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
-// Parse reads args into fs, flags before, between or after the
-// positional arguments, which it returns ("--" ends the flags). On -h it
-// writes help to stdout; on a bad flag, the error and help to stderr. ok
-// is false then, and status the exit status (0 for -h, 2 otherwise).
-func Parse(fs *flag.FlagSet, args []string, help func(io.Writer), stdout, stderr io.Writer) (pos []string, status int, ok bool) {
-	return parse(fs, args, false, help, stdout, stderr)
-}
-
-// parse is Parse, or with leading for a command whose flags all come
-// first: the first positional argument and everything after it are
-// returned as given, for a program the command runs.
+// parse reads args into fs, flags before, between or after the
+// positional arguments, which it returns ("--" ends the flags); with
+// leading, for a command whose flags all come first, the first
+// positional argument and everything after it are returned as given, for
+// a program the command runs. On -h it writes help to stdout; on a bad
+// flag, the error and help to stderr. ok is false then, and status the
+// exit status (0 for -h, 2 otherwise).
 func parse(fs *flag.FlagSet, args []string, leading bool, help func(io.Writer), stdout, stderr io.Writer) ([]string, int, bool) {
 	var pos []string
 	var err error
@@ -82,6 +78,7 @@ type Spec[O any] struct {
 	Name    string
 	Summary string
 	Usage   string                   // the help before the flags
+	Help    func(w io.Writer)        // the whole help instead of Usage and the flags; nil: those
 	Flags   func(fs *flag.FlagSet) O // declares the flags on fs and returns where they land; nil: no flags
 	Leading bool                     // the flags all come first: from the first positional argument on, everything is passed through
 	Run     func(c Call, o O, pos []string) int
@@ -112,11 +109,14 @@ func New[O any](s Spec[O]) Command {
 		}
 		return fs, o
 	}
-	help := func(w io.Writer) {
-		fs, _ := flags()
-		fmt.Fprint(w, s.Usage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+	help := s.Help
+	if help == nil {
+		help = func(w io.Writer) {
+			fs, _ := flags()
+			fmt.Fprint(w, s.Usage)
+			fs.SetOutput(w)
+			fs.PrintDefaults()
+		}
 	}
 	run := func(args []string, stdout, stderr io.Writer) int {
 		fs, o := flags()

@@ -27,9 +27,6 @@ import (
 // standard error and copies its standard output, line by line, to out.
 // The error is the command's: an *exec.ExitError carries its status.
 func Run(ctx context.Context, args []string, out, stderr io.Writer) error {
-	if len(args) == 0 {
-		return fmt.Errorf("progress: no command")
-	}
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdin, cmd.Stderr = os.Stdin, stderr
 	pipe, err := cmd.StdoutPipe()
@@ -147,22 +144,17 @@ func flagValue(args []string, name string) string {
 	return v
 }
 
-func benchName(line string) string {
-	f := strings.Fields(line)
-	if len(f) == 0 || !strings.HasPrefix(f[0], "Benchmark") {
-		return ""
-	}
-	return f[0]
-}
-
 // see tells p about a line of output, whole, or not finished yet: a
 // benchmark's name, printed before it runs.
 func (p *progress) see(line string, whole bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	n := benchName(line)
+	f, n := strings.Fields(line), ""
+	if len(f) > 0 && strings.HasPrefix(f[0], "Benchmark") {
+		n = f[0]
+	}
 	switch {
-	case whole && n != "" && len(strings.Fields(line)) > 2:
+	case whole && n != "" && len(f) > 2:
 		p.rounds[n]++
 		p.current = ""
 	case whole:
