@@ -137,11 +137,11 @@ func (e *Env) buildEstimate(f *Fixture) string {
 // build writes the fixture into dir, flushes it (durable, compactions
 // settled) and closes it.
 func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
-	start := time.Now()
 	if f.Files != nil { // files no engine writes
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return dataset.Manifest{}, err
 		}
+		start := time.Now()
 		m, err := f.Files(e, dir)
 		m.KeyCount, m.LogicalBytes = f.Data.Len(), f.LogicalBytes()
 		m.BuildSeconds = time.Since(start).Seconds()
@@ -160,7 +160,7 @@ func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
 	}
 	db := &buildDB{DB: guardedDB{inner, g}, name: f.Engine.Name, o: o, g: g}
 	defer func() { db.Close() }() // whichever database is open then (see Reopen)
-	start = time.Now()
+	start := time.Now()
 	if f.Build != nil {
 		opened := *f
 		opened.Options = o // with the directory it is built in

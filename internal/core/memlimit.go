@@ -96,8 +96,14 @@ func (e *Env) enterBudget(plan *Plan) error {
 	if e.Cfg.MemLimit == 0 || plan.Pattern == "" {
 		return nil
 	}
+	e.mu.Lock()
+	var dirs []string
 	for _, name := range slices.Sorted(maps.Keys(e.fixtures)) { // Setup built them all
-		if _, err := e.Evict(e.fixtures[name].dir); err != nil {
+		dirs = append(dirs, e.fixtures[name].dir)
+	}
+	e.mu.Unlock()
+	for _, dir := range dirs {
+		if _, err := e.Evict(dir); err != nil {
 			return err
 		}
 	}

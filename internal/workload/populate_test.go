@@ -44,7 +44,7 @@ func scratchLeft(e *core.Env) []string {
 
 // A populate op writes every key of the data set, each with its own
 // value, and reports what it cost.
-func TestPopulateOnceWritesEveryKey(t *testing.T) {
+func TestPopulateWritesEveryKey(t *testing.T) {
 	e := populateEnv(t, "BenchmarkPopulate", io.Discard)
 	for _, info := range compiled(registered(t, "Populate")) {
 		dir := t.TempDir()

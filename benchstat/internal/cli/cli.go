@@ -27,7 +27,7 @@ type Command struct {
 }
 
 // NewFlagSet is a subcommand's own flag set. It prints nothing itself:
-// the command reports a bad flag with its help.
+// the command reports a bad flag.
 func NewFlagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
