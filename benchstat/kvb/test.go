@@ -129,7 +129,11 @@ func runTest(call cli.Call, c *testConfig, names []string) int {
 // a debugger reads (stack traces, the race detector's reports, objdump
 // and callgrind's function names come from the symbol table and
 // pclntab): writing it is a sixth of a compile and a third of a link.
-var testBuildFlags = []string{"-trimpath", "-gcflags=all=-dwarf=false", "-ldflags=-w"}
+// -vet=off: go test's own vet (a few of go vet's analyzers) checks what
+// the vet job checks whole over the same packages and tags, and in an
+// empty cache derives every dependency's facts again for each set of
+// build flags: about 12 CPU-seconds a go test command.
+var testBuildFlags = []string{"-trimpath", "-gcflags=all=-dwarf=false", "-ldflags=-w", "-vet=off"}
 
 // testGoFlags are goflags with testBuildFlags.
 func testGoFlags(goflags string) string {
@@ -177,6 +181,9 @@ func printTestSteps(steps []testStep, jobs map[string]testJob, w io.Writer) {
 				others := slices.DeleteFunc(slices.Clone(s.jobs), func(j string) bool { return j == n })
 				fmt.Fprintf(w, "# %s, beside %s\n", n, strings.Join(others, ", "))
 			}
+			if a := jobs[n].after; a != "" {
+				fmt.Fprintf(w, "# %s starts after %s's first command, when both run\n", n, a)
+			}
 			for _, c := range jobs[n].cmds {
 				if c.args != nil {
 					fmt.Fprintln(w, task{args: c.args, env: c.env}.commandLine())
@@ -209,9 +216,14 @@ func runTestCmd(ctx context.Context, c testCmd, stdout, stderr io.Writer) error 
 
 // runJob runs a job's commands in order and stops at the first failure,
 // which it reports on stderr.
-func runJob(ctx context.Context, j testJob, stdout, stderr io.Writer) error {
+// first is closed when the first command ends, or the job does.
+func runJob(ctx context.Context, j testJob, stdout, stderr io.Writer, first chan struct{}) error {
+	closeFirst := sync.OnceFunc(func() { close(first) })
+	defer closeFirst()
 	for _, c := range j.cmds {
-		if err := runTestCmd(ctx, c, stdout, stderr); err != nil {
+		err := runTestCmd(ctx, c, stdout, stderr)
+		closeFirst()
+		if err != nil {
 			fmt.Fprintf(stderr, "kvb test: %s: %v\n", j.name, err)
 			return err
 		}
@@ -221,7 +233,8 @@ func runJob(ctx context.Context, j testJob, stdout, stderr io.Writer) error {
 
 // runPool runs jobs, at most workers at a time, each taken in the order
 // given as a worker frees (so the longest, listed first, start first and
-// no core idles while a short job waits behind a step's long one); a
+// no core idles while a short job waits behind a step's long one), a job
+// with an after that runs too once that one's first command ended; a
 // failed job does not stop the others, as make -k does not. Each job's
 // output is printed whole when it ends, after a line naming it.
 func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer) ([]stepTime, error) {
@@ -231,14 +244,21 @@ func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer
 		times = make([]stepTime, len(order))
 		next  = make(chan int)
 		wg    sync.WaitGroup
+		first = map[string]chan struct{}{} // closed when a job's first command ends
 	)
+	for _, j := range order {
+		first[j.name] = make(chan struct{})
+	}
 	for range max(1, workers) {
 		wg.Go(func() {
 			for i := range next {
+				if wait, ok := first[order[i].after]; ok {
+					<-wait
+				}
 				var all bytes.Buffer
 				w := &lockedWriter{w: &all}
 				start := time.Now()
-				errs[i] = runJob(ctx, order[i], w, w)
+				errs[i] = runJob(ctx, order[i], w, w, first[order[i].name])
 				times[i] = stepTime{order[i].name, time.Since(start)}
 				mu.Lock()
 				fmt.Fprintf(stdout, "== %s (%.1f s) ==\n", order[i].name, times[i].d.Seconds())

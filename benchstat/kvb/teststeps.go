@@ -29,9 +29,14 @@ type testCmd struct {
 }
 
 // testJob is commands run in order; the first that fails ends the job.
+// after names a job whose first command this one waits for when both
+// run: a build whose packages this job's own build would otherwise
+// compile again side by side (Go's build cache does not share work in
+// progress between go commands).
 type testJob struct {
-	name string
-	cmds []testCmd
+	name  string
+	cmds  []testCmd
+	after string
 }
 
 // testStep is jobs run side by side, each job's output printed whole
@@ -170,14 +175,13 @@ func (c *testConfig) jobs() map[string]testJob {
 	}
 	rocksdb := hasTag(c.tags, "rocksdb")
 	var vet, side []testCmd
-	// Build tags select files in internal/engine only, so the tagged
-	// variants are checked there.
+	// Build tags select files in internal/engine only, so the other
+	// variant is checked there: vet with the build's tags, then LMDB's
+	// other binding without RocksDB's (rocksdb_off.go). Each vet with
+	// other tags derives every dependency's facts again.
 	vet = append(vet, testCmd{show: "kvb: no tracked file is a compiled one", do: checkNoTrackedBinaries},
-		goCmd(nil, "vet", "./..."))
-	if rocksdb {
-		vet = append(vet, goCmd(nil, "vet", "-tags", "rocksdb", "./internal/engine"))
-	}
-	vet = append(vet, goCmd(nil, "vet", "-tags", "lmdb_bmatsuo", "./internal/engine"),
+		goCmd(nil, "vet", "-tags", c.tags, "./..."),
+		goCmd(nil, "vet", "-tags", "lmdb_bmatsuo", "./internal/engine"),
 		goCmd(nil, "run", c.staticcheck, "./..."))
 	if rocksdb {
 		vet = append(vet, goCmd(nil, "run", c.staticcheck, "-tags", "rocksdb", "./internal/engine"))
@@ -219,24 +223,28 @@ func (c *testConfig) jobs() map[string]testJob {
 	e2eSimRun := goCmd(nil, "test", "-count", "1", "-run", e2eSim, e2ePkg)
 
 	return map[string]testJob{
-		"vet": {"vet", vet},
-		"unit-race": {"unit-race", []testCmd{goCmd(raceEnv, "test", "-race", "-count", "1", "-skip", workloadHalf, unitFirst),
+		"vet": {name: "vet", cmds: vet},
+		// the race build of unitFirst and every engine first, which
+		// unit-race-workload waits for (130 CPU-seconds from nothing)
+		"unit-race": {name: "unit-race", cmds: []testCmd{goCmd(nil, "build", "-race", unitFirst),
+			goCmd(raceEnv, "test", "-race", "-count", "1", "-skip", workloadHalf, unitFirst),
 			goCmd(raceEnv, append(append([]string{"test", "-race", "-count", "1"}, racedInternal()...), raceOnly...)...),
 			goCmd(raceEnv, append([]string{"test", "-race"}, cachedRaced...)...)}},
-		"unit-race-workload": {"unit-race-workload", []testCmd{goCmd(raceEnv, "test", "-race", "-count", "1", "-run", workloadHalf, unitFirst)}},
-		"unit-side":          {"unit-side", side},
+		"unit-race-workload": {name: "unit-race-workload", after: "unit-race",
+			cmds: []testCmd{goCmd(raceEnv, "test", "-race", "-count", "1", "-run", workloadHalf, unitFirst)}},
+		"unit-side": {name: "unit-side", cmds: side},
 		// every test of the main package, every benchmark once on a tiny
 		// data set in a directory of its own; TestEveryBenchmarkWritesOnlyUnderDir
 		// checks that nothing is written outside -dir.
-		"smoke-tests": {"smoke-tests", []testCmd{withTempDir(goCmd(nil, smoke...))}},
-		"smoke-paths": {"smoke-paths", append([]testCmd{
+		"smoke-tests": {name: "smoke-tests", cmds: []testCmd{withTempDir(goCmd(nil, smoke...))}},
+		"smoke-paths": {name: "smoke-paths", cmds: append([]testCmd{
 			{show: "kvb: kvb bench with a missing -dir stops with the suite's error", do: c.missingDirStops},
 			{show: "kvb: kvb bench mem, the memory budget's path, on a tiny data set", do: c.budgetPathRuns},
 		}, lint...)},
-		"e2e":        {"e2e", []testCmd{e2eRest}},
-		"e2e-sim":    {"e2e-sim", []testCmd{e2eSimRun}},
-		"gate-smoke": {"gate-smoke", append(lint, goCmd(nil, "test", "-count", "1", "-run", e2e, "./benchstat"))},
-		"report-test": {"report-test", []testCmd{
+		"e2e":        {name: "e2e", cmds: []testCmd{e2eRest}},
+		"e2e-sim":    {name: "e2e-sim", cmds: []testCmd{e2eSimRun}},
+		"gate-smoke": {name: "gate-smoke", cmds: append(lint, goCmd(nil, "test", "-count", "1", "-run", e2e, "./benchstat"))},
+		"report-test": {name: "report-test", cmds: []testCmd{
 			{show: "kvb deps chromium", do: installChromium},
 			goCmd([]string{"KVBENCH_CHROMIUM=required"}, "test", "-count", "1", "-run", "TestPage", "./benchstat/report"),
 		}},

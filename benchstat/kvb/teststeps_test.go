@@ -82,7 +82,7 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 	}
 	for _, tags := range []string{"rocksdb", ""} {
 		jobs := (&testConfig{tags: tags}).jobs()
-		want := []string{race + " -count 1 -skip '^Test(Twin|YCSB|Delete|Bloom)' ./internal/workload",
+		want := []string{"go build -race ./internal/workload", race + " -count 1 -skip '^Test(Twin|YCSB|Delete|Bloom)' ./internal/workload",
 			race + " -count 1 " + strings.Join(raced, " ") + " ./benchstat/internal/progress",
 			race + " " + strings.Join(cachedRaced, " ")}
 		if got := commandsOf(jobs["unit-race"]); !slices.Equal(got, want) {
@@ -147,7 +147,7 @@ func TestSmokeAndVetCommandsAsTheMakefileHad(t *testing.T) {
 	if got := commandsOf(jobs["smoke-tests"]); !slices.Equal(got, []string{smoke}) {
 		t.Errorf("smoke-tests:\n got %q\nwant %q", got, smoke)
 	}
-	vet := []string{"go vet ./...", "go vet -tags rocksdb ./internal/engine", "go vet -tags lmdb_bmatsuo ./internal/engine",
+	vet := []string{"go vet -tags rocksdb ./...", "go vet -tags lmdb_bmatsuo ./internal/engine",
 		"go run sc@v1 ./...", "go run sc@v1 -tags rocksdb ./internal/engine"}
 	if got := commandsOf(jobs["vet"])[1:]; !slices.Equal(got, vet) {
 		t.Errorf("vet:\n got %q\nwant %q", got, vet)
@@ -219,9 +219,9 @@ func TestJobsSideBySide(t *testing.T) {
 		return nil
 	}
 	order := []testJob{
-		{"a", []testCmd{{do: count}, echo("for i in 1 2 3; do printf 'a line %s\\n' $i; sleep 0.01; done"), echo("exit 1"), echo("echo never")}},
-		{"b", []testCmd{{do: count}, echo("echo b done")}},
-		{"c", []testCmd{{do: count}, echo("echo c done")}},
+		{name: "a", cmds: []testCmd{{do: count}, echo("for i in 1 2 3; do printf 'a line %s\\n' $i; sleep 0.01; done"), echo("exit 1"), echo("echo never")}},
+		{name: "b", cmds: []testCmd{{do: count}, echo("echo b done")}},
+		{name: "c", cmds: []testCmd{{do: count}, echo("echo c done")}},
 	}
 	var out bytes.Buffer
 	times, err := runPool(t.Context(), order, 2, &lockedWriter{w: &out})
@@ -247,6 +247,37 @@ func TestJobsSideBySide(t *testing.T) {
 	}
 	if len(times) != 3 {
 		t.Errorf("%d job times, want 3", len(times))
+	}
+}
+
+// TestJobAfterWaitsForTheFirstCommand: a job with an after starts once
+// that job's first command ended, also when it failed, and at once when
+// that job is not in the run.
+func TestJobAfterWaitsForTheFirstCommand(t *testing.T) {
+	var mu sync.Mutex
+	var events []string
+	mark := func(s string, err error) testCmd {
+		return testCmd{do: func(context.Context, io.Writer, io.Writer) error {
+			if s == "build" {
+				time.Sleep(50 * time.Millisecond)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			events = append(events, s)
+			return err
+		}}
+	}
+	order := []testJob{{name: "w", after: "b", cmds: []testCmd{mark("w", nil)}},
+		{name: "b", cmds: []testCmd{mark("build", errors.New("no build")), mark("never", nil)}}}
+	if _, err := runPool(t.Context(), order, 2, io.Discard); err == nil {
+		t.Error("a failed job passed the run")
+	}
+	if want := []string{"build", "w"}; !slices.Equal(events, want) {
+		t.Errorf("with its after in the run: %q, want %q", events, want)
+	}
+	events = nil
+	if _, err := runPool(t.Context(), order[:1], 1, io.Discard); err != nil || !slices.Equal(events, []string{"w"}) {
+		t.Errorf("alone: %q, %v", events, err)
 	}
 }
 
@@ -284,10 +315,11 @@ func TestStatusOfAFailedStep(t *testing.T) {
 // user set there stays as set.
 func TestTestGoFlags(t *testing.T) {
 	for in, want := range map[string]string{
-		"":                  "-trimpath -gcflags=all=-dwarf=false -ldflags=-w",
-		"-mod=mod":          "-mod=mod -trimpath -gcflags=all=-dwarf=false -ldflags=-w",
-		"-ldflags=-s -race": "-ldflags=-s -race -trimpath -gcflags=all=-dwarf=false",
-		"-trimpath":         "-trimpath -gcflags=all=-dwarf=false -ldflags=-w",
+		"":                  "-trimpath -gcflags=all=-dwarf=false -ldflags=-w -vet=off",
+		"-mod=mod":          "-mod=mod -trimpath -gcflags=all=-dwarf=false -ldflags=-w -vet=off",
+		"-ldflags=-s -race": "-ldflags=-s -race -trimpath -gcflags=all=-dwarf=false -vet=off",
+		"-trimpath":         "-trimpath -gcflags=all=-dwarf=false -ldflags=-w -vet=off",
+		"-vet=all":          "-vet=all -trimpath -gcflags=all=-dwarf=false -ldflags=-w",
 	} {
 		if got := testGoFlags(in); got != want {
 			t.Errorf("testGoFlags(%q) = %q, want %q", in, got, want)

@@ -114,57 +114,44 @@ func slowedCopyDone(dir, file string, src []byte) bool {
 	return err == nil
 }
 
-// loopLengths reads go tool objdump's listing of the kvbenchSpin functions
-// and returns, by package, the instructions of each one's loop: from the
-// target of its shortest backward jump to the jump, inclusive.
-func loopLengths(listing []byte) map[string]int {
-	text := regexp.MustCompile(`^TEXT (.+)\.kvbenchSpin\(SB\)`)
-	lengths := map[string]int{}
-	var pkg string
+// loopLength reads binutils' objdump listing of one function (objdump
+// -d --no-show-raw-insn --disassemble=SYMBOL) and returns the
+// instructions of its loop: from the target of its shortest backward
+// jump to the jump, inclusive; 0 when the listing has no such jump.
+func loopLength(listing []byte) int {
+	// "  47a770:\tjl     47a74b <main.kvbenchSpin+0xb>"
+	insn := regexp.MustCompile(`^\s*([0-9a-f]+):\s+(\S+)\s*(\S*)`)
 	var addrs []uint64
 	var jumps [][2]uint64 // a jump's address, its target
-	finish := func() {
-		best := 0
-		for _, j := range jumps {
-			n := 0
-			for _, a := range addrs {
-				if a >= j[1] && a <= j[0] {
-					n++
-				}
-			}
-			if n > 0 && (best == 0 || n < best) {
-				best = n
-			}
-		}
-		if pkg != "" && best > 0 {
-			lengths[pkg] = best
-		}
-		pkg, addrs, jumps = "", nil, nil
-	}
 	for _, line := range strings.Split(string(listing), "\n") {
-		if m := text.FindStringSubmatch(line); m != nil {
-			finish()
-			pkg = m[1]
+		m := insn.FindStringSubmatch(line)
+		if m == nil {
 			continue
 		}
-		// "  file.go:12  0x4f2a40  488b0d...  MOVQ ..., CX"
-		f := strings.Fields(line)
-		if pkg == "" || len(f) < 4 {
-			continue
-		}
-		addr, err := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 64)
+		addr, err := strconv.ParseUint(m[1], 16, 64)
 		if err != nil {
 			continue
 		}
 		addrs = append(addrs, addr)
-		if strings.HasPrefix(f[3], "J") {
-			if to, err := strconv.ParseUint(strings.TrimPrefix(f[len(f)-1], "0x"), 16, 64); err == nil && to <= addr {
+		if strings.HasPrefix(m[2], "j") {
+			if to, err := strconv.ParseUint(m[3], 16, 64); err == nil && to <= addr {
 				jumps = append(jumps, [2]uint64{addr, to})
 			}
 		}
 	}
-	finish()
-	return lengths
+	best := 0
+	for _, j := range jumps {
+		n := 0
+		for _, a := range addrs {
+			if a >= j[1] && a <= j[0] {
+				n++
+			}
+		}
+		if n > 0 && (best == 0 || n < best) {
+			best = n
+		}
+	}
+	return best
 }
 
 // instrPerOp reads kvb sim's output: instr/op by the engine part of
