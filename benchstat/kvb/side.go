@@ -28,6 +28,7 @@ import (
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"github.com/kvbench/kvbench/benchstat/internal/gate"
+	"github.com/kvbench/kvbench/benchstat/internal/results"
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/flagreg"
 	// The workload packages register their own flags from init; the
@@ -493,9 +494,9 @@ func (b *builder) interleaved(ctx context.Context, what string, n int, lanes []l
 // between engines and would split every table, and the free space on
 // -dir changes every run. x/perf offers the current benchstat's tables
 // only as its command (its library is the deprecated older one), so it
-// runs as go tool benchstat, the version go.mod pins.
+// runs as that command (results.Benchstat).
 func benchstatTable(ctx context.Context, repo string, alpha float64, cols []string, w io.Writer) error {
-	args := append([]string{"tool", "benchstat", "-table=", "-ignore", "dir-fs,timestamp-ns", "-alpha", fmt.Sprint(alpha)}, cols...)
+	args := append([]string{"run", results.Benchstat, "-table=", "-ignore", "dir-fs,timestamp-ns", "-alpha", fmt.Sprint(alpha)}, cols...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), goEnv...)

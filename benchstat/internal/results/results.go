@@ -17,6 +17,13 @@ import (
 	"golang.org/x/perf/benchproc"
 )
 
+// Benchstat is x/perf's benchstat command, which the summary and kvb
+// compare run as go run Benchstat, at the version go.mod pins: go tool
+// benchstat would build it, and the standard library under it, with
+// flags of its own rather than the build's (GOFLAGS), once more in a
+// fresh cache.
+const Benchstat = "golang.org/x/perf/cmd/benchstat"
+
 // File is one results file.
 type File struct {
 	Name    string

@@ -36,7 +36,7 @@ func benchstat(file string, flags []string, stdout, stderr io.Writer) error {
 	// Engines differ in their settings lines, so tables are split by unit
 	// only (-table=), not by configuration, and free space on -dir changes
 	// from run to run; later flags override these.
-	args := append([]string{"tool", "benchstat", "-col", "/engine", "-table=", "-ignore", "dir-fs"}, flags...)
+	args := append([]string{"run", results.Benchstat, "-col", "/engine", "-table=", "-ignore", "dir-fs"}, flags...)
 	cmd := exec.Command("go", append(args, outPath)...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	return cmd.Run()
