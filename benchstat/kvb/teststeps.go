@@ -176,15 +176,16 @@ func (c *testConfig) jobs() map[string]testJob {
 	rocksdb := hasTag(c.tags, "rocksdb")
 	var vet, side []testCmd
 	// Build tags select files in internal/engine only, so the other
-	// variant is checked there: vet with the build's tags, then LMDB's
-	// other binding without RocksDB's (rocksdb_off.go). Each vet with
-	// other tags derives every dependency's facts again.
+	// variant is checked there: vet and staticcheck with the build's
+	// tags, whose packages the tests compile too, then LMDB's other
+	// binding and RocksDB's absence (rocksdb_off.go). Each vet with other
+	// tags derives every dependency's facts again.
 	vet = append(vet, testCmd{show: "kvb: no tracked file is a compiled one", do: checkNoTrackedBinaries},
 		goCmd(nil, "vet", "-tags", c.tags, "./..."),
 		goCmd(nil, "vet", "-tags", "lmdb_bmatsuo", "./internal/engine"),
-		goCmd(nil, "run", c.staticcheck, "./..."))
+		goCmd(nil, "run", c.staticcheck, "-tags", c.tags, "./..."))
 	if rocksdb {
-		vet = append(vet, goCmd(nil, "run", c.staticcheck, "-tags", "rocksdb", "./internal/engine"))
+		vet = append(vet, goCmd(nil, "run", c.staticcheck, "./internal/engine"))
 	}
 
 	side = append(side,
