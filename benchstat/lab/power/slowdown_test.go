@@ -67,7 +67,11 @@ func TestSlowdownLaidOverTheSuite(t *testing.T) {
 		t.Errorf("an engine not registered: exit %d\n%s", code, stderr)
 	}
 
-	// Bolt's warm reads: 2 ms each on the head side, a few µs on the base side.
+	// Bolt's warm reads: 2 ms each on the head side, a few µs on the base
+	// side. The loop's calibration (the best of five 20 ms timings) reads
+	// low when other work preempts all five, and the slowed read is then
+	// shorter than asked (1.7 ms beside make test): the sides are told
+	// apart at a quarter of the delay, hundreds of times either side's read.
 	const delay = 2 * time.Millisecond
 	nsPerOp := regexp.MustCompile(`(?m)^BenchmarkReadRandomBolt\S*\s+\d+\s+([0-9.]+) ns/op`)
 	for _, side := range []string{"head", "base"} {
@@ -79,7 +83,7 @@ func TestSlowdownLaidOverTheSuite(t *testing.T) {
 		}
 		for _, l := range lines {
 			ns, _ := strconv.ParseFloat(l[1], 64)
-			if slowed := ns >= float64(delay.Nanoseconds()); slowed != (side == "head") {
+			if slowed := ns >= float64(delay.Nanoseconds())/4; slowed != (side == "head") {
 				t.Errorf("%s side: a read took %v: %s", side, time.Duration(ns), l[0])
 			}
 		}
