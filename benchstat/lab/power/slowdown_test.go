@@ -71,7 +71,7 @@ func TestSlowdownLaidOverTheSuite(t *testing.T) {
 	// side. The loop's calibration (the best of five 20 ms timings) reads
 	// low when other work preempts all five, and the slowed read is then
 	// shorter than asked (1.7 ms beside make test): the sides are told
-	// apart at a quarter of the delay, hundreds of times either side's read.
+	// apart at a quarter of the delay, still hundreds of times a base read.
 	const delay = 2 * time.Millisecond
 	nsPerOp := regexp.MustCompile(`(?m)^BenchmarkReadRandomBolt\S*\s+\d+\s+([0-9.]+) ns/op`)
 	for _, side := range []string{"head", "base"} {
