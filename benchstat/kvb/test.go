@@ -234,7 +234,8 @@ func runJob(ctx context.Context, j testJob, stdout, stderr io.Writer, first chan
 // runPool runs jobs, at most workers at a time, each taken in the order
 // given as a worker frees (so the longest, listed first, start first and
 // no core idles while a short job waits behind a step's long one), a job
-// with an after that runs too once that one's first command ended; a
+// with an after that runs too, and comes before it, once that one's first
+// command ended; a
 // failed job does not stop the others, as make -k does not. Each job's
 // output is printed whole when it ends, after a line naming it.
 func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer) ([]stepTime, error) {
@@ -245,15 +246,18 @@ func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer
 		next  = make(chan int)
 		wg    sync.WaitGroup
 		first = map[string]chan struct{}{} // closed when a job's first command ends
+		index = map[string]int{}
 	)
-	for _, j := range order {
-		first[j.name] = make(chan struct{})
+	for i, j := range order {
+		first[j.name], index[j.name] = make(chan struct{}), i
 	}
 	for range max(1, workers) {
 		wg.Go(func() {
 			for i := range next {
-				if wait, ok := first[order[i].after]; ok {
-					<-wait
+				// only for a job taken before this one, which no wait
+				// can then hold back
+				if a, ok := index[order[i].after]; ok && a < i {
+					<-first[order[i].after]
 				}
 				var all bytes.Buffer
 				w := &lockedWriter{w: &all}

@@ -252,7 +252,7 @@ func TestJobsSideBySide(t *testing.T) {
 
 // TestJobAfterWaitsForTheFirstCommand: a job with an after starts once
 // that job's first command ended, also when it failed, and at once when
-// that job is not in the run.
+// that job is not in the run or comes after it.
 func TestJobAfterWaitsForTheFirstCommand(t *testing.T) {
 	var mu sync.Mutex
 	var events []string
@@ -267,8 +267,8 @@ func TestJobAfterWaitsForTheFirstCommand(t *testing.T) {
 			return err
 		}}
 	}
-	order := []testJob{{name: "w", after: "b", cmds: []testCmd{mark("w", nil)}},
-		{name: "b", cmds: []testCmd{mark("build", errors.New("no build")), mark("never", nil)}}}
+	order := []testJob{{name: "b", cmds: []testCmd{mark("build", errors.New("no build")), mark("never", nil)}},
+		{name: "w", after: "b", cmds: []testCmd{mark("w", nil)}}}
 	if _, err := runPool(t.Context(), order, 2, io.Discard); err == nil {
 		t.Error("a failed job passed the run")
 	}
@@ -276,8 +276,15 @@ func TestJobAfterWaitsForTheFirstCommand(t *testing.T) {
 		t.Errorf("with its after in the run: %q, want %q", events, want)
 	}
 	events = nil
-	if _, err := runPool(t.Context(), order[:1], 1, io.Discard); err != nil || !slices.Equal(events, []string{"w"}) {
+	if _, err := runPool(t.Context(), order[1:], 1, io.Discard); err != nil || !slices.Equal(events, []string{"w"}) {
 		t.Errorf("alone: %q, %v", events, err)
+	}
+	// after a job that comes later, on one worker: no wait, which would
+	// hold that job back for ever
+	events = nil
+	slices.Reverse(order)
+	if _, err := runPool(t.Context(), order, 1, io.Discard); err == nil || !slices.Equal(events, []string{"w", "build"}) {
+		t.Errorf("after a later job: %q, %v", events, err)
 	}
 }
 
