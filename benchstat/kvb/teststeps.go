@@ -226,7 +226,7 @@ func (c *testConfig) jobs() map[string]testJob {
 	return map[string]testJob{
 		"vet": {name: "vet", cmds: vet},
 		// the race build of unitFirst and every engine first, which
-		// unit-race-workload waits for (130 CPU-seconds from nothing)
+		// unit-race-workload waits for: make test's largest build
 		"unit-race": {name: "unit-race", cmds: []testCmd{goCmd(nil, "build", "-race", unitFirst),
 			goCmd(raceEnv, "test", "-race", "-count", "1", "-skip", workloadHalf, unitFirst),
 			goCmd(raceEnv, append(append([]string{"test", "-race", "-count", "1"}, racedInternal()...), raceOnly...)...),

@@ -147,8 +147,8 @@ func TestPointReadsCallTheEnginesGet(t *testing.T) {
 		t.Fatal(err)
 	}
 	built := time.Since(start)
-	// binutils' objdump (Go's own is built on first use: 22 CPU-seconds
-	// in an empty cache), one function a call
+	// binutils' objdump (Go's own is built from source on first use), one
+	// function a call
 	objdump := func(bin string) map[string]int {
 		loops := map[string]int{}
 		for _, c := range reads {
