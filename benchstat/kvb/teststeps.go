@@ -225,9 +225,10 @@ func (c *testConfig) jobs() map[string]testJob {
 
 	return map[string]testJob{
 		"vet": {name: "vet", cmds: vet},
-		// the race build of unitFirst and every engine first, which
-		// unit-race-workload waits for: make test's largest build
-		"unit-race": {name: "unit-race", cmds: []testCmd{goCmd(nil, "build", "-race", unitFirst),
+		// the race build of unitFirst's test binary and every engine
+		// first, which unit-race-workload waits for: make test's largest
+		// build
+		"unit-race": {name: "unit-race", cmds: []testCmd{goCmd(nil, "test", "-race", "-c", "-o", os.DevNull, unitFirst),
 			goCmd(raceEnv, "test", "-race", "-count", "1", "-skip", workloadHalf, unitFirst),
 			goCmd(raceEnv, append(append([]string{"test", "-race", "-count", "1"}, racedInternal()...), raceOnly...)...),
 			goCmd(raceEnv, append([]string{"test", "-race"}, cachedRaced...)...)}},
