@@ -155,9 +155,7 @@ func testSlots() int { return max(3, runtime.NumCPU()+1) }
 // longestFirst are make test's jobs, longest first as make test measured
 // them (docs/targets.md): the pool starts them in this order, so the
 // short ones fill the cores at the end. A job not listed goes last.
-// unit-side, the second longest, comes after smoke-tests, whose build it
-// waits for.
-var longestFirst = []string{"unit-race", "smoke-tests", "unit-side", "e2e-sim", "unit-race-workload", "e2e", "smoke-paths", "vet", "report-test"}
+var longestFirst = []string{"unit-side", "unit-race", "smoke-tests", "e2e-sim", "unit-race-workload", "e2e", "smoke-paths", "vet", "report-test"}
 
 func jobRank(name string) int {
 	if i := slices.Index(longestFirst, name); i >= 0 {

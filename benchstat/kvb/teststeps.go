@@ -232,14 +232,11 @@ func (c *testConfig) jobs() map[string]testJob {
 			goCmd(raceEnv, append([]string{"test", "-race"}, cachedRaced...)...)}},
 		"unit-race-workload": {name: "unit-race-workload", after: "unit-race",
 			cmds: []testCmd{goCmd(raceEnv, "test", "-race", "-count", "1", "-run", workloadHalf, unitFirst)}},
-		// unit-side starts after smoke-tests' build, the suite with the
-		// build's tags, which its tests of internal/engine and the
-		// canonical reads' plain binary would otherwise compile beside it
-		"unit-side": {name: "unit-side", after: "smoke-tests", cmds: side},
+		"unit-side": {name: "unit-side", cmds: side},
 		// every test of the main package, every benchmark once on a tiny
 		// data set in a directory of its own; TestEveryBenchmarkWritesOnlyUnderDir
 		// checks that nothing is written outside -dir.
-		"smoke-tests": {name: "smoke-tests", cmds: []testCmd{goCmd(nil, "test", "-c", "-tags", c.tags, "-o", os.DevNull, "."), withTempDir(goCmd(nil, smoke...))}},
+		"smoke-tests": {name: "smoke-tests", cmds: []testCmd{withTempDir(goCmd(nil, smoke...))}},
 		"smoke-paths": {name: "smoke-paths", cmds: append([]testCmd{
 			{show: "kvb: kvb bench with a missing -dir stops with the suite's error", do: c.missingDirStops},
 			{show: "kvb: kvb bench mem, the memory budget's path, on a tiny data set", do: c.budgetPathRuns},
