@@ -180,7 +180,7 @@ func (c *testConfig) jobs() map[string]testJob {
 	// too, then staticcheck over LMDB's other binding and RocksDB's absence
 	// (rocksdb_off.go). Not vet: given other tags, go vet derives every
 	// dependency's facts again (-tags is one of its analyzers' flags, so
-	// part of each result's key), 18 CPU-seconds for those two files.
+	// part of each result's key), for two small files.
 	vet = append(vet, testCmd{show: "kvb: no tracked file is a compiled one", do: checkNoTrackedBinaries},
 		goCmd(nil, "vet", "-tags", c.tags, "./..."),
 		goCmd(nil, "run", c.staticcheck, "-tags", c.tags, "./..."),
