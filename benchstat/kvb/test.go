@@ -131,8 +131,8 @@ func runTest(call cli.Call, c *testConfig, names []string) int {
 // pclntab): writing it is a sixth of a compile and a third of a link.
 // -vet=off: go test's own vet (a few of go vet's analyzers) checks what
 // the vet job checks whole over the same packages and tags, and in an
-// empty cache derives every dependency's facts again for each set of
-// build flags: about 12 CPU-seconds a go test command.
+// empty cache derives every dependency's facts again for each go test
+// command's build flags and tags (the results log has its cost).
 var testBuildFlags = []string{"-trimpath", "-gcflags=all=-dwarf=false", "-ldflags=-w", "-vet=off"}
 
 // testGoFlags are goflags with testBuildFlags.
