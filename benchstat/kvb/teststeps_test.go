@@ -36,7 +36,7 @@ func commandsOf(j testJob) []string {
 // them, once.
 func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 	t.Setenv("GO", "")
-	race := "GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip go test -race"
+	race := "GORACE=atexit_sleep_ms=0 KVBENCH_CHROMIUM=skip go test -race -tags pebblegozstd"
 	list := func(pattern string) []string {
 		out, err := exec.Command("go", "list", "github.com/kvbench/kvbench/"+pattern).Output()
 		if err != nil {
@@ -82,7 +82,7 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 	}
 	for _, tags := range []string{"rocksdb", ""} {
 		jobs := (&testConfig{tags: tags}).jobs()
-		want := []string{"go test -race -c -o /dev/null ./internal/workload", race + " -count 1 -skip '^Test(Twin|YCSB|Delete|Bloom)' ./internal/workload",
+		want := []string{"go test -race -tags pebblegozstd -c -o /dev/null ./internal/workload", race + " -count 1 -skip '^Test(Twin|YCSB|Delete|Bloom)' ./internal/workload",
 			race + " -count 1 " + strings.Join(raced, " ") + " ./benchstat/internal/progress",
 			race + " " + strings.Join(cachedRaced, " ")}
 		if got := commandsOf(jobs["unit-race"]); !slices.Equal(got, want) {
