@@ -151,13 +151,20 @@ var (
 // browser test is report-test's.
 var raceEnv = []string{"GORACE=atexit_sleep_ms=0", "KVBENCH_CHROMIUM=skip"}
 
-// raceTags are the race builds' tags: Pebble's pure-Go zstd
+// The race builds take Pebble's pure-Go zstd
 // (pebblegozstd) in place of its cgo binding, DataDog/zstd, whose C
 // library is 40 CPU-seconds to compile under -race, code the race
 // detector does not see and no test runs (every test's engines store
 // blocks uncompressed). The race builds are make test's alone, so no
-// other build's cache is split by it.
-const raceTags = "pebblegozstd"
+// other build's cache is split by it. raceFlags are every race
+// command's: one list, so that no command builds without the tag and
+// compiles the whole race build again.
+var raceFlags = []string{"-race", "-tags", "pebblegozstd"}
+
+// raceTest is a go test command's arguments under raceFlags.
+func raceTest(args ...string) []string {
+	return append(append([]string{"test"}, raceFlags...), args...)
+}
 
 // smokeFlags are the smoke run's: every test of the main package, and
 // every benchmark once on a tiny data set (TestEveryBenchmarkWritesOnlyUnderDir's
@@ -234,12 +241,12 @@ func (c *testConfig) jobs() map[string]testJob {
 		// the race build of unitFirst's test binary and every engine
 		// first, which unit-race-workload waits for: make test's largest
 		// build
-		"unit-race": {name: "unit-race", cmds: []testCmd{goCmd(nil, "test", "-race", "-tags", raceTags, "-c", "-o", os.DevNull, unitFirst),
-			goCmd(raceEnv, "test", "-race", "-tags", raceTags, "-count", "1", "-skip", workloadHalf, unitFirst),
-			goCmd(raceEnv, append(append([]string{"test", "-race", "-tags", raceTags, "-count", "1"}, racedInternal()...), raceOnly...)...),
-			goCmd(raceEnv, append([]string{"test", "-race", "-tags", raceTags}, cachedRaced...)...)}},
+		"unit-race": {name: "unit-race", cmds: []testCmd{goCmd(nil, raceTest("-c", "-o", os.DevNull, unitFirst)...),
+			goCmd(raceEnv, raceTest("-count", "1", "-skip", workloadHalf, unitFirst)...),
+			goCmd(raceEnv, raceTest(append(append([]string{"-count", "1"}, racedInternal()...), raceOnly...)...)...),
+			goCmd(raceEnv, raceTest(cachedRaced...)...)}},
 		"unit-race-workload": {name: "unit-race-workload", after: "unit-race",
-			cmds: []testCmd{goCmd(raceEnv, "test", "-race", "-tags", raceTags, "-count", "1", "-run", workloadHalf, unitFirst)}},
+			cmds: []testCmd{goCmd(raceEnv, raceTest("-count", "1", "-run", workloadHalf, unitFirst)...)}},
 		"unit-side": {name: "unit-side", cmds: side},
 		// every test of the main package, every benchmark once on a tiny
 		// data set in a directory of its own; TestEveryBenchmarkWritesOnlyUnderDir
