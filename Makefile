@@ -8,10 +8,14 @@
 GO       ?= go
 export GO
 # -trimpath: built without the checkout's path, so a second clone reuses
-# the first's build of it; without DWARF, which only a debugger reads: kvb
-# test builds everything so, and its tests' own builds of kvb then find
-# this one in the cache.
-KVB       = $(GO) run -trimpath -gcflags=all=-dwarf=false -ldflags=-w ./benchstat/kvb
+# the first's build of it; without DWARF, which only a debugger reads, and
+# cgo's C without -g (KVB_CGO: Go's default -O2 alone, unless CGO_CFLAGS
+# is set; the same machine code): kvb test builds everything so, and its
+# tests' own builds of kvb then find this one in the cache. kvb itself
+# runs with CGO_CFLAGS as it was (-exec), so that make bench's test binary
+# is built as a go test by hand builds it.
+KVB_CGO   = $(or $(CGO_CFLAGS),-O2)
+KVB       = CGO_CFLAGS='$(KVB_CGO)' $(GO) run -exec "env 'CGO_CFLAGS=$(CGO_CFLAGS)'" -trimpath -gcflags=all=-dwarf=false -ldflags=-w ./benchstat/kvb
 # The lab's kvb (benchstat/lab, a module of its own: power, audit,
 # memfloor, spectrum, history, record), built by make lab-kvb and run from
 # here.

@@ -142,7 +142,7 @@ func TestSmokeAndVetCommandsAsTheMakefileHad(t *testing.T) {
 	c := &testConfig{tags: "rocksdb", staticcheck: "sc@v1", actionlint: "al@v1"}
 	jobs := c.jobs()
 	smoke := "go test -count 1 -tags rocksdb -run . -keys_mil 0.002 -valsz 256 -threads 1,4" +
-		" -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -memtable_mb 4 -dir '$TMP' -load_time 50ms -knee_time 20ms -knee_max_time 20ms -knee_steps 1" +
+		" -hit_rate 0,0.63,1 -prefetch_traces 2 -embed_records 2000 -memtable_mb 4 -dir '$TMP' -load_time 10ms -knee_time 20ms -knee_max_time 20ms -knee_start 64000 -knee_steps 1" +
 		" -rate 2000 -write_rate 200 -sst_tables 4 ."
 	if got := commandsOf(jobs["smoke-tests"]); !slices.Equal(got, []string{smoke}) {
 		t.Errorf("smoke-tests:\n got %q\nwant %q", got, smoke)
