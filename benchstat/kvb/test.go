@@ -138,12 +138,9 @@ func runTest(call cli.Call, c *testConfig, names []string) int {
 // command's build flags and tags (the results log has its cost).
 var testBuildFlags = []string{"-trimpath", "-gcflags=all=-dwarf=false", "-ldflags=-w", "-vet=off"}
 
-// testCFlags are cgo's C compiler flags for every build of make test
-// (and the Makefile's build of kvb, KVB_CGO), unless CGO_CFLAGS is set:
-// Go's default, -O2 -g, without -g. The same machine code without the C's
-// debug information, which, as the Go side's DWARF, only a debugger
-// reads; -g is a third of the compile of Pebble's zstd binding
-// (DataDog/zstd, 42 CPU-seconds against 29, 2026-11-29).
+// testCFlags, unless CGO_CFLAGS is set, are every make test build's (and
+// the Makefile's KVB_CGO): Go's -O2 -g without the C's debug information
+// (docs/testing.md), a third of DataDog/zstd's compile.
 const testCFlags = "-O2"
 
 // testGoFlags are goflags with testBuildFlags.
