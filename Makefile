@@ -10,7 +10,7 @@ export GO
 # -trimpath: built without the checkout's path, so a second clone reuses
 # the first's build of it; without DWARF, which only a debugger reads, and
 # cgo's C without -g (KVB_CGO: Go's default -O2 alone, unless CGO_CFLAGS
-# is set; the same machine code): kvb test builds everything so, and its
+# is set; the same machine code; kvb test's testCFlags): kvb test builds everything so, and its
 # tests' own builds of kvb then find this one in the cache. kvb itself
 # runs with CGO_CFLAGS as it was (-exec), so that make bench's test binary
 # is built as a go test by hand builds it.

@@ -183,8 +183,10 @@ var smokeFlags = []string{"-run", ".",
 // loadSmokeFlags: windows of 10 ms (20 operations at 2,000/s; a
 // closed-loop Bloom leaf reads for the whole window on every core) and
 // knee searches from 64,000/s, where the reads' searches would otherwise
-// spend six doublings below any engine's knee: together a quarter of the
-// child's CPU (17.5 CPU-s against 23.6, 2026-11-29).
+// spend six doublings below every engine's read knee (an upsert search
+// may stop at its first rate: the smoke runs the path, not a figure):
+// together a quarter of the child's CPU (17.5 CPU-s against 23.6,
+// 2026-11-29).
 var loadSmokeFlags = []string{"-load_time", "10ms", "-knee_time", "20ms", "-knee_max_time", "20ms", "-knee_start", "64000", "-knee_steps", "1",
 	"-rate", "2000", "-write_rate", "200", "-sst_tables", "4"}
 

@@ -42,10 +42,11 @@ var canonicalReads = []canonicalRead{
 // and inlined's where it has one.
 func (c canonicalRead) symbols() []string {
 	pkg := strings.TrimSuffix(registry[c.engine].Module+"/"+c.pkg, "/") + "."
-	if c.inlined == "" {
-		return []string{pkg + c.fn}
+	syms := []string{pkg + c.fn}
+	if c.inlined != "" {
+		syms = append(syms, pkg+c.inlined)
 	}
-	return []string{pkg + c.fn, pkg + c.inlined}
+	return syms
 }
 
 // calls are the adapter's calls in w to the point read, under either
