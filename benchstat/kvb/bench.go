@@ -194,9 +194,9 @@ func (c *benchConfig) run(call cli.Call, pos []string) int {
 	return runSteps(call, "bench", c.results, c.dryRun, "kvb bench "+c.set, c.steps())
 }
 
-// runSteps is kvb name running steps after making dir (unless dry):
-// exit 0 done, 1 when dir cannot be made, else the status of the step
-// that failed. A run with a title ends with where its time went.
+// runSteps is kvb name running steps after making dir (unless dry): exit
+// 0, 1 when dir cannot be made, else the failed step's status. A run with
+// a title ends with where its time went.
 func runSteps(call cli.Call, name, dir string, dry bool, title string, steps []task) int {
 	r := &runner{stdout: call.Stdout, stderr: call.Stderr, dry: dry}
 	if !dry && dir != "" {

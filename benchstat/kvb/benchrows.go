@@ -28,9 +28,8 @@ type benchRow struct {
 }
 
 // storeTitles are the stores' names in benchmark names (Badger|Bolt|...),
-// from the engine registry: every engine but the reference rail, so a new
-// engine needs no edit here; with lsm, only those with data blocks (the
-// LSMs).
+// from the engine registry, the reference rail left out; with lsm, only
+// those with data blocks (the LSMs).
 func storeTitles(lsm ...bool) string {
 	var t []string
 	for _, info := range engine.All() {
@@ -44,15 +43,12 @@ func storeTitles(lsm ...bool) string {
 // ofStores selects workload's benchmark of every store.
 func ofStores(workload string) string { return "^Benchmark" + workload + "(" + storeTitles() + ")$" }
 
-// benchRows are make bench's rows: writes (populate, sync off), warm
-// point reads at 1, N and 8N goroutines, scans, open (cold), the disk's
-// own 4 KiB random reads, YCSB A and C under Zipfian keys, the overwrite
-// steady state, durable commits of one key from 1 and 8× the CPUs'
-// writers. The memory-budget row follows them (memRow).
+// benchRows are make bench's rows; the memory-budget row follows them
+// (memRow).
 func (c *benchConfig) benchRows() []benchRow {
 	// The warm point reads run at every thread count at the first of
 	// BLOCKS, the LSMs' on one thread at the rest: the block size's trade
-	// is a single reader's, the threads' scaling is seen at one size.
+	// is a single reader's.
 	first, rest, _ := strings.Cut(c.blocks, ",")
 	of := ofStores
 	rows := []benchRow{
@@ -75,14 +71,11 @@ func (c *benchConfig) benchRows() []benchRow {
 }
 
 // mixThreads is the last of THREADS (one per CPU by default), the
-// goroutines of the YCSB mixes: the warm reads show how one goroutine
-// compares with N, the mixes how the engines share N between reads and
-// writes.
+// goroutines of the YCSB mixes.
 func (c *benchConfig) mixThreads() string { return c.threads[strings.LastIndex(c.threads, ",")+1:] }
 
-// timelineDir is where make bench's writes that can stall (YCSB A, the
-// overwrite pass) write their throughput over time, one .tsv a leaf, which
-// the report draws (benchstat/internal/charts.Timelines).
+// timelineDir is where the rows that can stall write their throughput
+// over time, one .tsv a leaf, for the report (charts.Timelines).
 func (c *benchConfig) timelineDir() string {
 	if c.set == "scale" {
 		return c.resultsFile("scale-timeline") // make bench's stay for its report
@@ -90,8 +83,8 @@ func (c *benchConfig) timelineDir() string {
 	return c.resultsFile("timeline")
 }
 
-// freshTimelineDir empties the timeline directory of the .tsv files a run
-// before wrote there, so the report draws this run's alone.
+// freshTimelineDir empties the timeline directory of an earlier run's
+// .tsv files.
 func (c *benchConfig) freshTimelineDir() task {
 	dir := c.timelineDir()
 	return task{show: []string{"mkdir -p " + shellQuote(dir), "rm -f " + shellQuote(dir) + "/*.tsv"},
@@ -109,10 +102,8 @@ func (c *benchConfig) freshTimelineDir() task {
 		}}
 }
 
-// benchSteps are make bench's: the rows into RESULTS/bench.txt (the
-// first replaces it), the memory-budget row of random reads, uniform and
-// Zipfian, at make bench's time and block sizes, the summary and the
-// report.
+// benchSteps are make bench's: the rows into RESULTS/bench.txt, the
+// memory-budget row of random reads, the summary and the report.
 func (c *benchConfig) benchSteps() []task {
 	out := c.resultsFile("bench.txt")
 	steps := append(c.rowSteps(out, c.benchRows()), c.memRow("readrandom", c.memCount, c.benchtime, c.blocks, "uniform,zipf"))
@@ -120,8 +111,7 @@ func (c *benchConfig) benchSteps() []task {
 }
 
 // rowSteps build the test binary, empty the timeline directory and run
-// rows into out (the first replaces it), each with extra after the
-// count.
+// rows into out (the first replaces it), extra after the count.
 func (c *benchConfig) rowSteps(out string, rows []benchRow, extra ...string) []task {
 	steps := []task{c.build(), c.freshTimelineDir()}
 	for i, row := range rows {
@@ -133,8 +123,7 @@ func (c *benchConfig) rowSteps(out string, rows []benchRow, extra ...string) []t
 }
 
 // scaleSteps are make bench-scale's (docs/benchmarks.md, "At your own
-// size"): the questions a service asks first, at the user's KEYS_MIL and
-// DIR and the default block size, into RESULTS/scale.txt; its summary.
+// size"), into RESULTS/scale.txt; its summary.
 func (c *benchConfig) scaleSteps() []task {
 	out := c.resultsFile("scale.txt")
 	n, of := c.mixThreads(), ofStores
@@ -147,9 +136,8 @@ func (c *benchConfig) scaleSteps() []task {
 	return append(c.rowSteps(out, rows, "-test.timeout", "0"), inProcess("summary", []string{"-o", c.resultsFile("scale-summary.txt"), out}, ""))
 }
 
-// fullSteps are make bench-full's: every benchmark of the write step
-// and of the read step at 1 s, the harness alone (no engine), the memory
-// budget for -mem_workloads, the summary and the report.
+// fullSteps are make bench-full's: every benchmark of the write and the
+// read step, the harness alone, the memory budget, summary and report.
 func (c *benchConfig) fullSteps() []task {
 	out := c.resultsFile("bench.txt")
 	count := itoa(c.count)
@@ -166,9 +154,8 @@ func (c *benchConfig) fullSteps() []task {
 	return append(steps, c.summaryAndReport(out)...)
 }
 
-// simSteps are make bench-sim's: make bench's warm point reads and scans
-// on one thread, each count a process of its own under callgrind
-// (benchstat/sim), into RESULTS/bench-sim.txt.
+// simSteps are make bench-sim's: warm point reads and scans under
+// callgrind (benchstat/sim), into RESULTS/bench-sim.txt.
 func (c *benchConfig) simSteps() []task {
 	out := c.resultsFile("bench-sim.txt")
 	args := []string{"-benchtime", c.simBenchtime, c.binary(), "-test.run", "^$",
@@ -191,8 +178,7 @@ func (c *benchConfig) dirFlag() []string {
 }
 
 // prefetchSteps are make prefetch's: seed 000's prefix lookups on every
-// engine, one sweep over every trace ID per round, then Badger with its
-// values in the value log, the seed's layout; no test timeout.
+// engine, then Badger with its values in the value log.
 func (c *benchConfig) prefetchSteps() []task {
 	out, vlog := c.resultsFile("prefetch.txt"), c.resultsFile("prefetch-badger-vlog.txt")
 	common := func(bench, benchtime string, more ...string) []string {
@@ -208,10 +194,8 @@ func (c *benchConfig) prefetchSteps() []task {
 	}
 }
 
-// seed003Steps are make seed003's: the fixed-rate workloads, the knee of
-// every engine (each upsert search on a fresh copy of the fixture, about
-// 5 minutes an LSM: no test timeout), Bloom filters over unmerged tables
-// and the HTTP service, full latency spectra in RESULTS/hgrm.
+// seed003Steps are make seed003's: fixed rate, the knee (about 5 minutes
+// an LSM: no test timeout), Bloom filters and HTTP, spectra in RESULTS/hgrm.
 func (c *benchConfig) seed003Steps() []task {
 	hgrm := c.resultsFile("hgrm")
 	files := []string{c.resultsFile("load.txt"), c.resultsFile("knee.txt"), c.resultsFile("bloom.txt"), c.resultsFile("http.txt")}
@@ -227,12 +211,11 @@ func (c *benchConfig) seed003Steps() []task {
 	}
 }
 
-// embedOverlay is the overlay make embed-data writes: a build that passes
-// it embeds the generated cdb alone.
+// embedOverlay is the overlay make embed-data writes, to embed the
+// generated cdb alone.
 const embedOverlay = "testdata/embed-generated.overlay.json"
 
-// seed004Steps are make seed004's: every source of the records the test
-// binary embeds (the committed cdb, or the one make embed-data wrote).
+// seed004Steps are make seed004's, on the records the test binary embeds.
 func (c *benchConfig) seed004Steps() []task {
 	out := c.resultsFile("embed.txt")
 	var overlay []string
@@ -243,13 +226,9 @@ func (c *benchConfig) seed004Steps() []task {
 	return []task{c.goTest(out, false, append(args, c.dirFlag()...)...)}
 }
 
-// The memory-limited row (docs/methodology.md, "A memory budget"): each
-// round of each benchmark a process of its own, so a round its budget
-// kills, or that -mem_timeout stops, costs no other result; the budget's
-// watcher's report and kill line stay in the results for the summary.
-
-// memGroup is one benchmark of the row at one block size, and its rounds'
-// command (each round runs it once).
+// memGroup is one benchmark of the memory-limited row (docs/methodology.md,
+// "A memory budget") at one block size, and its rounds' command: each
+// round a process, so a round its budget kills costs no other result.
 type memGroup struct {
 	target, sub, block string
 	info               engine.Info
@@ -264,8 +243,7 @@ const (
 )
 
 // memGroups lists the row's benchmarks: each top-level benchmark of each
-// workload, in the order given, at each of blocks (comma-separated) on an
-// engine with data blocks, once at the suite's default size otherwise.
+// workload, at each of blocks on an engine with data blocks.
 func (c *benchConfig) memGroups(workloads, benchtime, blocks, dist string) []memGroup {
 	flags := []string{"-mem_limit", c.memLimit, "-readahead", "off", "-threads", "1", "-hit_rate", "1", "-cache", "warm"}
 	if dist != "" {
@@ -295,8 +273,8 @@ func (c *benchConfig) memGroups(workloads, benchtime, blocks, dist string) []mem
 	return out
 }
 
-// memRow is the row as a step: count rounds of each group, their result
-// lines added to RESULTS/bench.txt.
+// memRow is the row as a step: count rounds of each group, added to
+// RESULTS/bench.txt.
 func (c *benchConfig) memRow(workloads string, count int, benchtime, blocks, dist string) task {
 	groups := c.memGroups(workloads, benchtime, blocks, dist)
 	out := c.resultsFile("bench.txt")
@@ -333,8 +311,7 @@ func (g memGroup) say(limit string) string {
 }
 
 // memRound runs one round and keeps its result lines; skip says the
-// machine cannot make a budget (the row ends, said once); an error is a
-// round that failed otherwise, its output on stderr.
+// machine cannot make a budget (the row ends).
 func (c *benchConfig) memRound(ctx context.Context, g memGroup, results string, r *runner) (skip bool, err error) {
 	rc, output := runRound(ctx, g.args, time.Duration(c.memTimeout)*time.Second)
 	if rc == roundTimout {
@@ -373,9 +350,8 @@ func (c *benchConfig) memRound(ctx context.Context, g memGroup, results string, 
 
 // runRound runs a round's command, standard output and error together,
 // and stops it (SIGTERM) after timeout; it returns the status a shell
-// would see, roundTimout when it was stopped. The output ends when every
-// process holding it has gone, the budget's watcher too, which writes
-// its report just after the round ends.
+// would see, roundTimout when it was stopped. The output ends when the
+// budget's watcher, which reports after the round, has gone too.
 func runRound(ctx context.Context, args []string, timeout time.Duration) (int, []byte) {
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)

@@ -89,9 +89,8 @@ from head, 2 bad usage or a step that failed.
 
 `
 
-// compareFlags declares compare's own flags. -benchtime and
-// -sim_benchtime land in a.timeBench and a.simBench as given;
-// checkCompareArgs applies the defaults.
+// compareFlags declares compare's own flags; checkCompareArgs applies
+// -benchtime's and -sim_benchtime's defaults.
 func compareFlags(fs *flag.FlagSet, a *compareArgs) *[]string {
 	fs.StringVar(&a.module, "module", "", "compare two versions of this engine module (BASE and HEAD are its versions or directories)")
 	fs.StringVar(&a.mode, "mode", "time", "time: timed rounds; sim: counted under callgrind (kvb sim); both: time rounds, then sim rounds")
@@ -152,8 +151,7 @@ func checkCompareArgs(a *compareArgs, fs *flag.FlagSet, pos []string) (err error
 		}
 	}
 	// The signed-rank test needs 2^-n < alpha: fewer rounds could never
-	// fail. Holm's stricter need depends on how many series move, so the
-	// gate checks that after the run.
+	// fail. Holm's stricter need is checked after the run.
 	need := gate.MinRounds(a.gate, 1)
 	for _, m := range a.modes() {
 		if n := a.rounds(m); n < need {
@@ -233,9 +231,8 @@ func (c *comparison) run(ctx context.Context) error {
 	return nil
 }
 
-// check does everything that needs no build: the repository, the
-// benchmarks, the module, valgrind, and what BASE and HEAD name, so a bad
-// ref or version stops the run before minutes of building.
+// check does everything that needs no build, so a bad ref or version
+// stops the run before minutes of building.
 func (c *comparison) check(ctx context.Context) error {
 	a := c.args
 	err := c.locate(ctx, &a.out)
@@ -277,8 +274,7 @@ func (c *comparison) check(ctx context.Context) error {
 }
 
 // moduleTitles are the titles of the engines built on module, as a
-// pattern's alternatives (Badger|Pebble); none is an error that says to
-// give -bench to verb other benchmarks.
+// pattern's alternatives (Badger|Pebble); none is an error.
 func moduleTitles(module, verb string) (string, error) {
 	titles, modules := engine.ModuleEngines(module)
 	if len(titles) == 0 {
@@ -288,9 +284,7 @@ func moduleTitles(module, verb string) (string, error) {
 }
 
 // defaultBenchFor is the benchmarks compared when -bench is not given:
-// every engine's ReadRandom, or with a module only its engines' (an
-// engine's change has nothing to say about the others, which would add
-// their time and noise).
+// every engine's ReadRandom, or with a module only its engines'.
 func defaultBenchFor(module string) (string, error) {
 	if module == "" {
 		return defaultBench, nil
@@ -315,10 +309,8 @@ func (c *comparison) buildSides(ctx context.Context) error {
 	return nil
 }
 
-// timeCmd is one timed run of a side's test binary: the benchmarks once,
-// with the suite's flags, for benchtime. KVBENCH_SIDE tells the binary
-// the side it runs as: the power measurement's injected slowdown works on
-// head only.
+// timeCmd is one timed run of a side's test binary. KVBENCH_SIDE tells
+// the binary its side: the power measurement slows head only.
 func (c *comparison) timeCmd(ctx context.Context, s *side, benchtime string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, s.binary, append(testArgs(c.args.bench, c.args.suite...), "-test.benchtime="+benchtime)...)
 	cmd.Dir, cmd.Stderr = c.repo, c.stderr
@@ -326,10 +318,8 @@ func (c *comparison) timeCmd(ctx context.Context, s *side, benchtime string) *ex
 	return cmd
 }
 
-// warmUp runs each side once at one iteration before anything is
-// measured (warmRun): fixtures are keyed by the data, the options that
-// shape files and the engine's version, so the sides share them unless
-// the engine's version differs.
+// warmUp runs each side once at one iteration (warmRun): the sides share
+// fixtures unless the engine's version differs.
 func (c *comparison) warmUp(ctx context.Context) error {
 	for _, s := range c.sides() {
 		who := s.role + " " + s.name(c.args.module)
@@ -341,10 +331,8 @@ func (c *comparison) warmUp(ctx context.Context) error {
 }
 
 // rounds runs the paired rounds of each mode into DIR/PREFIXbase.txt
-// and PREFIXhead.txt, base first in odd rounds and head first in even
-// ones, so a drift within a round lands on both sides alike; the order
-// goes to PREFIXorder.txt. A sim round counts under callgrind on one CPU
-// (kvb sim, in process).
+// and PREFIXhead.txt, alternating which goes first, the order into
+// PREFIXorder.txt. A sim round counts under callgrind (kvb sim, in process).
 func (c *comparison) rounds(ctx context.Context) error {
 	for _, mode := range c.args.modes() {
 		var lanes []lane
@@ -430,10 +418,8 @@ func (c *comparison) gateReport() ([]gate.ModeVerdict, error) {
 }
 
 // labels say what a side is, as the history store labels its runs: ref,
-// commit (the commit a ref names, else the spec itself: a module version,
-// a binary), the commit's date only when there is a commit, date (when
-// the comparison started), and with -module the module and the suite's
-// commit.
+// commit (else the spec itself), its date, date (when the comparison
+// started), and with -module the module and the suite's commit.
 func (c *comparison) labels(s *side) map[string]string {
 	l := map[string]string{"ref": s.spec, "commit": cmp.Or(s.commit, s.spec), "date": c.started}
 	if s.commit != "" {

@@ -1,8 +1,7 @@
 package main
 
 // What kvb compare and kvb versions share: the sides they build and run,
-// the suite's flags they forward, the rounds, and the run under a
-// context an interrupt cancels.
+// the suite's flags they forward, the rounds, the run an interrupt stops.
 
 import (
 	"bytes"
@@ -83,7 +82,6 @@ func (s *side) same(o *side) bool {
 
 // builder builds sides in tmp: a commit's test binary in a worktree of
 // it, or this tree's with an engine module at a version or a local copy.
-// kvb compare and kvb versions build theirs with it.
 type builder struct {
 	prog      string // the command, the prefix of every message: "kvb compare"
 	stderr    io.Writer
@@ -106,9 +104,8 @@ func (b *builder) scratch() error {
 	return err
 }
 
-// locate finds the suite's repository, the directory the run is started
-// in or one above it, and makes *out absolute: the builds and rounds run
-// in other directories.
+// locate finds the suite's repository, at or above the working directory,
+// and makes *out absolute: the builds and rounds run elsewhere.
 func (b *builder) locate(ctx context.Context, out *string) error {
 	var err error
 	if b.repo, err = git(ctx, ".", "rev-parse", "--show-toplevel"); err != nil {
@@ -140,8 +137,7 @@ func (b *builder) dirty(ctx context.Context) bool {
 
 // untilInterrupted runs run under a context that an interrupt or SIGTERM
 // cancels, then removes the worktrees and the scratch directory. A
-// failure is reported as b.prog's, "interrupted" when the signal stopped
-// it, and is exit 2.
+// failure is exit 2, "interrupted" when the signal stopped it.
 func (b *builder) untilInterrupted(run func(ctx context.Context) error) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -166,9 +162,8 @@ func (b *builder) untilInterrupted(run func(ctx context.Context) error) int {
 }
 
 // resolveSide checks what spec names before anything is built: a commit
-// or a test binary, or with a module one of its versions (asking the
-// module proxy, which resolves a query such as "latest") or a directory
-// holding a copy of it.
+// or a test binary, or with a module one of its versions (the module
+// proxy resolves a query such as "latest") or a directory holding a copy.
 func (b *builder) resolveSide(ctx context.Context, role, spec string) (*side, error) {
 	s := &side{role: role, spec: spec}
 	if b.module != "" {
@@ -215,12 +210,9 @@ func (b *builder) resolveDir(s *side) error {
 }
 
 // sideLinkFlags link a side's test binary without DWARF, which only a
-// debugger reads: the binary lives in the run's scratch and goes with
-// it, and stack traces, module versions (engine.ModuleVersion) and
-// callgrind's function names come from the symbol table and pclntab.
-// Writing DWARF is a third of a link, and Valgrind reads it at every
-// start of a sim round (about 0.5 of its 1.7 CPU-seconds of start-up on
-// this suite).
+// debugger reads (stack traces and callgrind's names come from the symbol
+// table and pclntab): a third of a link, and a third of Valgrind's start-up
+// in every sim round.
 const sideLinkFlags = "-w"
 
 // goEnv is the environment of every go command kvb runs: -modfile does
@@ -248,10 +240,8 @@ func (b *builder) buildRef(ctx context.Context, s *side) error {
 	subject, _ := git(ctx, b.repo, "log", "-1", "--format=%h %s", s.commit)
 	b.logf("building %s: %s (%s)", s.role, s.spec, subject)
 	s.binary = filepath.Join(b.tmp, s.role+".test")
-	// -trimpath keeps the worktree's path out of the build, so the
-	// packages a commit does not change come from Go's build cache
-	// instead of being compiled again for each new worktree (3 s instead
-	// of 9 s a side here); the machine code is the same.
+	// -trimpath: the packages a commit does not change come from the
+	// build cache, not compiled again in each new worktree's path.
 	if _, err := output(ctx, wt, goEnv, "go", "test", "-c", "-trimpath", "-ldflags", sideLinkFlags, "-tags", b.tags, "-o", s.binary, "."); err != nil {
 		return fmt.Errorf("building %s %s: %w", s.role, s.spec, err)
 	}
@@ -259,12 +249,10 @@ func (b *builder) buildRef(ctx context.Context, s *side) error {
 }
 
 // buildModule builds this tree's suite with the module at the side's
-// version or directory. The change goes into a copy of go.mod and go.sum
-// (-modfile): the user's files are never touched. The binary names the
-// version it was built with (engine.ModuleLabel), so fixtures and
-// results carry it, and a directory's label is a hash of its sources.
-// A side that does not build, or that go would build at another version
-// than the one asked for, is a *buildError.
+// version or directory, on a copy of go.mod and go.sum (-modfile). The
+// binary names that version (engine.ModuleLabel), so fixtures and results
+// carry it. A side that does not build, or that go would build at another
+// version than the one asked for, is a *buildError.
 func (b *builder) buildModule(ctx context.Context, s *side) error {
 	mod := filepath.Join(b.tmp, s.role+".mod")
 	for _, f := range [][2]string{{"go.mod", mod}, {"go.sum", strings.TrimSuffix(mod, ".mod") + ".sum"}} {
@@ -294,10 +282,9 @@ func (b *builder) buildModule(ctx context.Context, s *side) error {
 	if s.kind != versionSide {
 		return nil
 	}
-	// -mod=mod lifts the module above the version asked for when the
-	// suite imports a package of it that version lacks, or another
-	// requirement needs a later one: then it is not that version that
-	// would run.
+	// -mod=mod lifts the module above the version asked for when that
+	// version lacks a package the suite imports, or another requirement
+	// needs a later one.
 	got, err := output(ctx, b.repo, goEnv, "go", "list", "-modfile="+mod, "-mod=mod", "-m", "-f", "{{.Version}}", m)
 	if err != nil {
 		return fmt.Errorf("%s %s %s: %w", s.role, m, s.spec, err)
@@ -312,9 +299,8 @@ func (b *builder) buildModule(ctx context.Context, s *side) error {
 	return nil
 }
 
-// buildError is a side the suite does not build with: the step's own
-// error, and why in one line (the compiler's first error, or the version
-// go would build instead), which kvb versions reports for every version.
+// buildError is a side the suite does not build with, and why in one line
+// (the compiler's first error, or the version go would build instead).
 type buildError struct {
 	what   string // the step: "building base with go.etcd.io/bbolt v1.4.3"
 	reason string // one line
@@ -350,8 +336,7 @@ func firstError(log string) string {
 }
 
 // foundPackage is the package of module that go found at another
-// version while building ("go: found PKG in MODULE VERSION"): the suite
-// imports it, and the version asked for lacks it.
+// version while building ("go: found PKG in MODULE VERSION").
 func foundPackage(log, module string) string {
 	for _, l := range strings.Split(log, "\n") {
 		if rest, ok := strings.CutPrefix(l, "go: found "); ok {
@@ -365,9 +350,7 @@ func foundPackage(log, module string) string {
 
 // treeHash is the first 12 hex digits of a hash of a module copy's
 // sources (Go, C and assembly files and go.mod, .git left out): the
-// sha256sum of their sha256sum lines sorted by path, as the suite has
-// always labelled a copy. Fixtures a copy writes are keyed by what is in
-// it.
+// sha256sum of their sha256sum lines sorted by path.
 func treeHash(dir string) (string, error) {
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -404,12 +387,11 @@ func testArgs(bench string, flags ...string) []string {
 	return append([]string{"-test.run=^$", "-test.bench=" + bench, "-test.count=1"}, flags...)
 }
 
-// warmRun runs a side's binary once before anything is measured (cmd
-// runs it at one iteration): it builds or reuses the fixtures, and a side
-// that fails, or runs no benchmark, stops the run here rather than after
-// rounds. A failure prints the run's last 20 lines to stderr, but the
-// settings lines, which fill a screen and say nothing about a failure,
-// and is the error "FAILED: ERR"; a run of no benchmark, the error none.
+// warmRun runs cmd, a side's binary at one iteration, before anything is
+// measured: it builds or reuses the fixtures, and a side that fails, or
+// runs no benchmark, stops the run before the rounds. A failure prints the
+// run's last 20 lines but the settings lines and is the error "FAILED:
+// ERR"; a run of no benchmark, the error none.
 func warmRun(cmd *exec.Cmd, stderr io.Writer, failed, none string) error {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -428,10 +410,9 @@ func warmRun(cmd *exec.Cmd, stderr io.Writer, failed, none string) error {
 	return nil
 }
 
-// rotation is the sides' order in round r (from 0) of interleaved
-// rounds: every side once, starting one side later each round, so a
-// drift of the machine lands on every side alike. With two sides it
-// alternates which goes first.
+// rotation is the sides' order in round r (from 0): every side once,
+// starting one side later each round, so a drift of the machine lands on
+// every side alike.
 func rotation(r, sides int) []int {
 	order := make([]int, sides)
 	for k := range order {
@@ -440,9 +421,8 @@ func rotation(r, sides int) []int {
 	return order
 }
 
-// lane is one side of interleaved rounds: its name in the order file and
-// the messages, the file its output goes to, and what that file starts
-// with.
+// lane is one side of interleaved rounds: its name in the order file, in
+// messages, its output file and what that file starts with.
 type lane struct{ name, who, file, header string }
 
 // interleaved runs n rounds in rotation order, announced as "WHATround
@@ -490,11 +470,9 @@ func (b *builder) interleaved(ctx context.Context, what string, n int, lanes []l
 }
 
 // benchstatTable writes benchstat's comparison of cols (NAME=FILE, the
-// first the baseline) to w, a table per unit: the settings lines differ
-// between engines and would split every table, and the free space on
-// -dir changes every run. x/perf offers the current benchstat's tables
-// only as its command (its library is the deprecated older one), so it
-// runs as that command (results.Benchstat).
+// first the baseline) to w, a table per unit (-table=: the settings lines
+// differ between engines), -dir's free space ignored. x/perf offers the
+// current benchstat only as its command (results.Benchstat).
 func benchstatTable(ctx context.Context, repo string, alpha float64, cols []string, w io.Writer) error {
 	args := append([]string{"run", results.Benchstat, "-table=", "-ignore", "dir-fs,timestamp-ns", "-alpha", fmt.Sprint(alpha)}, cols...)
 	cmd := exec.CommandContext(ctx, "go", args...)
@@ -508,9 +486,8 @@ func benchstatTable(ctx context.Context, repo string, alpha float64, cols []stri
 	return nil
 }
 
-// forward is a flag kvb does not read but hands to the test binaries,
-// as -name=value, in the order given (the binary keeps the last value,
-// so a user's flag overrides a default given before it).
+// forward is a flag kvb hands to the test binaries as -name=value, in
+// the order given (the binary keeps the last value).
 type forward struct {
 	as     string // the name the test binary knows it by
 	isBool bool
@@ -532,10 +509,9 @@ var goTestFlags = []struct {
 	isBool bool
 }{{"cpu", false}, {"timeout", false}, {"benchmem", true}, {"short", true}, {"v", true}}
 
-// defineSuiteFlags adds every flag of the suite's test binary to fs as a
-// flag forwarded into to: they come from the suite's own registry
-// (core.Flags), so a new flag needs no change here. A suite flag with the
-// name of one of fs's own is a bug, caught by the tests.
+// defineSuiteFlags adds every flag of the suite's test binary, from its
+// registry (core.Flags), to fs as a flag forwarded into to. A suite flag
+// with the name of one of fs's own is a bug, caught by the tests.
 func defineSuiteFlags(fs *flag.FlagSet, to *[]string) {
 	define := func(name string, v forward, usage string) {
 		if fs.Lookup(name) != nil {
@@ -551,13 +527,10 @@ func defineSuiteFlags(fs *flag.FlagSet, to *[]string) {
 	}
 }
 
-// suiteCommand is a command that builds test binaries of the suite and
-// runs them (kvb compare, kvb versions): its own flags, then every flag
-// of the suite, forwarded to the binaries after its defaults. Flags come
-// before, between and after the positional arguments ("--" ends them).
-// -h prints the usage and its own flags (the suite's are many, and
-// documented with the suite) on stdout, exit 0; a bad command line its
-// error alone, exit 2.
+// suiteCommand is kvb compare or kvb versions: its own flags, then every
+// flag of the suite, forwarded to the binaries after its defaults. -h
+// prints the usage and its own flags alone (the suite's are many); a bad
+// command line its error alone, exit 2.
 type suiteCommand[A any] struct {
 	name, summary, usage string
 	where                string                                 // where a bad flag's error says the flags are listed
@@ -659,17 +632,15 @@ func hasTag(tags, tag string) bool {
 	return slices.Contains(strings.FieldsFunc(tags, func(r rune) bool { return r == ',' || r == ' ' }), tag)
 }
 
-// output runs name with args in dir and returns its standard output. A
-// failure returns the program's own message (its standard error) after
-// its name and subcommand, so a step that stops the run says what stopped
-// it.
+// output runs name with args in dir and returns its standard output; a
+// failure, the program's standard error after its name and subcommand.
 func output(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
 	out, _, err := execute(ctx, dir, env, name, args...)
 	return out, err
 }
 
-// execute is output that also returns the standard error of a run that
-// succeeded: the go command says there what it resolved on its own.
+// execute is output that also returns the standard error: the go
+// command says there what it resolved on its own.
 func execute(ctx context.Context, dir string, env []string, name string, args ...string) (stdout, stderr string, err error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir

@@ -33,12 +33,11 @@ type task struct {
 }
 
 // runner runs steps in order, each command printed first; dry prints
-// them and runs nothing (kvb bench -n). took is each step's wall time, in
-// order, once run returns.
+// them and runs nothing (kvb bench -n).
 type runner struct {
 	stdout, stderr io.Writer
 	dry            bool
-	took           []stepTime
+	took           []stepTime // each step's wall time, in order
 }
 
 // stepTime is one step's wall time and its name as timeTable shows it.
@@ -73,8 +72,8 @@ func (r *runner) timeTable(title string) string {
 	return fmt.Sprintf("== %s: where the time went (%.1f s in all) ==\n", title, all.Seconds()) + b.String()
 }
 
-// label names a step in timeTable: the benchmarks a run of the test
-// binary selects with its flags after them, else the command's first words.
+// label names a step in timeTable: a test binary's -test.bench and the
+// flags after it, else the command's first words.
 func (s task) label() string {
 	if s.do != nil {
 		return strings.Join(s.show, "; ")
@@ -140,8 +139,8 @@ func (r *runner) command(ctx context.Context, s task) error {
 	return nil
 }
 
-// commandLine is the step as a shell would run it: what -n prints and
-// what the run prints before the step.
+// commandLine is the step as a shell would run it, as -n and the run
+// print it.
 func (s task) commandLine() string {
 	var b strings.Builder
 	for _, e := range s.env {
@@ -166,8 +165,7 @@ func openResults(name string, add bool) (*os.File, error) {
 	return os.Create(name)
 }
 
-// goTool is the go command the steps run: $GO (make's GO, which the
-// Makefile exports), else go from PATH.
+// goTool is the go command the steps run: $GO (make's), else go.
 func goTool() string { return cmp.Or(os.Getenv("GO"), "go") }
 
 // stepError is a command that failed: the run exits with its status.
@@ -180,8 +178,7 @@ type stepError struct {
 func (e *stepError) Error() string { return e.name + ": " + e.err.Error() }
 func (e *stepError) Unwrap() error { return e.err }
 
-// statusOf is the exit status a failed run ends with: a command's own
-// status, 1 for any other failure.
+// statusOf is the exit status of a failed run: a command's own, else 1.
 func statusOf(err error) int {
 	if se, ok := errors.AsType[*stepError](err); ok && se.code > 0 {
 		return se.code

@@ -124,18 +124,12 @@ func runTest(call cli.Call, c *testConfig, names []string) int {
 }
 
 // testBuildFlags are added to GOFLAGS for every build of make test, the
-// go commands its tests start included, each unless GOFLAGS sets that
-// flag already. -trimpath leaves the checkout's path out, as the gate's
-// sides do (side.go): Go keys a package built with its path by that path,
-// so a fresh clone would compile every package of the suite again, in
-// each of the tests' builds (plain, -race, each tag). No DWARF, which only
-// a debugger reads (stack traces, the race detector's reports, objdump
-// and callgrind's function names come from the symbol table and
-// pclntab): writing it is a sixth of a compile and a third of a link.
-// -vet=off: go test's own vet (a few of go vet's analyzers) checks what
-// the vet job checks whole over the same packages and tags, and in an
-// empty cache derives every dependency's facts again for each go test
-// command's build flags and tags (the results log has its cost).
+// go commands its tests start included, unless GOFLAGS sets that flag.
+// -trimpath: Go keys a package built with its path by that path, so a
+// fresh clone would compile everything again. No DWARF, which only a
+// debugger reads: a sixth of a compile and a third of a link. -vet=off:
+// the vet job vets the same packages whole, and go test's vet derives
+// every dependency's facts again for each command's flags and tags.
 var testBuildFlags = []string{"-trimpath", "-gcflags=all=-dwarf=false", "-ldflags=-w", "-vet=off"}
 
 // testCFlags, unless CGO_CFLAGS is set, are every make test build's (and
@@ -156,13 +150,12 @@ func testGoFlags(goflags string) string {
 }
 
 // testSlots is how many jobs make test runs at a time: one more than the
-// CPUs, so that a job waiting on the disk, a timer or a child (a
-// callgrind run is one thread) leaves no core idle; at least three.
+// CPUs, so a job waiting on the disk, a timer or a child leaves no core
+// idle; at least three.
 func testSlots() int { return max(3, runtime.NumCPU()+1) }
 
-// longestFirst are make test's jobs, longest first as make test measured
-// them (docs/targets.md): the pool starts them in this order, so the
-// short ones fill the cores at the end. A job not listed goes last.
+// longestFirst are make test's jobs, longest first as measured
+// (docs/targets.md), the order the pool starts them in; others go last.
 var longestFirst = []string{"unit-side", "unit-race", "smoke-tests", "e2e-sim", "unit-race-workload", "e2e", "smoke-paths", "vet", "report-test"}
 
 func jobRank(name string) int {
@@ -223,8 +216,8 @@ func runTestCmd(ctx context.Context, c testCmd, stdout, stderr io.Writer) error 
 }
 
 // runJob runs a job's commands in order and stops at the first failure,
-// which it reports on stderr.
-// first is closed when the first command ends, or the job does.
+// which it reports on stderr. first is closed when the first command
+// ends, or the job does.
 func runJob(ctx context.Context, j testJob, stdout, stderr io.Writer, first chan struct{}) error {
 	closeFirst := sync.OnceFunc(func() { close(first) })
 	defer closeFirst()
@@ -239,13 +232,10 @@ func runJob(ctx context.Context, j testJob, stdout, stderr io.Writer, first chan
 	return nil
 }
 
-// runPool runs jobs, at most workers at a time, each taken in the order
-// given as a worker frees (so the longest, listed first, start first and
-// no core idles while a short job waits behind a step's long one), a job
-// with an after that runs too, and comes before it, once that one's first
-// command ended; a
-// failed job does not stop the others, as make -k does not. Each job's
-// output is printed whole when it ends, after a line naming it.
+// runPool runs jobs, at most workers at a time, in the order given, a job
+// whose after comes before it once that one's first command ended. A
+// failed job does not stop the others (make -k). Each job's output is
+// printed whole when it ends, after a line naming it.
 func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer) ([]stepTime, error) {
 	var (
 		mu    sync.Mutex
@@ -262,8 +252,7 @@ func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer
 	for range max(1, workers) {
 		wg.Go(func() {
 			for i := range next {
-				// only for a job taken before this one, which no wait
-				// can then hold back
+				// only for a job taken before, which no wait holds back
 				if a, ok := index[order[i].after]; ok && a < i {
 					<-first[order[i].after]
 				}
@@ -287,8 +276,7 @@ func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer
 	return times, errors.Join(errs...)
 }
 
-// lockedWriter is one job's output, written by the job's commands and
-// by processes it runs side by side.
+// lockedWriter is one job's output, which its processes write side by side.
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -320,9 +308,7 @@ func (c *testConfig) missingDirStops(context.Context, io.Writer, io.Writer) erro
 
 // budgetPathRuns runs the memory-limited row on a tiny data set. Where
 // this machine can make the budget, every engine of the build must leave
-// a result: one its budget killed, one stopped at -mem_timeout, one that
-// skipped, or a row skipped whole, fails. Elsewhere the row must say why
-// it skipped.
+// a result; elsewhere the row must say why it skipped.
 func (c *testConfig) budgetPathRuns(_ context.Context, stdout, stderr io.Writer) error {
 	d, err := os.MkdirTemp("", "kvbench-smoke-")
 	if err != nil {
@@ -414,10 +400,8 @@ func isCompiled(path string) bool {
 	return slices.ContainsFunc(compiledMagic, func(m string) bool { return strings.HasPrefix(h, m) })
 }
 
-// tooFewRoundsRefused: kvb compare refuses a round count the gate
-// could not fail at before it builds anything, with the reason. The
-// comparisons themselves are the end-to-end tests' (benchstat/e2e_test.go,
-// the jobs e2e and e2e-sim).
+// tooFewRoundsRefused: kvb compare refuses a round count the gate could
+// not fail at before it builds anything, with the reason.
 func tooFewRoundsRefused(context.Context, io.Writer, io.Writer) error {
 	var errb bytes.Buffer
 	code := commands["compare"].Run([]string{"HEAD", "HEAD", "-count", "3"}, io.Discard, &errb)

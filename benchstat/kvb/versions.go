@@ -31,9 +31,7 @@ var versionsCommand = suiteCommand[versionsArgs]{
 
 func init() { register(versionsCommand.command()) }
 
-// The release matrix's defaults (docs/history.md, "Release matrix"): ten
-// rounds give benchstat a confidence interval; 50,000 keys build in a
-// second and read in 0.2 s a round.
+// The release matrix's defaults (docs/history.md, "Release matrix").
 const (
 	defaultVersionsRounds    = 10
 	defaultVersionsBenchtime = "0.2s"
@@ -130,9 +128,7 @@ func checkVersionsArgs(a *versionsArgs, fs *flag.FlagSet, pos []string) error {
 		return fmt.Errorf("-count %d: must be a whole number of rounds", a.count)
 	}
 	a.specs = pos
-	// Refuse what go test would refuse after every build: a -benchtime
-	// that is not a duration or a count of iterations (Nx), a -bench
-	// pattern that does not compile, split as go test splits one.
+	// Refuse now what go test would refuse after every build.
 	if !validBenchtime(a.benchtime) {
 		return fmt.Errorf("-benchtime %s: a duration (0.2s) or a number of iterations (2000x)", a.benchtime)
 	}
@@ -175,8 +171,6 @@ func runVersions(a *versionsArgs, stdout, stderr io.Writer) int {
 	return m.untilInterrupted(m.run)
 }
 
-// run is every step in order; the first that fails stops the run with
-// its own error.
 func (m *matrix) run(ctx context.Context) error {
 	if err := inOrder(ctx, m.check, m.buildAll); err != nil || m.args.buildOnly {
 		return err
@@ -184,8 +178,7 @@ func (m *matrix) run(ctx context.Context) error {
 	return inOrder(ctx, m.warmUp, m.mkdirOut, m.rounds, m.table)
 }
 
-// check does everything that needs no build: the repository, the module,
-// the workload, and what each version names, so a bad version stops the
+// check does everything that needs no build, so a bad version stops the
 // run before minutes of building.
 func (m *matrix) check(ctx context.Context) error {
 	a := m.args
@@ -212,8 +205,7 @@ func (m *matrix) check(ctx context.Context) error {
 	return m.resolve(ctx)
 }
 
-// resolve checks every version before anything is built: each exists
-// (a directory holds the module) and no two name the same version.
+// resolve checks that every version exists and no two are the same.
 func (m *matrix) resolve(ctx context.Context) error {
 	seen := map[string]string{}
 	for i, spec := range m.args.specs {
@@ -250,8 +242,8 @@ func (m *matrix) file(v *side) string {
 
 var notFileName = regexp.MustCompile(`[^A-Za-z0-9._+-]`)
 
-// step is one benchmark pattern every version runs in each round: its
-// run length, and its own flags, given before the user's so theirs win.
+// step is one benchmark pattern every version runs in each round, with
+// its own flags, given before the user's so theirs win.
 type step struct {
 	bench, benchtime string
 	flags            []string
@@ -261,9 +253,7 @@ type step struct {
 var warmOneThread = []string{"-cache=warm", "-threads=1"}
 
 // workload is what every version runs each round, and how the summary
-// line says it: -bench at -benchtime, or by default warm random reads and
-// a populate with sync off on the engines the module backs (from the
-// engine registry).
+// line says it.
 func workload(a *versionsArgs) ([]step, string, error) {
 	if a.bench != "" {
 		return []step{{a.bench, a.benchtime, warmOneThread}}, fmt.Sprintf("-bench '%s' -benchtime %s", a.bench, a.benchtime), nil
@@ -279,10 +269,8 @@ func workload(a *versionsArgs) ([]step, string, error) {
 		fmt.Sprintf("warm random reads (one thread, %s) and a populate (sync off) of %s", a.benchtime, t), nil
 }
 
-// buildAll builds every version's test binary. A version the suite does
-// not build with does not stop the others: the run stops after them all,
-// naming each one that failed and why in one line (the compiler's first
-// error, or the version go would build instead).
+// buildAll builds every version's test binary; the run stops after them
+// all, naming each that failed and why in one line.
 func (m *matrix) buildAll(ctx context.Context) error {
 	if err := m.scratch(); err != nil {
 		return err
@@ -312,8 +300,7 @@ func (m *matrix) buildAll(ctx context.Context) error {
 	return nil
 }
 
-// stepCmd runs step s of version v once at benchtime: the step's flags,
-// then the user's, then the run length.
+// stepCmd runs step s of version v once at benchtime.
 func (m *matrix) stepCmd(ctx context.Context, v *side, s step, benchtime string) *exec.Cmd {
 	args := append(testArgs(s.bench, s.flags...), m.args.suite...)
 	cmd := exec.CommandContext(ctx, v.binary, append(args, "-test.benchtime="+benchtime)...)
@@ -321,10 +308,8 @@ func (m *matrix) stepCmd(ctx context.Context, v *side, s step, benchtime string)
 	return cmd
 }
 
-// warmUp runs every step of every version once at one iteration before
-// anything is timed (warmRun): each version builds or reuses fixtures of
-// its own version, and a step that fails or matches no benchmark stops
-// the run here.
+// warmUp runs every step of every version once at one iteration
+// (warmRun).
 func (m *matrix) warmUp(ctx context.Context) error {
 	for _, v := range m.versions {
 		for _, s := range m.steps {
@@ -337,9 +322,8 @@ func (m *matrix) warmUp(ctx context.Context) error {
 	return nil
 }
 
-// rounds runs -count interleaved rounds, every step of a version one
-// after the other, into DIR/<version>.txt after its header, the order
-// into DIR/order.txt.
+// rounds runs -count interleaved rounds into DIR/<version>.txt after its
+// header, the order into DIR/order.txt.
 func (m *matrix) rounds(ctx context.Context) error {
 	var lanes []lane
 	for _, v := range m.versions {
@@ -375,10 +359,8 @@ func (m *matrix) table(ctx context.Context) error {
 }
 
 // header is the configuration lines a version's file starts with, which
-// make it a point of the module's release series: the lab's kvb history
-// add keeps them as the run's labels (docs/history.md, "Release
-// matrix"). benchstat's table across the versions stays one table, as
-// the engine's own line differs between the files too.
+// the lab's kvb history add keeps as the run's labels (docs/history.md,
+// "Release matrix").
 func (m *matrix) header(v *side) string {
 	var h strings.Builder
 	for _, kv := range [][2]string{{"role", "versions"}, {"series", "release"}, {"module", m.module}, {"version", v.label},

@@ -1,8 +1,7 @@
-// Package cli is what a subcommand's package gives kvb (benchstat/kvb),
-// the suite's one program: its name, a line saying what it does, its help
-// and its entry point, and the one way its flags are read and its usage
-// errors reported; Program dispatches to such commands (kvb, and the
-// lab's kvb in benchstat/lab).
+// Package cli is what a subcommand's package gives kvb (benchstat/kvb):
+// its name, summary, help and entry point, and the one way its flags are
+// read and its usage errors reported; Program dispatches to such commands
+// (kvb, and the lab's kvb in benchstat/lab).
 package cli
 
 import (
@@ -36,12 +35,10 @@ func NewFlagSet(name string) *flag.FlagSet {
 }
 
 // parse reads args into fs, flags before, between or after the
-// positional arguments, which it returns ("--" ends the flags); with
-// leading, for a command whose flags all come first, the first
-// positional argument and everything after it are returned as given, for
-// a program the command runs. On -h it writes help to stdout; on a bad
-// flag, the error and help to stderr. ok is false then, and status the
-// exit status (0 for -h, 2 otherwise).
+// positional arguments, which it returns; with leading, the flags all
+// come first and everything from the first positional argument on is
+// returned as given. On -h it writes help to stdout; on a bad flag, the
+// error and help to stderr; ok is false then, status 0 for -h, else 2.
 func parse(fs *flag.FlagSet, args []string, leading bool, help func(io.Writer), stdout, stderr io.Writer) ([]string, int, bool) {
 	var pos []string
 	var err error
@@ -70,10 +67,8 @@ func Usage(w io.Writer, name string, help func(io.Writer), format string, args .
 }
 
 // Spec is a subcommand whose flags land in a value of type O (a struct
-// of its own, or a pointer to its one flag). New makes its Command: the
-// flag set, the help, the reading of the flags and the usage errors are
-// the same for every subcommand, so a subcommand writes only its flags
-// and what it does with them.
+// of its own, or a pointer to its one flag). New makes its Command, so a
+// subcommand writes only its flags and what it does with them.
 type Spec[O any] struct {
 	Name    string
 	Summary string

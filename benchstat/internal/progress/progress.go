@@ -1,11 +1,9 @@
 // Package progress runs a benchmark binary, copies its standard output
-// to a results file and to the terminal (as tee does), and on a terminal
+// to a results file and the terminal (as tee does), and on a terminal
 // keeps one live line on /dev/tty: the benchmark that runs, its round,
 // the elapsed time and an estimate of what is left. Result lines are
-// passed on whole, so the live line is never written in the middle of
-// one, and it is never written into the results file or into a pipe.
-// Without a terminal it adds nothing. kvb bench runs every row of make
-// bench through it.
+// passed on whole, so the live line never splits one, and it never goes
+// into the results file or a pipe. kvb bench runs its rows through it.
 package progress
 
 import (
@@ -51,9 +49,8 @@ func Run(ctx context.Context, args []string, out, stderr io.Writer) error {
 	return err
 }
 
-// copyLines passes r's lines on to w whole, and tells p about each, and
-// about a line not finished yet (a benchmark's name is printed before it
-// runs, its figures after).
+// copyLines passes r's lines on to w whole, and tells p about each and
+// about a line not finished yet (a benchmark's name, before it runs).
 func copyLines(r io.Reader, w io.Writer, p *progress) {
 	buf := make([]byte, 64<<10)
 	var pending []byte
@@ -97,8 +94,7 @@ type progress struct {
 	quit    chan struct{}
 }
 
-// redraw draws the live line every second, so its elapsed time and the
-// time left move, until quit is closed.
+// redraw draws the live line every second until quit is closed.
 func (p *progress) redraw() {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -115,8 +111,7 @@ func (p *progress) redraw() {
 }
 
 // countTargets asks the benchmark binary how many top-level benchmarks
-// its -test.bench pattern selects (-test.list takes the same regexp for
-// the top level).
+// its -test.bench pattern selects (-test.list).
 func countTargets(args []string) int {
 	pattern := flagValue(args, "test.bench")
 	if pattern == "" {
@@ -144,8 +139,7 @@ func flagValue(args []string, name string) string {
 	return v
 }
 
-// see tells p about a line of output, whole, or not finished yet: a
-// benchmark's name, printed before it runs.
+// see tells p about a line of output, whole or not finished yet.
 func (p *progress) see(line string, whole bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
