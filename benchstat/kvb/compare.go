@@ -214,8 +214,7 @@ func runCompare(a *compareArgs, stdout, stderr io.Writer) int {
 	return 1
 }
 
-// run is every step in order; the first that fails stops the run with
-// its own error.
+// run is every step in order; the first that fails stops the run.
 func (c *comparison) run(ctx context.Context) error {
 	if err := inOrder(ctx, c.check, c.buildSides, c.warmUp, c.mkdirOut, c.rounds, c.benchstatTables); err != nil {
 		return err

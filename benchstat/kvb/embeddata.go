@@ -82,6 +82,7 @@ func writeCDB(n uint64, out string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // a no-op once renamed
+	defer tmp.Close()           // a no-op once closed
 	start := time.Now()
 	last := start
 	sb := records.NewSeekBuffer(tmp, 1<<20)
@@ -91,25 +92,20 @@ func writeCDB(n uint64, out string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "kvb embed-data: %d of %d records, %.0fs\n", done, n, now.Sub(start).Seconds())
 		}
 	})
-	for _, step := range []func() error{sb.Flush, func() error { return tmp.Chmod(0o644) }, tmp.Sync} {
+	for _, step := range []func() error{sb.Flush, func() error { return tmp.Chmod(0o644) }, tmp.Sync, tmp.Close} {
 		if err == nil {
 			err = step()
 		}
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	var fi os.FileInfo
-	if err == nil {
-		fi, err = os.Stat(tmp.Name())
-	}
-	if err == nil && fi.Size() != records.CDBSize(n) {
-		err = fmt.Errorf("wrote %d bytes, want %d", fi.Size(), records.CDBSize(n))
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), out)
-	}
 	if err != nil {
+		return err
+	}
+	if fi, err := os.Stat(tmp.Name()); err != nil {
+		return err
+	} else if fi.Size() != records.CDBSize(n) {
+		return fmt.Errorf("wrote %d bytes, want %d", fi.Size(), records.CDBSize(n))
+	}
+	if err := os.Rename(tmp.Name(), out); err != nil {
 		return err
 	}
 	el := time.Since(start)

@@ -18,12 +18,10 @@ import (
 	"github.com/kvbench/kvbench/benchstat/sim"
 )
 
-// commands holds every subcommand by name: the packaged ones, and each
-// file here that defines one and registers it from init.
+// commands holds every subcommand by name.
 var commands = map[string]cli.Command{}
 
-// packaged are the subcommands that are packages of their own under
-// benchstat/, one directory each.
+// packaged are the subcommands that are packages of their own.
 var packaged = []cli.Command{charts.Command, gate.Command, report.Command, sim.Command, summary.Command}
 
 // lab are the lab's commands: asked for here, kvb says where they are.

@@ -30,10 +30,8 @@ var screenshots = map[string]screenshot{
 	"report": {"docs/img/report.png", "report.html", "1280,2000", func(dir string) task {
 		return inProcess("report", []string{"-o", filepath.Join(dir, "report.html"), "benchstat/internal/summary/testdata/bench.txt"}, "")
 	}},
-	// The history page of the history the lab's history tests build from
-	// the summary test's results file (14 commits, a regression, an
-	// improvement, a newer Go, three bbolt releases): a test of the lab's
-	// module, built here alone.
+	// The history page of the lab's history tests' demo history (a test of
+	// the lab's module, built here alone).
 	"history": {"docs/img/history.png", "history.html", "1280,1600", func(dir string) task {
 		return task{args: []string{goTool(), "-C", "benchstat/lab", "test", "-count", "1", "-run", "^TestDemoPage$", "./history", "-args", "-demo=" + filepath.Join(dir, "history.html")},
 			out: os.DevNull, quiet: true}

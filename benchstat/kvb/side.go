@@ -504,10 +504,7 @@ func (f forward) Set(v string) error {
 // goTestFlags are go test's flags a command passes on, by their usual
 // names (go test -cpu is the binary's -test.cpu), true for a bool flag;
 // -bench, -count and -benchtime are the commands' own.
-var goTestFlags = []struct {
-	name   string
-	isBool bool
-}{{"cpu", false}, {"timeout", false}, {"benchmem", true}, {"short", true}, {"v", true}}
+var goTestFlags = map[string]bool{"cpu": false, "timeout": false, "benchmem": true, "short": true, "v": true}
 
 // defineSuiteFlags adds every flag of the suite's test binary, from its
 // registry (core.Flags), to fs as a flag forwarded into to. A suite flag
@@ -522,8 +519,8 @@ func defineSuiteFlags(fs *flag.FlagSet, to *[]string) {
 	for _, o := range core.Flags() {
 		define(o.FlagName(), forward{as: o.FlagName(), isBool: flagreg.IsBool(o), to: to}, o.FlagUsage())
 	}
-	for _, g := range goTestFlags {
-		define(g.name, forward{as: "test." + g.name, isBool: g.isBool, to: to}, "go test's -"+g.name+", to both binaries")
+	for name, isBool := range goTestFlags {
+		define(name, forward{as: "test." + name, isBool: isBool, to: to}, "go test's -"+name+", to both binaries")
 	}
 }
 

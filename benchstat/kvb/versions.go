@@ -164,8 +164,7 @@ type matrix struct {
 }
 
 // runVersions is the versions command: exit 0 done, 2 bad usage, a
-// version that does not build, or a run that fails (with that step's own
-// error).
+// version that does not build, or a run that fails.
 func runVersions(a *versionsArgs, stdout, stderr io.Writer) int {
 	m := &matrix{builder: builder{prog: "kvb versions", stderr: stderr, module: a.module, tags: a.tags}, args: a, stdout: stdout}
 	return m.untilInterrupted(m.run)

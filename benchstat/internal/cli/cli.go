@@ -34,30 +34,6 @@ func NewFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
-// parse reads args into fs, flags before, between or after the
-// positional arguments, which it returns; with leading, the flags all
-// come first and everything from the first positional argument on is
-// returned as given. On -h it writes help to stdout; on a bad flag, the
-// error and help to stderr; ok is false then, status 0 for -h, else 2.
-func parse(fs *flag.FlagSet, args []string, leading bool, help func(io.Writer), stdout, stderr io.Writer) ([]string, int, bool) {
-	var pos []string
-	var err error
-	if leading {
-		err = fs.Parse(args)
-		pos = fs.Args()
-	} else {
-		pos, err = flagargs.Parse(fs, args)
-	}
-	if err == nil {
-		return pos, 0, true
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		help(stdout)
-		return nil, 0, false
-	}
-	return nil, Usage(stderr, fs.Name(), help, "%v", err), false
-}
-
 // Usage reports a usage error of the command name: the message, then its
 // help, on w. It returns 2, the exit status of bad usage.
 func Usage(w io.Writer, name string, help func(io.Writer), format string, args ...any) int {
@@ -113,11 +89,24 @@ func New[O any](s Spec[O]) Command {
 			fs.PrintDefaults()
 		}
 	}
+	// Flags come before, between or after the positional arguments ("--"
+	// ends them); with Leading, all before them.
 	run := func(args []string, stdout, stderr io.Writer) int {
 		fs, o := flags()
-		pos, status, ok := parse(fs, args, s.Leading, help, stdout, stderr)
-		if !ok {
-			return status
+		var pos []string
+		var err error
+		if s.Leading {
+			err = fs.Parse(args)
+			pos = fs.Args()
+		} else {
+			pos, err = flagargs.Parse(fs, args)
+		}
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			help(stdout)
+			return 0
+		case err != nil:
+			return Usage(stderr, s.Name, help, "%v", err)
 		}
 		return s.Run(Call{Stdout: stdout, Stderr: stderr, name: s.Name, help: help}, o, pos)
 	}

@@ -26,10 +26,20 @@ func TestParse(t *testing.T) {
 		{args: []string{"-h"}, stdout: "usage: kvb x"},
 		{args: []string{"a", "-bogus"}, status: 2, stderr: "kvb x: flag provided but not defined: -bogus\n\nusage: kvb x"},
 	} {
-		fs := NewFlagSet("x")
-		fs.Int("n", 1, "a number")
+		var pos []string
+		ok := false
+		cmd := New(Spec[*int]{
+			Name:    "x",
+			Help:    help,
+			Flags:   func(fs *flag.FlagSet) *int { return fs.Int("n", 1, "a number") },
+			Leading: c.leading,
+			Run: func(_ Call, _ *int, p []string) int {
+				pos, ok = p, true
+				return 0
+			},
+		})
 		var stdout, stderr bytes.Buffer
-		pos, status, ok := parse(fs, c.args, c.leading, help, &stdout, &stderr)
+		status := cmd.Run(c.args, &stdout, &stderr)
 		if strings.Join(pos, " ") != c.pos || status != c.status || ok != c.ok ||
 			!strings.HasPrefix(stdout.String(), c.stdout) || !strings.HasPrefix(stderr.String(), c.stderr) {
 			t.Errorf("%q: %q, %d, %v; stdout %q, stderr %q", c.args, pos, status, ok, stdout.String(), stderr.String())
