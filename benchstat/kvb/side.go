@@ -562,15 +562,9 @@ func (c suiteCommand[A]) parse(args []string) (*A, error) {
 
 func (c suiteCommand[A]) help(w io.Writer) {
 	fmt.Fprint(w, c.usage)
-	fs := c.flagSet(new(A))
-	own := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	own := cli.NewFlagSet(c.name)
+	c.flags(own, new(A))
 	own.SetOutput(w)
-	fs.VisitAll(func(f *flag.Flag) {
-		if _, fwd := f.Value.(forward); !fwd {
-			own.Var(f.Value, f.Name, f.Usage)
-			own.Lookup(f.Name).DefValue = f.DefValue
-		}
-	})
 	own.PrintDefaults()
 }
 
