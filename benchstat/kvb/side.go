@@ -537,17 +537,12 @@ type suiteCommand[A any] struct {
 	run                  func(a *A, stdout, stderr io.Writer) int
 }
 
-func (c suiteCommand[A]) flagSet(a *A) *flag.FlagSet {
+func (c suiteCommand[A]) parse(args []string) (*A, error) {
+	a := new(A)
 	fs := cli.NewFlagSet(c.name)
 	suite := c.flags(fs, a)
 	*suite = slices.Clone(c.defaults)
 	defineSuiteFlags(fs, suite)
-	return fs
-}
-
-func (c suiteCommand[A]) parse(args []string) (*A, error) {
-	a := new(A)
-	fs := c.flagSet(a)
 	pos, err := flagargs.Parse(fs, args)
 	if err == nil {
 		err = c.check(a, fs, pos)
