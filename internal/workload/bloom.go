@@ -57,8 +57,7 @@ func init() {
 var bloomHitRates = []float64{0.1, 0.9}
 
 // tablesFixture is the engine's many-table fixture with filters at fpr (0:
-// none): the run's data set in -sst_tables groups of keys, each written
-// and then flushed to a table of its own, compactions off.
+// none), compactions off (buildTables).
 func tablesFixture(e *core.Env, info engine.Info, fpr float64) *core.Fixture {
 	n := sstTablesFlag.Get(&e.Cfg)
 	f := e.NewFixture(info, fmt.Sprintf("sst%d-bloom%s", n, fprName(fpr)), core.GenSource{G: e.Gen}, func(o *engine.Options) {
@@ -72,9 +71,8 @@ func tablesFixture(e *core.Env, info engine.Info, fpr float64) *core.Fixture {
 }
 
 // buildTables writes f's data set in -sst_tables groups of disjoint random
-// keys, each flushed to a table of its own. An engine whose Flush leaves
-// the table in its memtable (Badger writes it out only when it is full or
-// on Close) is reopened.
+// keys, each flushed to a table of its own; an engine whose Flush leaves
+// it in its memtable (Badger's, until full or Close) is reopened.
 func buildTables(e *core.Env, db engine.DB, f *core.Fixture) error {
 	n := uint64(sstTablesFlag.Get(&e.Cfg))
 	tables := func() int {
@@ -121,7 +119,7 @@ func (s rangeSource) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
 const bloomWarmGets = 100
 
 // runBloom runs gets at rate (0: closed loop) for b.N windows, warm on
-// db, cold each on the fixture closed, evicted and reopened.
+// db, cold each on the fixture reopened after eviction.
 func runBloom(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache string, hit float64, rate int) {
 	c := loadOf(&e.Cfg)
 	ws := newLoadWorkers(e, db, e.CallStreams(b), c.LoadWorkers, 6000, nil)

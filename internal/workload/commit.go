@@ -49,8 +49,8 @@ func commitWriters(l core.WordList) ([]int, error) {
 	return out, errors.Join(errs...)
 }
 
-// commitScratchOps bounds the commits commitScratch counts: b.N beyond it
-// at the default -benchtime means under 4 µs a durable commit.
+// commitScratchOps bounds the commits Commit's Scratch counts: b.N beyond
+// it at the default -benchtime means under 4 µs a durable commit.
 const commitScratchOps = 250_000
 
 // Commit: durable commits of one new key each from -commit_writers
@@ -103,8 +103,7 @@ func commitLeaf(b *testing.B, e *core.Env, h *core.Handle, writers int, v core.V
 	})
 }
 
-// commitRun is what one call's commits saw over its window, from the
-// first commit's start to the last one's return.
+// commitRun is what one call's commits saw over its window.
 type commitRun struct {
 	commits   int
 	elapsed   time.Duration
@@ -114,8 +113,8 @@ type commitRun struct {
 	hasDev    bool              // the database's directory has a block device under it
 }
 
-// deviceCounters reads the counters of the block device under dir; ok is
-// false when there is none (tmpfs, overlay). A test counts for it.
+// deviceCounters reads the counters of the block device under dir, if any
+// (not on tmpfs, overlay). A test counts for it.
 var deviceCounters = func(dir string) (s measure.DiskStats, ok bool, err error) {
 	d, ok, err := measure.DeviceOf(dir)
 	if !ok || err != nil {
@@ -126,7 +125,7 @@ var deviceCounters = func(dir string) (s measure.DiskStats, ok bool, err error) 
 }
 
 // counters are the process's I/O counters and those of the block device
-// under dir (where dir is set and has one), read at a window's start.
+// under dir, if any, read at a window's start.
 type counters struct {
 	dir    string
 	io     measure.IO
@@ -145,17 +144,15 @@ func readCounters(dir string) (c counters, err error) {
 	return c, err
 }
 
-// since is what was counted since c: the bytes the process wrote and the
-// device's counters.
+// since is the bytes the process wrote and the device's counters since c.
 func (c counters) since() (written int64, dev measure.DiskStats, err error) {
 	now, err := readCounters(c.dir)
 	return now.io.Sub(c.io).Written(), now.dev.Sub(c.dev), err
 }
 
 // commitOnce commits n new keys (indexes e.Keys on), one a transaction,
-// from writers goroutines into db, opened with o; the window runs from
-// start to stop, the device's counters read right outside it. Then it
-// closes db, opens o.Dir again read-only and reads every key back.
+// from writers goroutines into db, opened with o, timed from start to
+// stop; then it closes db and reads every key back, reopened read-only.
 func commitOnce(e *core.Env, info engine.Info, db engine.DB, o engine.Options, writers, n int, start, stop func()) (commitRun, error) {
 	cs := make([]*committer, writers)
 	tls := newTimelines(writers, n)
@@ -176,17 +173,17 @@ func commitOnce(e *core.Env, info engine.Info, db engine.DB, o engine.Options, w
 		return r, err
 	}
 	r.hasDev = c0.hasDev
-	if r.intervals, err = measure.Intervals(tls, t0, t0.Add(r.elapsed), intervalFlag.Get(&e.Cfg)); err != nil {
-		db.Close()
-		return r, err
-	}
+	r.intervals, err = measure.Intervals(tls, t0, t0.Add(r.elapsed), intervalFlag.Get(&e.Cfg))
 	lats := make([]*measure.Recorder, len(cs))
 	for t, c := range cs {
-		if c.err != nil {
-			db.Close()
-			return r, fmt.Errorf("writer %d: %w", t, c.err)
+		if c.err != nil && err == nil {
+			err = fmt.Errorf("writer %d: %w", t, c.err)
 		}
 		lats[t] = c.lat
+	}
+	if err != nil {
+		db.Close()
+		return r, err
 	}
 	r.lat = measure.Merge(lats...)
 	if err := db.Close(); err != nil {
@@ -204,9 +201,8 @@ func commitOnce(e *core.Env, info engine.Info, db engine.DB, o engine.Options, w
 	return r, nil
 }
 
-// committer is one goroutine's commits: keys next, next+step, ..., each
-// key and value made before its commit's clock starts. Padded so
-// committers never share a cache line.
+// committer is one goroutine's commits of keys next, next+step, ..., each
+// made before its clock starts; padded so committers share no cache line.
 type committer struct {
 	_          [64]byte
 	g          *dataset.Gen
@@ -237,8 +233,8 @@ func (c *committer) run(db engine.DB, n int) {
 	}
 }
 
-// report reports the run's figures: the device's per commit where -dir
-// has a device (flushes where its kernel counts them).
+// report reports the run's figures, the device's per commit where -dir
+// has one (flushes where its kernel counts them).
 func (r commitRun) report(b *testing.B) {
 	n := float64(r.commits)
 	b.ReportMetric(n/r.elapsed.Seconds(), "commits/s")

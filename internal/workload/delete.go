@@ -2,6 +2,8 @@ package workload
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"testing"
 	"time"
@@ -45,9 +47,9 @@ func deleteUnits() []core.Unit {
 // beyond it at the default -benchtime means under 4 µs an op.
 const queueScratchOps = 250_000
 
-// deleteScratch is one copy of the fixture at a time (counted like a
-// fixture, three times the logical bytes) and either what the queue
-// writes on it or the swath's fresh database of half the data set.
+// deleteScratch is one copy of the fixture at a time (three times the
+// logical bytes, as a fixture) and either the queue's writes on it or the
+// swath's fresh database of half the data set.
 func deleteScratch(e *core.Env, _ engine.Info) int64 {
 	logical := e.Gen.LogicalBytes()
 	queue := int64(queueScratchOps) * int64(queueKeySize+e.Cfg.ValSize)
@@ -62,22 +64,18 @@ const queueLen = 1000
 // queueKeySize is the length of a queue key: 'q' and 16 hex digits.
 const queueKeySize = 1 + dataset.KeySize
 
-// queueStart and queueEnd bound the queue's key space: every key that
-// starts with 'q', above every key of the data set (lowercase hex).
+// queueStart and queueEnd bound the queue's keys, all above the data
+// set's (lowercase hex).
 var queueStart, queueEnd = []byte("q"), []byte("r")
-
-const lowerHex = "0123456789abcdef"
 
 // queueKey writes the key of queue item seq into dst (queueKeySize
 // bytes): 'q' and seq in 16 hex digits, so items sort by seq.
 func queueKey(dst []byte, seq uint64) []byte {
-	dst = dst[:queueKeySize]
+	var be [8]byte
+	binary.BigEndian.PutUint64(be[:], seq)
 	dst[0] = 'q'
-	for p := queueKeySize - 1; p > 0; p-- {
-		dst[p] = lowerHex[seq&15]
-		seq >>= 4
-	}
-	return dst
+	hex.Encode(dst[1:queueKeySize], be[:])
+	return dst[:queueKeySize]
 }
 
 // queueMarks are the deleted counts the queue reports its mean read
@@ -128,9 +126,9 @@ func newQueue(e *core.Env, c *workCopy, n, batch int) (*queue, error) {
 	return q, nil
 }
 
-// advance deletes the head item and inserts a new tail item, each in a
-// write of its own, once the space guard allows writes (through the
-// adapter itself: the guard's wrapper would allocate a batch of its own).
+// advance deletes the head item and inserts a new tail item, each a write
+// of its own, once the space guard allows (through the adapter: the
+// guard's wrapper would allocate a batch of its own).
 func (q *queue) advance() error {
 	if err := q.c.guard.Err(); err != nil {
 		return err
@@ -150,9 +148,8 @@ func (q *queue) advance() error {
 	return nil
 }
 
-// read opens a reader and an iterator at the queue's start and checks
-// the head item, with all every item: exactly items head to tail-1, in
-// order, each with its value.
+// read checks the head item through a new reader and iterator, with all
+// every item: exactly items head to tail-1, in order, with their values.
 func (q *queue) read(all bool) error {
 	rd, err := q.c.inner.NewReader()
 	if err != nil {
@@ -292,9 +289,8 @@ func (p *swathPlan) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
 	return p.G.Key(kb, p.live[i]), p.G.Value(vb, p.live[i])
 }
 
-// deletePoints deletes every key in the swath in batches of batch, in
-// key order, finding them by scanning the database, and checks it found
-// exactly the keys the plan says it holds.
+// deletePoints finds the swath's keys by a scan, checks they are the
+// plan's, and deletes them in key order in batches of batch.
 func (p *swathPlan) deletePoints(c *workCopy, batch int) error {
 	bd, ok := c.inner.(engine.BatchDeleter)
 	if !ok {
@@ -384,14 +380,13 @@ func (p *swathPlan) scan(rd engine.Reader, chk *dataset.Checker) error {
 	return err
 }
 
-// swathLeaf is one leaf of the swath: its name without the block size,
-// and why it is skipped ("" when it runs).
+// swathLeaf is one leaf of the swath and why it is skipped ("" if not).
 type swathLeaf struct {
 	method, state, skip string
 }
 
-// swathLeaves are the swath's leaves on an engine with (or without) a
-// range delete and a manual compaction.
+// swathLeaves are the swath's leaves on an engine with or without a range
+// delete and a manual compaction.
 func swathLeaves(title string, ranges, compacts bool) []swathLeaf {
 	var out []swathLeaf
 	for _, m := range swathMethods {
@@ -447,11 +442,11 @@ func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 			continue
 		}
 		e.WatchLeaf(b.Name() + "/" + name)
+		f := h.Fixture() // the leaf reads a copy of it
 		if l.state == "fresh" {
-			e.ShowSettings(info, settings)
-		} else {
-			e.ShowFixtureSettings(info, settings, h.Fixture()) // a copy of the fixture
+			f = nil
 		}
+		e.ShowFixtureSettings(info, settings, f)
 		b.Run(name, func(b *testing.B) { swathBody(b, e, h, p, fresh, l.method, l.state) })
 	}
 }

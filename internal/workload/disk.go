@@ -88,9 +88,9 @@ func disk(b *testing.B, e *core.Env) {
 	}
 }
 
-// seqReads times b.N reads of a size-byte file, read; before each, with
-// the timer stopped, evict drops the file from the page cache and says
-// how much of it stayed there. It returns the bytes that stayed, summed.
+// seqReads times b.N reads of a size-byte file, read, each after evict
+// (untimed) drops it from the page cache; it returns the bytes that
+// stayed cached, summed.
 func seqReads(b *testing.B, size int64, evict func() (int64, error), read func() (measure.DiskResult, error)) (cached int64) {
 	b.StopTimer()
 	b.ResetTimer()
@@ -109,8 +109,8 @@ func seqReads(b *testing.B, size int64, evict func() (int64, error), read func()
 	return cached
 }
 
-// diskFileSize is the size of the data set, at least 64 MiB so that short
-// runs still reach past a device's own cache, in whole MiB.
+// diskFileSize is the data set's size in whole MiB, at least 64 MiB so
+// short runs still reach past a device's own cache.
 func diskFileSize(e *core.Env) int64 {
 	n := max(e.Gen.LogicalBytes(), 64<<20)
 	return (n + 1<<20 - 1) &^ (1<<20 - 1)

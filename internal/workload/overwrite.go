@@ -37,8 +37,8 @@ var overwritePassesFlag = &core.Flag[core.IntList]{Name: "overwrite_passes", Def
 var overwriteUnits = append([]core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), core.Lower("dev-write-amp"), core.Lower("space-amp"),
 	core.Lower("log-MB"), core.Higher("first-keys/s"), core.Higher("last-keys/s")}, timelineUnits...)
 
-// overwriteScratch is one copy of the fixture at a time and what a pass
-// adds (docs/methodology.md, "What overwrite measures").
+// overwriteScratch is one copy of the fixture and what a pass adds
+// (docs/methodology.md, "What overwrite measures").
 func overwriteScratch(e *core.Env, _ engine.Info) int64 { return 6 * e.Gen.LogicalBytes() }
 
 // Overwrite: db_bench's overwrite, the steady state an LSM reaches only
@@ -76,8 +76,8 @@ func init() {
 	})
 }
 
-// overwrite is the body of leaf pass=passes: each op rewrites a copy of
-// the fixture in src, version passes-1 of every value (overwriteOnce).
+// overwrite is leaf pass=passes's body: each op rewrites a copy of the
+// fixture in src (overwriteOnce).
 func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts engine.Options, passes int) {
 	b.StopTimer()
 	rng := e.CallStreams(b).Rand(0)
@@ -89,10 +89,8 @@ func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts eng
 }
 
 // rewrittenFixture is the engine's fixture of the data set rewritten
-// passes times after its load, the state leaf pass=passes+1 starts from
-// (docs/methodology.md, "What overwrite measures"); for passes 0, the
-// engine's fixture of the data set (KVFor). Its orders are drawn from
-// -seed, so a rebuild writes the same.
+// passes times after its load (KVFor's for 0), where leaf pass=passes+1
+// starts; its orders are drawn from -seed, so a rebuild writes the same.
 func rewrittenFixture(e *core.Env, info engine.Info, passes int) *core.Fixture {
 	if passes == 0 {
 		return e.KVFor(info)
@@ -121,13 +119,11 @@ func rewrittenFixture(e *core.Env, info engine.Info, passes int) *core.Fixture {
 	return f
 }
 
-// rewriteStream is the random stream, of the run's seed, that the
-// rewritten fixtures' pass orders are drawn from.
+// rewriteStream is the run's seed's stream of the rewritten fixtures' orders.
 const rewriteStream = 0x6f76657277726974 // "overwrit"
 
-// overwriteOnce copies the fixture in src to opts.Dir and writes src's
-// pass into the copy, timed (writeOnce). Then the database is read back
-// whole: every key of the data set once, each value the pass's version.
+// overwriteOnce writes pass into a copy of the fixture in src, timed
+// (writeOnce), then reads it back (checkVersion).
 func overwriteOnce(e *core.Env, info engine.Info, src string, opts engine.Options, pass passSource, label string, start, stop func()) (populateStats, error) {
 	st, err := writeOnce(e, info, opts, src, pass, intervalFlag.Get(&e.Cfg), label, fmt.Sprintf("%s pass %d", label, pass.version), start, stop)
 	if err != nil {
@@ -156,7 +152,7 @@ func checkVersion(e *core.Env, info engine.Info, opts engine.Options, ver uint64
 }
 
 // versionChecker verifies entries read back after a pass: keys of the
-// data set, each value exactly version want of that key's.
+// data set, each value version want of that key's.
 type versionChecker struct {
 	chk  *dataset.Checker
 	g    *dataset.Gen
@@ -200,10 +196,9 @@ func (o passOrder) at(i uint64) uint64 {
 	return r
 }
 
-// drawPassOrders draws the orders of passes passes over n keys from r,
-// each different from the ones before it where n allows (an affine order
-// is fixed by its first two writes), a from [2, n) once n > 2
-// (docs/methodology.md, "What overwrite measures").
+// drawPassOrders draws passes orders over n keys from r, each unlike those
+// before it where n allows (an affine order is fixed by its first two
+// writes), a from [2, n) once n > 2 (docs/methodology.md).
 func drawPassOrders(r *dataset.Rand, n uint64, passes int) []passOrder {
 	out := make([]passOrder, 0, passes)
 	for len(out) < passes {
@@ -235,8 +230,8 @@ func gcd(a, b uint64) uint64 {
 	return a
 }
 
-// passSource is one pass's writes as a core.Source: its i-th entry is the
-// key of index order.at(i) with version version of that key's value.
+// passSource is one pass's writes: entry i is the key of index order.at(i)
+// with version version of its value.
 type passSource struct {
 	g       *dataset.Gen
 	order   passOrder

@@ -27,8 +27,7 @@ var writersFlag = &core.Flag[int]{Name: "writers", Default: 1,
 	Usage: "goroutines writing batches concurrently in populate",
 	Check: ints(1, 256)}
 
-// populateScratch is one scratch database at a time, up to three times
-// the logical size of the data set.
+// populateScratch is one scratch database, up to 3x the logical bytes.
 func populateScratch(e *core.Env, _ engine.Info) int64 { return 3 * e.Gen.LogicalBytes() }
 
 // Populate: each op writes the whole data set into a fresh database
@@ -69,16 +68,14 @@ func init() {
 	})
 }
 
-// runPopulate runs populate as leaf sub (scratchLeaf) with the run's
-// options as tweak changes them.
+// runPopulate runs populate as leaf sub with the run's options, tweaked.
 func runPopulate(b *testing.B, e *core.Env, info engine.Info, sub string, tweak func(*engine.Options)) {
 	opts := e.Options(info, "", e.Gen.LogicalBytes())
 	tweak(&opts)
 	scratchLeaf(b, e, info, nil, sub, opts, func(b *testing.B) { populate(b, e, info, opts) })
 }
 
-// populateStats is what one write of the data set cost over writeOnce's
-// interval.
+// populateStats is what one write of the data set cost (writeOnce).
 type populateStats struct {
 	elapsed time.Duration
 	times   core.WriteTimes // the write loop's first and last tenth
@@ -93,20 +90,18 @@ type populateStats struct {
 // resident memory (the kernel keeps only the total's peak).
 const memSamplePeriod = 20 * time.Millisecond
 
-// writeOnce times and counts one write of src (WriteAllTimed, in batches
-// of -batch from -writers goroutines, under a space guard named label;
-// its timeline's interval every) into the database in opts.Dir, over the
-// one interval of docs/methodology.md, "What populate measures": from the
-// open of a fresh database, or with from set (overwrite) from the first
-// write to a copy of the fixture in from, made and opened before it, to
-// the fsync after Close. start and stop, when set, are called at the
-// interval's ends.
+// writeOnce times and counts one write of src (WriteAllTimed from
+// -writers goroutines, its timeline's interval every, under a space guard
+// named label) into opts.Dir over the interval of docs/methodology.md,
+// "What populate measures": from the open of a fresh database (or with
+// from set, the first write to a copy of fixture from, made and opened
+// before) to the fsync after Close, calling start and stop (if set) at its ends.
 func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, src core.Source, every time.Duration, label, writeLabel string, start, stop func()) (populateStats, error) {
 	var st populateStats
 	dir := opts.Dir
 	if from != "" {
-		if err := copyTree(from, dir); err != nil {
-			return st, fmt.Errorf("copy fixture: %w", err)
+		if err := copyFixture(from, dir); err != nil {
+			return st, err
 		}
 	}
 	g, err := e.GuardSpace(label, info, opts)
@@ -114,19 +109,15 @@ func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, 
 		return st, err
 	}
 	defer g.Stop()
-	var db engine.DB
+	var db engine.DB // opened outside the interval for a copy, inside for a fresh one
 	open := func() error {
 		inner, err := engine.OpenInfo(info, opts)
 		if err == nil {
 			db = g.Wrap(inner)
-			return nil
 		}
 		return err
 	}
 	if from != "" {
-		if err := syncFS(dir); err != nil {
-			return st, fmt.Errorf("sync the fixture's copy: %w", err)
-		}
 		if err := open(); err != nil {
 			return st, err
 		}
@@ -186,9 +177,8 @@ func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, 
 	return st, err
 }
 
-// populate is the body of Populate and Batch: each op writes every key of
-// the data set into a fresh database opened with opts (writeOnce), timed
-// over its interval.
+// populate is the body of Populate and Batch: each op writes the data set
+// into a fresh database opened with opts (writeOnce).
 func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) {
 	label := info.Name + " populate"
 	writeOps(b, e, info, opts, true, func(o engine.Options, start, stop func()) (populateStats, error) {
@@ -197,8 +187,7 @@ func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) 
 }
 
 // writeOps runs b.N ops of a write benchmark, each once into a new
-// scratch directory (o.Dir), removed afterwards, and reports their tally
-// (docs/methodology.md, "What populate measures").
+// scratch directory (o.Dir) removed afterwards, and reports their tally.
 func writeOps(b *testing.B, e *core.Env, info engine.Info, opts engine.Options, memory bool, once func(o engine.Options, start, stop func()) (populateStats, error)) writeTally {
 	b.SetBytes(e.Gen.LogicalBytes())
 	var tally writeTally
@@ -218,8 +207,7 @@ func writeOps(b *testing.B, e *core.Env, info engine.Info, opts engine.Options, 
 	return tally
 }
 
-// writeTally adds up the ops of a writing benchmark, each a write of keys
-// entries of logical bytes in all counted by writeOnce.
+// writeTally adds up the ops of a writing benchmark (writeOnce's).
 type writeTally struct {
 	sum         populateStats
 	first, last float64 // sums of the ops' write-loop rates
@@ -251,7 +239,7 @@ func (t *writeTally) add(st populateStats) {
 }
 
 // report reports the tally of ops that each wrote keys entries of logical
-// bytes in all, the memory growths when memory is set (writeOps).
+// bytes, with memory set the memory growths.
 func (t *writeTally) report(b *testing.B, keys uint64, logical int64, memory bool) {
 	if t.ops == 0 {
 		return
@@ -284,7 +272,6 @@ func (t *writeTally) report(b *testing.B, keys uint64, logical int64, memory boo
 // pass, YCSB with writes, Commit): docs/methodology.md, "Throughput over
 // time".
 
-// intervalFlag is -interval.
 var intervalFlag = &core.Flag[time.Duration]{Name: "interval", Default: 100 * time.Millisecond,
 	Usage: "interval of the writes' throughput over time (Overwrite, YCSB with writes, Commit): commits a second and p99 in each, the stall figures stall% and worst-interval-x, and with -latency_dir a .tsv of them per leaf",
 	Check: within(time.Millisecond, math.MaxInt64, "must be at least 1ms")}
@@ -295,8 +282,7 @@ var timelineOptions = []core.Option{intervalFlag, latencyDirFlag}
 // timelineUnits are their stall figures.
 var timelineUnits = []core.Unit{core.Lower("stall%"), core.Higher("worst-interval-x")}
 
-// newTimelines makes one timeline per writer goroutine, with room for
-// each one's share of ops commits.
+// newTimelines makes a timeline per writer, room for its share of ops.
 func newTimelines(writers int, ops int) []*measure.Timeline {
 	tls := make([]*measure.Timeline, writers)
 	for w := range tls {
@@ -305,9 +291,8 @@ func newTimelines(writers int, ops int) []*measure.Timeline {
 	return tls
 }
 
-// reportIntervals reports the stall figures of a window's intervals, when
-// the window is long enough to judge (measure.Stalls), and writes them to
-// <latency_dir>/<name>.tsv.
+// reportIntervals reports the stall figures of a window's intervals, if
+// long enough to judge (measure.Stalls), and writes <latency_dir>/<name>.tsv.
 func reportIntervals(b *testing.B, e *core.Env, iv []measure.Interval) {
 	if stalled, worst, ok := measure.Stalls(iv); ok {
 		b.ReportMetric(stalled, "stall%")
@@ -316,9 +301,8 @@ func reportIntervals(b *testing.B, e *core.Env, iv []measure.Interval) {
 	fatalIf(b, writeLatencyFile(e, b.Name(), ".tsv", func(f io.Writer) error { return measure.WriteIntervals(f, b.Name(), iv) }))
 }
 
-// writeLatencyFile writes <latency_dir>/<name><ext> with write, the
-// name's slashes and spaces made file-name safe; nothing without
-// -latency_dir.
+// writeLatencyFile writes <latency_dir>/<name><ext> with write, the name
+// made file-name safe; nothing without -latency_dir.
 func writeLatencyFile(e *core.Env, name, ext string, write func(io.Writer) error) error {
 	dir := latencyDirFlag.Get(&e.Cfg)
 	if dir == "" {

@@ -35,8 +35,7 @@ func init() {
 	})
 }
 
-// traceFixture is the engine's fixture of the trace data set, opened with
-// the run's options.
+// traceFixture is the engine's fixture of the trace data set.
 func traceFixture(e *core.Env, info engine.Info) *core.Fixture {
 	return e.NewFixture(info, "trace", TraceSource{traces(e)}, nil)
 }
@@ -51,9 +50,7 @@ type prefetchCase struct {
 }
 
 // prefetchCases is every lookup sub-benchmark of info, its name's
-// dimensions in the order prefetch, hit, bound, readahead, cache: the
-// engine's value prefetch, then its iterator bound and readahead, each
-// in its declared order.
+// dimensions in the order prefetch, hit, bound, readahead, cache.
 func prefetchCases(info engine.Info) []prefetchCase {
 	var out []prefetchCase
 	for _, pre := range core.Variants(info, engine.ValuePrefetch) {
@@ -70,8 +67,7 @@ func prefetchCases(info engine.Info) []prefetchCase {
 	return out
 }
 
-// options are the case's open and iterator options over the fixture's
-// read-only ones, o.
+// options are the case's open and iterator options over o.
 func (c prefetchCase) options(o engine.Options) (engine.Options, engine.IterOptions) {
 	var it engine.IterOptions
 	for _, v := range []core.Variant{c.pre, c.post} {
@@ -87,9 +83,8 @@ func (c prefetchCase) options(o engine.Options) (engine.Options, engine.IterOpti
 
 func runPrefetch(b *testing.B, e *core.Env, info engine.Info) {
 	h := e.Open(b, traceFixture(e, info))
-	// Every leaf opens the fixture itself (cold leaves once per call, after
-	// eviction); the parent prints the settings of each leaf's options,
-	// from an open made here once per set of options.
+	// Every leaf opens the fixture itself; the parent prints each leaf's
+	// settings, from an open made here once per set of options.
 	settings := map[string][]engine.Setting{}
 	show := func(o engine.Options) {
 		key := fmt.Sprintf("%+v", o)
@@ -121,8 +116,8 @@ func prefetchOpen(b *testing.B, info engine.Info, o engine.Options) engine.DB {
 	return db
 }
 
-// prefetchOpenOnly is the seed's open-only baseline: one op opens the
-// store on a cold page cache (eviction untimed) and reads nothing.
+// prefetchOpenOnly is the seed's baseline: one op opens the store on a
+// cold page cache (eviction untimed) and reads nothing.
 func prefetchOpenOnly(b *testing.B, e *core.Env, info engine.Info, o engine.Options) {
 	var sum procUse
 	var resident int64
@@ -144,9 +139,8 @@ func prefetchOpenOnly(b *testing.B, e *core.Env, info engine.Info, o engine.Opti
 	sum.report(b, 0, n, float64(resident)/n, true)
 }
 
-// prefetchLookups is the body of every lookup sub-benchmark: op i looks
-// up trace start+i mod -prefetch_traces, start drawn per call, and reads
-// and verifies every value under its prefix (traceLookup).
+// prefetchLookups is every lookup sub-benchmark's body: op i looks up
+// trace start+i mod -prefetch_traces, start drawn per call.
 func prefetchLookups(b *testing.B, e *core.Env, info engine.Info, o engine.Options, it engine.IterOptions, c prefetchCase) {
 	t := traces(e)
 	rng := e.CallStreams(b).Rand(7000)
@@ -195,9 +189,9 @@ func prefetchLookups(b *testing.B, e *core.Env, info engine.Info, o engine.Optio
 // growth over a stretch, and its peak RSS at the end.
 type procUse struct{ read, major, grow, peak int64 }
 
-// report reports u, summed over b.N ops that read values values: its
-// growth as a mean over stretches, and with cold resident, the bytes of
-// the fixture the page cache held after eviction.
+// report reports u over b.N ops that read values values, its growth a
+// mean over stretches; cold, resident is the fixture's bytes the page
+// cache held after eviction.
 func (u procUse) report(b *testing.B, values int64, stretches, resident float64, cold bool) {
 	n := float64(b.N)
 	b.ReportMetric(float64(u.read)/n, "read-B/op")
@@ -211,9 +205,8 @@ func (u procUse) report(b *testing.B, values int64, stretches, resident float64,
 	}
 }
 
-// measureProc releases memory (so that RSS does not fall during fn as the
-// heap is scavenged) and resets the peak RSS, then runs fn and returns
-// what the process used while it ran.
+// measureProc returns what the process used while fn ran, memory released
+// first (so RSS does not fall as the heap is scavenged) and peak reset.
 func measureProc(b *testing.B, fn func()) procUse {
 	engine.ReleaseMemory()
 	fatalIf(b, measure.ResetPeakRSS())
@@ -227,8 +220,8 @@ func measureProc(b *testing.B, fn func()) procUse {
 	return procUse{io1.Sub(io0).ReadBytes, f1.Major - f0.Major, m1.Total() - m0.Total(), m1.Peak}
 }
 
-// traceLookup looks trace prefixes up through one reader and verifies
-// every key and value it gets; its buffers are reused across lookups.
+// traceLookup looks trace prefixes up through one reader, its buffers
+// reused across lookups.
 type traceLookup struct {
 	t      *dataset.Traces
 	rd     engine.Reader
@@ -242,8 +235,9 @@ type traceLookup struct {
 	want   [dataset.TraceKeySize]byte
 }
 
-// lookup reads every value under trace tr's hit or miss prefix.
-func (l *traceLookup) lookup(tr int) error {
+// lookup reads and verifies every span under trace tr's hit or miss
+// prefix, in order.
+func (l *traceLookup) lookup(tr int) (err error) {
 	p := l.t.Prefix(l.prefix[:], tr, l.hit)
 	o := l.o
 	if l.bound {
@@ -255,11 +249,33 @@ func (l *traceLookup) lookup(tr int) error {
 	if err != nil {
 		return err
 	}
-	s, err := l.scan(it, tr, p)
-	if cerr := it.Close(); err == nil {
-		err = cerr
+	defer func() {
+		if cerr := it.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	s := 0
+	for ; it.Valid(); it.Next() {
+		k := it.Key()
+		if !bytes.HasPrefix(k, p) {
+			if l.bound {
+				return fmt.Errorf("iterator bounded to %q returned %q", p, k)
+			}
+			break // the next trace: an unbounded lookup ends here
+		}
+		if s >= dataset.SpansPerTrace || !bytes.Equal(k, l.t.Key(l.want[:], tr, s)) {
+			return fmt.Errorf("prefix %q: key %q at position %d", p, k, s)
+		}
+		v, err := it.Value()
+		if err == nil {
+			err = l.chk.Check(l.t.Index(tr, s), v)
+		}
+		if err != nil {
+			return err
+		}
+		s++
 	}
-	if err != nil {
+	if err := it.Err(); err != nil {
 		return err
 	}
 	want := 0
@@ -271,33 +287,6 @@ func (l *traceLookup) lookup(tr int) error {
 	}
 	l.values += int64(s)
 	return nil
-}
-
-// scan reads the spans of trace tr under prefix p, in order, and returns
-// how many it read.
-func (l *traceLookup) scan(it engine.Iterator, tr int, p []byte) (int, error) {
-	s := 0
-	for ; it.Valid(); it.Next() {
-		k := it.Key()
-		if !bytes.HasPrefix(k, p) {
-			if l.bound {
-				return s, fmt.Errorf("iterator bounded to %q returned %q", p, k)
-			}
-			break // the next trace: an unbounded lookup ends here
-		}
-		if s >= dataset.SpansPerTrace || !bytes.Equal(k, l.t.Key(l.want[:], tr, s)) {
-			return s, fmt.Errorf("prefix %q: key %q at position %d", p, k, s)
-		}
-		v, err := it.Value()
-		if err == nil {
-			err = l.chk.Check(l.t.Index(tr, s), v)
-		}
-		if err != nil {
-			return s, err
-		}
-		s++
-	}
-	return s, it.Err()
 }
 
 // TraceSource is the trace data set as a Source: entry i is span
@@ -349,8 +338,7 @@ func traceIndex(t *dataset.Traces, k []byte) (uint64, error) {
 	return 0, fmt.Errorf("key %q is not in the trace data set", k)
 }
 
-// Seed 000's trace data set's size and value size, which name its
-// fixtures.
+// Seed 000's trace data set's size and value size (in its fixtures' names).
 var (
 	prefetchTracesFlag = &core.Flag[int]{Name: "prefetch_traces", Default: 600, Shapes: true,
 		Usage: "trace IDs in the prefix-lookup data set, 90 keys each; 9000 is the seed's full size (810,000 keys)",
@@ -370,8 +358,7 @@ var (
 		}}
 )
 
-// traces is the run's trace data set, from the flags and the run's seed
-// and value ratio (validated: it cannot fail).
+// traces is the run's trace data set (the flags validated: it cannot fail).
 func traces(e *core.Env) *dataset.Traces {
 	c := &e.Cfg
 	t, err := dataset.NewTraces(prefetchTracesFlag.Get(c), prefetchValSizeFlag.Get(c), c.ValueRatio, c.Seed)

@@ -118,8 +118,7 @@ func (s *readStream) threadIO() int64 {
 	return s.ru.Inblock + s.ru.Majflt
 }
 
-// newReadStreams makes one stream per reader goroutine from the call's
-// streams rs.
+// newReadStreams makes a stream per reader goroutine from rs.
 func newReadStreams(e *core.Env, rs core.Streams, rr readRandomRun) readStreams {
 	out := make(readStreams, rr.threads)
 	for t, st := range rs.Threads(1000, rr.threads, core.LatencySample) {
@@ -138,9 +137,8 @@ func (s *readStream) checkValue(v []byte) error {
 	return s.chk.Check(s.idx, v) // Get returns it
 }
 
-// read does n reads of goroutine t's stream through rd; it stops at the
-// first error. Its ops count on from the stream's earlier reads, which
-// with the stream's phase choose the sampled ones.
+// read does n reads of goroutine t's stream through rd, stopping at an
+// error; its ops count on from earlier reads (which choose the sampled).
 func (ss readStreams) read(t, n int, rd engine.Reader) error {
 	s := ss[t]
 	if s.countIO {
@@ -219,8 +217,7 @@ func reportReads(b *testing.B, streams readStreams, timed core.Timed) {
 }
 
 // reportLoop fails b unless the streams did the loop's operations (done
-// of what), and reports the bytes they read as MB/s over its timed part
-// and their sampled latencies (p50-ns, p99-ns, p999-ns).
+// of what) and reports their MB/s and sampled latencies.
 func reportLoop(b *testing.B, timed core.Timed, what string, done, bytes int64, lats []*measure.Recorder) {
 	if done != timed.Ops {
 		b.Fatalf("%d %s done, want %d", done, what, timed.Ops)

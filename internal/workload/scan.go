@@ -11,10 +11,9 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// Iterate: full scans. One op reads every key of the fixture in order,
-// with values or keys only (badger-bench capped its scan at 2M keys; this
-// reads them all, as users' scans grow with their data); an engine's
-// iterateCaps dimensions add a sub-benchmark level each.
+// Iterate: full scans, one op reading every key of the fixture in order,
+// with values or keys only (badger-bench capped its scan at 2M keys; users'
+// scans grow with their data); iterateCaps add a sub-benchmark level each.
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Iterate",
@@ -41,8 +40,8 @@ func init() {
 	})
 }
 
-// iterate times b.N full scans, each through a reader of its own; cold,
-// each is a round of its own (docs/methodology.md, "What a cold round is").
+// iterate times b.N full scans, each through a reader of its own, cold a
+// round each (docs/methodology.md, "What a cold round is").
 func iterate(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache string, tweak func(*engine.Options), values bool) {
 	keys := e.Gen.Keys
 	chk := core.GenSource{G: e.Gen}.NewChecker(e.FullCheck)
@@ -125,9 +124,8 @@ var scanLenFlag = &core.Flag[int]{Name: "scan_len", Default: 100,
 	Usage: "entries read after each seek in BenchmarkScan",
 	Check: ints(1, 1_000_000)}
 
-// scanStream is one scanning goroutine's seeks: its own random keys and
-// latencies (core.Stream), checker and tally, kept across the rounds of
-// a cold leaf. Padded like readStream.
+// scanStream is one scanning goroutine's seeks, kept across a cold leaf's
+// rounds, as readStream is (and padded like it).
 type scanStream struct {
 	_ [64]byte
 	core.Stream
@@ -143,8 +141,8 @@ type scanStream struct {
 // scanStreams are a leaf's scanning goroutines' streams, one each.
 type scanStreams []*scanStream
 
-// newScanStreams makes one stream per scanning goroutine from the call's
-// streams rs, each timing every seek.
+// newScanStreams makes a stream per scanning goroutine from rs, each
+// timing every seek.
 func newScanStreams(e *core.Env, rs core.Streams, threads int) scanStreams {
 	out := make(scanStreams, threads)
 	for t, st := range rs.Threads(2000, threads, 1) {
@@ -155,8 +153,7 @@ func newScanStreams(e *core.Env, rs core.Streams, threads int) scanStreams {
 }
 
 // scan does n seeks of goroutine t's stream through rd, each an iterator
-// of its own read by scanFrom, as an application's range read is; it
-// stops at the first error.
+// of its own (as an application's range read is); it stops at an error.
 func (ss scanStreams) scan(t, n int, rd engine.Reader) error {
 	s := ss[t]
 	for i := 0; i < n; i++ {
@@ -174,8 +171,7 @@ func (ss scanStreams) scan(t, n int, rd engine.Reader) error {
 	return nil
 }
 
-// reportScans checks the streams' tallies against the loop's operations
-// and reports their figures over its timed part.
+// reportScans is reportReads for scanStreams.
 func reportScans(b *testing.B, streams scanStreams, timed core.Timed) {
 	var done, entries, bytes int64
 	lats := make([]*measure.Recorder, len(streams))
@@ -238,8 +234,8 @@ func scanFrom(rd engine.Reader, o engine.IterOptions, n int, first []byte, chk *
 var iterateCaps = []engine.Capability{engine.MapReadahead}
 
 // Open times what a process pays before its first answer: opening the
-// fixture read-only and serving one verified point read, apart from the
-// read benchmarks (docs/methodology.md, "The read benchmarks").
+// fixture read-only and one verified point read (docs/methodology.md,
+// "The read benchmarks").
 func init() {
 	core.Register(&core.Workload{
 		Name:     "Open",
@@ -249,10 +245,9 @@ func init() {
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, cache := range h.Caches() {
-				// The handle opens the fixture in the cache state (warm:
-				// one untimed open and pass loads the page cache) and
-				// prints its settings; the body then closes it and times
-				// opens of its own.
+				// The handle opens the fixture in the cache state and
+				// prints its settings; the body closes it and times opens
+				// of its own.
 				h.Run(b, e.LeafName("cache", cache), cache, nil, func(b *testing.B, _ engine.DB) {
 					openAndRead(b, e, info, h, cache)
 				})
@@ -283,13 +278,9 @@ func openAndRead(b *testing.B, e *core.Env, info engine.Info, h *core.Handle, ca
 		b.StartTimer()
 
 		db, err := engine.Open(info.Name, o)
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		rd, err := db.NewReader()
-		if err != nil {
-			b.Fatal(err)
-		}
+		fatalIf(b, err)
 		found, err := rd.Get(key, func(v []byte) error { return chk.Check(idx, v) })
 
 		b.StopTimer()

@@ -16,12 +16,11 @@ import (
 )
 
 // workCopy is a private, writable database in scratch, open under a space
-// guard: a copy of an engine's fixture, what a workload that writes runs
-// on so the fixture itself is never written (or, for Delete's fresh
-// database, an empty one). It keeps the adapter itself for the optional
-// interfaces the guard's wrapper hides (engine.Deleter, BatchDeleter,
-// RangeDeleter, Compacter) and can be closed and reopened. Open it
-// outside the timer; Close removes it.
+// guard: a copy of an engine's fixture (so a workload that writes never
+// writes the fixture) or, for Delete's fresh database, an empty one. It
+// keeps the adapter for the optional interfaces the guard's wrapper hides
+// (engine.Deleter, Compacter, ...). Open it outside the timer; Close
+// removes it.
 type workCopy struct {
 	DB    engine.DB // inner, its commits asking the guard first
 	Opts  engine.Options
@@ -32,17 +31,15 @@ type workCopy struct {
 	label string
 }
 
-// newWorkCopy copies the fixture that h reads (h's own database must be
-// closed: the fixture is not read while its copy is written), or with
-// copy unset makes an empty database, and opens it with h's options as
-// tweak changes them, under a space guard named label.
+// newWorkCopy copies the fixture h reads (h's own database closed), or
+// with copy unset makes an empty database, and opens it with h's options
+// as tweak changes them, under a space guard named label.
 //
-// Every copy starts from the same state, whatever ran before it: the
-// copy and anything else dirty on its filesystem written back (otherwise
-// the kernel writes it back during the first operations, and a write
-// waiting behind that is charged to the engine), and the memory earlier
-// engines left to the Go collector and the C allocators released
-// (otherwise a large heap's collection runs during the measurement).
+// Every copy starts from the same state: everything dirty on its
+// filesystem written back (else the kernel writes it back during the first
+// operations, charged to the engine), and the memory earlier engines left
+// to the Go collector and the C allocators released (else a large heap's
+// collection runs during the measurement).
 func newWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.Options), copy bool) (*workCopy, error) {
 	info := h.Fixture().Engine
 	o := h.Options(tweak)
@@ -50,26 +47,21 @@ func newWorkCopy(e *core.Env, h *core.Handle, label string, tweak func(*engine.O
 	w := &workCopy{Opts: o, e: e, info: info, label: label}
 	var err error
 	if copy {
-		if err = copyTree(h.Dir(), o.Dir); err != nil {
-			err = fmt.Errorf("copy fixture: %w", err)
-		} else if err = syncFS(o.Dir); err != nil {
-			err = fmt.Errorf("sync the fixture's copy: %w", err)
-		}
+		err = copyFixture(h.Dir(), o.Dir)
 	}
 	if err == nil {
 		engine.ReleaseMemory()
 		err = w.open()
 	}
 	if err != nil {
-		w.e.Root.RemoveAll(w.Opts.Dir)
+		e.Root.RemoveAll(o.Dir)
 		return nil, err
 	}
 	return w, nil
 }
 
-// copyForCall opens a fresh copy of h's fixture (newWorkCopy, with
-// tweak) for one call of b's body, b's timer stopped; done closes and
-// removes it.
+// copyForCall opens a new copy of h's fixture (newWorkCopy) for one call
+// of b's body, b's timer stopped; done closes and removes it.
 func copyForCall(b *testing.B, e *core.Env, h *core.Handle, tweak func(*engine.Options)) (w *workCopy, done func()) {
 	b.StopTimer()
 	w, err := newWorkCopy(e, h, b.Name(), tweak, true)
@@ -77,21 +69,16 @@ func copyForCall(b *testing.B, e *core.Env, h *core.Handle, tweak func(*engine.O
 	return w, func() { errorIf(b, w.Close()) }
 }
 
-// scratchLeaf runs body as leaf name (with the block size, BlockLeaf) of
-// info's engine opened with o, writable, after printing the settings of
-// o on an empty database in scratch: those of a fresh database, or with f
-// set of the writable copies of fixture f that body runs on.
+// scratchLeaf runs body as leaf name (BlockLeaf) of info's engine opened
+// writable with o, after printing o's settings on an empty database in
+// scratch (and with f set, that body runs on copies of fixture f).
 func scratchLeaf(b *testing.B, e *core.Env, info engine.Info, f *core.Fixture, name string, o engine.Options, body func(b *testing.B)) {
 	o.ReadOnly = false
 	name = core.BlockLeaf(name, info, o)
 	e.WatchLeaf(b.Name() + "/" + name)
 	s, err := e.ScratchSettings(info, o)
 	fatalIf(b, err)
-	if f != nil {
-		e.ShowFixtureSettings(info, s, f)
-	} else {
-		e.ShowSettings(info, s)
-	}
+	e.ShowFixtureSettings(info, s, f)
 	b.Run(name, body)
 }
 
@@ -163,14 +150,20 @@ func syncFS(dir string) error {
 	return unix.Syncfs(int(f.Fd()))
 }
 
-// copyTree copies the fixture in src to dst (copy_file_range on Linux),
-// less its .ready manifest: the copy is not a fixture.
-func copyTree(src, dst string) error {
-	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
-		return err
+// copyFixture copies the fixture in src to dst (copy_file_range on Linux),
+// less its .ready manifest (the copy is not a fixture), and syncFS's it.
+func copyFixture(src, dst string) error {
+	err := os.CopyFS(dst, os.DirFS(src))
+	if err == nil {
+		if err = os.Remove(filepath.Join(dst, dataset.ReadyName)); errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
 	}
-	if err := os.Remove(filepath.Join(dst, dataset.ReadyName)); !errors.Is(err, fs.ErrNotExist) {
-		return err
+	if err != nil {
+		return fmt.Errorf("copy fixture: %w", err)
+	}
+	if err := syncFS(dst); err != nil {
+		return fmt.Errorf("sync the fixture's copy: %w", err)
 	}
 	return nil
 }
