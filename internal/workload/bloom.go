@@ -56,8 +56,7 @@ func init() {
 // bloomHitRates are the miss-heavy and hit-heavy read mixes.
 var bloomHitRates = []float64{0.1, 0.9}
 
-// tablesFixture is the engine's many-table fixture with filters at fpr (0:
-// none), compactions off (buildTables).
+// tablesFixture is the engine's many-table fixture (buildTables), compactions off, filters at fpr (0: none).
 func tablesFixture(e *core.Env, info engine.Info, fpr float64) *core.Fixture {
 	n := sstTablesFlag.Get(&e.Cfg)
 	f := e.NewFixture(info, fmt.Sprintf("sst%d-bloom%s", n, fprName(fpr)), core.GenSource{G: e.Gen}, func(o *engine.Options) {
@@ -141,9 +140,7 @@ func runBloom(b *testing.B, e *core.Env, h *core.Handle, db engine.DB, cache str
 			}
 			return func() {
 				r, err := window()
-				if err != nil {
-					b.Fatal(err)
-				}
+				fatalIf(b, err)
 				res = merge(res, r)
 			}, func() { closeLoadWorkers(ws) }
 		})

@@ -124,8 +124,7 @@ var deviceCounters = func(dir string) (s measure.DiskStats, ok bool, err error) 
 	return s, true, err
 }
 
-// counters are the process's I/O counters and those of the block device
-// under dir, if any, read at a window's start.
+// counters are the process's and the device's (under dir, if any) at a window's start.
 type counters struct {
 	dir    string
 	io     measure.IO

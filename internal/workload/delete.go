@@ -64,8 +64,7 @@ const queueLen = 1000
 // queueKeySize is the length of a queue key: 'q' and 16 hex digits.
 const queueKeySize = 1 + dataset.KeySize
 
-// queueStart and queueEnd bound the queue's keys, all above the data
-// set's (lowercase hex).
+// queueStart and queueEnd bound the queue's keys, above the data set's (lowercase hex).
 var queueStart, queueEnd = []byte("q"), []byte("r")
 
 // queueKey writes the key of queue item seq into dst (queueKeySize
@@ -90,8 +89,7 @@ var queueMarks = [...]struct {
 	{100_000, "seek-ns@100k-del"},
 }
 
-// queue is the queue on one database: items head to tail-1 are in it,
-// item seq holding value seq of the data set's generator.
+// queue is the queue on one database: items head to tail-1, item seq holding value seq.
 type queue struct {
 	g          *dataset.Gen
 	c          *workCopy
@@ -279,8 +277,7 @@ func newSwathPlan(g *dataset.Gen) *swathPlan {
 	return p
 }
 
-// Len, LogicalBytes and Entry make the surviving keys a core.Source: the
-// fresh database's contents.
+// Len, LogicalBytes and Entry make the surviving keys (the fresh database) a core.Source.
 func (p *swathPlan) Len() uint64 { return uint64(len(p.live)) }
 func (p *swathPlan) LogicalBytes() int64 {
 	return int64(len(p.live)) * int64(dataset.KeySize+p.G.ValueSize)
@@ -370,8 +367,7 @@ func reach(c *workCopy, state string) error {
 	return fmt.Errorf("unknown state %q", state)
 }
 
-// scan seeks to the swath's start and reads the next scanLen keys
-// (scanFrom): the first must be the first key after the swath.
+// scan reads scanLen keys from the swath's start, the first the first after the swath.
 func (p *swathPlan) scan(rd engine.Reader, chk *dataset.Checker) error {
 	n, _, err := scanFrom(rd, engine.IterOptions{Start: swathStart}, p.scanLen, p.first, chk)
 	if err == nil && n != int64(p.scanLen) {
@@ -385,8 +381,7 @@ type swathLeaf struct {
 	method, state, skip string
 }
 
-// swathLeaves are the swath's leaves on an engine with or without a range
-// delete and a manual compaction.
+// swathLeaves are the swath's leaves on an engine with or without ranges and compaction.
 func swathLeaves(title string, ranges, compacts bool) []swathLeaf {
 	var out []swathLeaf
 	for _, m := range swathMethods {
@@ -404,8 +399,7 @@ func swathLeaves(title string, ranges, compacts bool) []swathLeaf {
 	return out
 }
 
-// runSwath builds the fresh database of the surviving keys and runs
-// every leaf of the swath against it.
+// runSwath runs every leaf of the swath against a fresh database of the surviving keys.
 func runSwath(b *testing.B, e *core.Env, h *core.Handle) {
 	info := h.Fixture().Engine
 	p := newSwathPlan(e.Gen)
@@ -483,33 +477,28 @@ func swathBody(b *testing.B, e *core.Env, h *core.Handle, p *swathPlan, fresh *w
 	rd, err := db.NewReader()
 	fatalIf(b, err)
 	defer rd.Close()
-	// One scan of each first, untimed: the checks of the state, and the
-	// blocks both read in the engines' caches.
-	if err := p.scan(frd, chk); err != nil {
-		b.Fatalf("fresh: %v", err)
-	}
-	if err := p.scan(rd, chk); err != nil {
-		b.Fatalf("%s: %v", state, err)
-	}
-	lat := measure.NewRecorder()
-	var base, total time.Duration
-	b.ResetTimer()
-	b.StartTimer()
-	for n := 0; n < b.N; n++ {
-		if state != "fresh" {
-			t0 := time.Now()
-			err := p.scan(frd, chk)
-			base += time.Since(t0)
-			if err != nil {
-				b.Fatalf("fresh: %v", err)
-			}
-		}
+	scan := func(rd engine.Reader, state string) time.Duration {
 		t0 := time.Now()
 		err := p.scan(rd, chk)
 		d := time.Since(t0)
 		if err != nil {
 			b.Fatalf("%s: %v", state, err)
 		}
+		return d
+	}
+	// One scan of each first, untimed: the checks of the state, and the
+	// blocks both read in the engines' caches.
+	scan(frd, "fresh")
+	scan(rd, state)
+	lat := measure.NewRecorder()
+	var base, total time.Duration
+	b.ResetTimer()
+	b.StartTimer()
+	for n := 0; n < b.N; n++ {
+		if state != "fresh" {
+			base += scan(frd, "fresh")
+		}
+		d := scan(rd, state)
 		total += d
 		lat.Record(d)
 	}

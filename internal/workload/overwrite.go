@@ -76,8 +76,7 @@ func init() {
 	})
 }
 
-// overwrite is leaf pass=passes's body: each op rewrites a copy of the
-// fixture in src (overwriteOnce).
+// overwrite is leaf pass=passes's body: each op an overwriteOnce of a copy of src.
 func overwrite(b *testing.B, e *core.Env, info engine.Info, src string, opts engine.Options, passes int) {
 	b.StopTimer()
 	rng := e.CallStreams(b).Rand(0)
@@ -122,8 +121,7 @@ func rewrittenFixture(e *core.Env, info engine.Info, passes int) *core.Fixture {
 // rewriteStream is the run's seed's stream of the rewritten fixtures' orders.
 const rewriteStream = 0x6f76657277726974 // "overwrit"
 
-// overwriteOnce writes pass into a copy of the fixture in src, timed
-// (writeOnce), then reads it back (checkVersion).
+// overwriteOnce writes pass into a copy of fixture src, timed (writeOnce), and checkVersion's it.
 func overwriteOnce(e *core.Env, info engine.Info, src string, opts engine.Options, pass passSource, label string, start, stop func()) (populateStats, error) {
 	st, err := writeOnce(e, info, opts, src, pass, intervalFlag.Get(&e.Cfg), label, fmt.Sprintf("%s pass %d", label, pass.version), start, stop)
 	if err != nil {
@@ -230,8 +228,7 @@ func gcd(a, b uint64) uint64 {
 	return a
 }
 
-// passSource is one pass's writes: entry i is the key of index order.at(i)
-// with version version of its value.
+// passSource is one pass's writes: entry i is key order.at(i) at version version.
 type passSource struct {
 	g       *dataset.Gen
 	order   passOrder

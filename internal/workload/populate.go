@@ -21,8 +21,7 @@ var populateUnits = []core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), 
 	core.Lower("log-MB"), core.Lower("rss-growth-MB"), core.Lower("anon-growth-MB"), core.Lower("file-growth-MB"),
 	core.Higher("first-keys/s"), core.Higher("last-keys/s")}
 
-// writersFlag is -writers: populate's concurrent writers, Batch's
-// concurrent callers.
+// writersFlag is -writers: Populate's concurrent writers, Batch's callers.
 var writersFlag = &core.Flag[int]{Name: "writers", Default: 1,
 	Usage: "goroutines writing batches concurrently in populate",
 	Check: ints(1, 256)}
@@ -95,7 +94,7 @@ const memSamplePeriod = 20 * time.Millisecond
 // named label) into opts.Dir over the interval of docs/methodology.md,
 // "What populate measures": from the open of a fresh database (or with
 // from set, the first write to a copy of fixture from, made and opened
-// before) to the fsync after Close, calling start and stop (if set) at its ends.
+// before) to the fsync after Close, calling start and stop at its ends.
 func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, src core.Source, every time.Duration, label, writeLabel string, start, stop func()) (populateStats, error) {
 	var st populateStats
 	dir := opts.Dir
@@ -137,9 +136,7 @@ func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, 
 	if err != nil {
 		return st, err
 	}
-	if start != nil {
-		start()
-	}
+	start()
 	t0 := time.Now()
 	if from == "" {
 		if err := open(); err != nil {
@@ -160,9 +157,7 @@ func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, 
 		return st, fmt.Errorf("sync: %w", err)
 	}
 	st.elapsed = time.Since(t0)
-	if stop != nil {
-		stop()
-	}
+	stop()
 	peak, err := mem.Stop()
 	if err != nil {
 		return st, err
@@ -177,8 +172,7 @@ func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, 
 	return st, err
 }
 
-// populate is the body of Populate and Batch: each op writes the data set
-// into a fresh database opened with opts (writeOnce).
+// populate is the body of Populate and Batch: each op a writeOnce into a fresh database.
 func populate(b *testing.B, e *core.Env, info engine.Info, opts engine.Options) {
 	label := info.Name + " populate"
 	writeOps(b, e, info, opts, true, func(o engine.Options, start, stop func()) (populateStats, error) {
@@ -238,8 +232,7 @@ func (t *writeTally) add(st populateStats) {
 	}
 }
 
-// report reports the tally of ops that each wrote keys entries of logical
-// bytes, with memory set the memory growths.
+// report reports the tally of ops that each wrote keys entries, logical bytes (memory: growths too).
 func (t *writeTally) report(b *testing.B, keys uint64, logical int64, memory bool) {
 	if t.ops == 0 {
 		return

@@ -48,7 +48,7 @@ func TestPopulateWritesEveryKey(t *testing.T) {
 	e := populateEnv(t, "BenchmarkPopulate", io.Discard)
 	for _, info := range compiled(registered(t, "Populate")) {
 		dir := t.TempDir()
-		st, err := writeOnce(e, info, e.Cfg.Options(info, dir, e.Gen.LogicalBytes()), "", core.GenSource{G: e.Gen}, 0, "test", "test", nil, nil)
+		st, err := writeOnce(e, info, e.Cfg.Options(info, dir, e.Gen.LogicalBytes()), "", core.GenSource{G: e.Gen}, 0, "test", "test", func() {}, func() {})
 		if err != nil {
 			t.Fatalf("%s: %v", info.Name, err)
 		}

@@ -61,7 +61,7 @@ func writeFile(dir, name string, n int) error {
 
 func populateWith(t *testing.T, e *core.Env, info engine.Info) populateStats {
 	t.Helper()
-	st, err := writeOnce(e, info, e.Cfg.Options(info, filepath.Join(t.TempDir(), "db"), e.Gen.LogicalBytes()), "", core.GenSource{G: e.Gen}, 0, "test", "test", nil, nil)
+	st, err := writeOnce(e, info, e.Cfg.Options(info, filepath.Join(t.TempDir(), "db"), e.Gen.LogicalBytes()), "", core.GenSource{G: e.Gen}, 0, "test", "test", func() {}, func() {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,8 +116,7 @@ func prefetchOpen(b *testing.B, info engine.Info, o engine.Options) engine.DB {
 	return db
 }
 
-// prefetchOpenOnly is the seed's baseline: one op opens the store on a
-// cold page cache (eviction untimed) and reads nothing.
+// prefetchOpenOnly is the seed's baseline: an op opens the store cold and reads nothing.
 func prefetchOpenOnly(b *testing.B, e *core.Env, info engine.Info, o engine.Options) {
 	var sum procUse
 	var resident int64
@@ -185,8 +184,7 @@ func prefetchLookups(b *testing.B, e *core.Env, info engine.Info, o engine.Optio
 	u.report(b, l.values, 1, float64(resident), c.cold)
 }
 
-// procUse is what the process read from disk, its major faults and RSS
-// growth over a stretch, and its peak RSS at the end.
+// procUse is a stretch's disk reads, major faults and RSS growth, and the peak RSS at its end.
 type procUse struct{ read, major, grow, peak int64 }
 
 // report reports u over b.N ops that read values values, its growth a
@@ -220,8 +218,7 @@ func measureProc(b *testing.B, fn func()) procUse {
 	return procUse{io1.Sub(io0).ReadBytes, f1.Major - f0.Major, m1.Total() - m0.Total(), m1.Peak}
 }
 
-// traceLookup looks trace prefixes up through one reader, its buffers
-// reused across lookups.
+// traceLookup looks trace prefixes up through one reader, reusing its buffers.
 type traceLookup struct {
 	t      *dataset.Traces
 	rd     engine.Reader
@@ -235,8 +232,7 @@ type traceLookup struct {
 	want   [dataset.TraceKeySize]byte
 }
 
-// lookup reads and verifies every span under trace tr's hit or miss
-// prefix, in order.
+// lookup reads and verifies every span under trace tr's hit or miss prefix, in order.
 func (l *traceLookup) lookup(tr int) (err error) {
 	p := l.t.Prefix(l.prefix[:], tr, l.hit)
 	o := l.o

@@ -193,8 +193,7 @@ func (ss readStreams) read(t, n int, rd engine.Reader) error {
 	return nil
 }
 
-// reportReads checks the streams' tallies against the loop's operations
-// and reports their figures over its timed part.
+// reportReads checks the streams' tallies against the loop's and reports their figures.
 func reportReads(b *testing.B, streams readStreams, timed core.Timed) {
 	var done, found, bytes, sampled, memHits int64
 	lats := make([]*measure.Recorder, len(streams))

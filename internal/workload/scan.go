@@ -124,8 +124,7 @@ var scanLenFlag = &core.Flag[int]{Name: "scan_len", Default: 100,
 	Usage: "entries read after each seek in BenchmarkScan",
 	Check: ints(1, 1_000_000)}
 
-// scanStream is one scanning goroutine's seeks, kept across a cold leaf's
-// rounds, as readStream is (and padded like it).
+// scanStream is one scanning goroutine's seeks, kept and padded as readStream is.
 type scanStream struct {
 	_ [64]byte
 	core.Stream
@@ -141,8 +140,7 @@ type scanStream struct {
 // scanStreams are a leaf's scanning goroutines' streams, one each.
 type scanStreams []*scanStream
 
-// newScanStreams makes a stream per scanning goroutine from rs, each
-// timing every seek.
+// newScanStreams makes a stream per scanning goroutine from rs, timing every seek.
 func newScanStreams(e *core.Env, rs core.Streams, threads int) scanStreams {
 	out := make(scanStreams, threads)
 	for t, st := range rs.Threads(2000, threads, 1) {
@@ -278,9 +276,13 @@ func openAndRead(b *testing.B, e *core.Env, info engine.Info, h *core.Handle, ca
 		b.StartTimer()
 
 		db, err := engine.Open(info.Name, o)
-		fatalIf(b, err)
+		if err != nil {
+			b.Fatal(err)
+		}
 		rd, err := db.NewReader()
-		fatalIf(b, err)
+		if err != nil {
+			b.Fatal(err)
+		}
 		found, err := rd.Get(key, func(v []byte) error { return chk.Check(idx, v) })
 
 		b.StopTimer()
