@@ -232,7 +232,7 @@ func (t *writeTally) add(st populateStats) {
 	}
 }
 
-// report reports the tally of ops that each wrote keys entries, logical bytes (memory: growths too).
+// report reports the tally of ops that each wrote keys entries of logical bytes, with memory its growths.
 func (t *writeTally) report(b *testing.B, keys uint64, logical int64, memory bool) {
 	if t.ops == 0 {
 		return

@@ -15,11 +15,10 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// workCopy is a private, writable database in scratch, open under a space
-// guard: a copy of an engine's fixture (so a workload that writes never
-// writes the fixture) or, for Delete's fresh database, an empty one. It
-// keeps the adapter for the optional interfaces the guard's wrapper hides
-// (engine.Deleter, Compacter, ...). Open it outside the timer; Close
+// workCopy is a private, writable database in scratch under a space guard:
+// a copy of an engine's fixture, so writes never touch the fixture (or
+// Delete's empty fresh database). It keeps the adapter for the optional
+// interfaces the guard's wrapper hides. Open it outside the timer; Close
 // removes it.
 type workCopy struct {
 	DB    engine.DB // inner, its commits asking the guard first
