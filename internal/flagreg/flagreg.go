@@ -1,7 +1,7 @@
 // Package flagreg is the one form every flag of the suite is declared in
 // (docs/architecture.md, "flags → config"): the core's shared settings,
-// each engine's own options and each workload's own. It imports nothing
-// of the suite, so the engines, which the core imports, use it too.
+// each engine's options and each workload's. It imports nothing of the
+// suite, so the engines, which the core imports, use it too.
 package flagreg
 
 import (
@@ -14,59 +14,52 @@ import (
 )
 
 // Flag is one flag of the suite, -<Name>, of type T: one the flag package
-// has a flag for (int, int64, uint, uint64, float64, bool, string,
-// time.Duration) or one whose pointer is a flag.Value (core.IntList,
-// engine.Text), so that it parses, fails and prints in -help as the flag
-// package's own would. C is what its check and its lines read of the run:
+// has a flag for, or one whose pointer is a flag.Value (core.IntList,
+// engine.Text), so it parses, fails and prints in -help as the flag
+// package's own. C is what its check and its lines read of the run:
 // *core.Config for the shared settings and a workload's flags; any for an
-// engine's option, which reads nothing but its own value.
+// engine's option, which reads only its own value.
 type Flag[T, C any] struct {
-	Name    string // the flag, without the dash: "prefetch_traces"
+	Name    string // without the dash: "prefetch_traces"
 	Default T
 	Usage   string
-	// Choices, when set, are the only values it accepts: any other fails
+	// Choices, when set, are the only values accepted: any other fails
 	// with "must be one of a, b, c".
 	Choices []T
-	// Check, when set, validates the value v against the whole
-	// configuration c before any work; its error reads after
-	// "-<name> <value>: ", e.g. "must be from 1 to 9000", unless the core
-	// named it already (core.FlagError, joined), as a list's items are.
+	// Check, when set, validates v against the whole configuration before
+	// any work; its error follows "-<name> <value>: " unless it is a
+	// core.FlagError already (a list's items, joined).
 	Check func(v T, c C) error
 	// Echo, when set, writes the flag's configuration lines in place of
-	// the one line "<name with dashes>: <value>": several (values derived
-	// from v, how the suite uses it), or none when other lines state it.
+	// "<name with dashes>: <value>": several, or none.
 	Echo func(v T, c C, line func(key string, v any))
-	// Shapes: the value changes the fixtures a run builds (their names or
-	// keys say it), so fixtures built with another value are not reused.
+	// Shapes: the value changes the fixtures a run builds, so fixtures
+	// built with another value are not reused.
 	Shapes bool
-	// Field, when set, is where c holds the value: a field of core.Config,
-	// for the settings every workload reads as fields. nil: c holds it
-	// beside them, by name (Store).
+	// Field, when set, is where c holds the value (a field of
+	// core.Config); nil: c holds it by name (Store).
 	Field func(c C) *T
 }
 
 // Option is a Flag without its type: how the core, the engines and the
 // tooling handle every flag alike.
 type Option interface {
-	FlagName() string  // Name
-	FlagUsage() string // Usage
-	Shaping() bool     // Shapes
-	// ChoiceTexts are its Choices as the command line writes them; nil
-	// when Check alone decides.
+	FlagName() string
+	FlagUsage() string
+	Shaping() bool
+	// ChoiceTexts are the Choices as the command line writes them.
 	ChoiceTexts() []string
-	// NewValue is a value of the flag holding v, a T; nil holds the
-	// default.
+	// NewValue is a value holding v, a T; nil holds the default.
 	NewValue(v any) Value
-	// ValueIn is c's value of the flag (c a C): bound to its Field
-	// (field), or what c holds by name (a Store), or the default.
+	// ValueIn is c's value: its Field (field true), by name (Store), or
+	// the default.
 	ValueIn(c any) (v Value, field bool)
-	// SetDefault gives the flag its default in c (a C that holds it: a
-	// Field, or a Store).
+	// SetDefault gives the flag its default in c.
 	SetDefault(c any)
 	// CheckValue checks v (a T) against Choices and Check, with c (a C,
-	// or nil for an option that reads nothing of the run).
+	// or nil).
 	CheckValue(v, c any) error
-	// EchoValue writes v's configuration lines (Echo, or the one line).
+	// EchoValue writes v's configuration lines.
 	EchoValue(v Value, c any, line func(key string, v any))
 }
 
@@ -77,8 +70,7 @@ type Value struct {
 	Get func() any
 }
 
-// Store is what holds the values of flags without a Field, by name: the
-// configuration (core.Config). Get and Set reach them through it.
+// Store holds the values of flags without a Field, by name (core.Config).
 type Store interface {
 	FlagValue(name string) (Value, bool)
 	SetFlagValue(name string, v Value)
@@ -143,16 +135,12 @@ func (f *Flag[T, C]) EchoValue(v Value, c any, line func(key string, v any)) {
 
 // Get is the flag's value in c: as parsed or Set, or its default.
 func (f *Flag[T, C]) Get(c C) T {
-	if f.Field != nil {
-		return *f.Field(c)
-	}
 	v, _ := f.ValueIn(c)
 	return v.Get().(T)
 }
 
-// Set gives the flag the value v in c (a test's, or a program's that runs
-// the suite without its command line). c must hold it: a Field, or a
-// Store.
+// Set gives the flag the value v in c, which holds it (a Field or a Store):
+// for a test, or a program that runs the suite without its command line.
 func (f *Flag[T, C]) Set(c C, v T) {
 	if f.Field != nil {
 		*f.Field(c) = v
@@ -177,7 +165,7 @@ func IsBool(o Option) bool {
 }
 
 // valueAt is a flag value stored at p: the flag package's own for its
-// types, so that the flag prints in -help as one it defines would.
+// types, so the flag prints in -help as one it defines would.
 func valueAt[T any](p *T) flag.Value {
 	if fv, ok := any(p).(flag.Value); ok {
 		return fv
@@ -192,8 +180,7 @@ func valueAt[T any](p *T) flag.Value {
 	return fs.Lookup("v").Value
 }
 
-// define defines flag "v" on fs at p with the flag package's var, when p
-// is of its type.
+// define defines flag "v" on fs at p with def when p is a *V.
 func define[T, V any](fs *flag.FlagSet, p *T, def func(*flag.FlagSet, *V, string, V, string)) bool {
 	q, ok := any(p).(*V)
 	if ok {
