@@ -21,25 +21,22 @@ type Flag[T any] = flagreg.Flag[T, *Config]
 // Workload.Options and engine.Info.Params list.
 type Option = flagreg.Option
 
-// Flags lists every flag of the suite, each once: the shared settings,
-// every registered engine's own options (engines by name), and every
-// registered workload's own, in the order they were first registered.
-// Config binds, checks and echoes them in this order; the tooling
-// forwards them from it. Two flags of one name are a bug, which binding
-// them (flag.FlagSet.Var) panics on.
+// Flags lists every flag of the suite once, in the order Config binds,
+// checks and echoes them and the tooling forwards them: the shared
+// settings, the registered engines' options (engines by name), then the
+// registered workloads' own, in registration order. Two flags of one name
+// are a bug, which binding them panics on.
 func Flags() []Option {
 	return slices.Concat(sharedFlags, engineFlags(), options)
 }
 
-// engineFlags lists every engine's own options, each once: engines that
-// share an adapter (or an option) share its flag.
+// engineFlags lists every engine's options once: engines that share an
+// adapter (or an option) share its flag.
 func engineFlags() []Option {
 	var out []Option
-	seen := map[string]bool{}
 	for _, info := range engine.All() {
 		for _, p := range info.Params {
-			if !seen[p.FlagName()] {
-				seen[p.FlagName()] = true
+			if !slices.ContainsFunc(out, func(o Option) bool { return o.FlagName() == p.FlagName() }) {
 				out = append(out, p)
 			}
 		}
@@ -47,40 +44,34 @@ func engineFlags() []Option {
 	return out
 }
 
-// options are the flags of every registered workload, each once, in the
-// order they were first registered; optionByName finds them.
-var (
-	options      []Option
-	optionByName = map[string]Option{}
-)
+// options are the registered workloads' flags, each once, in the order
+// they were first registered.
+var options []Option
 
 // addOptions registers a workload's flags. Workloads that share a flag
 // list the same *Flag; two flags of one name are a bug.
 func addOptions(w *Workload) {
 	for _, o := range w.Options {
-		if prev, ok := optionByName[o.FlagName()]; ok && prev != o {
-			panic("core: two workload flags named " + o.FlagName() + " (" + w.Name + "'s and another's)")
-		} else if !ok {
-			optionByName[o.FlagName()] = o
+		i := slices.IndexFunc(options, func(p Option) bool { return p.FlagName() == o.FlagName() })
+		if i < 0 {
 			options = append(options, o)
+		} else if options[i] != o {
+			panic("core: two workload flags named " + o.FlagName() + " (" + w.Name + "'s and another's)")
 		}
 	}
 }
 
-// FlagValue is c's value of a flag held by name (an engine's or a
-// workload's), as flagreg.Store asks.
+// FlagValue is c's value of a flag held by name (flagreg.Store).
 func (c *Config) FlagValue(name string) (flagreg.Value, bool) {
 	v, ok := c.opts[name]
 	return v, ok
 }
 
-// SetFlagValue replaces c's value of a flag held by name, copying the map
-// so that a copy of c made before keeps its own.
+// SetFlagValue replaces c's value of a flag held by name in a copy of the
+// map, so a copy of c made before keeps its own.
 func (c *Config) SetFlagValue(name string, v flagreg.Value) {
-	m := maps.Clone(c.opts)
-	if m == nil {
-		m = map[string]flagreg.Value{}
-	}
+	m := map[string]flagreg.Value{}
+	maps.Copy(m, c.opts)
 	m[name] = v
 	c.opts = m
 }
@@ -111,8 +102,8 @@ func (c *Config) value(o Option) flagreg.Value {
 }
 
 // Bind registers every flag of the suite on fs, bound to c: a shared
-// setting to its field, any other to a value of c's own (a copy of c
-// made before keeps its values). Their current values are the defaults.
+// setting to its field, any other to a value of c's own (a copy of c made
+// before keeps its values). Their current values are the defaults.
 func (c *Config) Bind(fs *flag.FlagSet) {
 	m := map[string]flagreg.Value{}
 	for _, o := range Flags() {
@@ -126,9 +117,9 @@ func (c *Config) Bind(fs *flag.FlagSet) {
 	c.opts = m
 }
 
-// FlagError is the error of a flag's bad value: it names the flag, the
-// value and what the flag accepts ("-valsz 0: must be from 1 ..."). A
-// Flag's Check may return them, joined, to name the bad items of a list.
+// FlagError is the error of a flag's bad value, naming the flag, the value
+// and what it accepts ("-valsz 0: must be from 1 ..."). A Flag's Check
+// may return several, joined, to name the bad items of a list.
 func FlagError(name string, val any, want string) error {
 	return flagError{fmt.Sprintf("-%s %v: %s", name, val, want)}
 }
