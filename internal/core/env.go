@@ -19,11 +19,8 @@ import (
 )
 
 // Env is one run, the one concrete type a workload sees: its validated
-// configuration, the data set, the suite's own directory under -dir, the
-// fixtures built for it, and its output. Its methods declare and open
-// fixtures (fixture.go, handle.go), write databases of a body's own
-// (write.go, env.go), print settings and log (output.go), and give
-// each call of a benchmark its random streams (calls.go).
+// configuration, the data set, the suite's directory under -dir, the
+// fixtures built for it, and its output.
 type Env struct {
 	Cfg       Config
 	Keys      uint64
@@ -32,17 +29,15 @@ type Env struct {
 	Root      dataset.Root // zero until Setup opens -dir
 	Dir       string       // -dir as given or defaulted, absolute
 
-	// Out receives configuration lines and, through testing, results;
-	// Log receives progress, never among result lines.
-	Out io.Writer
-	Log io.Writer
+	Out io.Writer // configuration lines and, through testing, results
+	Log io.Writer // progress, never among result lines
 
-	// Running is set once benchmarks run: progress lines would split
-	// result lines then, so long work stops reporting progress.
+	// Running is set once benchmarks run, when a progress line would
+	// split a result line.
 	Running atomic.Bool
 
 	// Gates, when set, names the units the regression gate judges each
-	// workload on, printed as the "gate" line of its results (Main).
+	// workload on: its results' "gate" line (Main).
 	Gates func(workload string) []string
 
 	plan     *Plan                 // what Setup planned, built and opened -dir for
@@ -58,7 +53,7 @@ type Env struct {
 	scratchN atomic.Int64
 	budget   *memlimit.Budget // -mem_limit, once Setup has entered it
 
-	block   ByteSize  // the block size of the pass running (Run, one pass per size of blocks, each fixture and option in it at that size); 0 outside one
+	block   ByteSize  // the block size of the pass running (Run: one pass per size); 0 outside one
 	handles []*Handle // handles opened, closed at the end of their pass
 }
 
@@ -75,10 +70,9 @@ func NewEnv(c Config, out, log io.Writer) (*Env, error) {
 		fixtures: map[string]builtFixture{}, shown: map[string]string{}, warned: map[string]bool{}, calls: map[string]uint64{}}, nil
 }
 
-// Shape is the first part of the sub-benchmark names of every workload
-// on the run's data set: the value size and, under -mem_limit, the
-// budget ("valsz=1024/mem=26MiB"), so results in and out of a budget
-// never share a name.
+// Shape is the first part of every sub-benchmark name on the run's data
+// set: the value size and, under -mem_limit, the budget
+// ("valsz=1024/mem=26MiB"), so results in and out of a budget differ.
 func (e *Env) Shape() string {
 	s := SubName("valsz", e.Cfg.ValSize)
 	if e.Cfg.MemLimit != 0 {
@@ -91,14 +85,11 @@ func (e *Env) Shape() string {
 // key=value parts kv (SubName): "valsz=1024/cache=warm/threads=16".
 func (e *Env) LeafName(kv ...any) string { return e.Shape() + "/" + SubName(kv...) }
 
-// Logf reports progress on Log. go test merges stderr into its output, so
-// the prefix is one benchfmt ignores (a "kvbench: x" line would read as a
-// configuration line).
-//
-// While benchmarks run, a line written at once could land inside a result
-// line (testing prints a benchmark's name, runs it, then its figures, and
-// go test merges stderr into that stream), so it is held until the next
-// point between results: the next leaf's settings, or the end of the run.
+// Logf reports progress on Log, with a prefix benchfmt ignores ("kvbench:
+// x" would read as a configuration line: go test merges stderr into its
+// output). While benchmarks run, a line is held until the next point
+// between results (the next leaf's settings, or the end of the run): it
+// could land inside a result line, which testing prints in two parts.
 func (e *Env) Logf(format string, args ...any) {
 	line := fmt.Sprintf("[kvbench] "+format+"\n", args...)
 	if e.Running.Load() {
@@ -136,10 +127,9 @@ func (e *Env) WarnOnce(key, format string, args ...any) {
 	}
 }
 
-// openDir validates -dir (defaulting it to the user cache directory) for
-// a run that writes need bytes, and opens the suite's own directory in it.
-// The default must exist already: the suite creates nothing but
-// <dir>/kvbench.
+// openDir validates -dir (by default the user cache directory, which
+// must exist: the suite creates only <dir>/kvbench) for the plan and
+// opens the suite's own directory in it.
 func (e *Env) openDir(plan *Plan) error {
 	dir := e.Cfg.Dir
 	if dir == "" {
@@ -167,8 +157,7 @@ func (e *Env) openDir(plan *Plan) error {
 	return nil
 }
 
-// checkDir validates -dir: an existing, writable directory with room for
-// the work ahead.
+// checkDir validates -dir: an existing, writable directory with room.
 func checkDir(dir string, needBytes, reclaimable int64) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
@@ -198,15 +187,13 @@ func checkDir(dir string, needBytes, reclaimable int64) error {
 	return nil
 }
 
-// ScratchDir is a fresh directory for a database only this benchmark
-// writes: <dir>/kvbench/scratch/<name>-<pid>-<n>. Remove it with
-// e.Root.RemoveAll when done.
+// ScratchDir is a fresh directory, <dir>/kvbench/scratch/<name>-<pid>-<n>,
+// for a database only this benchmark writes; e.Root.RemoveAll it after.
 func (e *Env) ScratchDir(name string) string {
 	return e.Root.Sub("scratch", fmt.Sprintf("%s-%d-%d", name, os.Getpid(), e.scratchN.Add(1)))
 }
 
-// cleanStaleScratch removes scratch databases left by runs that died
-// (their pid is gone). It touches only names it made itself.
+// cleanStaleScratch removes scratch databases left by runs that died.
 func (e *Env) cleanStaleScratch() {
 	for _, d := range staleScratch(e.Root.Sub("scratch")) {
 		if err := e.Root.RemoveAll(d); err == nil {
@@ -240,13 +227,10 @@ func staleScratch(dir string) []string {
 // Human prints a byte count in binary units.
 func Human(n int64) string { return memlimit.Human(n) }
 
-// ScratchSettings is the engine's settings for a database opened with
-// opts (its Dir aside), read from a throwaway scratch database opened
-// empty, closed and removed. Workloads that open their own databases
-// inside a sub-benchmark call it in the parent, so the settings line
-// printed before b.Run describes exactly that sub-benchmark's options.
-// Read-only options need an existing database: read those settings from
-// the fixture (Handle.Run).
+// ScratchSettings is the engine's settings with opts (Dir aside), read
+// from an empty scratch database, then removed: a workload that opens its
+// own databases inside a sub-benchmark prints them in the parent, before
+// b.Run. Read-only options need an existing database (Handle.Settings).
 func (e *Env) ScratchSettings(info engine.Info, opts engine.Options) (s []engine.Setting, err error) {
 	if opts.ReadOnly {
 		return nil, errors.New("scratch settings: read-only options need an existing database")

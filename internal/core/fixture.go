@@ -12,32 +12,29 @@ import (
 )
 
 // Fixture declares a database a workload reads: which engine, opened how,
-// holding what. Workloads return them from Workload.Fixtures; Setup builds
-// each one once (reused across runs while its manifest matches), and a
-// Handle opens it in the page cache state a sub-benchmark asks for.
+// holding what. Setup builds each once (reused across runs while its
+// manifest matches); a Handle opens it in a page cache state.
 type Fixture struct {
 	Engine  engine.Info
 	Options engine.Options // as written and read; Dir and ReadOnly are set per open
 	Params  dataset.Params // everything that shapes its files; its name
 	Data    Source         // what it holds
-	// Build writes Data into the open, empty db; nil writes it in batches
-	// of -batch (WriteAll). Either way Setup flushes and settles it after.
-	// The hook's f has the options db was opened with (Dir set), and it may
-	// Reopen db.
+	// Build writes Data into the open, empty db (nil: WriteAll in batches
+	// of -batch); Setup flushes and settles it after. Its f has db's
+	// options (Dir set), and it may Reopen db.
 	Build func(e *Env, db engine.DB, f *Fixture) error
 	// Files, when set, makes a fixture of files no engine writes (the
-	// embedded cdb as a file): Engine, Options and Build are unused, and
-	// Files writes Data into dir, which exists and is empty, returning the
-	// manifest's EngineVersion, DiskBytes and Settled. Read it through
-	// e.FixtureDir; a Handle opens only engines.
+	// embedded cdb): it writes Data into dir, empty, and returns the
+	// manifest's EngineVersion, DiskBytes and Settled; Engine, Options
+	// and Build are unused. Read it through e.FixtureDir, not a Handle.
 	Files func(e *Env, dir string) (dataset.Manifest, error)
 }
 
 // LogicalBytes is what the fixture holds, keys plus values.
 func (f *Fixture) LogicalBytes() int64 { return f.Data.LogicalBytes() }
 
-// KVFor is the engine's fixture of the run's data set, with the run's
-// options: what every workload that reads the shared data set declares.
+// KVFor is the engine's fixture of the run's data set with the run's
+// options.
 func (e *Env) KVFor(info engine.Info) *Fixture { return e.NewFixture(info, "", GenSource{e.Gen}, nil) }
 
 // NewFixture declares a fixture of src on info with the run's options as
@@ -65,11 +62,10 @@ func (e *Env) NewFixture(info engine.Info, kind string, src Source, tweak func(*
 	}
 }
 
-// engineVersion is the code that writes info's files, which keys its
-// fixtures: the binding's Go module and version from the binary's build
-// information and, for a binding over a library linked at run time
-// (RocksDB's librocksdb), that library's version. A variable so that
-// tests can stand in for an upgraded engine.
+// engineVersion is the code that writes info's files, part of its
+// fixtures' key: the binding's module version and, for a library linked
+// at run time (librocksdb), the library's. A variable: tests stand in an
+// upgraded engine.
 var engineVersion = func(info engine.Info) string {
 	if info.Version == nil {
 		return ""
@@ -81,16 +77,16 @@ var engineVersion = func(info engine.Info) string {
 	return v
 }
 
-// builtFixture is a fixture Setup made sure of: where it is and what its
-// manifest says, the engine version that built it included.
+// builtFixture is a fixture Setup made sure of: its directory and
+// manifest.
 type builtFixture struct {
 	dir string
 	m   *dataset.Manifest
 }
 
-// ensure builds f when no complete build of it exists, and remembers its
-// directory. Only Setup calls it, so every fixture is built, and counted
-// in the disk estimate, before any benchmark runs.
+// ensure builds f unless a complete build exists, and remembers it. Only
+// Setup calls it: every fixture is built, and in the disk estimate, before
+// any benchmark runs.
 func (e *Env) ensure(f *Fixture) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -109,14 +105,13 @@ func (e *Env) ensure(f *Fixture) error {
 	return err
 }
 
-// buildEstimate says what f's build should take: its time and size on
-// disk, scaled from the build of the engine's fixture nearest in size on
-// this machine (dataset.Root.Estimate), or that there is none to go by.
+// buildEstimate says what f's build should take in time and disk, scaled
+// from the engine's build nearest in size here (dataset.Root.Estimate).
 func (e *Env) buildEstimate(f *Fixture) string {
 	est, ok := e.Root.Estimate(f.Params, f.LogicalBytes())
 	where := "here"
 	if !ok {
-		// The default -dir's builds, on this machine too, read only.
+		// The default -dir's builds, on this machine too.
 		if c, err := os.UserCacheDir(); err == nil && filepath.Join(c, "kvbench") != e.Root.Path {
 			est, ok = dataset.Root{Path: filepath.Join(c, "kvbench")}.Estimate(f.Params, f.LogicalBytes())
 			where = "in " + c
@@ -189,8 +184,7 @@ func (e *Env) build(f *Fixture, dir string) (dataset.Manifest, error) {
 	}, nil
 }
 
-// buildDB is the database a Fixture.Build hook writes: Reopen swaps the
-// open database under it.
+// buildDB is the database a Fixture.Build hook writes; Reopen swaps it.
 type buildDB struct {
 	engine.DB
 	name string
@@ -198,10 +192,9 @@ type buildDB struct {
 	g    *SpaceGuard
 }
 
-// Reopen closes db, the database a Fixture.Build hook was given, and
-// opens it again in place with the same options, so that everything
-// written so far is in its files: an LSM that writes its memtable out
-// only when it is full or on Close (Badger) does so then.
+// Reopen closes db, a Fixture.Build hook's, and opens it again with the
+// same options, so all written so far is in its files (Badger writes its
+// memtable out only when full or on Close).
 func Reopen(db engine.DB) error {
 	r, ok := db.(*buildDB)
 	if !ok {
@@ -218,8 +211,8 @@ func Reopen(db engine.DB) error {
 	return nil
 }
 
-// FixtureDir is the directory of a fixture Setup built. A fixture no
-// workload declared is a bug in that workload's declaration.
+// FixtureDir is the directory of a fixture Setup built; one no workload
+// declared is an error.
 func (e *Env) FixtureDir(f *Fixture) (string, error) {
 	b, err := e.built(f)
 	return b.dir, err
@@ -235,14 +228,14 @@ func (e *Env) built(f *Fixture) (builtFixture, error) {
 	return builtFixture{}, fmt.Errorf("fixture %s was not built before the benchmarks: the workload must declare it in Workload.Fixtures", f.Params.Name())
 }
 
-// residentShare is the one rule for eviction that did not work: more
-// than 1/20 (5%) of the files still in the page cache after eviction.
+// residentShare: eviction failed when more than 1/20 of the files stay
+// in the page cache.
 const residentShare = 20
 
 // Evict drops every file under dir from the page cache (and every cache
-// of the machine with -drop_caches), and returns how many bytes the
-// kernel kept; it warns when that is more than 5% of the files (tmpfs, or
-// a mapping still open elsewhere). The store must be closed.
+// with -drop_caches) and returns the bytes the kernel kept, warning when
+// eviction failed (tmpfs, a mapping open elsewhere). The store must be
+// closed.
 func (e *Env) Evict(dir string) (resident int64, err error) {
 	if _, _, err := measure.EvictDir(dir); err != nil {
 		return 0, fmt.Errorf("evict %s: %w", dir, err)

@@ -15,16 +15,13 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// Run runs body as sub-benchmark name on the fixture in the given cache
-// state, opened with the fixture's options as tweak changes them. Before
-// the sub-benchmark starts, the handle is opened (and, warm, read once)
-// and the engine's settings line for exactly those options is printed,
-// so a benchfmt reader attaches it to this result and no other.
-//
-// Each time testing calls the sub-benchmark: warm reuses the open db;
-// cold closes it, evicts the fixture's files and reopens it, untimed (a
-// cold body that reads in rounds, ColdRounds, takes that db as its first
-// round).
+// Run runs body as sub-benchmark name on the fixture in the cache state,
+// opened with the fixture's options as tweak changes them. First it opens
+// the handle (warm: and reads it once) and prints the engine's settings
+// line for exactly those options, so benchfmt attaches it to this result
+// alone. Each call of the sub-benchmark then reuses the open db (warm) or
+// closes, evicts and reopens it untimed (cold; a body in ColdRounds takes
+// that db as its first round).
 func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Options), body func(b *testing.B, db engine.DB)) {
 	defer h.guard(b)()
 	h.e.WatchLeaf(b.Name() + "/" + name) // opening and warming up count as its own
@@ -38,13 +35,11 @@ func (h *Handle) Run(b *testing.B, name, cache string, tweak func(*engine.Option
 	})
 }
 
-// guard makes a memory fault in this goroutine (a read of a mapped file
-// that changed under the map, where Setup's checks do not look) a panic
-// rather than a crash of the process, and returns the function to defer
-// that turns that panic into b's failure, naming the fixture and how to
+// guard makes a memory fault in this goroutine (a mapped file changed
+// under the map) a panic rather than a crash, and returns the function to
+// defer that turns it into b's failure, naming the fixture and how to
 // rebuild it. RunThreads hands its goroutines' faults to its caller. A
-// fault inside C code (LMDB's own B-tree walk, RocksDB) still ends the
-// process.
+// fault inside C code (LMDB, RocksDB) still ends the process.
 func (h *Handle) guard(b *testing.B) func() {
 	old := debug.SetPanicOnFault(true)
 	return func() {
@@ -56,8 +51,8 @@ func (h *Handle) guard(b *testing.B) func() {
 		if !isFault(r) {
 			panic(r)
 		}
-		// Abandoned, not closed: the read that faulted never let go of
-		// the engine's locks, and Close would wait for them forever.
+		// Abandoned, not closed: the faulted read still holds the
+		// engine's locks, and Close would wait forever.
 		h.db, h.fresh = nil, false
 		b.Fatal(h.faultError(r))
 	}
@@ -68,20 +63,19 @@ func (h *Handle) faultError(r any) error {
 	return fmt.Errorf("fixture %s: a read of its files faulted (%v): they changed or are damaged where the checks before the run do not look; rerun with -verify full to check every file's checksum and rebuild what differs, or remove %s to rebuild it", filepath.Base(h.dir), r, h.dir)
 }
 
-// isFault reports whether a recovered value is a memory fault that
-// debug.SetPanicOnFault turned into a panic.
+// isFault reports whether a recovered value is a memory fault
+// (debug.SetPanicOnFault).
 func isFault(r any) bool {
 	_, ok := r.(interface{ Addr() uintptr })
 	return ok
 }
 
-// TimeLoop is a leaf's timed loop of reads on the handle's fixture in the
-// leaf's cache state: op(t, n, rd) does n operations on goroutine t of
-// threads through a reader of its own, and its first error fails b
-// (docs/architecture.md, "The core's API", says what wraps it). Cold,
-// each of b.N ops is a round (ColdRounds) of Cfg.ColdRoundOps()
-// operations; ns/op, B/op and allocs/op are then per operation, not per
-// round (ReportPerOp).
+// TimeLoop is a leaf's timed loop of reads on the fixture in the cache
+// state: op(t, n, rd) does n operations on goroutine t of threads through
+// a reader of its own; its first error fails b. Cold, each of b.N ops is
+// a round (ColdRounds) of Cfg.ColdRoundOps() operations, and ns/op, B/op
+// and allocs/op are per operation (ReportPerOp). warm, when set, gives
+// the operation of the untimed warm-up pass under Valgrind (SimPace).
 func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace, op func(t, n int, rd engine.Reader) error, warm func() func(t, n int, rd engine.Reader) error) Timed {
 	readers := make([]engine.Reader, threads)
 	openReaders := func(db engine.DB) {
@@ -104,7 +98,7 @@ func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace,
 	defer closeReaders()           // before the handle closes the db, on failure too
 	errs := make([]error, threads) // made here, outside the timed window
 	// pass runs n operations of op over the goroutines, yielding after
-	// every yield of them (0: never), and returns the first one's error.
+	// every yield of them (0: never), and returns the first error.
 	pass := func(n, yield int, op func(t, n int, rd engine.Reader) error) error {
 		clear(errs)
 		RunThreads(threads, n, func(t, left int) {
@@ -176,9 +170,8 @@ func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace,
 }
 
 // RunThreads splits n operations over threads goroutines, fn(t, ops) in
-// each, and waits for them all. A memory fault in one (a mapped file
-// damaged under the map) panics in the caller's goroutine once all are
-// done, where Handle.Run turns it into the benchmark's failure.
+// each, and waits for them. A memory fault in one panics in the caller's
+// goroutine once all are done, where Handle.Run turns it into a failure.
 func RunThreads(threads, n int, fn func(t, ops int)) {
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -214,9 +207,8 @@ func share(n, threads, t int) int {
 	return ops
 }
 
-// The Go scheduler's own wait over a leaf's timed window, sched-p99-ns:
+// sched-p99-ns, the Go scheduler's wait over a leaf's timed window:
 // docs/methodology.md, "The scheduler's wait beside a read's".
-
 const schedMetric = "/sched/latencies:seconds"
 
 // schedSample is the scheduler's latency histogram at one moment.
@@ -225,8 +217,7 @@ type schedSample struct {
 	buckets []float64
 }
 
-// sampleSched reads the histogram now (it allocates: call it outside
-// timed loops).
+// sampleSched reads the histogram now; it allocates.
 func sampleSched() schedSample {
 	s := []metrics.Sample{{Name: schedMetric}}
 	metrics.Read(s)
@@ -237,10 +228,9 @@ func sampleSched() schedSample {
 	return schedSample{counts: append([]uint64(nil), h.Counts...), buckets: h.Buckets}
 }
 
-// Percentile is the p-th percentile (0 to 100), in nanoseconds, of the
-// waits that began between prev and s: the upper edge of the histogram's
-// bucket that holds it (its buckets are a few per power of two). NaN when
-// nothing waited.
+// Percentile is the p-th percentile (0 to 100), in ns, of the waits
+// between prev and s: the upper edge of its bucket (a few per power of
+// two). NaN when nothing waited.
 func (s schedSample) Percentile(prev schedSample, p float64) float64 {
 	if len(s.counts) == 0 || len(prev.counts) != len(s.counts) {
 		return math.NaN()
@@ -266,8 +256,7 @@ func (s schedSample) Percentile(prev schedSample, p float64) float64 {
 	return math.NaN()
 }
 
-// reportSched reports sched-p99-ns over [prev, now] for a leaf of more
-// than one thread.
+// reportSched reports sched-p99-ns since prev for a leaf of threads > 1.
 func reportSched(b *testing.B, threads int, prev schedSample) {
 	if threads < 2 {
 		return
