@@ -16,12 +16,11 @@ const (
 	Cold = "cold"
 )
 
-// Handle keeps at most one open database on one fixture and puts it in
-// the page cache state a sub-benchmark asks for. One at a time because
-// LMDB forbids opening an environment twice in one process, and because a
-// cold start must close every handle: pages an open memory map holds
-// cannot be evicted. The calibration rail (engine.Info.Reference) has no
-// fixture: its handle loads the data set into memory.
+// Handle keeps at most one open database on one fixture, in the page
+// cache state a sub-benchmark asks for: LMDB opens an environment once
+// per process, and an open map's pages cannot be evicted. The calibration
+// rail (engine.Info.Reference) has no files: its handle loads the data
+// set into memory.
 type Handle struct {
 	e     *Env
 	f     *Fixture
@@ -55,8 +54,7 @@ func (h *Handle) Dir() string { return h.dir }
 // Fixture is the fixture the handle opens.
 func (h *Handle) Fixture() *Fixture { return h.f }
 
-// Caches lists the cache states to run: the rail keeps everything in the
-// heap, so it has no cold state.
+// Caches lists the cache states to run; the rail has no cold state.
 func (h *Handle) Caches() []string {
 	if h.f.Engine.Reference {
 		return []string{Warm}
@@ -74,11 +72,9 @@ func (h *Handle) Options(tweak func(*engine.Options)) engine.Options {
 	return o
 }
 
-// Settings is the engine's settings on the fixture opened with o (from
-// Options), read from an open of its own, closed before it returns: for
-// leaves that open the fixture themselves, whose parent prints them
-// (ShowFixtureSettings). The handle's own db must be closed (LMDB opens an
-// environment once per process).
+// Settings is the engine's settings on the fixture opened with o, from an
+// open of its own: for the parent of leaves that open the fixture
+// themselves. The handle's db must be closed (LMDB).
 func (h *Handle) Settings(o engine.Options) ([]engine.Setting, error) {
 	db, err := engine.OpenInfo(h.f.Engine, o)
 	if err != nil {
@@ -88,18 +84,15 @@ func (h *Handle) Settings(o engine.Options) ([]engine.Setting, error) {
 	return s, db.Close()
 }
 
-// DB is the fixture opened in the cache state with the fixture's options
-// as tweak changes them, as Run hands it to its body (cold: closed,
-// evicted and reopened): for a body a test runs without Run's
-// sub-benchmark, whose result it reads.
+// DB is the fixture opened as Run hands it to its body: for a test that
+// runs a body without Run's sub-benchmark.
 func (h *Handle) DB(b *testing.B, cache string, tweak func(*engine.Options)) engine.DB {
 	return h.open(b, cache, h.Options(tweak), false)
 }
 
-// open returns the fixture opened with o in the cache state; first is the
-// call before the sub-benchmark, which a cold state does not evict for.
-// Any other cold open closes the db, evicts the fixture's files and opens
-// it again, its cost measured (OpenCost).
+// open returns the fixture opened with o in the cache state. Cold, every
+// call but the first (before the sub-benchmark) closes the db, evicts
+// the fixture's files and reopens it, its cost measured (OpenCost).
 func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) engine.DB {
 	b.Helper()
 	key := optionsKey(o)
@@ -112,8 +105,8 @@ func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) 
 	}
 	h.Close(b)
 	if h.f.Engine.Reference {
-		// The rail has no files and ignores both; read-only keeps
-		// engine.Open from creating a directory outside -dir.
+		// The rail ignores both; read-only keeps engine.Open from
+		// creating a directory outside -dir.
 		o.Dir, o.ReadOnly = os.TempDir(), true
 		db, err := engine.OpenInfo(h.f.Engine, o)
 		if err != nil {
@@ -149,10 +142,9 @@ func (h *Handle) open(b *testing.B, cache string, o engine.Options, first bool) 
 // optionsKey tells apart the options a db was opened with.
 func optionsKey(o engine.Options) string { return fmt.Sprintf("%+v", o) }
 
-// warmUp reads every file of the fixture once, so all of it is in the
-// page cache (a scan alone leaves out what only point reads touch: an
-// LSM's filter blocks, a B-tree's free pages), then every key and value
-// through the engine, untimed, and checks the count.
+// warmUp reads every file of the fixture into the page cache (a scan
+// misses what only point reads touch: filter blocks, free pages), then
+// every key and value through the engine, and checks the count.
 func (h *Handle) warmUp(b *testing.B) {
 	b.Helper()
 	if err := ReadThrough(h.dir); err != nil {
@@ -179,8 +171,7 @@ func (h *Handle) Close(tb testing.TB) {
 	h.db, h.fresh = nil, false
 }
 
-// ReadThrough reads every regular file under dir once, into the page
-// cache.
+// ReadThrough reads every regular file under dir into the page cache.
 func ReadThrough(dir string) error {
 	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {

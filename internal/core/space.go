@@ -13,10 +13,9 @@ import (
 )
 
 // The space guard: docs/reliability.md says what it keeps from a disk that
-// fills, docs/methodology.md ("The free-space guard's cost") why it reads
-// the free space as often as the headroom above the margin requires.
-// spaceSlack is the margin's room for filesystem metadata, the manifest
-// and info logs.
+// fills, docs/methodology.md ("The free-space guard's cost") how often it
+// reads the free space. spaceSlack is the margin's room for filesystem
+// metadata, the manifest and info logs.
 const (
 	spacePoll     = 10 * time.Millisecond
 	spacePollIdle = time.Second
@@ -30,8 +29,8 @@ func (g *SpaceGuard) nextPoll(free int64) time.Duration {
 	return min(max(d, spacePoll), spacePollIdle)
 }
 
-// writeMargin is the free space under which writes on info with opts
-// stop, in batches of batch entries of valSize-byte values.
+// writeMargin is the free space under which writes on info with opts, in
+// batches of batch entries of valSize-byte values, stop.
 func writeMargin(info engine.Info, opts engine.Options, batch, valSize int) (margin, reserve int64) {
 	if info.WriteReserve != nil {
 		reserve = info.WriteReserve(opts)
@@ -39,8 +38,7 @@ func writeMargin(info engine.Info, opts engine.Options, batch, valSize int) (mar
 	return reserve + 2*int64(batch)*int64(dataset.KeySize+valSize) + spaceSlack, reserve
 }
 
-// WriteMargin is the margin under which the run's writes on info stop:
-// the free space a writer must leave for the guard to stop it cleanly.
+// WriteMargin is the free space under which the run's writes on info stop.
 func (c *Config) WriteMargin(info engine.Info) int64 {
 	logical := int64(c.Keys()) * int64(dataset.KeySize+c.ValSize)
 	m, _ := writeMargin(info, c.Options(info, "", logical), c.Batch, c.ValSize)
@@ -48,8 +46,8 @@ func (c *Config) WriteMargin(info engine.Info) int64 {
 }
 
 // SpaceGuard watches the free space under one directory while one
-// database writes there. Every database the suite writes is opened
-// under one (Env.GuardSpace, then Wrap), and closed before Stop.
+// database writes there: every database the suite writes is opened under
+// one (Env.GuardSpace, Wrap) and closed before Stop.
 type SpaceGuard struct {
 	dir, what    string // the engine's directory; the fixture or benchmark, for the error
 	engine       string
@@ -63,12 +61,10 @@ type SpaceGuard struct {
 	sizeOf       func(string) (int64, error) // the engine directory's size
 }
 
-// GuardSpace starts a guard for writes of what (a fixture's or a
-// benchmark's name) by info with opts into opts.Dir. It fails at once,
-// before anything is written, when the free space is already below the
-// margin. Open the database, Wrap it, and Stop the guard once it is
-// closed. Without -space_guard the guard reads the free space only when
-// a write failed, to say whether the device filled.
+// GuardSpace starts a guard for writes of what (a fixture or benchmark)
+// by info with opts into opts.Dir, failing at once when the free space is
+// below the margin already. Without -space_guard it reads the free space
+// only when a write failed, to say whether the device filled.
 func (e *Env) GuardSpace(what string, info engine.Info, opts engine.Options) (*SpaceGuard, error) {
 	margin, reserve := writeMargin(info, opts, e.Cfg.Batch, e.Cfg.ValSize)
 	g := &SpaceGuard{dir: opts.Dir, what: what, margin: margin, reserve: reserve, stop: make(chan struct{}),
@@ -121,11 +117,10 @@ func (g *SpaceGuard) fail(free int64) error {
 	return *g.err.Load()
 }
 
-// error says where, how much is free, what was being written, and, when
-// the free space fell by more than the engine's directory grew, how much
-// something else took; then the engine's write error when the device
-// filled before the guard read the free space (cause), or that writes
-// stopped before it did.
+// error says where, how much is free, what was being written, how much
+// another process took when the free space fell by more than the
+// engine's directory grew, and the write's error (cause) when the device
+// filled before the guard saw it.
 func (g *SpaceGuard) error(free int64, cause error) error {
 	msg := fmt.Sprintf("no space left for writing %s: %s free under %s, below the margin of %s kept for what %s still writes on its own after its last commit (%s) and two batches",
 		g.what, Human(free), g.dir, Human(g.margin), g.engine, Human(g.reserve))
@@ -142,9 +137,9 @@ func (g *SpaceGuard) error(free int64, cause error) error {
 	return fmt.Errorf("%s; writes stopped before the device filled (docs/reliability.md)", msg)
 }
 
-// filled is err, a failed write's error, said to be the device filling
-// when the free space is below the margin: the engine's own error may not
-// say it (LMDB reports a short write of its map as "input/output error").
+// filled is a failed write's err, said to be the device filling when the
+// free space is below the margin: the engine's error may not say it (LMDB
+// reports "input/output error").
 func (g *SpaceGuard) filled(err error) error {
 	if g == nil || err == nil {
 		return err
@@ -155,8 +150,8 @@ func (g *SpaceGuard) filled(err error) error {
 	return err
 }
 
-// Err is nil while there is room; once the free space fell below the
-// margin, the error that says so. One atomic load: commits call it.
+// Err is nil while there is room, then the error that says there is not.
+// One atomic load: commits call it.
 func (g *SpaceGuard) Err() error {
 	if g == nil {
 		return nil
@@ -182,8 +177,7 @@ func (g *SpaceGuard) Stop() {
 
 func freeSpace(dir string) (int64, error) {
 	var st syscall.Statfs_t
-	// The engine's directory may not exist yet: its parent is on the
-	// same filesystem.
+	// The engine's directory may not exist yet: try its parents.
 	for d := dir; ; {
 		err := syscall.Statfs(d, &st)
 		if err == nil {
@@ -197,8 +191,8 @@ func freeSpace(dir string) (int64, error) {
 	}
 }
 
-// Wrap is db with every commit asking the guard first: once the free
-// space fell below the margin, commits fail with the guard's error.
+// Wrap is db with every commit failing with the guard's error once there
+// is no room.
 func (g *SpaceGuard) Wrap(db engine.DB) engine.DB { return guardedDB{db, g} }
 
 // guardedDB is a database whose commits first ask its guard.
@@ -221,8 +215,7 @@ func (d guardedDB) Delete(key []byte) error {
 	return d.g.write(func() error { return engine.Delete(d.DB, key) })
 }
 
-// write runs w once the guard allows writes, its error said to be the
-// device filling when it is (filled).
+// write runs w unless the guard forbids writes (filled says its error).
 func (g *SpaceGuard) write(w func() error) error {
 	if err := g.Err(); err != nil {
 		return err

@@ -12,10 +12,9 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// Workload is one benchmark family, declared once in a file of its own:
-// its body, the engines it runs on, the fixtures it reads and the scratch
-// space it writes (so the run is planned, estimated and built from the
-// declaration before any benchmark starts), and the units it reports.
+// Workload is one benchmark family: its body, its engines, the fixtures
+// it reads and the scratch space it writes (from which the run is planned
+// and built before any benchmark starts), and the units it reports.
 type Workload struct {
 	// Name is the family: BenchmarkReadRandom<Engine> for "ReadRandom".
 	Name string
@@ -25,17 +24,15 @@ type Workload struct {
 	// Benchmark<Name>, that runs on no engine (the disk, the embedded cdb).
 	Engines func(engine.Info) bool
 	// Fixtures lists what it reads on an engine (nil info when Engines is
-	// nil). Every fixture is built in Setup, before the first result.
+	// nil), built in Setup.
 	Fixtures func(e *Env, info engine.Info) []*Fixture
 	// Scratch is the most it writes outside fixtures at one time, in bytes.
 	Scratch func(e *Env, info engine.Info) int64
-	// Units describes every unit it reports with b.ReportMetric. Which
-	// of them the regression gate judges, and which step of make bench
-	// runs it, are the tooling's to say (internal/families).
+	// Units describes every unit it reports with b.ReportMetric (which
+	// the gate judges: internal/families).
 	Units []Unit
-	// Options are the flags of its own (Flag): each becomes a flag of the
-	// suite, checked before any work and echoed as configuration lines.
-	// Workloads that share flags list the same ones.
+	// Options are its own flags (Flag), checked before any work and
+	// echoed as configuration lines. Workloads that share one list it each.
 	Options []Option
 	// Run is the body; it loops over the dimensions with b.Run.
 	Run func(b *testing.B, e *Env, info engine.Info)
@@ -56,8 +53,7 @@ func (w *Workload) BenchName(info engine.Info) string {
 
 var workloads = map[string]*Workload{}
 
-// Register adds a workload and its flags; workload files call it from
-// init.
+// Register adds a workload and its flags, from an init.
 func Register(w *Workload) {
 	if _, dup := workloads[w.Name]; dup {
 		panic("core: workload registered twice: " + w.Name)
@@ -68,7 +64,7 @@ func Register(w *Workload) {
 }
 
 // callerPackage is the import path of the package whose init called
-// Register: the generated wrappers import it (Wrappers).
+// Register, which the generated wrappers import.
 func callerPackage() string {
 	pc, _, _, ok := runtime.Caller(2)
 	if !ok {
@@ -120,7 +116,7 @@ func Stores(i engine.Info) bool     { return !i.Reference }
 func Everything(i engine.Info) bool { return true }
 
 // Run is the body of every generated benchmark wrapper: workload on the
-// engine of that name ("" for an engine-less workload).
+// engine of that name ("" for none).
 func Run(b *testing.B, e *Env, workload, engineName string) {
 	w, ok := workloads[workload]
 	if !ok {
@@ -144,8 +140,8 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 			b.Skipf("%s keeps the data set in the heap: it has no place under -mem_limit", info.Title)
 		}
 	}
-	// What a benchmark writes was planned, estimated and given a
-	// directory under -dir by Setup; one outside the plan has none.
+	// Setup planned what a benchmark writes; one outside the plan has no
+	// room under -dir.
 	plan := Plan{}
 	if e.plan != nil {
 		plan = *e.plan
@@ -166,8 +162,7 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 
 // SubName joins key=value parts into a sub-benchmark name:
 // SubName("cache", "warm", "threads", 16) is "cache=warm/threads=16". A
-// part whose value is "" is left out: a level a name has only away from
-// its default (dist=zipf).
+// part whose value is "" is left out (a level only away from its default).
 func SubName(kv ...any) string {
 	s := ""
 	for i := 0; i+1 < len(kv); i += 2 {

@@ -14,26 +14,23 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// Source is a data set entries are written from: entry i's key and value,
-// generated into the caller's buffers, the same on every call.
+// Source is a data set entries are written from.
 type Source interface {
 	Len() uint64
 	ValueSize() int
 	LogicalBytes() int64
-	// Entry returns entry i's key and value, built in kb and vb (kb holds
-	// dataset.KeySize bytes, vb ValueSize()).
+	// Entry is entry i, the same on every call, built in kb
+	// (dataset.KeySize bytes) and vb (ValueSize()).
 	Entry(i uint64, kb, vb []byte) (key, value []byte)
-	// NewChecker verifies entries read back: every byte of each value
-	// when full, else its length and a few words.
+	// NewChecker verifies entries read back: every byte when full, else
+	// a value's length and a few words.
 	NewChecker(full bool) Checker
 }
 
-// Checker verifies one entry read back from a store.
+// Checker verifies entries read back from a store: it fails for a key not
+// in the data set or a value not that key's.
 type Checker interface {
-	// CheckKV fails for a key that is not in the data set or a value
-	// that is not that key's.
 	CheckKV(key, value []byte) error
-	// CheckKey fails for a key that is not in the data set.
 	CheckKey(key []byte) error
 }
 
@@ -60,35 +57,32 @@ func (c genChecker) CheckKey(k []byte) error {
 	return nil
 }
 
-// WriteAll writes every entry of src in batches of batchSize through the
-// engine's batch path. With several writers, writer w takes every
-// writers-th batch, so each batch holds keys from all over the key space,
-// as a single writer's would. label names the work in progress lines.
+// WriteAll writes every entry of src in batches of batchSize. Writer w of
+// writers takes every writers-th batch, so each batch holds keys from all
+// over the key space. label names the work in progress lines.
 func (e *Env) WriteAll(db engine.DB, src Source, batchSize, writers int, label string) error {
 	_, err := e.WriteAllTimed(db, src, batchSize, writers, 0, label)
 	return err
 }
 
 // WriteTimes is how a write of the data set went over time: the rate of
-// its first tenth of entries and of its last tenth, so a write that slows
-// down as the data outgrows memory shows it, and with an interval its
-// commits' rate and p99 in each interval of the write.
+// its first and last tenth of entries (a write that slows as the data
+// outgrows memory shows it), and its commits' rate and p99 per interval.
 type WriteTimes struct {
 	FirstRate, LastRate float64 // entries per second; 0 when too few entries to tell
 	Intervals           []measure.Interval
 }
 
 // WriteAllTimed is WriteAll, timing the first and the last tenth of the
-// entries (at batch granularity: one clock read per batch) and, when
-// every > 0, every commit, for the commits' rate and p99 in each interval
-// of every (measure.Intervals).
+// entries (one clock read per batch) and, when every > 0, every commit,
+// for the intervals of every (measure.Intervals).
 func (e *Env) WriteAllTimed(db engine.DB, src Source, batchSize, writers int, every time.Duration, label string) (WriteTimes, error) {
 	n := src.Len()
 	var done atomic.Int64
 	start := time.Now()
 	tenth := int64(n / 10)
-	// Nanoseconds since start when done first reached a tenth, and when
-	// it first reached nine tenths, with the count it had then.
+	// Nanoseconds from start until done reached a tenth, and nine tenths
+	// (with the count then).
 	var firstAt, lastAt, lastFrom atomic.Int64
 	mark := func(v int64) {
 		if tenth == 0 {
@@ -168,9 +162,8 @@ func (e *Env) WriteAllTimed(db engine.DB, src Source, batchSize, writers int, ev
 	return wt, nil
 }
 
-// progress reports a long write on Log: a live line on a terminal,
-// otherwise a rate line every few seconds, like badger-bench's populate.
-// Only before benchmarks run (see Env.Running).
+// progress reports a long write on Log before benchmarks run: a live
+// line on a terminal, else a rate line every few seconds (badger-bench's).
 func (e *Env) progress(label string, total uint64, done *atomic.Int64) (stop func()) {
 	if e.Running.Load() {
 		return func() {}
@@ -217,8 +210,7 @@ func (e *Env) progress(label string, total uint64, done *atomic.Int64) (stop fun
 	return func() { close(quit); <-finished }
 }
 
-// timeLeft is the time the rest of total should take at the rate of the
-// done entries so far, which took elapsed ("?" before any is done).
+// timeLeft is what the rest of total should take at the rate so far.
 func timeLeft(done, total int64, elapsed time.Duration) string {
 	if done <= 0 {
 		return "?"
