@@ -1,11 +1,10 @@
-// Package core is the lifecycle every workload shares: a run
-// configuration parsed once, fixtures declared by the workloads and built
-// before any benchmark runs, one open/warm/evict/close sequence, one batch
-// writer, and output that keeps every result beside the settings it was
-// measured with. It knows no workload: they register themselves with
-// Register, and the root package's benchmarks are generated wrappers over
-// Run. docs/architecture.md describes the API they use. It owns no flag
-// globals: flags bind to a Config, and bodies read the Env they are given.
+// Package core is the lifecycle every workload shares: a configuration
+// parsed once, fixtures declared by the workloads and built before any
+// benchmark runs, one open/warm/evict/close sequence, one batch writer,
+// and output that keeps every result beside its settings. Workloads
+// Register themselves; the root package's benchmarks are generated
+// wrappers over Run (docs/architecture.md). Flags bind to a Config, and
+// bodies read the Env they are given.
 package core
 
 import (
@@ -20,10 +19,9 @@ import (
 	"github.com/kvbench/kvbench/internal/flagreg"
 )
 
-// Config is every setting of one run, as flags give it: the fields are
-// what every workload shares (sharedflags.go declares their flags), and
-// each engine's and workload's own flags are held beside them. Validate
-// checks it before any work starts.
+// Config is every setting of one run: the fields are the shared settings
+// (sharedflags.go), and each engine's and workload's own flags are held
+// beside them.
 type Config struct {
 	KeysMil         float64
 	ValSize         int
@@ -47,13 +45,11 @@ type Config struct {
 	MemLimit        ByteSize // -mem_limit; 0 runs without a memory budget
 	SpaceGuard      bool     // -space_guard
 
-	// Explicit names the flags given on the command line (Main fills it):
-	// an explicit -cache_mb or -memtable_mb overrides the budget rule.
+	// Explicit names the flags the command line gave (Main): an explicit
+	// -cache_mb or -memtable_mb overrides the budget rule.
 	Explicit map[string]bool
 
-	// opts are the values of the flags Config has no field for: each
-	// engine's own options and each workload's own, by name.
-	opts map[string]flagreg.Value
+	opts map[string]flagreg.Value // the flags without a field, by name
 }
 
 // Default is the configuration with every flag at its default.
@@ -65,8 +61,8 @@ func Default() Config {
 	return c
 }
 
-// Validate checks every setting without touching the disk: each flag's
-// own check (Flag.Choices, Flag.Check), errors in the order of their text.
+// Validate runs every flag's check without touching the disk; errors in
+// the order of their text.
 func (c *Config) Validate() error {
 	errs := c.validateFlags()
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
@@ -76,10 +72,9 @@ func (c *Config) Validate() error {
 // Keys is the number of distinct keys.
 func (c *Config) Keys() uint64 { return uint64(c.KeysMil*1e6 + 0.5) }
 
-// ColdRoundOps is the number of operations in one cache=cold round
-// (-cold_ops): as given, or by default 1% of the keys, at least 100 and at
-// most all of them. A round small next to the data set stays cold from
-// its first read to its last, and is the same work for every engine.
+// ColdRoundOps is the operations of one cache=cold round: -cold_ops, or
+// 1% of the keys, at least 100 and at most all of them (small next to the
+// data set, a round stays cold from its first read to its last).
 func (c *Config) ColdRoundOps() int {
 	if c.ColdOps > 0 {
 		return c.ColdOps
@@ -88,8 +83,8 @@ func (c *Config) ColdRoundOps() int {
 	return int(min(max(keys/100, 100), keys))
 }
 
-// Options is the one place the configuration becomes engine options, with
-// the same intent for every engine. dir is the engine's directory.
+// Options is the one place the configuration becomes engine options, the
+// same intent for every engine, in directory dir.
 func (c *Config) Options(info engine.Info, dir string, logicalBytes int64) engine.Options {
 	comp := c.Compression
 	if info.CheckCompression(comp) != nil {
@@ -122,8 +117,7 @@ func (c *Config) SetExplicit(fs *flag.FlagSet) {
 	fs.Visit(func(f *flag.Flag) { c.Explicit[f.Name] = true })
 }
 
-// FloatList is a comma-separated list of numbers; Validate checks their
-// range so the error names the flag like every other.
+// FloatList is a comma-separated list of numbers.
 type FloatList []float64
 
 func (l *FloatList) String() string {
@@ -139,7 +133,7 @@ func (l *FloatList) Set(v string) error {
 	})
 }
 
-// WordList is a comma-separated list of words, checked by Validate.
+// WordList is a comma-separated list of words.
 type WordList []string
 
 func (l *WordList) String() string { return strings.Join(*l, ",") }
@@ -161,7 +155,7 @@ func (l *IntList) Set(v string) error {
 	})
 }
 
-// joinList prints a list's items (a list flag's, comma-separated).
+// joinList prints a list's items.
 func joinList[T any](l []T, sep string, text func(T) string) string {
 	s := make([]string, len(l))
 	for i, v := range l {
@@ -170,8 +164,8 @@ func joinList[T any](l []T, sep string, text func(T) string) string {
 	return strings.Join(s, sep)
 }
 
-// setList sets *l to the comma-separated items of v, each parsed; on an
-// error *l keeps its value.
+// setList sets *l to the comma-separated items of v, parsed; on an error
+// *l keeps its value.
 func setList[T any](l *[]T, v string, parse func(string) (T, error)) error {
 	var out []T
 	for _, f := range strings.Split(v, ",") {

@@ -10,14 +10,12 @@ import (
 )
 
 // sharedFlags are the settings every workload shares, in the order of
-// their configuration lines: flags of the suite declared as every other
-// (Flag), each held in a field of Config that workloads read directly.
+// their configuration lines, each held in a field of Config.
 var sharedFlags = []Option{
 	&Flag[string]{Name: "dir",
 		Usage: "directory for fixtures and scratch databases (default: the user cache directory); the suite works only inside <dir>/kvbench",
 		Field: func(c *Config) *string { return &c.Dir },
-		// Checked against the plan's needs when Setup opens it; the
-		// machine's lines state it (dir, dir-fs, dir-device).
+		// Checked when Setup opens it; the machine's lines state it.
 		Echo: func(string, *Config, func(string, any)) {}},
 	&Flag[float64]{Name: "keys_mil", Default: 0.1, Shapes: true,
 		Usage: "number of distinct keys, in millions (0.01 is 10,000)",
@@ -81,8 +79,7 @@ var sharedFlags = []Option{
 	&Flag[bool]{Name: "sync",
 		Usage: "make every committed batch durable before the commit returns (all engines)",
 		Field: func(c *Config) *bool { return &c.Sync }},
-	// Under -mem_limit the budget rule sets both (Config.budget), unless
-	// given; their lines say which.
+	// Under -mem_limit the budget rule sets both unless given.
 	&Flag[int]{Name: "cache_mb", Default: 64,
 		Usage: "block cache of the LSM engines in MiB (B-trees read through the OS page cache)",
 		Field: func(c *Config) *int { return &c.CacheMB },
@@ -135,7 +132,7 @@ var sharedFlags = []Option{
 		}},
 }
 
-// budgetEcho writes the line key of -cache_mb or -memtable_mb: under
+// budgetEcho writes -cache_mb's or -memtable_mb's line key: under
 // -mem_limit the rule's value (of), and after -memtable_mb's the rule.
 func budgetEcho(key string, of func(budgetRule) int) func(int, *Config, func(string, any)) {
 	return func(n int, c *Config, line func(string, any)) {
@@ -151,7 +148,7 @@ func budgetEcho(key string, of func(budgetRule) int) func(int, *Config, func(str
 	}
 }
 
-// intRange checks that an int flag is from lo to hi; want says so.
+// intRange checks that an int flag is from lo to hi, or fails with want.
 func intRange(lo, hi int, want string) func(int, *Config) error {
 	return func(n int, _ *Config) error {
 		if n < lo || n > hi {
