@@ -30,17 +30,14 @@ func (s *ByteSize) Set(v string) error {
 	return nil
 }
 
-// heapAllowanceMB is what -mem_limit keeps for memory that is neither an
-// engine's block cache nor its memtables: the Go runtime and the harness's
-// own buffers, an engine's indexes, filters and iterators outside its
-// cache, and the C allocators' slack. The engines' configured caches plus
-// this must be below the budget, or the budget would be spent before the
-// page cache got any of it.
+// heapAllowanceMB is what -mem_limit keeps for memory other than block
+// caches and memtables (the Go runtime, the harness, indexes, filters and
+// iterators outside a cache, C allocators' slack), so the page cache gets
+// some of the budget.
 const heapAllowanceMB = 16
 
 // validateMemLimit checks -mem_limit against the floor and the engines'
-// own memory under the budget rule: the block cache plus the memtables in
-// flight plus heapAllowanceMB must be below it.
+// own memory under the budget rule plus heapAllowanceMB.
 func (c *Config) validateMemLimit() error {
 	n := int64(c.MemLimit)
 	if n == 0 {
@@ -58,12 +55,11 @@ func (c *Config) validateMemLimit() error {
 	return nil
 }
 
-// findParent locates the cgroup the budget is created under; tests point
-// it elsewhere.
+// findParent locates the cgroup the budget is made under (tests' stand-in).
 var findParent = memlimit.Find
 
 // checkBudget refuses a -mem_limit this machine cannot give, before any
-// work. A run without benchmarks has no budget.
+// work. A run without benchmarks has none.
 func (e *Env) checkBudget(plan *Plan) error {
 	if e.Cfg.MemLimit == 0 || plan.Pattern == "" {
 		return nil
@@ -85,13 +81,12 @@ func (machineErr) Is(target error) bool { return target == ErrMachine }
 func (m machineErr) Unwrap() error      { return m.error }
 
 // ErrMachine marks a setting this machine cannot give the run (no memory
-// controller, no right to make a cgroup), as opposed to a bad value: Main
-// exits 3 for it, so a script can tell "not here" from "wrong".
+// controller, no right to make a cgroup): Main exits 3, not 2 as for a bad
+// value.
 var ErrMachine = errors.New("not on this machine")
 
-// enterBudget evicts every fixture from the page cache (its pages were
-// charged to the cgroup that built it, outside the budget) and moves the
-// process into its budget.
+// enterBudget evicts every fixture (its pages are charged outside the
+// budget) and moves the process into its budget.
 func (e *Env) enterBudget(plan *Plan) error {
 	if e.Cfg.MemLimit == 0 || plan.Pattern == "" {
 		return nil
@@ -111,17 +106,16 @@ func (e *Env) enterBudget(plan *Plan) error {
 	if err != nil {
 		return err
 	}
-	// With a watcher, started outside the budget, that reports what the
-	// budget held should the run be killed in it.
+	// Its watcher, outside, reports what the budget held should it kill
+	// the run.
 	b, err := p.EnterWatched(int64(e.Cfg.MemLimit))
 	if err != nil {
 		return err
 	}
 	e.budget = b
-	// The Go heap shares the budget (Badger's tables and memtables live
-	// in it): a soft limit makes the collector work to stay inside it
-	// rather than grow the heap to twice its live size and be killed, and
-	// leaves the rest of the budget to the page cache (the budget rule).
+	// The Go heap (Badger's tables and memtables) shares the budget: a
+	// soft limit keeps the collector inside its share rather than grow
+	// the heap to twice its live size and be killed.
 	r, _ := e.Cfg.budget()
 	debug.SetMemoryLimit(r.GoLimit)
 	e.Logf("memory budget %s; %s resident before entering stays charged outside it; Go memory limit %s (%d/%d of the budget)",
@@ -129,25 +123,19 @@ func (e *Env) enterBudget(plan *Plan) error {
 	return nil
 }
 
-// Budget is the memory cgroup the benchmarks run in (-mem_limit), nil
-// without one: its Stats are the budget's own counters (usage, page
-// cache, major faults).
+// Budget is the memory cgroup the benchmarks run in (-mem_limit), or nil.
 func (e *Env) Budget() *memlimit.Budget { return e.budget }
 
-// WatchLeaf names the benchmark about to run (b.Name() and the sub-name
-// it is given) to the watcher that reports what the budget held should
-// the run be killed in it (memlimit.EnterWatched), before its set-up
-// opens anything: Handle.Run does it for its leaves, a workload that
-// opens its own databases calls it itself. The settings it shows next
-// follow (ShowSettings).
+// WatchLeaf names the benchmark about to run to the budget's watcher,
+// before its set-up opens anything: Handle.Run does it for its leaves, a
+// workload that opens its own databases calls it.
 func (e *Env) WatchLeaf(name string) {
 	if b := e.budget; b != nil {
 		b.Leaf(name)
 	}
 }
 
-// closeBudget reports what the budget charged, moves the process out of
-// it and removes it.
+// closeBudget reports what the budget charged and removes it.
 func (e *Env) closeBudget() error {
 	b := e.budget
 	if b == nil {

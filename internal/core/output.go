@@ -19,18 +19,14 @@ import (
 )
 
 // ShowSettings prints the engine's settings line for the results that
-// follow, and clears every other configuration line a result carries
-// (other engines' settings, any fixture line): benchfmt applies a
-// configuration line to every later result until it is changed, so each
-// result must be preceded by exactly its own engine's settings. Call it
-// from a parent benchmark, before b.Run: a line printed inside a running
-// sub-benchmark would split its result line.
+// follow and clears every other line a result carries: benchfmt applies a
+// configuration line to every later result until it changes. Call it from
+// a parent benchmark, before b.Run: inside one it would split a result.
 func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) { e.ShowFixtureSettings(info, s, nil) }
 
 // ShowFixtureSettings is ShowSettings for results that read fixture f (or
-// a copy of it): beside the settings it prints a fixture-<engine> line
-// naming the engine version that built the fixture, from its manifest, and
-// the fixture's directory name.
+// a copy), adding a fixture-<engine> line: the engine version that built
+// it and its directory's name.
 func (e *Env) ShowFixtureSettings(info engine.Info, s []engine.Setting, f *Fixture) {
 	key, line := "settings-"+info.Name, settingsLine(e.withBudget(s))
 	lines := map[string]string{key: line}
@@ -40,23 +36,20 @@ func (e *Env) ShowFixtureSettings(info engine.Info, s []engine.Setting, f *Fixtu
 		}
 	}
 	e.showConfig(lines)
-	// Under -mem_limit the budget's watcher reports, should the run be
-	// killed, which settings were in force (memlimit.EnterWatched).
+	// Should the budget kill the run, its watcher reports them.
 	if b := e.budget; b != nil {
 		b.Settings(key + ": " + line)
 	}
 }
 
-// ClearSettings clears every engine's settings and fixture lines, before
-// results that belong to no engine.
+// ClearSettings clears every engine's lines, before results of none.
 func (e *Env) ClearSettings() { e.showConfig(map[string]string{}) }
 
 func settingsLine(s []engine.Setting) string { return joinList(s, " ", engine.Setting.String) }
 
-// showConfig makes lines, by key, and the running workload's gate line
-// the configuration lines in force: it clears every other line printed
-// before (an empty value clears a key) and prints each of lines not
-// already in force.
+// showConfig makes lines, by key, and the workload's gate line the
+// configuration lines in force: it clears every other one (an empty value
+// clears a key) and prints those not in force already.
 func (e *Env) showConfig(lines map[string]string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -78,10 +71,8 @@ func (e *Env) showConfig(lines map[string]string) {
 	}
 }
 
-// setGate makes the units the regression gate judges workload on (Gates)
-// the "gate" line of the results that follow, from the next
-// configuration change on: every workload prints its settings (or clears
-// them) before its first result.
+// setGate makes workload's gated units (Gates) the "gate" line from the
+// next configuration change, which precedes every workload's first result.
 func (e *Env) setGate(workload string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -92,10 +83,8 @@ func (e *Env) setGate(workload string) {
 }
 
 // EchoConfig writes the run's configuration as benchfmt key: value lines,
-// so benchstat keeps them with the results: the machine and -dir, then
-// every flag's lines (Flags: the shared settings, the engines' options,
-// the workloads' flags), then the engines' versions and the units. Setup
-// prints them before the first result.
+// which benchstat keeps with the results: the machine and -dir, every
+// flag's lines, the engines' versions and the units.
 func (e *Env) EchoConfig(w io.Writer) {
 	c := &e.Cfg
 	line := func(k string, v any) { fmt.Fprintf(w, "%s: %v\n", k, v) }
@@ -129,11 +118,9 @@ func (e *Env) EchoConfig(w io.Writer) {
 	writeUnits(w, AllUnits())
 }
 
-// timestampCost is what one time.Now/time.Since pair costs here, in ns:
-// the reason latencies are sampled rather than taken on every read. Under
-// Valgrind the clock is the emulator's, so the figure would describe no
-// machine, and its 229,376 pairs would take about 0.3 s of every process
-// kvb sim starts: it is not measured there.
+// timestampCost is what a time.Now/time.Since pair costs here, in ns (why
+// latencies are sampled). Not under Valgrind: its clock is the emulator's,
+// and the pairs would add about 0.3 s to every process kvb sim starts.
 var timestampCost = sync.OnceValue(func() string {
 	if valgrind.Running() {
 		return "not measured under valgrind"
@@ -141,10 +128,9 @@ var timestampCost = sync.OnceValue(func() string {
 	return strconv.FormatInt(measure.TimestampCost().Nanoseconds(), 10)
 })
 
-// deviceReadahead is the kernel readahead (read_ahead_kb) of the block
-// device under dir. A page fault in a memory-mapped file without advice
-// reads up to this much around the page, so on a cold cache it shapes what
-// mmap-based stores read with -readahead os.
+// deviceReadahead is the read_ahead_kb of the block device under dir: a
+// fault in a mapped file without advice reads that much around the page,
+// shaping what mmap-based stores read cold with -readahead os.
 func deviceReadahead(dir string) string {
 	dev, ok := measure.BlockDevOf(dir)
 	// A partition has no queue of its own: its disk is the parent.

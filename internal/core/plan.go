@@ -17,16 +17,13 @@ type Plan struct {
 	Targets  []Target   // top-level benchmarks the pattern selects
 	Fixtures []*Fixture // every fixture they read, each once
 	Scratch  int64      // the most they write outside fixtures at one time
-	// Margin is the most free space any of their writers must leave for
-	// the space guard to stop it cleanly (writeMargin).
-	Margin int64
+	Margin   int64      // the largest free-space margin of their writers (writeMargin)
 
 	m matcher // the pattern's; nil for none
 }
 
-// NewPlan matches pattern against every top-level benchmark the way go
-// test does (testing's splitting on '/' and '|') and collects what the
-// selected ones declare.
+// NewPlan matches pattern against every top-level benchmark as go test
+// does and collects what the selected ones declare.
 func (e *Env) NewPlan(pattern string) (*Plan, error) {
 	p := &Plan{Pattern: pattern}
 	if pattern == "" {
@@ -73,9 +70,8 @@ func (e *Env) NewPlan(pattern string) (*Plan, error) {
 func (p *Plan) TouchesDisk() bool { return len(p.Fixtures) > 0 || p.Scratch > 0 }
 
 // DiskEstimate is a generous bound on what the run writes under root:
-// three times the logical bytes of every fixture not built yet, plus the
-// scratch space, plus the largest free-space margin of their writers
-// (the space guard stops a writer that would leave less).
+// three times the logical bytes of every fixture not built yet, the
+// scratch space, and the largest margin of their writers.
 func (p *Plan) DiskEstimate(root string) int64 {
 	n := p.Scratch
 	for _, f := range p.Fixtures {
@@ -89,12 +85,10 @@ func (p *Plan) DiskEstimate(root string) int64 {
 	return n
 }
 
-// Reclaimable is the space under root that the run frees before it
-// writes: the directories of its fixtures that a manifest does not mark
-// complete (a build that crashed or was stopped; Ensure removes and
-// rebuilds them) and scratch directories of runs that died
-// (cleanStaleScratch). Only directories under the suite's own name are
-// counted, each by the rule that lets the suite remove it.
+// Reclaimable is the space under root the run frees before it writes:
+// its fixtures' directories no manifest marks complete (Ensure rebuilds
+// them) and scratch directories of runs that died (cleanStaleScratch),
+// under the suite's own directory only.
 func (p *Plan) Reclaimable(root string) int64 {
 	owned := filepath.Join(root, dataset.OwnedName)
 	if !dataset.IsOwned(owned) {
@@ -123,10 +117,8 @@ func fixtureBuilt(owned string, f *Fixture) (string, bool) {
 	return dir, err == nil && m.Complete(f.Params)
 }
 
-// matcher is testing's benchmark filter: the pattern split on unbracketed
-// '|' into alternatives and each alternative on '/' into one regexp per
-// level. Only the first level decides which top-level benchmarks run;
-// fixtures are planned for every sub-benchmark of those.
+// matcher is testing's benchmark filter: alternatives, each one regexp
+// per level (benchpattern.Split).
 type matcher [][]*regexp.Regexp
 
 func newMatcher(pattern string) (matcher, error) {
@@ -146,10 +138,7 @@ func newMatcher(pattern string) (matcher, error) {
 }
 
 // match reports whether the pattern selects the top-level benchmark top
-// and, given sub, may run its sub-benchmark sub: some alternative selects
-// top and either stops there or selects sub at the second level. A
-// workload whose sub-benchmarks each read fixtures of their own declares
-// only these.
+// and, given sub, may run its sub-benchmark sub.
 func (m matcher) match(top string, sub ...string) bool {
 	return slices.ContainsFunc(m, func(alt []*regexp.Regexp) bool {
 		return len(alt) > 0 && alt[0].MatchString(top) && (len(sub) == 0 || len(alt) < 2 || alt[1].MatchString(sub[0]))
@@ -161,11 +150,10 @@ func (m matcher) match(top string, sub ...string) bool {
 func (e *Env) Selects(sub string) bool { return e.planning == nil || e.planning(sub) }
 
 // RunsSub reports whether the run's pattern may run sub-benchmark sub of
-// b, a top-level benchmark: a workload that opens a source before its
-// sub-benchmark starts skips those the plan declared no fixture for
-// (Selects).
+// b, a top-level benchmark: a workload that opens a source before the
+// sub-benchmark skips those Selects declared no fixture for.
 func (e *Env) RunsSub(b interface{ Name() string }, sub string) bool {
-	// A benchmark the pattern does not name at all runs outside go test's
-	// filter (testing.Benchmark): it runs every sub-benchmark.
+	// One the pattern does not name runs outside go test's filter
+	// (testing.Benchmark): all of it.
 	return e.plan == nil || e.plan.m == nil || !e.plan.m.match(b.Name()) || e.plan.m.match(b.Name(), sub)
 }
