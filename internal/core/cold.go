@@ -10,19 +10,17 @@ import (
 )
 
 // A cache=cold leaf reads in rounds, one per op (docs/methodology.md,
-// "What a cold round is"): the fixture closed, evicted and opened again,
-// untimed but reported (open-ms, open-read-B), then a fixed amount of
-// work, timed, the same whatever b.N is.
+// "What a cold round is"): the fixture closed, evicted and reopened,
+// untimed but reported (open-ms, open-read-B), then a fixed work, timed.
 
 // OpenCost is what one open of a fixture cost: its wall time and the
-// bytes the process read from the device meanwhile (/proc/self/io).
+// bytes the process read from the device meanwhile.
 type OpenCost struct {
 	Time      time.Duration
 	ReadBytes int64
 }
 
-// TimeOpen runs open, the open of a source whose files were just evicted,
-// and returns what it cost (OpenCost).
+// TimeOpen runs open, of a source just evicted, and returns its cost.
 func TimeOpen(open func() error) (OpenCost, error) {
 	io0, _ := measure.ReadIO()
 	t0 := time.Now()
@@ -32,12 +30,10 @@ func TimeOpen(open func() error) (OpenCost, error) {
 	return OpenCost{Time: d, ReadBytes: io1.Sub(io0).ReadBytes}, err
 }
 
-// Reopen starts a cold round: it closes the open db, evicts the fixture's
-// files and opens it again with the fixture's options as tweak changes
-// them. It returns the db, which the handle owns and closes, and what the
-// open cost. A db the handle opened cold for the sub-benchmark (Run) that
-// nothing has read yet is returned as it is, with its own open's cost.
-// Call it with the timer stopped.
+// Reopen starts a cold round, timer stopped: it closes the db, evicts the
+// fixture's files and opens it again with its options as tweak changes
+// them, returning the db (the handle's to close) and the open's cost. A
+// db Run opened cold that nothing has read yet is returned as it is.
 func (h *Handle) Reopen(b *testing.B, tweak func(*engine.Options)) (engine.DB, OpenCost) {
 	b.Helper()
 	if h.f.Engine.Reference {
@@ -61,12 +57,11 @@ type Timed struct {
 }
 
 // ColdRounds runs a cache=cold leaf: b.N rounds, each on the fixture just
-// reopened (Reopen). For each round, timer stopped, round(db) readies the
-// round and returns run, its work, which alone is timed, and done (nil,
-// or called untimed after run). Call it first in a leaf h.Run started,
-// leaving the db Run gave the leaf unread: it is the first round's. It
-// reports open-ms and open-read-B, the mean of a round's open, and
-// returns what the timed parts cost. Leave the timer to it.
+// reopened (Reopen). Untimed, round(db) readies a round and returns run,
+// its work, which alone is timed, and done (nil, or called after run).
+// Call it first in a leaf h.Run started, leaving the db Run gave unread
+// (the first round's), and leave the timer to it. It reports open-ms and
+// open-read-B, a round's open's mean, and returns what run cost.
 func (h *Handle) ColdRounds(b *testing.B, tweak func(*engine.Options), round func(db engine.DB) (run, done func())) Timed {
 	b.Helper()
 	return RunColdRounds(b, func() (func(), func(), OpenCost) {
@@ -76,11 +71,10 @@ func (h *Handle) ColdRounds(b *testing.B, tweak func(*engine.Options), round fun
 	})
 }
 
-// RunColdRounds is the round driver of ColdRounds for a source that is
-// not a fixture's engine (a file the workload opens itself): b.N rounds,
-// each readied by start, untimed (close, evict, reopen, and the round's
-// work on what it opened), with its run alone timed. It reports open-ms
-// and open-read-B from the OpenCost start returns.
+// RunColdRounds is ColdRounds for a source that is not a fixture's engine
+// (a file the workload opens itself): b.N rounds, each readied by start,
+// untimed, with its run alone timed; open-ms and open-read-B from start's
+// OpenCost.
 func RunColdRounds(b *testing.B, start func() (run, done func(), open OpenCost)) Timed {
 	b.StopTimer()
 	b.ResetTimer()
@@ -113,9 +107,8 @@ func RunColdRounds(b *testing.B, start func() (run, done func(), open OpenCost))
 	return t
 }
 
-// ReportPerOp reports ns/op, B/op and allocs/op of the timed parts per op
-// of the leaf's own kind (a read, a seek) rather than per round, ops in
-// all, so a cold leaf's figures mean what the warm leaf's do.
+// ReportPerOp reports ns/op, B/op and allocs/op per op of the leaf's kind
+// (a read, a seek), ops in all, not per round: as the warm leaf's.
 func (t Timed) ReportPerOp(b *testing.B, ops int64) {
 	b.ReportAllocs()
 	b.ReportMetric(float64(t.Elapsed.Nanoseconds())/float64(ops), "ns/op")

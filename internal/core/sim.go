@@ -10,26 +10,23 @@ import (
 )
 
 // A timed loop under Valgrind is one callgrind window (benchstat/sim):
-// counters zeroed where it starts and dumped where it ends, so a leaf's
-// instructions exclude its setup, the fixture's warm-up and every other
-// leaf. docs/gating.md, "Simulation mode", says why each step below is
-// taken and what it measured.
+// counters zeroed at its start and dumped at its end, so a leaf's count
+// excludes its setup and warm-up. docs/gating.md, "Simulation mode", says
+// why each step below is taken.
 
-// underValgrind is read once: outside Valgrind a window costs one branch
-// at its start and one at its end, nothing inside the loop.
+// underValgrind is read once: outside Valgrind a window costs a branch at
+// each end.
 var underValgrind = valgrind.Running()
 
 // SimPace is how a warm leaf's timed loop runs under Valgrind: the
-// operations of its untimed warm-up pass (a warm runtime: a type
-// assertion's cache fills at random) and how often it yields (so an
-// engine's background goroutines run at the same points in every run).
-// Go's b.N=1 probe is never warmed: its count is never reported.
+// operations of its untimed warm-up pass (a type assertion's cache fills
+// at random) and how often it yields (so background goroutines run at the
+// same points every run). Go's b.N=1 probe is never warmed.
 type SimPace struct{ Warm, Yield int }
 
-// The paces of point reads (64 a yield: Badger's block cache hands every
-// 64 recorded reads to a goroutine), of range scans (each reads several
-// blocks), and of full scans, which take each of their paths so many
-// times over that they need neither a warm-up pass nor yields.
+// The paces of point reads (Badger's block cache hands every 64 recorded
+// reads to a goroutine), range scans, and full scans, which take each
+// path so often they need neither warm-up nor yields.
 var (
 	SimReads     = SimPace{Warm: 10_000, Yield: 64}
 	SimScans     = SimPace{Warm: 200, Yield: 1}
@@ -40,9 +37,8 @@ const (
 	// simSettle is how long a window waits, uncounted, for background
 	// goroutines to drain what came before it.
 	simSettle = 50 * time.Millisecond
-	// simHeadroom is how much a window may allocate before the collector,
-	// off inside it, runs anyway: a guard for windows far larger than the
-	// gate's, not a setting that shapes a count.
+	// simHeadroom is what a window may allocate before the collector, off
+	// inside it, runs anyway: a guard for windows far beyond the gate's.
 	simHeadroom = 2 << 30
 )
 
@@ -53,11 +49,10 @@ type simWindow struct {
 	memProfileRate    int
 }
 
-// startSim opens b's window; call it right after b.ResetTimer (or
-// StartTimer) and end it with stop right before b.StopTimer. It starts
-// from a settled process (every free page returned to the OS, 50 ms for
-// background goroutines), with no collection and no allocation sampling
-// inside the window.
+// startSim opens b's window right after b.ResetTimer (or StartTimer);
+// stop ends it right before b.StopTimer. It starts from a settled process
+// (free pages returned, simSettle), without collection or allocation
+// sampling inside.
 func startSim(b *testing.B) simWindow {
 	if !underValgrind {
 		return simWindow{}
@@ -75,9 +70,7 @@ func startSim(b *testing.B) simWindow {
 	return w
 }
 
-// pause stops counting until resume: the counts so far are kept, and
-// code run meanwhile, background goroutines' included, is not
-// instrumented.
+// pause stops counting, keeping the counts, until resume.
 func (w simWindow) pause() {
 	if w.reason != nil {
 		valgrind.StopInstrumentation()
@@ -101,10 +94,9 @@ func (w simWindow) stop() {
 	}
 }
 
-// TimeInParts runs body with b's timer stopped, inside one callgrind
-// window that counts only between each start and stop body calls: for a
-// leaf whose ops time a part of their work (populate's write interval,
-// overwrite's last pass), start and stop around each timed part.
+// TimeInParts runs body with b's timer stopped, in one callgrind window
+// that counts only between each start and stop body calls: for a leaf
+// that times a part of its work (populate's write interval).
 func TimeInParts(b *testing.B, body func(start, stop func())) {
 	b.StopTimer()
 	sim := startSim(b)
