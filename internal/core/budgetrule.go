@@ -17,14 +17,11 @@ const (
 	budgetInFlight    = 3   // memtables at once: filling, flushing, queued
 	budgetCompactions = 2   // background compactions at most: seed 001's cores
 	budgetL0Tables    = 4   // level-0 tables that start a compaction; the level below holds as many memtables
-	// The Go runtime's soft memory limit is budgetGoNum/budgetGoDen of the
-	// budget for every engine, leaving the rest to the page cache and C
-	// allocations.
+	// The Go runtime's soft memory limit, of the budget.
 	budgetGoNum, budgetGoDen = 3, 4
 )
 
-// budgetRule is what the rule gives one run: every value the engines are
-// opened with under -mem_limit.
+// budgetRule is every value the engines are opened with under -mem_limit.
 type budgetRule struct {
 	MemtableMB, CacheMB int   // each engine's, after any explicit flag
 	InFlight            int   // memtables at once
@@ -74,8 +71,8 @@ func (r budgetRule) apply(o *engine.Options) {
 // fixedMB is the LSMs' memtables and cache under the rule, MiB.
 func (r budgetRule) fixedMB() int { return r.CacheMB + r.InFlight*r.MemtableMB }
 
-// String is the rule as the settings line and the configuration state it:
-// every value, where it came from, and any flag that overrides it.
+// String is the rule as the lines state it: every value, where it came
+// from, and the flags that override it.
 func (r budgetRule) String() string {
 	src := func(flag string, v int) string {
 		if v != r.share {
@@ -99,8 +96,7 @@ func (r budgetRule) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// withBudget adds the rule to an engine's settings under -mem_limit, so
-// each result carries the values its engine was opened with and why.
+// withBudget adds the rule to an engine's settings under -mem_limit.
 func (e *Env) withBudget(s []engine.Setting) []engine.Setting {
 	r, ok := e.Cfg.budget()
 	if !ok {

@@ -10,15 +10,13 @@ import (
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
-// ScanAll iterates over every key in order, checking that keys ascend and
-// that each key (and value, when values is set) is the data set's. It
-// returns the keys and bytes (key plus value) it read.
+// ScanAll iterates over every key, checking that keys ascend and each key
+// (and value) is the data set's, and returns the keys and bytes it read.
 func ScanAll(db engine.DB, values bool, chk Checker) (keys uint64, bytes int64, err error) {
 	return ScanAllWith(db, engine.IterOptions{KeysOnly: !values}, chk)
 }
 
-// ScanAllWith is ScanAll with the iterator's options o (values unless
-// o.KeysOnly; o's bounds are the caller's).
+// ScanAllWith is ScanAll with the iterator's options o.
 func ScanAllWith(db engine.DB, o engine.IterOptions, chk Checker) (keys uint64, bytes int64, err error) {
 	values := !o.KeysOnly
 	rd, err := db.NewReader()
@@ -67,9 +65,7 @@ func TrimFloat(f float64) string {
 }
 
 // DiskCounters are what the device gave the process between two samples:
-// bytes it read (read_bytes of /proc/self/io) and major page faults (a
-// mapped page that had to come from the device). Every read workload
-// reports both per op over its timed part.
+// bytes read (/proc/self/io) and major page faults.
 type DiskCounters struct{ ReadBytes, Majflt int64 }
 
 // sampleDisk reads the process's counters now.
@@ -78,7 +74,7 @@ func sampleDisk() DiskCounters {
 	return DiskCounters{io.ReadBytes, measure.ReadFaults().Major}
 }
 
-// Sub is c less d: what happened between sample d and sample c.
+// Sub is what happened between sample d and sample c.
 func (c DiskCounters) Sub(d DiskCounters) DiskCounters {
 	return DiskCounters{c.ReadBytes - d.ReadBytes, c.Majflt - d.Majflt}
 }
@@ -97,6 +93,5 @@ func (c DiskCounters) Report(b *testing.B, ops int64) {
 // DiskUnits declares what DiskCounters.Report reports.
 var DiskUnits = []Unit{Lower("read-B/op"), Lower("majflt/op")}
 
-// LoopUnits declares what TimeLoop reports: the scheduler's wait, a cold
-// round's open and the disk counters.
+// LoopUnits declares what TimeLoop reports.
 var LoopUnits = append([]Unit{Lower("sched-p99-ns"), Lower("open-ms"), Lower("open-read-B")}, DiskUnits...)

@@ -11,12 +11,10 @@ import (
 )
 
 // Setup is everything between flag parsing and the first benchmark:
-// validate the configuration, plan the run from the -bench pattern,
-// check -dir for the disk the plan needs and the machine for the memory
-// budget (-mem_limit), print the configuration, build (or reuse) every
-// fixture the selected benchmarks declare, and, with a budget, evict the
-// fixtures and enter it. No file is written before the configuration,
-// -dir and the budget are found good.
+// validate the configuration, plan the run from the -bench pattern, check
+// -dir and the memory budget, print the configuration, build (or reuse)
+// every fixture the plan declares, and enter the budget. Nothing is
+// written before the configuration, -dir and the budget are found good.
 func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
 	e, err := NewEnv(c, out, log)
 	if err != nil {
@@ -41,8 +39,8 @@ func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
 	if plan.TouchesDisk() {
 		e.cleanStaleScratch()
 	}
-	// Each fixture's lock is held to the end of the run (dataset.Ensure);
-	// taken in one order by every run, two runs never wait for each other.
+	// Each fixture's lock is held to the end (dataset.Ensure): taken in
+	// one order, two runs never wait for each other.
 	fixtures := slices.SortedFunc(slices.Values(plan.Fixtures), func(a, b *Fixture) int {
 		return strings.Compare(a.Params.Name(), b.Params.Name())
 	})
@@ -58,13 +56,10 @@ func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
 	return e, nil
 }
 
-// Main is TestMain's body for the root package: Setup from the parsed
-// flags, then the benchmarks, then out of the memory budget. gates names
-// the units the regression gate judges each workload on (by name), which
-// the results of that workload carry as their "gate" line; the tooling
-// keeps them (internal/families). A bad configuration exits 2 before any
-// work, and so does a failed fixture build; a setting this machine cannot
-// give the run (ErrMachine) exits 3.
+// Main is the root package's TestMain: Setup from the parsed flags, run,
+// leave the budget. gates names the units the gate judges each workload
+// on, its results' "gate" line (internal/families). A bad configuration or
+// a failed build exits 2 before any benchmark, ErrMachine 3.
 func Main(run func() int, c Config, pattern string, gates func(workload string) []string) {
 	c.SetExplicit(flag.CommandLine)
 	e, err := Setup(c, pattern, os.Stdout, os.Stderr)
@@ -86,7 +81,6 @@ func Main(run func() int, c Config, pattern string, gates func(workload string) 
 	os.Exit(code)
 }
 
-// current is the Env of the running test binary, set by Main.
 var current *Env
 
 // Current is the Env Main set up; the generated wrappers pass it to Run.
