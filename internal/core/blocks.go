@@ -9,10 +9,9 @@ import (
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
-// The LSMs' data block is a dimension of every result of theirs
-// (block=4KiB), one fixture per size: docs/engines.md, "Data block size",
-// says why and how DefaultBlockSize is chosen. The bounds keep a block
-// between a fraction of a page and half of Badger's smallest table.
+// The LSMs' data block is a dimension of their results (block=4KiB), a
+// fixture per size: docs/engines.md, "Data block size". The bounds keep a
+// block between a fraction of a page and half Badger's smallest table.
 const (
 	DefaultBlockSize ByteSize = 16 << 10
 	minBlockSize     ByteSize = 1 << 10
@@ -37,8 +36,8 @@ func (l *SizeList) Set(v string) error {
 	})
 }
 
-// blocks lists the block sizes info runs at: each of -block_size for an
-// engine with data blocks, one pass with none (0) for any other.
+// blocks lists the block sizes info runs at: -block_size's, or 0 for an
+// engine without data blocks.
 func (e *Env) blocks(info engine.Info) []ByteSize {
 	if !info.DataBlocks {
 		return []ByteSize{0}
@@ -56,10 +55,9 @@ func (e *Env) Options(info engine.Info, dir string, logicalBytes int64) engine.O
 	return o
 }
 
-// BlockLeaf is name with the block size an engine's leaf read or wrote
-// appended (name/block=4KiB), last so that every other level of the name
-// is the same for every engine: a -bench pattern over the others selects
-// B-trees and LSMs alike. Engines without data blocks keep name as it is.
+// BlockLeaf is name with the block size of o appended (name/block=4KiB)
+// for an engine with data blocks: last, so a -bench pattern over the other
+// levels selects B-trees and LSMs alike.
 func BlockLeaf(name string, info engine.Info, o engine.Options) string {
 	if !info.DataBlocks {
 		return name
@@ -70,9 +68,9 @@ func BlockLeaf(name string, info engine.Info, o engine.Options) string {
 	return name + "/block=" + memlimit.FormatSize(int64(o.BlockSize))
 }
 
-// closeHandlesFrom closes every handle opened since e.handles had n
-// (Handle.Close is idempotent: their cleanup on b closes nothing more),
-// so that two block sizes never hold memory (caches, maps) at once.
+// closeHandlesFrom closes every handle opened since e.handles had n, so
+// two block sizes never hold memory at once (their cleanup closes nothing
+// more).
 func (e *Env) closeHandlesFrom(tb testing.TB, n int) {
 	for _, h := range e.handles[n:] {
 		h.Close(tb)

@@ -8,14 +8,10 @@ import (
 	"slices"
 )
 
-// Unit says how to read one metric a workload reports: which way is
-// better. benchstat and the gate (benchstat/internal/gate) read it from the Unit
-// lines every run prints. ns/op, MB/s, B/op and allocs/op need no entry:
-// benchfmt knows them.
-//
-// No metric is declared exact ("assume=exact"), because none is: between
-// identical runs write-amp moves in the fourth digit (compaction timing),
-// allocs/op flips between neighbouring integers, and hit% depends on b.N.
+// Unit says which way one metric a workload reports is better, for the
+// Unit lines benchstat and the gate read (benchfmt knows ns/op, MB/s, B/op
+// and allocs/op). None is exact ("assume=exact"): write-amp, allocs/op and
+// hit% all move between identical runs.
 type Unit struct {
 	Name   string
 	Better string // "higher", "lower", or "" when it has no good direction
@@ -29,8 +25,8 @@ func Info(name string) Unit   { return Unit{Name: name} }
 // LatencyUnits are what measure.Recorder.Report and ReportAll report.
 var LatencyUnits = []Unit{Lower("p50-ns"), Lower("p90-ns"), Lower("p99-ns"), Lower("p999-ns"), Lower("p9999-ns"), Lower("max-ns")}
 
-// AllUnits is every unit any registered workload reports, each once. Two
-// workloads that report one unit must agree on which way is better.
+// AllUnits is every unit any registered workload reports, once; two that
+// report one must agree on which way is better.
 func AllUnits() []Unit {
 	seen := map[string]Unit{}
 	for _, w := range Workloads() {
@@ -44,8 +40,7 @@ func AllUnits() []Unit {
 	return slices.SortedFunc(maps.Values(seen), func(a, b Unit) int { return cmp.Compare(a.Name, b.Name) })
 }
 
-// writeUnits writes one benchfmt Unit line per unit with a direction,
-// e.g. "Unit ops/s better=higher".
+// writeUnits writes a Unit line per unit with a direction.
 func writeUnits(w io.Writer, units []Unit) {
 	for _, u := range units {
 		if u.Better != "" {

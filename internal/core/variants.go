@@ -2,21 +2,17 @@ package core
 
 import "github.com/kvbench/kvbench/internal/engine"
 
-// Variant is one combination of the values of an engine's dimensions for
-// a workload (engine.Info.DimsWith): its sub-benchmark name parts
-// ("mode=txn", "" when the engine has none) and what it sets.
+// Variant is one combination of the values of an engine's dimensions
+// (engine.Info.DimsWith): its name parts ("mode=txn", "" for none) and
+// what it sets.
 type Variant struct {
-	Name string
-	// Tweak sets the open options; nil when no dimension touches them.
-	Tweak func(*engine.Options)
-	// Iter sets each iterator's options.
-	Iter func(*engine.IterOptions)
+	Name  string
+	Tweak func(*engine.Options)     // the open options; nil for none
+	Iter  func(*engine.IterOptions) // each iterator's options
 }
 
-// Variants is every combination of the engine's dimensions that are one
-// of caps, the first dimension outermost, each value in its declared
-// order. An engine without any has one Variant: the run's options as they
-// are.
+// Variants is every combination of the engine's dimensions with one of
+// caps, the first outermost, values in order; without any, one Variant.
 func Variants(info engine.Info, caps ...engine.Capability) []Variant {
 	out := []Variant{{}}
 	for _, d := range info.DimsWith(caps...) {

@@ -7,13 +7,10 @@ import (
 	"slices"
 )
 
-// Wrappers is the source of the root package's benchmark functions: one
-// per workload and engine it runs on (Targets), each a one-line call of
-// Run, so `go test -bench BenchmarkReadRandomBadger` works as users type
-// it and a new engine or workload needs no hand-written wrapper. The file
-// imports the packages that registered the workloads, so building the
-// root package registers them. go generate writes it to
-// benchmarks_gen_test.go; a test fails when that file is stale.
+// Wrappers is the source of the root package's benchmark functions, one
+// a Target, each a call of Run (so -bench BenchmarkReadRandomBadger works
+// as typed), importing the packages that register the workloads. go
+// generate writes it to benchmarks_gen_test.go; a test checks it.
 func Wrappers() []byte {
 	var pkgs []string
 	for _, w := range Workloads() {
