@@ -1,11 +1,7 @@
-// Package families is the tooling's own registry of the benchmark
-// families (the workloads core.Register declares): which step of make
-// bench runs each one, and which of the units it reports the regression
-// gate judges it on. A workload declares what it measures
-// (core.Workload.Units); what make bench runs and what a comparison is
-// decided on belong to the tooling, and are kept here. The test binary
-// prints a family's gated units as the "gate" line before its results
-// (core.Main), so results files say what the gate judges.
+// Package families is the tooling's registry of the benchmark families
+// (the workloads core.Register declares): the step of make bench that
+// runs each, and the units the regression gate judges it on, which the
+// test binary prints as the "gate" line before its results (core.Main).
 package families
 
 import (
@@ -16,31 +12,23 @@ import (
 
 // Family is what the tooling knows of one workload.
 type Family struct {
-	// Step is the step of make bench (and bench-full) that runs it
-	// ("write", "read"), "" for none.
+	// Step is the step of make bench that runs it ("write", "read"), or "".
 	Step string
-	// Gate lists the units that carry its result, the ones the regression
-	// gate (benchstat/internal/gate) compares. Units that restate another (ops/s
-	// beside ns/op) or describe the run (hit%) stay out; nil prints no
-	// gate line, and the gate falls back to its default units.
+	// Gate lists the units the gate compares: none that restates another
+	// (ops/s) or describes the run (hit%); nil: the gate's default units.
 	Gate []string
 }
 
-// populateGate is what a populate is judged on: its rate over the whole
-// interval and what it costs the device and the disk.
-var populateGate = []string{"keys/s", "write-amp", "space-amp"}
+// What a populate, a fixed-rate run (its ns/op is 1e9 / its rate: it says
+// nothing while the rate is met) and a read of the embedded cdb are judged
+// on.
+var (
+	populateGate  = []string{"keys/s", "write-amp", "space-amp"}
+	fixedRateGate = []string{"achieved-ops/s", "p99-ns"}
+	embedReadGate = []string{"ns/op", "read-B/op", "allocs/op"}
+)
 
-// fixedRateGate is what a fixed-rate run is judged on: the rate it
-// achieved (its ns/op is 1e9 / that rate, so it says nothing while the
-// rate is met) and its p99, which the gate compares only at rates the
-// base sustained.
-var fixedRateGate = []string{"achieved-ops/s", "p99-ns"}
-
-// embedReadGate is what a read of the embedded cdb is judged on.
-var embedReadGate = []string{"ns/op", "read-B/op", "allocs/op"}
-
-// byName holds every registered workload's family, by workload name;
-// TestEveryWorkloadHasAFamily holds it to the workloads.
+// byName holds every registered workload's family, by workload name.
 var byName = map[string]Family{
 	"Populate":   {Step: "write", Gate: populateGate},
 	"ReadRandom": {Step: "read", Gate: []string{"ns/op", "cpu-ns/op", "p50-ns", "B/op", "allocs/op", "read-B/op"}},
@@ -66,12 +54,11 @@ var byName = map[string]Family{
 	"EmbedColdStart": {Gate: []string{"ns/op", "open-read-ns", "majflt/op"}},
 }
 
-// Of is the family of the workload named name; a workload it does not
-// know has none (no step, no gate line).
+// Of is the family of the workload named name (none for one it does not
+// know).
 func Of(name string) Family { return byName[name] }
 
-// Gate is the units the gate judges the workload named name on: what
-// core.Main prints as its results' "gate" line.
+// Gate is the units the gate judges the workload named name on.
 func Gate(name string) []string { return byName[name].Gate }
 
 // Pattern is a -bench pattern that selects exactly the top-level
@@ -85,10 +72,9 @@ func Pattern(step string) string {
 }
 
 // StepTargets lists the top-level benchmarks of the workloads in step, in
-// name order; a workload's name also names a step of its own
-// ("populate", "readrandom": make bench's memory-limited row runs each in
-// a process of its own, so an engine the budget kills takes no other
-// result with it).
+// name order. A workload's name is a step of its own ("populate"): make
+// bench's memory-limited row runs each in a process, so an engine the
+// budget kills takes no other result with it.
 func StepTargets(step string) []core.Target {
 	var out []core.Target
 	for _, t := range core.Targets() {

@@ -6,8 +6,7 @@ import (
 	"testing"
 )
 
-// KeyLog records the keys a benchmark body reads, one list per call of
-// the body: Mark starts the next.
+// KeyLog records the keys a benchmark body reads, a list per call.
 type KeyLog struct {
 	mu    sync.Mutex
 	calls [][]string
@@ -35,12 +34,11 @@ func (l *KeyLog) Calls() [][]string {
 	return l.calls
 }
 
-// CheckCalls holds a body that draws random keys to the rule of
-// core.CallStreams. run(seed) runs it for four calls in a run of that
-// -seed (testing.Benchmark twice at -benchtime Nx: b.N = 1, then N) and
-// returns the keys of each call. Two calls of the same b.N must read
-// different keys; a second run with the same -seed the same keys call by
-// call; one with another -seed others.
+// CheckCalls holds a body that draws random keys to core.CallStreams's
+// rule. run(seed) runs four calls at that -seed (testing.Benchmark twice:
+// b.N = 1, then N) and returns each one's keys. Two calls of the same b.N
+// must read different keys, a run with the same -seed the same, one with
+// another -seed others.
 func CheckCalls(t *testing.T, name string, run func(seed uint64) [][]string) {
 	t.Helper()
 	a, again, other := run(7), run(7), run(8)
@@ -52,8 +50,7 @@ func CheckCalls(t *testing.T, name string, run func(seed uint64) [][]string) {
 			t.Fatalf("%s: call %d read nothing", name, i+1)
 		}
 	}
-	// Fixed-rate bodies run windows of time: compare the keys both runs
-	// reached.
+	// Fixed-rate bodies run windows of time: compare what both reached.
 	same := func(x, y []string) bool {
 		n := min(len(x), len(y))
 		return slices.Equal(x[:n], y[:n])

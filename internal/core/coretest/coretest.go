@@ -1,7 +1,5 @@
 // Package coretest holds what the tests of the core and of the workload
-// packages share: a fixed b.N for testing.Benchmark, an engine by name,
-// the keys a body reads. It does not import the core, so the
-// core's own tests can use it; only tests import it.
+// packages share. It does not import the core, whose tests use it.
 package coretest
 
 import (
@@ -13,10 +11,8 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// SetBenchtime makes testing.Benchmark run a fixed count (or time) until
-// the test ends, as -benchtime does on the command line: testing offers
-// no other way to choose b.N. Workload bodies never read it. (Tests that
-// call it do not run in parallel.)
+// SetBenchtime sets -test.benchtime until the test ends: the only way to
+// choose testing.Benchmark's b.N. Tests that call it are not parallel.
 func SetBenchtime(t *testing.T, v string) {
 	t.Helper()
 	bt := flag.Lookup("test.benchtime")
@@ -40,8 +36,7 @@ func Engine(t *testing.T, name string) engine.Info {
 	return info
 }
 
-// ConfigLines is the configuration lines a run of e prints before its
-// results (core.Env's EchoConfig).
+// ConfigLines is the configuration lines e (a core.Env) prints.
 func ConfigLines(e interface{ EchoConfig(io.Writer) }) string {
 	var out strings.Builder
 	e.EchoConfig(&out)

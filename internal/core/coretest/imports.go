@@ -12,8 +12,8 @@ import (
 	"golang.org/x/mod/modfile"
 )
 
-// Package is one package of the module, as its sources say: the
-// packages of the same module its files import.
+// Package is one package of the module and the module's packages it
+// imports.
 type Package struct {
 	Path        string   // import path; the module's own for its root
 	Dir         string   // directory, under the module's root
@@ -21,11 +21,9 @@ type Package struct {
 	TestImports []string // those its _test.go files import
 }
 
-// ModulePackages reads every package of the module whose go.mod is in
-// root: each directory with Go files, but testdata and hidden ones and
-// modules of their own (a directory with a go.mod, as go's ./... skips). It
-// reads imports only, from every file whatever its build tags, so an
-// import behind a tag (rocksdb, lmdb_bmatsuo) counts too.
+// ModulePackages reads every package of the module in root as go's ./...
+// finds them (no testdata, hidden or nested module), with the imports of
+// every file whatever its build tags (rocksdb, lmdb_bmatsuo).
 func ModulePackages(root string) ([]Package, error) {
 	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
 	if err != nil {
