@@ -3,10 +3,9 @@
 // select exactly the benchmarks go test would.
 package benchpattern
 
-// Split is testing.splitRegexp (src/testing/match.go): '|' outside
-// brackets and parentheses separates alternatives, '/' the levels of
-// each; the result is a list of alternatives, each a list of per-level
-// patterns.
+// Split is testing.splitRegexp (src/testing/match.go): alternatives,
+// split on '|' outside brackets and parentheses, each a list of levels,
+// split on '/'.
 func Split(s string) [][]string {
 	var alts [][]string
 	var levels []string

@@ -1,8 +1,6 @@
 // Package valgrind makes Valgrind client requests from Go without cgo:
-// the magic instruction sequence Valgrind recognises (valgrind.h's
-// VALGRIND_DO_CLIENT_REQUEST on amd64), written in assembly. Outside
-// Valgrind the sequence is four rotations that leave a register as it was
-// and an exchange of a register with itself: 1.2–1.4 ns a request here
+// valgrind.h's VALGRIND_DO_CLIENT_REQUEST sequence for amd64 in assembly.
+// Outside Valgrind it is a few no-op instructions, 1.2–1.4 ns a request
 // (BenchmarkZeroStats), and every request returns its default.
 package valgrind
 
@@ -12,8 +10,8 @@ import (
 	"unsafe"
 )
 
-// request runs client request args[0] with arguments args[1:] and returns
-// Valgrind's answer, or def when the program is not running under it.
+// request runs client request args[0] with arguments args[1:]: Valgrind's
+// answer, or def outside it.
 //
 //go:noescape
 func request(args *[6]uintptr, def uintptr) uintptr
@@ -40,31 +38,26 @@ func Running() bool { return do(runningOnValgrind, 0) != 0 }
 // ZeroStats zeroes callgrind's counters (CALLGRIND_ZERO_STATS).
 func ZeroStats() { do(zeroStats, 0) }
 
-// DumpStatsAt writes callgrind's counters since the last zero or dump to a
-// file of their own, described by reason (CALLGRIND_DUMP_STATS_AT), and
-// zeroes them. reason must end in a NUL byte.
+// DumpStatsAt writes callgrind's counters since the last zero or dump as a
+// dump described by reason, NUL-terminated, and zeroes them.
 func DumpStatsAt(reason []byte) { do(dumpStatsAt, uintptr(unsafe.Pointer(unsafe.SliceData(reason)))) }
 
-// StartInstrumentation makes callgrind instrument the code it runs from
-// here on (CALLGRIND_START_INSTRUMENTATION); with --instr-atstart=no the
-// program runs uninstrumented, several times faster, until it is called.
+// StartInstrumentation makes callgrind instrument the code from here on
+// (with --instr-atstart=no, a program runs faster until then).
 func StartInstrumentation() { do(startInstr, 0) }
 
 // StopInstrumentation ends instrumentation (CALLGRIND_STOP_INSTRUMENTATION).
 func StopInstrumentation() { do(stopInstr, 0) }
 
-// windowPrefix starts the description of every dump a benchmark's timed
-// window asks for: "kvbench <leaf> n=<b.N>".
+// windowPrefix starts a timed window's dump: "kvbench <leaf> n=<b.N>".
 const windowPrefix = "kvbench "
 
-// WindowReason is the NUL-terminated dump description of leaf's timed
-// window over n iterations, for DumpStatsAt.
+// WindowReason is DumpStatsAt's description of leaf's window over n.
 func WindowReason(leaf string, n int) []byte {
 	return append([]byte(windowPrefix+leaf+" n="), strconv.Itoa(n)+"\x00"...)
 }
 
-// ParseWindow reads back a description WindowReason wrote (without its
-// NUL); ok is false for any other dump's.
+// ParseWindow reads back WindowReason's description (without its NUL).
 func ParseWindow(desc string) (leaf string, n int64, ok bool) {
 	rest, ok := strings.CutPrefix(desc, windowPrefix)
 	i := strings.LastIndex(rest, " n=")

@@ -1,12 +1,8 @@
-// Command embedchild is the minimal cold-start child of
-// BenchmarkEmbedColdStart (child=minimal, seed 004): a program that holds
-// nothing but the embedded cdb. It reads one record by key, checks its
-// value, and prints its figures in the line the test-binary child prints,
-// from the same counters.
-//
-// embedded.cdb is committed empty, as the seed's first build embeds an
-// empty test.cdb. The benchmark builds this package with go build (no
-// cgo) and an -overlay that puts the suite's embedded cdb in its place:
+// Command embedchild is BenchmarkEmbedColdStart's minimal child
+// (child=minimal, seed 004), holding nothing but the embedded cdb: it
+// reads and checks one record and prints the test-binary child's line.
+// embedded.cdb is committed empty; the benchmark builds it with an
+// -overlay that puts the suite's cdb in its place:
 //
 //	{"Replace": {"<this directory>/embedded.cdb": "<the cdb>"}}
 //	go build -overlay overlay.json -o embedchild ./internal/cmd/embedchild
@@ -28,9 +24,8 @@ import (
 	"github.com/kvbench/kvbench/internal/records"
 )
 
-// embedded is the cdb where the linker put it, in the executable's
-// read-only data: the kernel pages it in from the file when a read
-// touches it, as the test binary's embed.FS does.
+// embedded is the cdb in the executable's read-only data, paged in from
+// the file as a read touches it (as the test binary's embed.FS).
 //
 //go:embed embedded.cdb
 var embedded string
@@ -53,7 +48,7 @@ func main() {
 }
 
 // run reads and verifies the record (unless none) and prints the figures
-// EmbedColdChild prints, over the same window.
+// EmbedColdChild prints.
 func run(record uint64, startNS int64, readahead, none bool) error {
 	io0, _ := measure.ReadIO()
 	t0 := time.Now()
