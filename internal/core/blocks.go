@@ -3,7 +3,6 @@ package core
 import (
 	"fmt"
 	"strings"
-	"testing"
 
 	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/memlimit"
@@ -66,14 +65,4 @@ func BlockLeaf(name string, info engine.Info, o engine.Options) string {
 		panic(fmt.Sprintf("core: %s leaf %q has no block size", info.Name, name))
 	}
 	return name + "/block=" + memlimit.FormatSize(int64(o.BlockSize))
-}
-
-// closeHandlesFrom closes every handle opened since e.handles had n, so
-// two block sizes never hold memory at once (their cleanup closes nothing
-// more).
-func (e *Env) closeHandlesFrom(tb testing.TB, n int) {
-	for _, h := range e.handles[n:] {
-		h.Close(tb)
-	}
-	e.handles = e.handles[:n]
 }

@@ -60,17 +60,6 @@ func (c *Config) budget() (r budgetRule, ok bool) {
 	return r, true
 }
 
-// apply sets o's memory from the rule.
-func (r budgetRule) apply(o *engine.Options) {
-	o.MemtableMB, o.CacheMB = r.MemtableMB, r.CacheMB
-	o.MemtablesInFlight, o.MaxCompactions = r.InFlight, r.Compactions
-	o.L0CompactionTables, o.BuildTableBytes = r.L0Tables, r.BuildTableBytes
-	o.BaseLevelBytes = r.BaseLevelBytes
-}
-
-// fixedMB is the LSMs' memtables and cache under the rule, MiB.
-func (r budgetRule) fixedMB() int { return r.CacheMB + r.InFlight*r.MemtableMB }
-
 // String is the rule as the lines state it: every value, where it came
 // from, and the flags that override it.
 func (r budgetRule) String() string {

@@ -8,10 +8,8 @@
 package core
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -61,14 +59,6 @@ func Default() Config {
 	return c
 }
 
-// Validate runs every flag's check without touching the disk; errors in
-// the order of their text.
-func (c *Config) Validate() error {
-	errs := c.validateFlags()
-	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
-	return errors.Join(errs...)
-}
-
 // Keys is the number of distinct keys.
 func (c *Config) Keys() uint64 { return uint64(c.KeysMil*1e6 + 0.5) }
 
@@ -103,7 +93,10 @@ func (c *Config) Options(info engine.Info, dir string, logicalBytes int64) engin
 		ExpectedBytes:   logicalBytes,
 	}
 	if r, ok := c.budget(); ok {
-		r.apply(&o)
+		o.MemtableMB, o.CacheMB = r.MemtableMB, r.CacheMB
+		o.MemtablesInFlight, o.MaxCompactions = r.InFlight, r.Compactions
+		o.L0CompactionTables, o.BuildTableBytes = r.L0Tables, r.BuildTableBytes
+		o.BaseLevelBytes = r.BaseLevelBytes
 	}
 	for _, p := range info.Params {
 		o = o.WithParam(p.FlagName(), c.value(p).String())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 
 	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/flagreg"
@@ -45,21 +46,8 @@ func engineFlags() []Option {
 }
 
 // options are the registered workloads' flags, each once, in the order
-// they were first registered.
+// they were first registered (Register).
 var options []Option
-
-// addOptions registers a workload's flags. Workloads that share a flag
-// list the same *Flag; two flags of one name are a bug.
-func addOptions(w *Workload) {
-	for _, o := range w.Options {
-		i := slices.IndexFunc(options, func(p Option) bool { return p.FlagName() == o.FlagName() })
-		if i < 0 {
-			options = append(options, o)
-		} else if options[i] != o {
-			panic("core: two workload flags named " + o.FlagName() + " (" + w.Name + "'s and another's)")
-		}
-	}
-}
 
 // FlagValue is c's value of a flag held by name (flagreg.Store).
 func (c *Config) FlagValue(name string) (flagreg.Value, bool) {
@@ -128,8 +116,9 @@ type flagError struct{ msg string }
 
 func (e flagError) Error() string { return e.msg }
 
-// validateFlags runs every flag's check, each error naming its flag.
-func (c *Config) validateFlags() []error {
+// Validate runs every flag's check without touching the disk, each error
+// naming its flag, in the order of their text.
+func (c *Config) Validate() error {
 	var errs []error
 	for _, o := range Flags() {
 		v := c.value(o)
@@ -148,7 +137,8 @@ func (c *Config) validateFlags() []error {
 			errs = append(errs, n)
 		}
 	}
-	return errs
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
 }
 
 // echoFlags writes the configuration lines of flags.

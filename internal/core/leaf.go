@@ -163,7 +163,11 @@ func (h *Handle) TimeLoop(b *testing.B, cache string, threads int, pace SimPace,
 		b.Fatal(err)
 	}
 	cpu := measure.CPUTime() - cpu0
-	reportSched(b, threads, sched0)
+	if threads > 1 {
+		if v := sampleSched().Percentile(sched0, 99); !math.IsNaN(v) {
+			b.ReportMetric(v, "sched-p99-ns")
+		}
+	}
 	timed := Timed{Ops: int64(b.N), Elapsed: elapsed, CPU: cpu, Disk: sampleDisk().Sub(d0)}
 	timed.Disk.Report(b, timed.Ops)
 	return timed
@@ -189,22 +193,17 @@ func RunThreads(threads, n int, fn func(t, ops int)) {
 				wg.Done()
 			}()
 			debug.SetPanicOnFault(true)
-			fn(t, share(n, threads, t))
+			ops := n / threads
+			if t < n%threads {
+				ops++
+			}
+			fn(t, ops)
 		}()
 	}
 	wg.Wait()
 	if fault != nil {
 		panic(fault)
 	}
-}
-
-// share is goroutine t's part of n operations split over threads.
-func share(n, threads, t int) int {
-	ops := n / threads
-	if t < n%threads {
-		ops++
-	}
-	return ops
 }
 
 // sched-p99-ns, the Go scheduler's wait over a leaf's timed window:
@@ -254,14 +253,4 @@ func (s schedSample) Percentile(prev schedSample, p float64) float64 {
 		}
 	}
 	return math.NaN()
-}
-
-// reportSched reports sched-p99-ns since prev for a leaf of threads > 1.
-func reportSched(b *testing.B, threads int, prev schedSample) {
-	if threads < 2 {
-		return
-	}
-	if v := sampleSched().Percentile(prev, 99); !math.IsNaN(v) {
-		b.ReportMetric(v, "sched-p99-ns")
-	}
 }

@@ -47,7 +47,7 @@ func (c *Config) validateMemLimit() error {
 		return FlagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf("is below the floor of %s", memlimit.FormatSize(memlimit.Floor)))
 	}
 	r, _ := c.budget()
-	if need := int64(r.fixedMB()+heapAllowanceMB) << 20; need >= n {
+	if need := int64(r.CacheMB+r.InFlight*r.MemtableMB+heapAllowanceMB) << 20; need >= n {
 		return FlagError("mem_limit", memlimit.FormatSize(n), fmt.Sprintf(
 			"the engines' own memory does not fit: block cache %d MiB + %d memtables in flight x %d MiB + %d MiB heap allowance = %d MiB, which must be below the budget (%d MiB); lower -cache_mb or -memtable_mb, or raise -mem_limit",
 			r.CacheMB, r.InFlight, r.MemtableMB, heapAllowanceMB, need>>20, n>>20))

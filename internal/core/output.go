@@ -93,7 +93,11 @@ func (e *Env) EchoConfig(w io.Writer) {
 	line("kernel", measure.Kernel())
 	line("cpu-model", measure.CPUModel())
 	line("cpus", runtime.NumCPU())
-	line("mem-total", memTotalLine())
+	if n, err := measure.MemTotal(); err != nil {
+		line("mem-total", "unknown ("+err.Error()+")")
+	} else {
+		line("mem-total", Human(n))
+	}
 	if e.Dir != "" {
 		line("dir", e.Dir)
 		if fs, err := measure.FileSystem(e.Dir); err == nil {
@@ -140,13 +144,4 @@ func deviceReadahead(dir string) string {
 		}
 	}
 	return "unknown (no block device: tmpfs, overlay or network filesystem)"
-}
-
-// memTotalLine is the machine's memory, or why it is unknown.
-func memTotalLine() string {
-	n, err := measure.MemTotal()
-	if err != nil {
-		return "unknown (" + err.Error() + ")"
-	}
-	return Human(n)
 }

@@ -100,7 +100,21 @@ var sharedFlags = []Option{
 	&Flag[SizeList]{Name: "block_size", Default: SizeList{DefaultBlockSize}, Shapes: true,
 		Usage: "comma-separated target sizes of the LSM engines' data blocks, uncompressed, one sub-benchmark each (block=4KiB; 1KiB to 1MiB); B-trees read 4 KiB pages and have none",
 		Field: func(c *Config) *SizeList { return &c.BlockSizes },
-		Check: validateBlockSizes},
+		Check: func(l SizeList, _ *Config) error {
+			if len(l) == 0 {
+				return FlagError("block_size", "", "must list at least one size")
+			}
+			var errs []error
+			for i, bs := range l {
+				if bs < minBlockSize || bs > maxBlockSize {
+					errs = append(errs, FlagError("block_size", bs.String(), "must be from 1KiB to 1MiB"))
+				}
+				if slices.Contains(l[:i], bs) {
+					errs = append(errs, FlagError("block_size", l.String(), "lists "+bs.String()+" twice"))
+				}
+			}
+			return errors.Join(errs...)
+		}},
 	&Flag[bool]{Name: "verify_checksums", Default: true,
 		Usage: "LSM engines verify the checksum of every block they read from a file (Pebble always does; bbolt and LMDB keep none)",
 		Field: func(c *Config) *bool { return &c.VerifyChecksums }},
@@ -156,21 +170,4 @@ func intRange(lo, hi int, want string) func(int, *Config) error {
 		}
 		return nil
 	}
-}
-
-// validateBlockSizes checks -block_size's sizes.
-func validateBlockSizes(l SizeList, _ *Config) error {
-	if len(l) == 0 {
-		return FlagError("block_size", "", "must list at least one size")
-	}
-	var errs []error
-	for i, bs := range l {
-		if bs < minBlockSize || bs > maxBlockSize {
-			errs = append(errs, FlagError("block_size", bs.String(), "must be from 1KiB to 1MiB"))
-		}
-		if slices.Contains(l[:i], bs) {
-			errs = append(errs, FlagError("block_size", l.String(), "lists "+bs.String()+" twice"))
-		}
-	}
-	return errors.Join(errs...)
 }

@@ -60,7 +60,16 @@ func Register(w *Workload) {
 	}
 	w.pkg = callerPackage()
 	workloads[w.Name] = w
-	addOptions(w)
+	// Workloads that share a flag list the same *Flag; two flags of one
+	// name are a bug.
+	for _, o := range w.Options {
+		i := slices.IndexFunc(options, func(p Option) bool { return p.FlagName() == o.FlagName() })
+		if i < 0 {
+			options = append(options, o)
+		} else if options[i] != o {
+			panic("core: two workload flags named " + o.FlagName() + " (" + w.Name + "'s and another's)")
+		}
+	}
 }
 
 // callerPackage is the import path of the package whose init called
@@ -156,7 +165,12 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 		e.block = bs
 		n := len(e.handles)
 		w.Run(b, e, info)
-		e.closeHandlesFrom(b, n)
+		// Two block sizes never hold memory at once; the handles' cleanup
+		// closes nothing more.
+		for _, h := range e.handles[n:] {
+			h.Close(b)
+		}
+		e.handles = e.handles[:n]
 	}
 }
 
