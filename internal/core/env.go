@@ -193,15 +193,6 @@ func (e *Env) ScratchDir(name string) string {
 	return e.Root.Sub("scratch", fmt.Sprintf("%s-%d-%d", name, os.Getpid(), e.scratchN.Add(1)))
 }
 
-// cleanStaleScratch removes scratch databases left by runs that died.
-func (e *Env) cleanStaleScratch() {
-	for _, d := range staleScratch(e.Root.Sub("scratch")) {
-		if err := e.Root.RemoveAll(d); err == nil {
-			e.Logf("removed scratch %s left by a run that died", filepath.Base(d))
-		}
-	}
-}
-
 // staleScratch lists the scratch directories under dir whose run died:
 // names the suite made (<name>-<pid>-<n>) whose pid is gone.
 func staleScratch(dir string) []string {

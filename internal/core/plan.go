@@ -87,7 +87,7 @@ func (p *Plan) DiskEstimate(root string) int64 {
 
 // Reclaimable is the space under root the run frees before it writes:
 // its fixtures' directories no manifest marks complete (Ensure rebuilds
-// them) and scratch directories of runs that died (cleanStaleScratch),
+// them) and scratch directories of runs that died (Setup removes them),
 // under the suite's own directory only.
 func (p *Plan) Reclaimable(root string) int64 {
 	owned := filepath.Join(root, dataset.OwnedName)

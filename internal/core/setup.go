@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -37,7 +38,11 @@ func Setup(c Config, pattern string, out, log io.Writer) (*Env, error) {
 		e.EchoConfig(out)
 	}
 	if plan.TouchesDisk() {
-		e.cleanStaleScratch()
+		for _, d := range staleScratch(e.Root.Sub("scratch")) {
+			if err := e.Root.RemoveAll(d); err == nil {
+				e.Logf("removed scratch %s left by a run that died", filepath.Base(d))
+			}
+		}
 	}
 	// Each fixture's lock is held to the end (dataset.Ensure): taken in
 	// one order, two runs never wait for each other.
