@@ -66,20 +66,12 @@ func (c *Config) SetFlagValue(name string, v flagreg.Value) {
 
 // SetFlag gives the flag name the value the command line would, in c.
 func (c *Config) SetFlag(name, value string) error {
-	for _, o := range Flags() {
-		if o.FlagName() != name {
-			continue
-		}
-		if v, field := o.ValueIn(c); field {
-			return v.Set(value)
-		}
-		v, err := flagreg.Parse(o, value)
-		if err == nil {
-			c.SetFlagValue(name, v)
-		}
-		return err
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	c.Bind(fs)
+	if fs.Lookup(name) == nil {
+		return fmt.Errorf("-%s is no flag of the suite", name)
 	}
-	return fmt.Errorf("-%s is no flag of the suite", name)
+	return fs.Set(name, value)
 }
 
 // value is c's value of o: its field, what c holds by name, or its
