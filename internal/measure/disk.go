@@ -14,20 +14,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The device's own limits on the filesystem of a directory: random 4 KiB
-// reads with O_DIRECT, sequential writes ending in fsync, and sequential
-// reads of an evicted file. They give the ceiling an engine's figures can be
-// set against.
-//
-// Files: every file these functions create is created in the directory the
-// caller names (PrepareFile and SeqWriteFsync, under a fresh
-// "kvbench-disk-*" name) and nowhere else, and is left there for the caller
-// to remove (the returned path, or DiskResult.Path). When one of them fails,
-// it removes the file it was creating before returning.
+// The device's own limits, the ceiling for an engine's figures: random 4 KiB
+// O_DIRECT reads, sequential writes ending in fsync, sequential reads of an
+// evicted file. The files made (PrepareFile, SeqWriteFsync) are created
+// under a fresh "kvbench-disk-*" name in the directory the caller names and
+// left for the caller to remove; one whose making failed is removed.
 
-// ErrNoDirectIO is wrapped by RandomReadsDirect's error when the file's
-// filesystem cannot do O_DIRECT reads (open or read fails with EINVAL) or
-// has no device under it (tmpfs, ramfs).
+// ErrNoDirectIO is wrapped by RandomReadsDirect's error when the filesystem
+// cannot do O_DIRECT reads (EINVAL) or has no device (tmpfs, ramfs).
 var ErrNoDirectIO = errors.New("direct I/O not supported")
 
 const (
@@ -62,8 +56,8 @@ func (r *DiskResult) finish(start time.Time, io0 IO) {
 	}
 }
 
-// newSource returns a fast random byte source seeded differently each call,
-// so no two files share content a device could deduplicate.
+// newSource returns a random byte source seeded afresh, so no two files
+// share content a device could deduplicate.
 func newSource() *rand.ChaCha8 {
 	var seed [32]byte
 	for i := 0; i < len(seed); i += 8 {
@@ -112,12 +106,10 @@ func PrepareFile(dir string, size int64) (path string, err error) {
 	return f.Name(), f.Close()
 }
 
-// RandomReadsDirect reads 4 KiB blocks at random 4 KiB-aligned offsets of
-// the file at path with O_DIRECT, so every read goes to the device, from
-// threads goroutines at once (the queue depth), ops reads in all. Each read's
-// latency goes into Latency. The file must hold at least 4 KiB; PrepareFile
-// makes one. When the filesystem cannot do direct I/O the error wraps
-// ErrNoDirectIO.
+// RandomReadsDirect makes ops reads of 4 KiB at random aligned offsets of
+// the file at path (at least 4 KiB; PrepareFile), with O_DIRECT so that each
+// goes to the device, from threads goroutines at once (the queue depth),
+// each read's latency into Latency.
 func RandomReadsDirect(path string, threads int, ops int) (DiskResult, error) {
 	if threads < 1 || ops < 1 {
 		return DiskResult{}, fmt.Errorf("random reads: threads %d, ops %d: both must be positive", threads, ops)
@@ -153,22 +145,16 @@ func RandomReadsDirect(path string, threads int, ops int) (DiskResult, error) {
 
 	recs := make([]*Recorder, threads)
 	errs := make([]error, threads)
-	for i := range recs {
-		recs[i] = NewRecorder()
-	}
 	seed := rand.Uint64()
 	startGun := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range threads {
-		n := ops / threads
-		if i < ops%threads {
-			n++
-		}
 		buf := mem[i*diskBlock : (i+1)*diskBlock : (i+1)*diskBlock]
+		recs[i] = NewRecorder()
 		rec, rng := recs[i], rand.New(rand.NewPCG(seed, uint64(i)))
 		wg.Go(func() {
 			<-startGun
-			for range n {
+			for range (ops - i + threads - 1) / threads { // ops split evenly, the first ones one more
 				off := rng.Int64N(blocks) * diskBlock
 				t := time.Now()
 				got, err := preadFull(fd, buf, off)
@@ -209,20 +195,18 @@ func preadFull(fd int, b []byte, off int64) (int, error) {
 	}
 }
 
-// WritePattern is random content for SeqWriteFsync to write a size-byte
-// file from (at most 8 MiB, cycled through), fresh each call, so no two
-// files share content a device could deduplicate. Make it outside whatever
-// times the write: generating it costs about a tenth of writing 64 MiB.
+// WritePattern is fresh random content (at most 8 MiB) for SeqWriteFsync
+// to cycle through. Make it outside the timing: it costs about a tenth of
+// writing 64 MiB.
 func WritePattern(size int64) []byte {
 	pattern := make([]byte, max(0, min(size, seqPattern)))
 	newSource().Read(pattern)
 	return pattern
 }
 
-// SeqWriteFsync writes size bytes to a new file in dir in 1 MiB writes,
-// cycling through pattern (WritePattern), then fsyncs it; BytesPerSec
-// counts the fsync in. The file stays for the caller to remove
-// (DiskResult.Path); SeqRead can read it.
+// SeqWriteFsync writes size bytes of pattern to a new file in dir in 1 MiB
+// writes, then fsyncs it (BytesPerSec counts the fsync); the caller removes
+// DiskResult.Path.
 func SeqWriteFsync(dir string, size int64, pattern []byte) (r DiskResult, err error) {
 	if size <= 0 {
 		return DiskResult{}, fmt.Errorf("sequential write: size %d", size)
@@ -268,11 +252,9 @@ func SeqWriteFsync(dir string, size int64, pattern []byte) (r DiskResult, err er
 	return r, nil
 }
 
-// SeqRead reads the file at path from start to end in 1 MiB reads, and
-// does nothing else: to measure the device, evict the file first
-// (EvictFile) and check what stayed (Resident), outside whatever times the
-// call. BytesPerSec is from the device only when nothing stayed (all of a
-// file stays on tmpfs, and dirty or mapped pages anywhere).
+// SeqRead reads the file at path from start to end in 1 MiB reads. To
+// measure the device, EvictFile it first and check with Resident that
+// nothing stayed, outside the timing.
 func SeqRead(path string) (DiskResult, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -14,17 +14,13 @@ import (
 // ErrNotRoot is returned by DropCaches when the process is not root.
 var ErrNotRoot = errors.New("not running as root")
 
-// EvictDir asks the kernel to drop every regular file under dir (symbolic
-// links are not followed) from the page cache, with
-// posix_fadvise(POSIX_FADV_DONTNEED), so the next reads of those files come
-// from the device. It needs no privilege. The kernel keeps pages that are
-// dirty (write and fsync first; fixtures are read-only, so theirs are clean)
-// and pages some process has mapped (close the store before evicting). On
-// tmpfs it has no effect: memory is where those files live. Use Resident to
-// check what stayed.
-//
-// It visits every file even when some fail, and returns how many files and
-// bytes it evicted along with the failures, joined.
+// EvictDir drops every regular file under dir (symbolic links not
+// followed) from the page cache with posix_fadvise(POSIX_FADV_DONTNEED),
+// without privilege, so their next reads come from the device. The kernel
+// keeps dirty pages (fsync first), mapped ones (close the store first), and
+// everything on tmpfs; Resident tells what stayed. It visits every file even
+// when some fail, and returns the files and bytes evicted and the failures,
+// joined.
 func EvictDir(dir string) (files int, bytes int64, err error) {
 	var errs []error
 	walkErr := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -64,11 +60,10 @@ func EvictFile(path string) (size int64, err error) {
 	return st.Size, nil
 }
 
-// DropCaches empties the whole machine's page cache, dentries and inodes:
-// sync, then "3" into /proc/sys/vm/drop_caches. It slows every process on
-// the machine until their data is read back, and needs root; without root
-// it returns an error wrapping ErrNotRoot (EvictDir needs no privilege and
-// touches only the files named).
+// DropCaches empties the whole machine's page cache, dentries and inodes
+// (sync, then "3" into /proc/sys/vm/drop_caches), slowing every process
+// until its data is read back. Without root it returns an error wrapping
+// ErrNotRoot.
 func DropCaches() error {
 	return dropCaches(os.Geteuid(), "/proc/sys/vm/drop_caches", unix.Sync)
 }
@@ -88,8 +83,7 @@ func dropCaches(euid int, procFile string, sync func()) error {
 const residentWindow = 1 << 30
 
 // Resident reports how many bytes of the file at path are in the page cache
-// now, and the file's size, using mmap and mincore(2); it reads no data and
-// faults no page in.
+// now, and its size, with mmap and mincore(2): it faults no page in.
 func Resident(path string) (resident, total int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -105,18 +99,14 @@ func Resident(path string) (resident, total int64, err error) {
 	}
 	total = fi.Size()
 	page := int64(os.Getpagesize())
-	var vec []byte
+	vec := make([]byte, (min(total, residentWindow)+page-1)/page)
 	for off := int64(0); off < total; off += residentWindow {
 		n := min(total-off, residentWindow)
 		m, err := unix.Mmap(int(f.Fd()), off, int(n), unix.PROT_READ, unix.MAP_SHARED)
 		if err != nil {
 			return 0, total, &os.PathError{Op: "mmap", Path: path, Err: err}
 		}
-		pages := int((n + page - 1) / page)
-		if cap(vec) < pages {
-			vec = make([]byte, pages)
-		}
-		vec = vec[:pages]
+		vec = vec[:(n+page-1)/page]
 		err = mincore(m, vec)
 		unix.Munmap(m)
 		if err != nil {
@@ -131,12 +121,9 @@ func Resident(path string) (resident, total int64, err error) {
 	return resident, total, nil
 }
 
-// mincore fills vec with one byte per page of b whose low bit says whether
-// that page is resident. golang.org/x/sys/unix has no Mincore on Linux.
+// mincore fills vec with one byte per page of b, whose low bit says whether
+// that page is resident (golang.org/x/sys/unix has no Mincore on Linux).
 func mincore(b, vec []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
 	_, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0])))
 	if e != 0 {
 		return e

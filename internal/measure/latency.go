@@ -25,11 +25,10 @@ const (
 	timestampRuns = 7       // runs whose median TimestampCost returns
 )
 
-// Recorder is a latency histogram for one goroutine of a benchmark loop. It
-// has no lock: give every goroutine its own Recorder and combine them with
-// Merge after the loop. Record does not allocate. The zero value is ready to
-// use (its histogram, about 260 KiB, is allocated by the first Record); call
-// NewRecorder to allocate up front, outside the timed loop.
+// Recorder is a latency histogram for one goroutine of a benchmark loop,
+// without a lock: give each goroutine its own and Merge them after the loop.
+// Record does not allocate; the zero value allocates its histogram (about
+// 260 KiB) on the first Record, NewRecorder up front.
 type Recorder struct {
 	h        *hdrhistogram.Histogram
 	min, max int64 // exact extremes of the recorded (clamped) values
@@ -93,12 +92,10 @@ func (r *Recorder) Count() int64 {
 // Clamped is how many recorded values were outside [0, LatencyHighest].
 func (r *Recorder) Clamped() int64 { return r.clamped }
 
-// Percentile returns the value in nanoseconds at percentile p, given in
-// percent: Percentile(50) is the median, Percentile(99.9) the p999 and
-// Percentile(100) the maximum. The result is the upper end of the
-// histogram bucket holding the value of rank round(p/100*Count()), so it is
-// at most 0.1% above the true order statistic. It is 0 when nothing was
-// recorded.
+// Percentile returns the value in nanoseconds at percentile p (in percent:
+// 50 is the median, 100 the maximum): the upper end of the bucket holding
+// the value of rank round(p/100*Count()), at most 0.1% above it; 0 when
+// nothing was recorded.
 func (r *Recorder) Percentile(p float64) int64 {
 	if r.Count() == 0 {
 		return 0
@@ -113,14 +110,6 @@ func (r *Recorder) Percentile(p float64) int64 {
 // Max is the largest value recorded, exactly, in nanoseconds (0 if none).
 func (r *Recorder) Max() int64 { return r.Percentile(100) }
 
-// Min is the smallest value recorded, exactly, in nanoseconds (0 if none).
-func (r *Recorder) Min() int64 {
-	if r.Count() == 0 {
-		return 0
-	}
-	return r.min
-}
-
 // Reset forgets every recorded value, keeping the allocated histogram.
 func (r *Recorder) Reset() {
 	if r.h == nil {
@@ -130,8 +119,7 @@ func (r *Recorder) Reset() {
 	r.min, r.max, r.clamped = math.MaxInt64, 0, 0
 }
 
-// Histogram exposes the underlying histogram, for encodings and plots this
-// package does not provide. Do not record into it directly (Max and Min
+// Histogram exposes the underlying histogram; do not record into it (Max
 // would not see those values).
 func (r *Recorder) Histogram() *hdrhistogram.Histogram {
 	if r.h == nil {
@@ -146,12 +134,8 @@ var (
 	ReportPercentilesAll     = []float64{50, 90, 99, 99.9, 99.99, 100}
 )
 
-// Report emits p50-ns, p99-ns and p999-ns through report, whose signature
-// matches (*testing.B).ReportMetric:
-//
-//	lat.Report(b.ReportMetric)
-//
-// Nothing is emitted when nothing was recorded.
+// Report emits p50-ns, p99-ns and p999-ns through report, such as
+// (*testing.B).ReportMetric; nothing when nothing was recorded.
 func (r *Recorder) Report(report func(value float64, unit string)) {
 	r.ReportPercentiles(report, ReportPercentilesDefault...)
 }
@@ -172,9 +156,8 @@ func (r *Recorder) ReportPercentiles(report func(value float64, unit string), ps
 	}
 }
 
-// MetricName is the benchmark unit for percentile p (in percent): the digits
-// of p without the decimal point, so 50 is "p50-ns", 99.9 "p999-ns", 99.99
-// "p9999-ns"; 100 (or more) is "max-ns".
+// MetricName is the unit of percentile p (in percent): p's digits without
+// the point, "p50-ns", "p999-ns"; 100 or more is "max-ns".
 func MetricName(p float64) string {
 	if p >= 100 {
 		return "max-ns"
@@ -183,9 +166,8 @@ func MetricName(p float64) string {
 	return "p" + strings.Replace(s, ".", "", 1) + "-ns"
 }
 
-// WriteSpectrum writes HdrHistogram's percentile distribution text (the
-// format HdrHistogram's plotters read: Value, Percentile, TotalCount,
-// 1/(1-Percentile), then a footer), with values in nanoseconds.
+// WriteSpectrum writes HdrHistogram's percentile distribution text, the
+// format its plotters read, with values in nanoseconds.
 func (r *Recorder) WriteSpectrum(w io.Writer) error {
 	_, err := r.Histogram().PercentilesPrint(w, spectrumTicks, 1)
 	if err != nil {
@@ -194,11 +176,9 @@ func (r *Recorder) WriteSpectrum(w io.Writer) error {
 	return nil
 }
 
-// TimestampCost measures what one time.Now() plus time.Since() costs on this
-// machine: the median over several runs of a tight loop of such pairs. It
-// is the floor under any latency recorded per operation, and the overhead a
-// per-operation Record adds to a loop (plus a few ns for Record itself).
-// It takes a few milliseconds.
+// TimestampCost measures one time.Now() plus time.Since() on this machine,
+// the median of several runs of a tight loop (a few milliseconds): the floor
+// under any latency recorded per operation, and what recording one costs.
 func TimestampCost() time.Duration {
 	return medianPerIteration(timestampRuns, timestampLoop, timestampRun)
 }

@@ -297,3 +297,11 @@ func BenchmarkRecord(b *testing.B) {
 		r.Record(d % time.Second)
 	}
 }
+
+// Min is the smallest value recorded, exactly, in nanoseconds (0 if none).
+func (r *Recorder) Min() int64 {
+	if r.Count() == 0 {
+		return 0
+	}
+	return r.min
+}

@@ -1,8 +1,6 @@
 package measure
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,8 +21,7 @@ func MemTotal() (int64, error) {
 	return parseMemTotal(b)
 }
 
-// parseMemTotal reads the first line of /proc/meminfo, where the kernel
-// puts MemTotal.
+// parseMemTotal reads MemTotal, the first line of /proc/meminfo.
 func parseMemTotal(meminfo []byte) (int64, error) {
 	var kb int64
 	if _, err := fmt.Sscanf(string(meminfo), "MemTotal: %d kB\n", &kb); err != nil || kb <= 0 {
@@ -33,10 +30,8 @@ func parseMemTotal(meminfo []byte) (int64, error) {
 	return kb << 10, nil
 }
 
-// BlockDevOf is the /sys/dev/block entry (/sys/dev/block/MAJ:MIN) of the
-// device holding path, and false where the filesystem has no block device
-// (tmpfs, overlay, a network filesystem: its device number is not in
-// /sys/dev/block).
+// BlockDevOf is the /sys/dev/block/MAJ:MIN entry of the device holding
+// path, and false where there is none (tmpfs, overlay, network).
 func BlockDevOf(path string) (string, bool) {
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
@@ -49,9 +44,9 @@ func BlockDevOf(path string) (string, bool) {
 	return sys, true
 }
 
-// BlockDevice describes the block device holding path: its name, the
-// disk's model and driver and whether the kernel takes it for rotational,
-// each where /sys says so (`/dev/vda (virtio_blk, rotational=1)`).
+// BlockDevice describes the block device holding path: its name, and the
+// disk's model, driver and rotational flag where /sys says them
+// (`/dev/vda (virtio_blk, rotational=1)`).
 func BlockDevice(path string) string {
 	sys, ok := BlockDevOf(path)
 	if !ok {
@@ -60,9 +55,9 @@ func BlockDevice(path string) string {
 	return describeBlock(sys)
 }
 
-// describeBlock describes the /sys/dev/block entry sys. A partition has no
-// model, driver or queue of its own: they are its disk's, the parent
-// directory. A device-mapper or md device names what it is built on.
+// describeBlock describes the /sys/dev/block entry sys. A partition's
+// model, driver and queue are its disk's (the parent directory); a
+// device-mapper or md device names what it is built on.
 func describeBlock(sys string) string {
 	name := ueventName(sys)
 	if name == "" {
@@ -125,14 +120,12 @@ func readTrimmed(path string) string {
 }
 
 // Device is the block device under a directory, as /proc/diskstats names
-// it. Its counters include every writer of the device: the filesystem's
-// journal and metadata, and any other process.
+// it; its counters include every writer (journal, metadata, other
+// processes).
 type Device struct{ Name string }
 
-// DeviceOf finds the block device of the filesystem that holds dir, or
-// would hold it once created (its nearest existing parent's). ok is false
-// when it has none (tmpfs, overlay and other filesystems whose st_dev is
-// not a block device).
+// DeviceOf finds the block device of the filesystem that holds dir, or its
+// nearest existing parent; ok is false when there is none (tmpfs, overlay).
 func DeviceOf(dir string) (d Device, ok bool, err error) {
 	var st unix.Stat_t
 	for {
@@ -155,11 +148,9 @@ func DeviceOf(dir string) (d Device, ok bool, err error) {
 }
 
 // DiskStats are a device's cumulative counters: bytes read and written,
-// and the write and cache-flush requests it completed (a write merged
-// from several by the block layer counts once). Flushes are counted only
-// where CountsFlushes: kernels since 5.5, whose lines have the flush
-// fields; a device without a volatile write cache gets none, the block
-// layer drops them.
+// and the write and cache-flush requests it completed (merged writes count
+// once). Flushes are counted only where CountsFlushes (kernels since 5.5); a
+// device without a volatile write cache gets none.
 type DiskStats struct {
 	ReadBytes, WrittenBytes int64
 	Writes, Flushes         int64
@@ -183,24 +174,23 @@ func readDiskStats(path, name string) (DiskStats, error) {
 	if err != nil {
 		return DiskStats{}, err
 	}
-	s := bufio.NewScanner(bytes.NewReader(b))
-	for s.Scan() {
-		f := bytes.Fields(s.Bytes())
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
 		// major minor name reads merged sectors-read ms writes merged
 		// sectors-written ms in-flight ms weighted-ms, then (4.18) four
 		// discard fields, then (5.5) flushes and their ms
-		if len(f) < 10 || string(f[2]) != name {
+		if len(f) < 10 || f[2] != name {
 			continue
 		}
 		var n [4]int64
 		var err error
 		for i, field := range []int{5, 9, 7, 18} {
 			if field < len(f) && err == nil {
-				n[i], err = strconv.ParseInt(string(f[field]), 10, 64)
+				n[i], err = strconv.ParseInt(f[field], 10, 64)
 			}
 		}
 		if err != nil {
-			return DiskStats{}, fmt.Errorf("%s: bad line for %s: %q", path, name, s.Text())
+			return DiskStats{}, fmt.Errorf("%s: bad line for %s: %q", path, name, strings.TrimSuffix(line, "\n"))
 		}
 		return DiskStats{ReadBytes: n[0] * 512, WrittenBytes: n[1] * 512, Writes: n[2], Flushes: n[3], CountsFlushes: len(f) > 18}, nil
 	}
@@ -218,14 +208,9 @@ func Kernel() string {
 
 // CPUModel is the first "model name" in /proc/cpuinfo.
 func CPUModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if k, v, ok := strings.Cut(s.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for line := range strings.Lines(string(b)) {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
 			return strings.TrimSpace(v)
 		}
 	}
@@ -265,9 +250,8 @@ func FileSystem(path string) (FS, error) {
 	return fs, nil
 }
 
-// Mount is one line of a mountinfo file: the mounted root and where it is
-// mounted (their octal escapes undone), then its type, source and super
-// options.
+// Mount is one line of a mountinfo file: the mounted root and where (octal
+// escapes undone), its type, source and super options.
 type Mount struct{ Root, Point, Type, Source, Super string }
 
 // Mounts reads a mountinfo file (/proc/self/mountinfo).

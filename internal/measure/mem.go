@@ -3,24 +3,22 @@ package measure
 import (
 	"bytes"
 	"fmt"
-	"sync"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// RSS is the process's resident memory by kind, from
-// /proc/self/status, in bytes: anonymous (heaps, Go's and C's), file-backed
-// (mapped files such as LMDB's and bbolt's data file, and the binary) and
-// shared memory.
+// RSS is the process's resident memory by kind, from /proc/self/status, in
+// bytes: anonymous (heaps), file-backed (mapped files, the binary), shared
+// memory, and the peak of the total.
 type RSS struct{ Anon, File, Shmem, Peak int64 }
 
 // Total is all resident memory.
 func (r RSS) Total() int64 { return r.Anon + r.File + r.Shmem }
 
-// statusReader reads /proc/self/status into a buffer it keeps, so a
-// sampler allocates nothing per reading. The fields it wants are among the
-// first lines; what passes the buffer's 4 KiB (long CPU lists) is not read.
+// statusReader reads /proc/self/status into a buffer it keeps, allocating
+// nothing per reading; the fields it wants are within the first 4 KiB.
 type statusReader struct {
 	fd  int
 	buf []byte
@@ -83,23 +81,21 @@ func parseStatus(b []byte) (RSS, error) {
 
 // ReadRSS reads the process's resident memory once.
 func ReadRSS() (RSS, error) {
-	s, err := openStatus()
+	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return RSS{}, err
 	}
-	defer s.close()
-	return s.read()
+	return parseStatus(b)
 }
 
 // MemSampler follows the process's resident memory while a measured
 // interval runs: the kernel keeps the peak of the total (VmHWM) but not of
-// each kind, so anonymous and file-backed memory are sampled every period.
-// A reading costs a few microseconds and allocates nothing.
+// each kind, so each is sampled every period (a few microseconds, no
+// allocation).
 type MemSampler struct {
 	s    *statusReader
-	quit chan struct{}
+	quit chan struct{} // nil once stopped
 	done chan struct{}
-	once sync.Once
 	// Written by the sampling goroutine, then by Stop once it has ended.
 	peak RSS // per kind, the largest seen; Peak is VmHWM
 	err  error
@@ -154,11 +150,12 @@ func (m *MemSampler) sample() {
 // kind's largest sample, and the kernel's peak of the total. Later calls
 // return the same.
 func (m *MemSampler) Stop() (RSS, error) {
-	m.once.Do(func() {
+	if m.quit != nil {
 		close(m.quit)
 		<-m.done
 		m.sample()
 		m.s.close()
-	})
+		m.quit = nil
+	}
 	return m.peak, m.err
 }

@@ -13,9 +13,8 @@ import (
 	"time"
 )
 
-// IO is a snapshot of /proc/self/io. ReadBytes and WriteBytes are bytes
-// that really went to or came from the storage layer (page-cache hits do
-// not count); they cover every thread of the process, C threads included.
+// IO is a snapshot of /proc/self/io, every thread of the process included.
+// ReadBytes and WriteBytes went to or came from storage (not the page cache).
 type IO struct {
 	RChar, WChar          int64 // bytes passed to read/write syscalls
 	ReadBytes, WriteBytes int64 // bytes fetched from / sent to storage
@@ -72,31 +71,26 @@ func rusage() (ru syscall.Rusage) {
 	return ru
 }
 
-// Written is what the process's writes will cost the storage: bytes it
-// dirtied in the page cache (write_bytes counts a page when it is dirtied)
-// less those dropped before writeback because their file was truncated or
-// deleted (cancelled_write_bytes).
+// Written is what the process's writes will cost the storage: the bytes it
+// dirtied (write_bytes) less those dropped before writeback because their
+// file was truncated or deleted (cancelled_write_bytes).
 func (io IO) Written() int64 { return io.WriteBytes - io.CancelledWriteBytes }
 
-// CPUTime is the user plus system CPU time this process has used, all
-// threads included. Per op, it is the work a benchmark did, and unlike wall
-// time it does not grow while other processes hold the CPUs.
+// CPUTime is the user plus system CPU time of the process: unlike wall time
+// it does not grow while other processes hold the CPUs.
 func CPUTime() time.Duration {
 	ru := rusage()
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// ColdChildLine prefixes the one line of figures a cold-start child
-// process prints on stdout (the suite's test binary and the minimal
-// embedded-cdb program print the same line, read by the same parser).
+// ColdChildLine prefixes the line of figures a cold-start child prints on
+// stdout (the test binary and the embedded-cdb program alike).
 const ColdChildLine = "embed-cold-child:"
 
 // WriteColdChild prints a cold-start child's figures: from startNS (the
-// parent's clock just before it started the child, Unix ns) to t1, from t0
-// to t1 (the open and read inside the child), its own peak resident size
-// (rusage's maxrss of a child started by os/exec also counts the parent's
-// pages until exec), and its bytes read from storage, in all and from io0
-// on.
+// parent's Unix ns before starting it) and from t0 (the child's open) to t1,
+// its own peak resident size (rusage's maxrss would count the parent's pages
+// until exec), and its bytes read from storage, in all and since io0.
 func WriteColdChild(w io.Writer, startNS int64, t0, t1 time.Time, io0 IO) error {
 	io1, err := ReadIO()
 	if err != nil {

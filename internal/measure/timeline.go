@@ -7,11 +7,9 @@ import (
 	"time"
 )
 
-// A Timeline is one goroutine's commits in a timed window: when each
-// ended, how long it took and how many operations (keys) it committed, in
-// buffers sized before the window, so that Add allocates nothing. Give
-// every goroutine its own and combine them with Intervals after the
-// window.
+// A Timeline is one goroutine's commits in a timed window: when each ended,
+// how long it took and how many operations it committed, in buffers sized
+// before the window (Add allocates nothing). Combine them with Intervals.
 type Timeline struct {
 	end, ns, ops []int64 // end: nanoseconds since timelineEpoch
 	dropped      int64   // commits past the buffers' capacity
@@ -36,9 +34,8 @@ func (tl *Timeline) Add(t0 time.Time, d time.Duration, ops int) {
 	tl.ops = append(tl.ops, int64(ops))
 }
 
-// Interval is one interval of a window: the commits that ended in it,
-// the operations they committed as a rate, and the 99th percentile of
-// the commits' latencies.
+// Interval is one interval of a window: the commits that ended in it, their
+// operations and rate, and the p99 of their latencies.
 type Interval struct {
 	Start, End time.Duration // from the window's start
 	Commits    int64
@@ -47,10 +44,9 @@ type Interval struct {
 	P99        int64   // ns; 0 with no commit
 }
 
-// Intervals cuts the window [start, end) into whole intervals of every
-// (a last, shorter piece is left out) and counts, in each, the
-// operations of tls that ended in it. It fails when an operation did not
-// fit its Timeline's buffers, which would count as a stall.
+// Intervals cuts the window [start, end) into whole intervals of every (a
+// shorter last piece left out) and counts the commits of tls that ended in
+// each. It fails when a commit did not fit its Timeline (a false stall).
 func Intervals(tls []*Timeline, start, end time.Time, every time.Duration) ([]Interval, error) {
 	if every <= 0 {
 		return nil, fmt.Errorf("interval %v: must be positive", every)
@@ -87,20 +83,17 @@ func Intervals(tls []*Timeline, start, end time.Time, every time.Duration) ([]In
 }
 
 // Stalls judges a window of at least MinIntervals intervals whose median
-// interval holds at least MinIntervalCommits commits. With fewer, one
-// commit more or less in an interval (a batch that ends just after its
-// edge) moves its rate by half or more; with 4, an interval below half
-// the median holds at most one commit, a pause of at least an interval
-// where a commit came every quarter of one.
+// interval holds at least MinIntervalCommits commits: with fewer, one commit
+// more or less at an edge moves a rate by half or more; with 4, an interval
+// below half the median holds at most one, a pause of a whole interval.
 const (
 	MinIntervals       = 5
 	MinIntervalCommits = 4
 )
 
-// Stalls is how a window's rate held: stalled, the share of its
-// intervals (in %) whose rate was below half the median interval's, and
-// worst, the lowest interval's rate over the median's. ok is false for a
-// window Stalls does not judge (MinIntervals, MinIntervalCommits).
+// Stalls is how a window's rate held: stalled, the share (in %) of its
+// intervals below half the median's rate, and worst, the lowest over the
+// median; ok is false for a window it does not judge.
 func Stalls(iv []Interval) (stalled, worst float64, ok bool) {
 	if len(iv) < MinIntervals {
 		return 0, 0, false
@@ -130,10 +123,9 @@ func Stalls(iv []Interval) (stalled, worst float64, ok bool) {
 	return 100 * float64(below) / float64(len(ops)), float64(ops[0]) / med, true
 }
 
-// WriteIntervals writes iv, the intervals of the benchmark name, as
-// tab-separated lines after two header lines ("# " and the name, then the
-// columns'): each interval's start in seconds, its operations a second
-// and its commits' p99 in nanoseconds.
+// WriteIntervals writes the intervals of benchmark name, tab-separated
+// after a "# name" line and the columns' names: start in seconds,
+// operations a second, p99 in nanoseconds.
 func WriteIntervals(w io.Writer, name string, iv []Interval) error {
 	if _, err := fmt.Fprintf(w, "# %s\nstart-s\tops/s\tp99-ns\n", name); err != nil {
 		return err
