@@ -1,11 +1,9 @@
 // Package memlimit runs the process under a memory budget: a cgroup of its
-// own (v1 or v2), created under the cgroup it runs in, whose memory limit
-// bounds everything the process charges from then on together (page cache,
-// heap, the stores' caches and memtables), so a data set several times the
-// budget behaves as one several times the machine's memory. A page stays
-// charged where it was first charged: evict the files the benchmarks will
-// read before entering. What the machine must offer, and why swap is not
-// limited: docs/methodology.md (-mem_limit).
+// own (v1 or v2) under the one it runs in, whose limit bounds all it charges
+// from then on (page cache, heap, the stores' caches), so a data set several
+// times the budget behaves as one several times the machine's memory. A page
+// stays charged where it was first charged: evict the files to read before
+// entering. Requirements, and why swap is not limited: docs/methodology.md.
 package memlimit
 
 import (
@@ -33,8 +31,8 @@ const Flag = "-mem_limit"
 // runtime and a store's smallest caches leave the page cache nothing.
 const Floor = 16 << 20
 
-// prefix names the cgroups Enter creates: kvbench-<pid>. Stale ones (their
-// pid is gone) are removed by the next Enter, and no other name is touched.
+// prefix names the cgroups Enter creates, kvbench-<pid>; the next Enter
+// removes those whose pid is gone, and touches no other name.
 const prefix = "kvbench-"
 
 // Parent is where a budget is created: the memory controller's directory
@@ -66,9 +64,7 @@ func find(cgroupFile, mountinfoFile, systemdDir string) (Parent, error) {
 		}
 		if f[0] == "0" && f[1] == "" {
 			v2, have2 = f[2], true
-			continue
-		}
-		if slices.Contains(strings.Split(f[1], ","), "memory") {
+		} else if slices.Contains(strings.Split(f[1], ","), "memory") {
 			v1, have1 = f[2], true
 		}
 	}
@@ -98,29 +94,18 @@ func find(cgroupFile, mountinfoFile, systemdDir string) (Parent, error) {
 		if !hasWord(p.Dir, "cgroup.controllers", "memory") {
 			return Parent{}, fmt.Errorf("%s: no memory controller: %s/cgroup.controllers lacks memory (the v1 memory hierarchy is not mounted, and the parent cgroup does not delegate memory)", Flag, p.Dir)
 		}
-		p.Systemd = systemdManaged(v2, systemdDir)
+		// A systemd init manages the cgroup when the path names a unit.
+		_, serr := os.Stat(systemdDir)
+		p.Systemd = serr == nil && slices.ContainsFunc(strings.Split(v2, "/"), func(c string) bool {
+			return strings.HasSuffix(c, ".slice") || strings.HasSuffix(c, ".scope") || strings.HasSuffix(c, ".service")
+		})
 	default:
 		return Parent{}, fmt.Errorf("%s: no memory controller: %s names neither a v1 memory hierarchy nor the unified one", Flag, cgroupFile)
 	}
 	return p, nil
 }
 
-// systemdManaged reports whether a systemd init names the cgroup path as
-// one of its units.
-func systemdManaged(path, systemdDir string) bool {
-	if _, err := os.Stat(systemdDir); err != nil {
-		return false
-	}
-	for _, c := range strings.Split(path, "/") {
-		if strings.HasSuffix(c, ".slice") || strings.HasSuffix(c, ".scope") || strings.HasSuffix(c, ".service") {
-			return true
-		}
-	}
-	return false
-}
-
-// cgroupDir is the directory of cgroup path p in the hierarchy mounted
-// as m.
+// cgroupDir is the directory of cgroup path p in the hierarchy mounted as m.
 func cgroupDir(m measure.Mount, p string) string {
 	rel := p
 	if m.Root != "/" {
@@ -168,7 +153,7 @@ func (p Parent) Check(limit int64) error {
 }
 
 // check is Check, and reports whether the budget is the process's own
-// cgroup's limit already.
+// cgroup's limit already (adopt).
 func (p Parent) check(limit int64) (adopt bool, err error) {
 	if limit < Floor {
 		return false, refuse(limit, "below the floor of %s: the process's runtime and a store's smallest caches would leave the page cache nothing", FormatSize(Floor))
@@ -206,8 +191,7 @@ func (p Parent) check(limit int64) (adopt bool, err error) {
 	return false, nil
 }
 
-// isRoot reports whether dir is the root of a cgroup hierarchy (which has
-// no limit files of its own).
+// isRoot reports whether dir is a hierarchy's root (no limit files).
 func isRoot(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, "..", "cgroup.procs"))
 	return err != nil
@@ -219,8 +203,8 @@ type Budget struct {
 	Dir     string // the cgroup's directory
 	Version int    // cgroup version
 	Adopted bool   // the process's own cgroup already had this limit; Close leaves it
-	// Resident is the process's resident memory when it entered: charged
-	// before, so outside the budget (heap still in use, mapped files).
+	// Resident is the process's resident memory when it entered, charged
+	// before and so outside the budget.
 	Resident int64
 
 	parent string
@@ -260,9 +244,8 @@ func (p Parent) Enter(limit int64) (*Budget, error) {
 	return b, nil
 }
 
-// removeStale removes the cgroups Enter made for processes that are gone.
-// Only names of the form kvbench-<pid> are touched; one that still holds
-// processes (a child of the dead run) is left.
+// removeStale removes the cgroups kvbench-<pid> of processes that are
+// gone; one still holding processes (the dead run's child) stays.
 func (p Parent) removeStale() {
 	ents, err := os.ReadDir(p.Dir)
 	if err != nil {
@@ -294,8 +277,7 @@ func writeFile(dir, name, val string) error {
 }
 
 // Close moves the process back to the cgroup it came from and removes the
-// budget's cgroup. Pages charged to the budget stay in the page cache
-// until reclaimed. Close is safe to call twice.
+// budget's (its pages stay cached until reclaimed). Safe to call twice.
 func (b *Budget) Close() error {
 	if b == nil || b.closed {
 		return nil
@@ -330,8 +312,7 @@ func (b *Budget) String() string {
 	return fmt.Sprintf("%s in cgroup v%d %s (%s)", FormatSize(b.Limit), b.Version, b.Dir, how)
 }
 
-// Stats is what the budget's cgroup has charged, from its own counters.
-// Every figure covers every process in the cgroup.
+// Stats is what the budget's cgroup has charged, every process in it.
 type Stats struct {
 	Usage       int64 // bytes charged now: page cache, anonymous memory, kernel memory
 	Peak        int64 // the most Usage has been (0 where the kernel keeps no peak)

@@ -10,24 +10,22 @@ import (
 	"time"
 )
 
-// watchPeriod is how often the watcher reads the budget's counters: a
-// few small cgroup files, read in well under a millisecond by a process
-// of one thread (GOMAXPROCS 1) on whichever core is idle, so the run it
-// watches pays nothing measurable. A benchmark's memory moves little in
-// 25 ms next to a budget of 16 MiB and more.
+// watchPeriod is how often the watcher reads the budget's counters: a few
+// small files, well under a millisecond on one thread, so the run pays
+// nothing measurable; its memory moves little in 25 ms.
 const watchPeriod = 25 * time.Millisecond
 
 // In watcher mode (startWatcher) the process is the watcher and nothing
-// else: this runs before any other package's init that depends on this
-// one, and before TestMain and flag parsing in a test binary.
+// else: this runs before the inits of packages that import this one, and
+// before TestMain and flag parsing.
 func init() {
 	if os.Getenv(watcherEnv) != "" {
 		os.Exit(watch(os.Stdin, os.Stdout, os.Stderr, os.Getppid))
 	}
 }
 
-// watchState is what the watcher knows: from the parent, and from its
-// last reading of the budget's counters.
+// watchState is what the watcher knows from the parent and its last
+// reading of the budget's counters.
 type watchState struct {
 	budget   *Budget
 	kills0   int64 // oom_kill when the budget was entered (an adopted or reused cgroup may have some)
@@ -38,11 +36,9 @@ type watchState struct {
 }
 
 // watch is the watcher's whole life: read the parent's lines, sample the
-// budget every watchPeriod, and on end of input without "done" print the
-// report (to errw, the run's log) and the kill line (to out, its
-// results). It also ends, with the report, if its parent is gone without
-// the input ending (ppid changes): it never outlives the run. It touches
-// no file but the budget's cgroup files.
+// budget every watchPeriod, and on end of input without "done", or when its
+// parent is gone (ppid changes), print the report to errw (the log) and the
+// kill line to out (the results). It touches no file but the budget's.
 func watch(in io.Reader, out, errw io.Writer, ppid func() int) int {
 	parent := ppid()
 	lines := make(chan string, 16)
@@ -110,15 +106,13 @@ func (st *watchState) sample(now time.Time) {
 	if err != nil {
 		return
 	}
-	// The out-of-memory killer frees the victim's memory before the
-	// victim is gone (and its pipe closes): a reading that counts the
-	// kill comes after the memory it is about, so the one before stands.
+	// The OOM killer frees the victim's memory before its pipe closes: a
+	// reading that counts the kill comes too late, the one before stands.
 	if s.OOMKills > st.kills0 && !st.lastAt.IsZero() {
 		return
 	}
-	// The kill's count can also lag the freeing: a charge that fell to
-	// under half from over half the budget since the last reading is the
-	// killer's doing, not the run's.
+	// The count can also lag the freeing: a charge that fell from over
+	// half the budget to under half of itself is the killer's doing.
 	if !st.lastAt.IsZero() && st.last.Usage > st.budget.Limit/2 && s.Usage < st.last.Usage/2 {
 		return
 	}
@@ -126,7 +120,7 @@ func (st *watchState) sample(now time.Time) {
 }
 
 // report prints what the budget held, for a parent that ended without
-// "done". Before the budget was entered there is nothing to say.
+// "done" after entering it.
 func (st *watchState) report(out, errw io.Writer, now time.Time) {
 	if st.budget == nil {
 		return
@@ -151,8 +145,8 @@ func (st *watchState) report(out, errw io.Writer, now time.Time) {
 	if max(final.OOMKills, k.Last.OOMKills) > st.kills0 {
 		k.Cause = CauseOOM
 	}
-	// Each on a line of its own: testing may have printed a benchmark's
-	// name and no end of line yet, and go test merges the two streams.
+	// Each on a line of its own: go test may have printed a benchmark's
+	// name without an end of line, on either stream.
 	fmt.Fprint(errw, "\n[kvbench] "+k.Text()+"\n")
 	fmt.Fprint(out, "\n"+k.Line()+"\n")
 }

@@ -11,13 +11,12 @@ import (
 	"syscall"
 )
 
-// A process killed inside its budget frees its anonymous memory at once,
-// and with it the only record of what filled the budget. So EnterWatched
-// starts a watcher first: the executable itself again, in watcher mode
-// (watcherEnv, handled by this package's init before anything else runs).
-// It samples the budget's counters and, should this process end without
-// Close, prints what the budget held at the end (watch.go). The parent
-// tells it, one line at a time on its stdin:
+// A process killed inside its budget frees its memory at once, and with it
+// the record of what filled the budget. So EnterWatched first starts a
+// watcher, the executable again in watcher mode (watcherEnv, this package's
+// init), which samples the budget and, should this process end without
+// Close, prints what the budget held (watch.go). The parent tells it, a line
+// at a time on its stdin:
 //
 //	budget <version> <limit> <dir>   the budget entered
 //	leaf <name>                      a benchmark starts: name it in a report
@@ -35,12 +34,10 @@ type watcher struct {
 	gone error // why there is no watcher
 }
 
-// startWatcher starts the watcher, before the process enters its budget:
-// a process a cgroup member starts is charged to that cgroup, and the
-// watcher must outlive a kill of the budget (it is not counted in it, and
-// the out-of-memory killer does not choose it). It runs in a process group
-// of its own, so that a signal to the run's group (coreutils timeout,
-// Ctrl-C on a terminal) ends the run and leaves the watcher to report it.
+// startWatcher starts the watcher before the process enters its budget, so
+// that it is not charged to the budget and outlives a kill there. In a
+// process group of its own, it outlives a signal to the run's group
+// (timeout, Ctrl-C) to report it.
 func startWatcher() *watcher {
 	w := &watcher{}
 	exe, err := os.Executable()
@@ -49,8 +46,8 @@ func startWatcher() *watcher {
 		return w
 	}
 	cmd := exec.Command(exe)
-	// The last value of a variable wins. A race-built watcher would sleep
-	// a second at exit, and go test waits for it (it holds the output).
+	// The last value of a variable wins. A race-built watcher would sleep a
+	// second at exit, and go test waits for it.
 	cmd.Env = append(os.Environ(), watcherEnv+"=1", "GOMAXPROCS=1",
 		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr // the run's results and log
@@ -69,9 +66,8 @@ func startWatcher() *watcher {
 	return w
 }
 
-// send writes one line to the watcher; after "done" (the run ends
-// normally) or a failed write it lets the watcher go, and writes nothing
-// more. Safe on a nil watcher.
+// send writes one line to the watcher; after "done" or a failed write it
+// lets the watcher go and writes nothing more. Safe on a nil watcher.
 func (w *watcher) send(kind, arg string) {
 	if w == nil {
 		return
@@ -95,13 +91,11 @@ func (w *watcher) send(kind, arg string) {
 	}
 }
 
-// EnterWatched is Enter with a watcher that reports, should the process
-// end inside the budget without Close (killed by the out-of-memory killer,
-// a signal, a crash), what the budget held at the end: its anonymous
-// memory, page cache, dirty pages, and what was running (Leaf, Settings).
-// A watcher that cannot start costs the run only its report; String says
-// so. An adopted budget (the process's own cgroup) gets none: the watcher
-// would be charged to the budget it watches.
+// EnterWatched is Enter with a watcher that reports, should the process end
+// inside the budget without Close (an OOM kill, a signal, a crash), what the
+// budget held and what was running (Leaf, Settings). A watcher that cannot
+// start costs only its report (String says so); an adopted budget gets none,
+// as the watcher would be charged to it.
 func (p Parent) EnterWatched(limit int64) (*Budget, error) {
 	if adopt, err := p.check(limit); err != nil || adopt {
 		b, err := p.Enter(limit)
@@ -117,9 +111,8 @@ func (p Parent) EnterWatched(limit int64) (*Budget, error) {
 		return nil, err
 	}
 	b.watch = w
-	// The kills the cgroup counted already, read now: a watcher that
-	// reads its message late, on a busy machine, would count a kill of
-	// this run as one before it.
+	// The kills counted already, read now: a watcher reading this late
+	// would count a kill of this run among them.
 	var kills0 int64
 	if st, err := b.Stats(); err == nil {
 		kills0 = st.OOMKills
@@ -128,9 +121,8 @@ func (p Parent) EnterWatched(limit int64) (*Budget, error) {
 	return b, nil
 }
 
-// Leaf names the benchmark now running, for a report of the budget's
-// watcher; it forgets the previous benchmark's settings. No-op without a
-// watcher. Call it outside timed code: it writes to a pipe.
+// Leaf names the running benchmark for the watcher's report, forgetting the
+// previous one's settings. Call it outside timed code: it writes to a pipe.
 func (b *Budget) Leaf(name string) {
 	if b != nil {
 		b.watch.send("leaf", name)
