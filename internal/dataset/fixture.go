@@ -34,14 +34,12 @@ type Params struct {
 	Compression   string            `json:"compression"`
 	FormatVersion int               `json:"format_version"`
 	Layout        map[string]string `json:"layout,omitempty"` // engine options that change the files (bloom bits, memtable, ...)
-	// EngineVersion is the code that writes the files: the binding's Go
-	// module version and any library it links at run time. Another
-	// version may lay out the same data differently, so its fixture is
-	// another fixture. "" for files no engine writes.
+	// EngineVersion is the code that writes the files (the binding's module
+	// version, and any library it links at run time): another version may lay
+	// the data out otherwise. "" for files no engine writes.
 	EngineVersion string `json:"engine_version,omitempty"`
-	// Batch is the keys per committed batch the build wrote (-batch): a
-	// B-tree's page splits and an LSM's flushes follow the commits. 0 for
-	// files not written in batches.
+	// Batch is the keys per committed batch of the build (-batch), which a
+	// B-tree's splits and an LSM's flushes follow; 0 when not in batches.
 	Batch int `json:"batch,omitempty"`
 }
 
@@ -55,32 +53,29 @@ type Manifest struct {
 	BuildSeconds  float64   `json:"build_seconds"`
 	Settled       string    `json:"settled"` // how the build made the files final (flush, compactions)
 	Built         time.Time `json:"built"`
-	// Files are the fixture's files as its build left them, but those an
-	// engine rewrites when it opens them read-only (Volatile). Ensure
-	// checks them before trusting the fixture.
+	// Files are the fixture's files as its build left them, but the
+	// Volatile ones; Ensure checks them before trusting the fixture.
 	Files []FileSum `json:"files"`
 }
 
-// FileSum is one file of a fixture: its path in the fixture, its size and
-// its CRC-32C.
+// FileSum is one file of a fixture: its path in it, size and CRC-32C.
 type FileSum struct {
 	Name   string `json:"name"`
 	Size   int64  `json:"size"`
 	CRC32C uint32 `json:"crc32c"`
 }
 
-// Complete reports whether m describes a finished build of p, written
-// by the engine version p names.
+// Complete reports whether m describes a finished build of p, by the
+// engine version p names.
 func (m *Manifest) Complete(p Params) bool {
 	return reflect.DeepEqual(m.Params, p) && m.EngineVersion != "" && m.KeyCount == p.Keys &&
 		(p.EngineVersion == "" || m.EngineVersion == p.EngineVersion) &&
 		m.LogicalBytes > 0 && m.DiskBytes > 0 && m.Settled != "" && !m.Built.IsZero() && len(m.Files) > 0
 }
 
-// Name is the fixture's directory name: readable, and unique per Params.
-// The engine version enters as a short hash of it (the manifest holds it
-// in full), so fixtures of two versions live side by side and a branch
-// comparison across an engine upgrade reuses both.
+// Name is the fixture's directory name: readable, and unique per Params,
+// the engine version as a short hash (so that fixtures of two versions live
+// side by side).
 func (p Params) Name() string {
 	n := fmt.Sprintf("%s-k%d-v%d-s%d-r%g-c%s-f%d", p.Engine, p.Keys, p.ValueSize, p.Seed, p.ValueRatio, p.Compression, p.FormatVersion)
 	if p.Batch > 0 {
@@ -102,11 +97,9 @@ type Builder func(dir string) (Manifest, error)
 
 // Ensure returns the directory of a complete fixture for p, building it
 // first when it is missing, half-built, built from other parameters, or
-// damaged (a file whose size or checksum is not what its build left). It
-// takes the fixture's lock and holds it until the process exits: a
-// second run that needs the fixture (to build it, or to read it: some
-// engines lock their files even to read) waits, saying which process
-// holds it, and then reuses it.
+// damaged (a file's size or checksum not what its build left). It holds the
+// fixture's lock until the process exits: another run that needs it (some
+// engines lock their files even to read) waits, saying who holds it.
 func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...any)) (string, *Manifest, error) {
 	if !r.IsOpen() {
 		return "", nil, errNotOpen
@@ -163,10 +156,9 @@ func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...a
 	return dir, m, nil
 }
 
-// Estimate is what building a fixture should take, from the builds on
-// this machine of other fixtures of the same engine: From, the one
-// nearest in size, and Exponent, how its time grows with the data (time ∝
-// size^Exponent).
+// Estimate is what building a fixture should take, from this machine's
+// builds of the same engine: From, the nearest in size, and Exponent, how
+// time grows with the data (time ∝ size^Exponent).
 type Estimate struct {
 	Seconds   float64
 	DiskBytes int64
@@ -174,22 +166,18 @@ type Estimate struct {
 	Exponent  float64
 }
 
-// OneSizeExponent is how a build's time grows with its data when only
-// one size was built to go by: time ∝ size^1.3. On a 2-vCPU VM (2026-11-28)
-// the builds of 1M and 10M keys of 256 B grew as size^1.17 (bbolt) to
-// size^1.59 (Badger); in proportion, the estimate of 10M from 1M was 2.3 to
-// 3.8 times low for four of the six engines.
+// OneSizeExponent is how a build's time grows with its data when one size
+// was built to go by. On a 2-vCPU VM, builds of 1M and 10M keys of 256 B
+// grew as size^1.17 (bbolt) to size^1.59 (Badger); in proportion, four of
+// six engines' estimates were 2.3 to 3.8 times low.
 const OneSizeExponent = 1.3
 
 // Estimate scales the builds of p's engine under r to logical bytes, those
-// of p's value size when there are any (a B-tree's cost follows its keys,
-// an LSM's its bytes, so sizes of other values mislead). The time a byte
-// grows as a data set outgrows caches and gains levels: with builds of two
-// sizes or more the time follows the power law through the two nearest to
-// logical bytes (by ratio), its exponent held from 1 to 2; with one, it
-// grows by OneSizeExponent. The disk bytes are in proportion to the
-// nearest build's. ok is false when no fixture of that engine was built
-// here.
+// of p's value size if any (a B-tree's cost follows its keys, an LSM's its
+// bytes). Time grows faster than size (caches outgrown, levels gained): by
+// the power law through the two builds nearest in ratio, its exponent held
+// to [1, 2], or by OneSizeExponent with one size built. Disk bytes are in
+// proportion to the nearest build's. ok is false without a build here.
 func (r Root) Estimate(p Params, logical int64) (est Estimate, ok bool) {
 	dirs, _ := filepath.Glob(filepath.Join(r.Sub("fixtures"), p.Engine+"-*"))
 	var builds, same []*Manifest
@@ -268,10 +256,9 @@ func writeManifest(dir string, m *Manifest) error {
 	return d.Sync()
 }
 
-// lockFile takes an exclusive flock on path and writes into it which
-// process holds it; when it has to wait it says for what and which
-// process holds it. Closing the file, or the process's death, drops the
-// lock, so a killed run never leaves a fixture locked.
+// lockFile takes an exclusive flock on path and writes into it which process
+// holds it, saying what it waits for and who holds it when it must wait.
+// Closing the file, or the process's death, drops the lock.
 func lockFile(path, what string, logf func(string, ...any)) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
@@ -300,8 +287,8 @@ func lockFile(path, what string, logf func(string, ...any)) (*os.File, error) {
 	return f, nil
 }
 
-// held are the locks this process holds until it exits, by path: the open
-// files keep their locks, and are kept from being collected.
+// held are the locks this process holds until it exits, their open files
+// by path (kept from being collected).
 var held = struct {
 	sync.Mutex
 	m map[string]*os.File
@@ -322,14 +309,13 @@ func holdLock(path, what string, logf func(string, ...any)) error {
 	return err
 }
 
-// checksumAll is the largest fixture whose files' checksums Ensure
-// verifies before every run (reading it costs a fraction of a second);
-// larger ones are checked by their sizes, and by checksum with FullCheck.
+// checksumAll is the largest fixture whose checksums Ensure verifies on
+// every run (a fraction of a second); larger ones by size, or FullCheck.
 const checksumAll = 256 << 20
 
-// Volatile reports whether a file in a fixture is one an engine writes
-// even when it opens the fixture read-only (lock files, info logs), or the
-// manifest itself: the manifest does not record it.
+// Volatile reports whether a fixture's file is one the manifest does not
+// record: the manifest, or one an engine writes even opening read-only
+// (locks, info logs).
 func Volatile(name string) bool {
 	base := filepath.Base(name)
 	for _, pat := range []string{ReadyName + "*", "LOCK", "LOG", "LOG.old.*", "lock.mdb", "*.lock"} {
@@ -362,9 +348,8 @@ func sumFiles(dir string) ([]FileSum, error) {
 	return files, err
 }
 
-// checkFiles compares the files under dir with what their build left:
-// each must be there with its size, and with its checksum when full or
-// when the fixture is small enough for that to be cheap.
+// checkFiles compares the files under dir with what their build left: their
+// sizes, and checksums when full or the fixture is small enough.
 func checkFiles(dir string, files []FileSum, full bool) error {
 	var total int64
 	for _, f := range files {

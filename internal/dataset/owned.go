@@ -17,16 +17,13 @@ const OwnedName = "kvbench"
 // ownerMark proves a directory named OwnedName was made by this suite.
 const ownerMark = ".kvbench-owner"
 
-// Root is the suite's own directory inside a user's -dir. Its zero value
-// is no directory at all: every path in it would be relative to the
-// working directory, so using it panics (Sub) or fails (Ensure,
-// RemoveAll).
+// Root is the suite's own directory inside a user's -dir. Its zero value is
+// none: using it panics (Sub) or fails (Ensure, RemoveAll) rather than
+// name paths in the working directory.
 type Root struct {
 	Path string
-	// FullCheck makes Ensure verify the checksum of every file of a
-	// fixture, however large (-verify full); otherwise only fixtures up
-	// to checksumAll bytes have their checksums verified, larger ones
-	// their file sizes.
+	// FullCheck makes Ensure verify every file's checksum however large
+	// the fixture (-verify full), not only up to checksumAll bytes.
 	FullCheck bool
 }
 
@@ -46,11 +43,9 @@ func OpenRoot(dir string) (Root, error) {
 	if _, err := os.Stat(mark); err == nil {
 		return Root{Path: p}, nil
 	}
-	// Two runs started together on a fresh -dir: without a lock the
-	// second could see the directory before its mark and call it
-	// foreign. The lock is on -dir itself (a flock on the directory), so
-	// nothing is written outside <dir>/kvbench; the kernel drops it if
-	// the process dies.
+	// Without a lock, of two runs started together on a fresh -dir, the
+	// second could see the directory before its mark and call it foreign.
+	// A flock on -dir itself writes nothing outside <dir>/kvbench.
 	d, err := os.Open(abs)
 	if err != nil {
 		return Root{}, err
@@ -77,8 +72,8 @@ func OpenRoot(dir string) (Root, error) {
 	return Root{Path: p}, cmp.Or(err, f.Close())
 }
 
-// Sub returns a path inside the root. On a Root OpenRoot did not make it
-// panics rather than name a path in the working directory.
+// Sub returns a path inside the root; it panics on a Root OpenRoot did not
+// make.
 func (r Root) Sub(elem ...string) string {
 	if !r.IsOpen() {
 		panic("dataset: " + errNotOpen.Error())

@@ -2,9 +2,9 @@ package dataset
 
 import "fmt"
 
-// The trace data set of seed 000: keys in two decimal parts, "TTTTT:SSSS",
-// a trace ID and a span ID, as a tail-based sampler keys its events. A
-// lookup asks for every span of one trace by the prefix "TTTTT:".
+// The trace data set of seed 000: keys "TTTTT:SSSS", a trace and a span ID,
+// as a tail-based sampler keys its events; a lookup asks for a trace's
+// spans by the prefix "TTTTT:".
 const (
 	TraceFirst    = 10000 // first trace ID
 	TraceStep     = 10    // trace IDs are TraceFirst, TraceFirst+10, ...
@@ -17,9 +17,8 @@ const (
 	TraceKeySize    = 10 // "TTTTT:SSSS"
 )
 
-// Traces generates the trace data set: Traces trace IDs times
-// SpansPerTrace spans, with the values of a Gen indexed by
-// trace*SpansPerTrace+span, so every value read can be verified.
+// Traces generates the trace data set: N traces of SpansPerTrace spans,
+// their values a Gen's of index trace*SpansPerTrace+span.
 type Traces struct {
 	N   int  // number of trace IDs, 1..MaxTraces
 	Gen *Gen // values; Gen.Keys is N*SpansPerTrace
@@ -50,8 +49,7 @@ func (t *Traces) LogicalBytes() int64 {
 func (t *Traces) Index(tr, s int) uint64 { return uint64(tr)*SpansPerTrace + uint64(s) }
 
 // Key writes the key of span s of trace tr into dst (TraceKeySize bytes)
-// and returns it. Keys sort by trace, then span: both parts have a fixed
-// number of digits.
+// and returns it; keys sort by trace, then span.
 func (t *Traces) Key(dst []byte, tr, s int) []byte {
 	dst = dst[:TraceKeySize]
 	putDigits(dst[:5], TraceFirst+TraceStep*tr)
@@ -61,10 +59,9 @@ func (t *Traces) Key(dst []byte, tr, s int) []byte {
 }
 
 // Prefix writes the lookup prefix of trace tr into dst (TracePrefixSize
-// bytes). A hit prefix is the trace's own ID. A miss prefix is the ID plus
-// one, which no trace has but which sorts right after trace tr's keys, so
-// an iterator that is not bounded by the prefix lands on the next trace's
-// first key, as in the seed.
+// bytes): its ID, or for a miss the ID plus one, which no trace has and
+// which sorts right after tr's keys (an unbounded iterator lands on the next
+// trace's first key, as in the seed).
 func (t *Traces) Prefix(dst []byte, tr int, hit bool) []byte {
 	dst = dst[:TracePrefixSize]
 	id := TraceFirst + TraceStep*tr

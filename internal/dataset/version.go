@@ -6,15 +6,12 @@ import (
 	"fmt"
 )
 
-// Versions: a key rewritten by a workload (an update, an overwrite pass)
-// gets a value of its own for each version, so a read can tell which write
-// it sees. Version 0 is Value(i), the value a fixture holds. A later
-// version v fills the value as Value does from words salted by v, and its
-// first word is v masked by a per-key stamp: a reader recovers v from the
-// value alone and checks the rest against (i, v), so a value of another
-// key or a torn one is caught whatever version it claims. Values shorter
-// than two words, or with a random chunk of one, have no versions
-// (VersionedValues): the stamp needs a word beside it to check.
+// Versions: a key a workload rewrites gets a value of its own per version,
+// so a read can tell which write it sees. Version 0 is Value(i), what a
+// fixture holds. Version v's words are salted by v, and its first is v
+// masked by a per-key stamp: a reader recovers v from the value and checks
+// the rest against (i, v), catching another key's value or a torn one.
+// Values need two words for versions (VersionedValues).
 
 // VersionedValues reports whether values are long enough to carry a
 // version.
@@ -31,26 +28,37 @@ func (g *Gen) wordV(i uint64, w int, ver uint64) uint64 {
 	case w == 0:
 		return ver ^ g.stamp(i)
 	}
-	return mix64(i*0x9e3779b97f4a7c15 + uint64(w)*0xd1b54a32d192ed03 + (g.valSalt ^ mix64(ver*0xa0761d6478bd642f)))
+	return saltedWord(i, w, g.verSalt(ver))
 }
+
+// verSalt salts the words of version ver > 0.
+func (g *Gen) verSalt(ver uint64) uint64 { return g.valSalt ^ mix64(ver*0xa0761d6478bd642f) }
 
 // ValueV writes version ver of value i into dst (grown if short) and
 // returns it; ValueV(dst, i, 0) is Value(dst, i). A version above 0 needs
-// VersionedValues.
+// VersionedValues, and repeats its whole words only.
 func (g *Gen) ValueV(dst []byte, i, ver uint64) []byte {
-	if ver == 0 {
-		return g.Value(dst, i)
-	}
 	n := g.ValueSize
 	if cap(dst) < n {
 		dst = make([]byte, n)
 	}
 	dst = dst[:n]
-	c := min(g.chunk, n) &^ 7
-	for p := 0; p < c; p += 8 {
-		binary.LittleEndian.PutUint64(dst[p:], g.wordV(i, p/8, ver))
+	c, salt := min(g.chunk, n), g.valSalt
+	if ver != 0 {
+		c, salt = c&^7, g.verSalt(ver)
 	}
-	for p := c; p < n; {
+	p := 0
+	for ; p+8 <= c; p += 8 {
+		binary.LittleEndian.PutUint64(dst[p:], saltedWord(i, p/8, salt))
+	}
+	for ; p < c; p++ { // version 0 only
+		dst[p] = g.byteAt(i, p)
+	}
+	if ver != 0 {
+		binary.LittleEndian.PutUint64(dst, g.wordV(i, 0, ver))
+	}
+	// Repeat the random chunk, so compressors find exactly (1-ratio) redundancy.
+	for p < n {
 		p += copy(dst[p:], dst[:c])
 	}
 	return dst
@@ -69,9 +77,8 @@ func (g *Gen) VersionOf(i uint64, v []byte) uint64 {
 	return w0 ^ g.stamp(i)
 }
 
-// CheckV verifies that v is some version of value i, with CheckCheap's
-// words (full: every byte, built in scratch of ValueSize bytes), and
-// returns that version.
+// CheckV verifies that v is some version of value i, as CheckCheap does
+// (full: every byte, built in scratch), and returns that version.
 func (g *Gen) CheckV(i uint64, v []byte, full bool, scratch []byte) (uint64, error) {
 	ver := g.VersionOf(i, v)
 	if ver == 0 {
@@ -102,6 +109,6 @@ func (c *Checker) CheckV(i uint64, v []byte) (uint64, error) {
 	return c.g.CheckV(i, v, c.full, c.scratch)
 }
 
-// IndexAny maps a hit key back to its index like Index, for any index the
-// generator can make (keys a workload inserted beyond Keys included).
+// IndexAny is Index for any index the generator can make, beyond Keys
+// included.
 func (g *Gen) IndexAny(key []byte) (uint64, bool) { return g.indexBelow(key, 1<<62) }
