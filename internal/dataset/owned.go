@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 )
 
@@ -40,7 +39,7 @@ func OpenRoot(dir string) (Root, error) {
 	}
 	p := filepath.Join(abs, OwnedName)
 	mark := filepath.Join(p, ownerMark)
-	if _, err := os.Stat(mark); err == nil {
+	if IsOwned(p) {
 		return Root{Path: p}, nil
 	}
 	// Without a lock, of two runs started together on a fresh -dir, the
@@ -55,7 +54,7 @@ func OpenRoot(dir string) (Root, error) {
 		return Root{}, fmt.Errorf("lock %s: %w", abs, err)
 	}
 	defer syscall.Flock(int(d.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(mark); err == nil {
+	if IsOwned(p) {
 		return Root{Path: p}, nil // made by a run that held the lock first
 	}
 	if err := os.Mkdir(p, 0o755); err != nil {
@@ -87,24 +86,17 @@ func (r Root) IsOpen() bool { return filepath.IsAbs(r.Path) }
 // RemoveAll removes path, which must lie strictly inside the root, and only
 // while the root still carries its owner mark.
 func (r Root) RemoveAll(path string) error {
-	if err := r.contains(path); err != nil {
-		return err
-	}
-	if _, err := os.Stat(filepath.Join(r.Path, ownerMark)); err != nil {
-		return fmt.Errorf("refusing to remove %s: %s has no owner mark", path, r.Path)
-	}
-	return os.RemoveAll(path)
-}
-
-func (r Root) contains(path string) error {
 	if !r.IsOpen() {
 		return errNotOpen
 	}
 	rel, err := filepath.Rel(r.Path, path)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+	if err != nil || rel == "." || !filepath.IsLocal(rel) {
 		return fmt.Errorf("refusing to touch %s: not inside %s", path, r.Path)
 	}
-	return nil
+	if !IsOwned(r.Path) {
+		return fmt.Errorf("refusing to remove %s: %s has no owner mark", path, r.Path)
+	}
+	return os.RemoveAll(path)
 }
 
 // IsOwned reports whether p, a directory named OwnedName, carries the

@@ -72,25 +72,24 @@ func describeBlock(sys string) string {
 		disk = sys + "/.."
 	}
 	var parts []string
-	if m := readTrimmed(disk + "/device/model"); m != "" {
-		parts = append(parts, m)
-	}
-	if d, err := os.Readlink(disk + "/device/driver"); err == nil {
-		parts = append(parts, filepath.Base(d))
-	}
-	if dm := readTrimmed(disk + "/dm/name"); dm != "" {
-		parts = append(parts, "dm "+dm)
-	}
-	if ents, err := os.ReadDir(disk + "/slaves"); err == nil && len(ents) > 0 {
-		on := make([]string, len(ents))
-		for i, e := range ents {
-			on[i] = e.Name()
+	add := func(prefix, v string) {
+		if v != "" {
+			parts = append(parts, prefix+v)
 		}
-		parts = append(parts, "on "+strings.Join(on, " "))
 	}
-	if r := readTrimmed(disk + "/queue/rotational"); r != "" {
-		parts = append(parts, "rotational="+r)
+	add("", readTrimmed(disk+"/device/model"))
+	if d, err := os.Readlink(disk + "/device/driver"); err == nil {
+		add("", filepath.Base(d))
 	}
+	add("dm ", readTrimmed(disk+"/dm/name"))
+	var on []string
+	if ents, err := os.ReadDir(disk + "/slaves"); err == nil {
+		for _, e := range ents {
+			on = append(on, e.Name())
+		}
+	}
+	add("on ", strings.Join(on, " "))
+	add("rotational=", readTrimmed(disk+"/queue/rotational"))
 	if len(parts) == 0 {
 		return "/dev/" + name
 	}
