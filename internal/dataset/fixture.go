@@ -116,8 +116,7 @@ func (r Root) Ensure(p Params, build Builder, logf func(format string, args ...a
 	m, err := ReadManifest(dir)
 	switch {
 	case err == nil && m.Complete(p):
-		err := checkFiles(dir, m.Files, r.FullCheck)
-		if err == nil {
+		if err = checkFiles(dir, m.Files, r.FullCheck); err == nil {
 			return dir, m, nil
 		}
 		logf("fixture %s is damaged (%v); rebuilding", p.Name(), err)

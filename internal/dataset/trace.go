@@ -51,11 +51,9 @@ func (t *Traces) Index(tr, s int) uint64 { return uint64(tr)*SpansPerTrace + uin
 // Key writes the key of span s of trace tr into dst (TraceKeySize bytes)
 // and returns it; keys sort by trace, then span.
 func (t *Traces) Key(dst []byte, tr, s int) []byte {
-	dst = dst[:TraceKeySize]
-	putDigits(dst[:5], TraceFirst+TraceStep*tr)
-	dst[5] = ':'
-	putDigits(dst[6:], SpanFirst+SpanStep*s)
-	return dst
+	t.Prefix(dst, tr, true)
+	putDigits(dst[TracePrefixSize:TraceKeySize], SpanFirst+SpanStep*s)
+	return dst[:TraceKeySize]
 }
 
 // Prefix writes the lookup prefix of trace tr into dst (TracePrefixSize

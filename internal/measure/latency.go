@@ -74,8 +74,7 @@ func Merge(rs ...*Recorder) *Recorder {
 			continue
 		}
 		m.h.Merge(r.h)
-		m.min = min(m.min, r.min)
-		m.max = max(m.max, r.max)
+		m.min, m.max = min(m.min, r.min), max(m.max, r.max)
 		m.clamped += r.clamped
 	}
 	return m
@@ -112,11 +111,10 @@ func (r *Recorder) Max() int64 { return r.Percentile(100) }
 
 // Reset forgets every recorded value, keeping the allocated histogram.
 func (r *Recorder) Reset() {
-	if r.h == nil {
-		return
+	if r.h != nil {
+		r.h.Reset()
+		r.min, r.max, r.clamped = math.MaxInt64, 0, 0
 	}
-	r.h.Reset()
-	r.min, r.max, r.clamped = math.MaxInt64, 0, 0
 }
 
 // Histogram exposes the underlying histogram; do not record into it (Max

@@ -2,6 +2,7 @@ package memlimit
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -48,14 +49,9 @@ func FormatSize(n int64) string {
 
 // Human prints a byte count in binary units, one decimal: "44.5 MiB".
 func Human(n int64) string {
-	const unit = 1024
-	if n < unit {
+	if n < 1024 {
 		return fmt.Sprintf("%d B", n)
 	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+	exp := (bits.Len64(uint64(n)) - 1) / 10 // 1 for KiB
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(int64(1)<<(10*exp)), "KMGTPE"[exp-1])
 }

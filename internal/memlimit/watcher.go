@@ -18,10 +18,10 @@ import (
 // Close, prints what the budget held (watch.go). The parent tells it, a line
 // at a time on its stdin:
 //
-//	budget <version> <limit> <dir>   the budget entered
-//	leaf <name>                      a benchmark starts: name it in a report
-//	settings <line>                  the engine settings line of that benchmark
-//	done                             a normal end: report nothing
+//	budget <version> <limit> <kills> <dir>  the budget entered, and its OOM kills so far
+//	leaf <name>                             a benchmark starts: name it in a report
+//	settings <line>                         the engine settings line of that benchmark
+//	done                                    a normal end: report nothing
 //
 // End of input without "done" is the parent's abnormal end.
 const watcherEnv = "KVBENCH_BUDGET_WATCHER"
