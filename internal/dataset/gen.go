@@ -10,6 +10,7 @@ package dataset
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -210,15 +211,11 @@ func (c *Checker) CheckKV(key, v []byte) error {
 	return c.Check(i, v)
 }
 
-const hexDigits = "0123456789abcdef"
-
 func putHex(dst []byte, x uint64) []byte {
-	dst = dst[:KeySize]
-	for p := KeySize - 1; p >= 0; p-- {
-		dst[p] = hexDigits[x&15]
-		x >>= 4
-	}
-	return dst
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], x)
+	hex.Encode(dst[:KeySize], b[:])
+	return dst[:KeySize]
 }
 
 // mix64 is SplitMix64's finaliser: a bijection on uint64.
