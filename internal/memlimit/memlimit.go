@@ -328,8 +328,8 @@ type Stats struct {
 // Stats reads the budget's counters now.
 func (b *Budget) Stats() (Stats, error) {
 	var s Stats
-	stat := map[string]int64{}
-	if err := scan(filepath.Join(b.Dir, "memory.stat"), func(k string, v int64) { stat[k] = v }); err != nil {
+	stat, err := keyed(b.Dir, "memory.stat")
+	if err != nil {
 		return s, err
 	}
 	pick := func(keys ...string) int64 {
@@ -341,7 +341,6 @@ func (b *Budget) Stats() (Stats, error) {
 		return 0
 	}
 	one := func(name string) (int64, error) { return readInt(b.Dir, name) }
-	var err error
 	if b.Version == 2 {
 		if s.Usage, err = one("memory.current"); err != nil {
 			return s, err
@@ -350,14 +349,8 @@ func (b *Budget) Stats() (Stats, error) {
 		s.Cache, s.Anon, s.MajorFaults = pick("file"), pick("anon"), pick("pgmajfault")
 		s.Dirty, s.Writeback, s.Shmem = pick("file_dirty"), pick("file_writeback"), pick("shmem")
 		s.Kernel, s.Sock = pick("kernel"), pick("sock") // kernel: Linux 5.18 on
-		scan(filepath.Join(b.Dir, "memory.events"), func(k string, v int64) {
-			switch k {
-			case "max":
-				s.LimitHits = v
-			case "oom_kill":
-				s.OOMKills = v
-			}
-		})
+		events, _ := keyed(b.Dir, "memory.events")
+		s.LimitHits, s.OOMKills = events["max"], events["oom_kill"]
 		return s, nil
 	}
 	if s.Usage, err = one("memory.usage_in_bytes"); err != nil {
@@ -370,11 +363,8 @@ func (b *Budget) Stats() (Stats, error) {
 	s.Dirty, s.Writeback = pick("total_dirty", "dirty"), pick("total_writeback", "writeback")
 	s.Shmem = pick("total_shmem", "shmem")
 	s.Kernel, _ = one("memory.kmem.usage_in_bytes") // absent where kernel memory is not accounted apart
-	scan(filepath.Join(b.Dir, "memory.oom_control"), func(k string, v int64) {
-		if k == "oom_kill" {
-			s.OOMKills = v
-		}
-	})
+	oom, _ := keyed(b.Dir, "memory.oom_control")
+	s.OOMKills = oom["oom_kill"]
 	return s, nil
 }
 
@@ -387,20 +377,21 @@ func readInt(dir, name string) (int64, error) {
 	return strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
 }
 
-// scan calls fn for every "key value" line of a file.
-func scan(path string, fn func(string, int64)) error {
-	raw, err := os.ReadFile(path)
+// keyed reads the "key value" lines of the file dir/name.
+func keyed(dir, name string) (map[string]int64, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
-		return err
+		return nil, err
 	}
+	m := map[string]int64{}
 	for _, line := range strings.Split(string(raw), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 2 {
 			continue
 		}
 		if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-			fn(f[0], v)
+			m[f[0]] = v
 		}
 	}
-	return nil
+	return m, nil
 }
