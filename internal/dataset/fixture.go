@@ -269,10 +269,7 @@ func lockFile(path, what string, logf func(string, ...any)) (*os.File, error) {
 			return nil, err
 		}
 		holder, _ := os.ReadFile(path)
-		h := strings.TrimSpace(string(holder))
-		if h == "" {
-			h = "another process"
-		}
+		h := cmp.Or(strings.TrimSpace(string(holder)), "another process")
 		logf("waiting for %s: %s is using it (one run at a time reads or builds a fixture; docs/fixtures.md#two-runs-at-once)", what, h)
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 			f.Close()

@@ -1,6 +1,7 @@
 package measure
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,14 +60,11 @@ func BlockDevice(path string) string {
 // model, driver and queue are its disk's (the parent directory); a
 // device-mapper or md device names what it is built on.
 func describeBlock(sys string) string {
-	name := ueventName(sys)
-	if name == "" {
-		if real, err := filepath.EvalSymlinks(sys); err == nil {
-			name = filepath.Base(real)
-		} else {
-			name = filepath.Base(sys)
-		}
+	real, err := filepath.EvalSymlinks(sys)
+	if err != nil {
+		real = sys
 	}
+	name := cmp.Or(ueventName(sys), filepath.Base(real))
 	disk := sys
 	if _, err := os.Stat(filepath.Join(sys, "partition")); err == nil {
 		disk = sys + "/.."
@@ -243,9 +241,7 @@ func FileSystem(path string) (FS, error) {
 			fs.MountedOn, fs.Type, fs.Device = m.Point, m.Type, m.Source
 		}
 	}
-	if fs.Type == "" {
-		fs.Type = "unknown"
-	}
+	fs.Type = cmp.Or(fs.Type, "unknown")
 	return fs, nil
 }
 

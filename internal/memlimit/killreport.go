@@ -1,15 +1,14 @@
 package memlimit
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
 )
 
-// KillPrefix starts the line a watcher writes to the run's results when
-// the run ended inside its budget. benchfmt ignores it (it is neither a
-// "key: value" configuration line nor a Benchmark line), so it can sit
-// among results; the summary reads it back with ParseKill.
+// KillPrefix starts the line a watcher writes to the results when the run
+// ended inside its budget: benchfmt ignores it, ParseKill reads it back.
 const KillPrefix = "[kvbench-kill] "
 
 // How a run inside its budget ended, as a kill line says it.
@@ -34,10 +33,7 @@ type Kill struct {
 
 // Text is the report for a person.
 func (k Kill) Text() string {
-	leaf := k.Leaf
-	if leaf == "" {
-		leaf = "the run (before its first benchmark)"
-	}
+	leaf := cmp.Or(k.Leaf, "the run (before its first benchmark)")
 	var how string
 	switch k.Cause {
 	case CauseOOM:
@@ -70,12 +66,8 @@ func (k Kill) Text() string {
 // Line is the kill line for the results: KillPrefix, the benchmark ("-"
 // before the first), then key=value figures, sizes in bytes.
 func (k Kill) Line() string {
-	leaf := k.Leaf
-	if leaf == "" {
-		leaf = "-"
-	}
 	var b strings.Builder
-	b.WriteString(KillPrefix + leaf + " cause=" + k.Cause)
+	b.WriteString(KillPrefix + cmp.Or(k.Leaf, "-") + " cause=" + k.Cause)
 	for _, f := range k.fields() {
 		fmt.Fprintf(&b, " %s=%d", f.key, *f.v)
 	}
