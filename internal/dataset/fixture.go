@@ -263,18 +263,16 @@ func lockFile(path, what string, logf func(string, ...any)) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
-		}
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
 		holder, _ := os.ReadFile(path)
 		h := cmp.Or(strings.TrimSpace(string(holder)), "another process")
 		logf("waiting for %s: %s is using it (one run at a time reads or builds a fixture; docs/fixtures.md#two-runs-at-once)", what, h)
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			f.Close()
-			return nil, err
-		}
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
 	}
 	comm, _ := os.ReadFile("/proc/self/comm")
 	if err := f.Truncate(0); err == nil {
