@@ -231,8 +231,10 @@ func (p Parent) Enter(limit int64) (*Budget, error) {
 	if err := os.Mkdir(b.Dir, 0o755); err != nil {
 		return nil, refuse(limit, "create the budget's cgroup: %v", err)
 	}
-	// The limit first, then the process.
-	for _, w := range [][2]string{{p.limitFile(), strconv.FormatInt(limit, 10)}, {"cgroup.procs", strconv.Itoa(os.Getpid())}} {
+	for _, w := range [][2]string{
+		{p.limitFile(), strconv.FormatInt(limit, 10)}, // the limit first, then the process
+		{"cgroup.procs", strconv.Itoa(os.Getpid())},
+	} {
 		if err := writeFile(b.Dir, w[0], w[1]); err != nil {
 			os.Remove(b.Dir)
 			return nil, refuse(limit, "%v", err)
