@@ -111,13 +111,10 @@ func (p Parent) EnterWatched(limit int64) (*Budget, error) {
 		return nil, err
 	}
 	b.watch = w
-	// The kills counted already, read now: a watcher reading this late
-	// would count a kill of this run among them.
-	var kills0 int64
-	if st, err := b.Stats(); err == nil {
-		kills0 = st.OOMKills
-	}
-	w.send("budget", fmt.Sprintf("%d %d %d %s", b.Version, b.Limit, kills0, b.Dir))
+	// The kills counted already (none where Stats fails), read now: a
+	// watcher reading this late would count a kill of this run among them.
+	st, _ := b.Stats()
+	w.send("budget", fmt.Sprintf("%d %d %d %s", b.Version, b.Limit, st.OOMKills, b.Dir))
 	return b, nil
 }
 
@@ -145,11 +142,11 @@ func (b *Budget) watchNote() string {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.in == nil {
-		if w.gone != nil {
-			return "no kill report: " + w.gone.Error()
-		}
-		return ""
+	if w.in != nil {
+		return fmt.Sprintf("watcher pid %d reports a kill", w.cmd.Process.Pid)
 	}
-	return fmt.Sprintf("watcher pid %d reports a kill", w.cmd.Process.Pid)
+	if w.gone != nil {
+		return "no kill report: " + w.gone.Error()
+	}
+	return ""
 }
