@@ -108,12 +108,10 @@ func (st *watchState) sample(now time.Time) {
 	}
 	// The OOM killer frees the victim's memory before its pipe closes: a
 	// reading that counts the kill comes too late, the one before stands.
-	if s.OOMKills > st.kills0 && !st.lastAt.IsZero() {
-		return
-	}
 	// The count can also lag the freeing: a charge that fell from over
 	// half the budget to under half of itself is the killer's doing.
-	if !st.lastAt.IsZero() && st.last.Usage > st.budget.Limit/2 && s.Usage < st.last.Usage/2 {
+	killed := s.OOMKills > st.kills0 || (st.last.Usage > st.budget.Limit/2 && s.Usage < st.last.Usage/2)
+	if killed && !st.lastAt.IsZero() {
 		return
 	}
 	st.last, st.lastAt = s, now
