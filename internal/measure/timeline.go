@@ -71,13 +71,11 @@ func Intervals(tls []*Timeline, start, end time.Time, every time.Duration) ([]In
 	for k := range out {
 		out[k] = Interval{Start: time.Duration(k) * every, End: time.Duration(k+1) * every,
 			Commits: int64(len(lats[k])), Ops: ops[k], Rate: float64(ops[k]) / every.Seconds()}
-		if len(lats[k]) > 0 {
-			r.Reset()
-			for _, ns := range lats[k] {
-				r.RecordNanos(ns)
-			}
-			out[k].P99 = r.Percentile(99)
+		r.Reset()
+		for _, ns := range lats[k] {
+			r.RecordNanos(ns)
 		}
+		out[k].P99 = r.Percentile(99) // 0 with no commit
 	}
 	return out, nil
 }
