@@ -139,11 +139,11 @@ BenchmarkReadRandomPebble/valsz=1024/threads=1/block=32KiB-2 1 1000 ns/op 240000
 		t.Fatal(err)
 	}
 	want := []string{"valsz=1024/threads=1/block=4KiB", "valsz=1024/threads=1/block=32KiB"}
-	if got := r.config["ReadRandom"]; !slices.Equal(got, want) {
+	if got := r.Configs["ReadRandom"]; !slices.Equal(got, want) {
 		t.Fatalf("configs %q, want %q", got, want)
 	}
 	for _, c := range want {
-		if v := r.values[results.Key{Op: "ReadRandom", Engine: "Bolt", Config: c, Unit: "ops/s"}]; len(v) != 1 || v[0] != 300000 {
+		if v := r.Values[results.Key{Op: "ReadRandom", Engine: "Bolt", Config: c, Unit: "ops/s"}]; len(v) != 1 || v[0] != 300000 {
 			t.Errorf("Bolt at %s: %v", c, v)
 		}
 	}

@@ -70,7 +70,7 @@ func drawFiles(files []string, dir string, stdout io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	all := &Results{values: map[results.Key][]float64{}, config: map[string][]string{}}
+	all := &Results{results.Series{Values: map[results.Key][]float64{}, Configs: map[string][]string{}}}
 	var raw [][]byte
 	for _, f := range files {
 		b, err := os.ReadFile(f)

@@ -12,11 +12,7 @@ import (
 )
 
 // Results holds the values of each series and the order things came in.
-type Results struct {
-	values map[results.Key][]float64
-	ops    []string            // operations in file order
-	config map[string][]string // sub-benchmarks of each operation, in file order
-}
+type Results struct{ results.Series }
 
 // ReadResults reads the per-engine results of a results file.
 func ReadResults(r io.Reader, name string) (*Results, error) {
@@ -29,8 +25,7 @@ func ReadResults(r io.Reader, name string) (*Results, error) {
 		// landed inside a result line costs that one result.
 		fmt.Fprintf(os.Stderr, "charts: skipping %v\n", e)
 	}
-	s := f.Series(func(r *results.Result) bool { return r.Engine != "" })
-	res := &Results{values: s.Values, ops: s.Ops, config: s.Configs}
+	res := &Results{f.Series(func(r *results.Result) bool { return r.Engine != "" })}
 	res.spanBlocks()
 	return res, nil
 }
@@ -40,15 +35,15 @@ func ReadResults(r io.Reader, name string) (*Results, error) {
 // sub-benchmark c that has c/block=<size> siblings hands its series to
 // each of them and leaves the chart, as the summary shows it on each row.
 func (r *Results) spanBlocks() {
-	for _, op := range r.ops {
+	for _, op := range r.Ops {
 		var keep []string
 		moved := map[string][]string{} // c -> its c/block=... siblings
-		for _, c := range r.config[op] {
+		for _, c := range r.Configs[op] {
 			if _, ok := results.SplitConfig(c).Get("block"); ok {
 				keep = append(keep, c)
 				continue
 			}
-			for _, d := range r.config[op] {
+			for _, d := range r.Configs[op] {
 				if ps := results.SplitConfig(d); len(ps) > 1 && ps[len(ps)-1].Key == "block" && ps[:len(ps)-1].String() == c {
 					moved[c] = append(moved[c], d)
 				}
@@ -60,15 +55,15 @@ func (r *Results) spanBlocks() {
 		if len(moved) == 0 {
 			continue
 		}
-		for k, vals := range r.values {
+		for k, vals := range r.Values {
 			if ds := moved[k.Config]; k.Op == op && len(ds) > 0 {
-				delete(r.values, k)
+				delete(r.Values, k)
 				for _, k.Config = range ds {
-					r.values[k] = vals
+					r.Values[k] = vals
 				}
 			}
 		}
-		r.config[op] = keep
+		r.Configs[op] = keep
 	}
 }
 
@@ -77,7 +72,7 @@ func (r *Results) spanBlocks() {
 // name, rather than being left out.
 func (r *Results) engines(op, unit string) []string {
 	reported := map[string]bool{}
-	for k := range r.values {
+	for k := range r.Values {
 		if k.Op == op && k.Unit == unit {
 			reported[k.Engine] = true
 		}
@@ -116,7 +111,7 @@ func labels(configs []string) (short []string, common string) {
 // units lists the units reported for op, sorted.
 func (r *Results) units(op string) []string {
 	seen := map[string]bool{}
-	for k := range r.values {
+	for k := range r.Values {
 		if k.Op == op {
 			seen[k.Unit] = true
 		}

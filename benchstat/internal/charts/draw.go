@@ -10,16 +10,16 @@ import (
 var throughputUnits = []string{"ops/s", "keys/s", "commits/s", "MB/s", "ns/op"}
 
 // Empty reports whether r holds no per-engine result.
-func (r *Results) Empty() bool { return len(r.ops) == 0 }
+func (r *Results) Empty() bool { return len(r.Ops) == 0 }
 
 // DrawAll writes every chart of r into dir and returns the files written.
 func DrawAll(r *Results, dir string) ([]string, error) {
 	var files []string
-	for _, op := range r.ops {
+	for _, op := range r.Ops {
 		units := r.units(op)
 		for _, u := range throughputUnits {
 			if slices.Contains(units, u) {
-				configs := r.config[op] // less the memory-budget ones, which BudgetChart draws on an axis of their own
+				configs := r.Configs[op] // less the memory-budget ones, which BudgetChart draws on an axis of their own
 				if op == budgetOp {
 					configs = slices.DeleteFunc(slices.Clone(configs), hasMem)
 				}
@@ -43,8 +43,8 @@ func DrawAll(r *Results, dir string) ([]string, error) {
 			y, _ := percentileOrder(b)
 			return cmp.Compare(x, y)
 		})
-		short, _ := labels(r.config[op])
-		for i, c := range r.config[op] {
+		short, _ := labels(r.Configs[op])
+		for i, c := range r.Configs[op] {
 			f, err := latencyChart(r, op, c, short[i], lat, dir)
 			if err != nil {
 				return files, err
@@ -57,17 +57,17 @@ func DrawAll(r *Results, dir string) ([]string, error) {
 
 // Merge adds o's runs to r.
 func (r *Results) Merge(o *Results) {
-	for _, op := range o.ops {
-		if _, ok := r.config[op]; !ok {
-			r.ops = append(r.ops, op)
+	for _, op := range o.Ops {
+		if _, ok := r.Configs[op]; !ok {
+			r.Ops = append(r.Ops, op)
 		}
-		for _, c := range o.config[op] {
-			if !slices.Contains(r.config[op], c) {
-				r.config[op] = append(r.config[op], c)
+		for _, c := range o.Configs[op] {
+			if !slices.Contains(r.Configs[op], c) {
+				r.Configs[op] = append(r.Configs[op], c)
 			}
 		}
 	}
-	for k, v := range o.values {
-		r.values[k] = append(r.values[k], v...)
+	for k, v := range o.Values {
+		r.Values[k] = append(r.Values[k], v...)
 	}
 }

@@ -30,13 +30,13 @@ func PopulateOverTime(r *Results, dir string) (string, error) {
 	p.Y.Label.Text = "k keys/s"
 	p.Y.Min = 0
 	p.NominalX("first tenth of the keys", "last tenth")
-	short, _ := labels(r.config[op])
+	short, _ := labels(r.Configs[op])
 	var top float64
 	for _, e := range r.engines(op, phaseUnits[0]) {
-		for ci, c := range r.config[op] {
+		for ci, c := range r.Configs[op] {
 			var pts plotter.XYs
 			for i, u := range phaseUnits {
-				if v := r.values[results.Key{Op: op, Engine: e, Config: c, Unit: u}]; len(v) > 0 {
+				if v := r.Values[results.Key{Op: op, Engine: e, Config: c, Unit: u}]; len(v) > 0 {
 					y := summary.Of(v).Center / 1e3
 					pts = append(pts, plotter.XY{X: float64(i), Y: y})
 					top = max(top, y)
@@ -55,7 +55,7 @@ func PopulateOverTime(r *Results, dir string) (string, error) {
 			}
 			p.Add(l, sc)
 			name := e
-			if len(r.config[op]) > 1 {
+			if len(r.Configs[op]) > 1 {
 				name = strings.TrimSpace(fmt.Sprintf("%s %s", e, short[ci]))
 			}
 			p.Legend.Add(name, l, sc)

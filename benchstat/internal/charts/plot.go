@@ -120,7 +120,7 @@ func throughputChart(r *Results, op string, configs []string, unit, dir string) 
 	for _, e := range engines {
 		for _, c := range configs {
 			var s summary.Stat
-			if v := r.values[results.Key{Op: op, Engine: e, Config: c, Unit: unit}]; len(v) > 0 {
+			if v := r.Values[results.Key{Op: op, Engine: e, Config: c, Unit: unit}]; len(v) > 0 {
 				s = summary.Of(v)
 				allCI = allCI && s.CI
 			}
@@ -132,7 +132,7 @@ func throughputChart(r *Results, op string, configs []string, unit, dir string) 
 		whiskers = "min-max of the runs (too few runs for a 95% interval)"
 		for _, e := range engines {
 			for i, c := range configs {
-				if v := r.values[results.Key{Op: op, Engine: e, Config: c, Unit: unit}]; len(v) > 0 {
+				if v := r.Values[results.Key{Op: op, Engine: e, Config: c, Unit: unit}]; len(v) > 0 {
 					sums[e][i].Lo, sums[e][i].Hi = slices.Min(v), slices.Max(v)
 				}
 			}
@@ -200,7 +200,7 @@ func latencyChart(r *Results, op, config, label string, units []string, dir stri
 			plotter.YErrors
 		}
 		for i, u := range units {
-			v := r.values[results.Key{Op: op, Engine: e, Config: config, Unit: u}]
+			v := r.Values[results.Key{Op: op, Engine: e, Config: config, Unit: u}]
 			if len(v) == 0 {
 				continue
 			}

@@ -7,7 +7,6 @@
 package engname
 
 import (
-	"bytes"
 	"sort"
 	"strings"
 
@@ -40,20 +39,15 @@ func Rail(title string) bool {
 	return false
 }
 
-// bySuffix is Titles longest first, so no title is taken for a suffix of
-// another.
-func bySuffix() []string {
+// Cut splits a base name, "ReadRandomBadger", into its operation and the
+// engine title it ends in, trying the titles longest first so that no
+// title is taken for a suffix of another.
+func Cut(base string) (op, engine string, ok bool) {
 	t := Titles()
 	sort.SliceStable(t, func(a, b int) bool { return len(t[a]) > len(t[b]) })
-	return t
-}
-
-// cut splits a base name, "ReadRandomBadger", into its operation and
-// the engine title it ends in.
-func cut(base []byte) (op, engine string, ok bool) {
-	for _, t := range bySuffix() {
-		if bytes.HasSuffix(base, []byte(t)) && len(base) > len(t) {
-			return string(base[:len(base)-len(t)]), t, true
+	for _, e := range t {
+		if op, ok := strings.CutSuffix(base, e); ok && op != "" {
+			return op, e, true
 		}
 	}
 	return "", "", false
@@ -63,26 +57,9 @@ func cut(base []byte) (op, engine string, ok bool) {
 // "ReadRandom/engine=Badger/valsz=1024-2".
 func EngineName(n benchfmt.Name) (benchfmt.Name, bool) {
 	base := n.Base()
-	op, engine, ok := cut(base)
+	op, engine, ok := Cut(string(base))
 	if !ok {
 		return n, false
 	}
 	return benchfmt.Name(op + "/engine=" + engine + string(n[len(base):])), true
-}
-
-// Split parses "ReadRandomBadger/valsz=1024/threads=1-2" into the
-// operation "ReadRandom", the engine "Badger" and the sub-benchmark parts
-// "valsz=1024/threads=1" (the GOMAXPROCS suffix dropped).
-func Split(n benchfmt.Name) (op, engine, config string, ok bool) {
-	base, parts := n.Parts()
-	if op, engine, ok = cut(base); !ok {
-		return "", "", "", false
-	}
-	var cfg []string
-	for _, p := range parts {
-		if p[0] == '/' { // not -GOMAXPROCS
-			cfg = append(cfg, string(p[1:]))
-		}
-	}
-	return op, engine, strings.Join(cfg, "/"), true
 }

@@ -25,16 +25,19 @@ func TestEngineName(t *testing.T) {
 	}
 }
 
-func TestSplit(t *testing.T) {
-	op, eng, cfg, ok := Split(benchfmt.Name("ReadRandomRocksDB/valsz=1024/hit=63%/threads=16-2"))
-	if !ok || op != "ReadRandom" || eng != "RocksDB" || cfg != "valsz=1024/hit=63%/threads=16" {
-		t.Fatalf("got %q %q %q %v", op, eng, cfg, ok)
+// TestCut: the configuration is results.Split's (its TestSplit).
+func TestCut(t *testing.T) {
+	op, eng, ok := Cut("ReadRandomRocksDB")
+	if !ok || op != "ReadRandom" || eng != "RocksDB" {
+		t.Fatalf("got %q %q %v", op, eng, ok)
 	}
-	if _, _, cfg, ok := Split(benchfmt.Name("PopulateBolt-2")); !ok || cfg != "" {
-		t.Fatalf("PopulateBolt-2: %q %v", cfg, ok)
+	if _, _, ok := Cut("PopulateBolt"); !ok {
+		t.Fatal("PopulateBolt not cut")
 	}
-	if _, _, _, ok := Split(benchfmt.Name("LmdbBatch/mode=txn-2")); ok {
-		t.Fatal("LmdbBatch split")
+	for _, in := range []string{"LmdbBatch", "Badger"} {
+		if _, _, ok := Cut(in); ok {
+			t.Fatalf("%s cut", in)
+		}
 	}
 }
 
@@ -76,9 +79,8 @@ func TestRegisteredEngines(t *testing.T) {
 			lastStore = max(lastStore, i)
 		}
 		in := "ReadRandom" + info.Title + "/valsz=1024/threads=4-2"
-		op, eng, cfg, ok := Split(benchfmt.Name(in))
-		if !ok || op != "ReadRandom" || eng != info.Title || cfg != "valsz=1024/threads=4" {
-			t.Errorf("Split(%s) = %q %q %q %v", in, op, eng, cfg, ok)
+		if op, eng, ok := Cut("ReadRandom" + info.Title); !ok || op != "ReadRandom" || eng != info.Title {
+			t.Errorf("Cut(ReadRandom%s) = %q %q %v", info.Title, op, eng, ok)
 		}
 		if got, ok := EngineName(benchfmt.Name(in)); !ok || string(got) != "ReadRandom/engine="+info.Title+"/valsz=1024/threads=4-2" {
 			t.Errorf("EngineName(%s) = %s, %v", in, got, ok)

@@ -194,7 +194,7 @@ func (n namer) split(r *benchfmt.Result) (op, engine, config string) {
 	k := n.proj.Project(r)
 	base := k.Get(n.base)
 	config = strings.TrimPrefix(strings.TrimPrefix(k.Get(n.config), "*"), "/")
-	if op, engine, _, ok := engname.Split(benchfmt.Name(base)); ok {
+	if op, engine, ok := engname.Cut(base); ok {
 		return op, engine, config
 	}
 	return base, "", config
