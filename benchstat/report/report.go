@@ -3,8 +3,6 @@
 // chart of benchstat/internal/charts inlined as SVG, the run's
 // configuration and machine lines and each engine's settings line. It
 // needs no network to be read.
-//
-//	go run ./benchstat/kvb report [-o results/report.html] results/bench.txt
 package report
 
 import (

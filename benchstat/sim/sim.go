@@ -3,13 +3,12 @@
 // leaf's timed loop in place of times, instr/op and est-cycles/op
 // (docs/gating.md, "Simulation mode"). kvb compare -mode sim calls Count
 // in process.
-//
-//	go run ./benchstat/kvb sim [-cache=false] [-keep DIR] [-benchtime 2000x,Scan=100x] BINARY -test.bench PATTERN [test flags]
 package sim
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -95,10 +94,7 @@ func run(c cli.Call, o *Options, rest []string) int {
 // notes and every left-out leaf to stderr. The binary failing is a
 // wrapped *exec.ExitError, after the results of the processes before it.
 func Count(ctx context.Context, o Options, stdout, stderr io.Writer) error {
-	if o.Iterations == "" {
-		o.Iterations = DefaultIterations
-	}
-	it, err := ParseIterations(o.Iterations)
+	it, err := ParseIterations(cmp.Or(o.Iterations, DefaultIterations))
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,9 @@ func BudgetOf(s *ksummary.Summary) (b Budget, ok bool) {
 			}
 		}
 		for _, row := range t.Rows {
-			if row.Unit != "ops/s" || !isBudgetRow(row) {
+			if row.Unit != "ops/s" || !slices.ContainsFunc(slices.Collect(maps.Values(row.Cells)), func(c ksummary.Cell) bool {
+				return c.Src.Op == budgetOp && c.Src.Engine != "" && hasMem(c.Src.Config)
+			}) {
 				continue
 			}
 			group := strings.TrimPrefix(row.Label, ksummary.DisplayOf(row.Unit).Label)
@@ -53,36 +55,22 @@ func BudgetOf(s *ksummary.Summary) (b Budget, ok bool) {
 			}
 		}
 		if len(b.Groups) > 0 {
-			b.Disk = diskRandRead(s.Results)
+			for _, c := range s.Results.Configs["Disk"] {
+				v := s.Results.Values[ksummary.Key{Op: "Disk", Config: c, Unit: "ops/s"}]
+				if len(v) > 0 && results.SplitConfig(c).Match([]string{"op=randread-4k", "threads=1"}) {
+					st := ksummary.Of(v)
+					b.Disk = &st
+					break
+				}
+			}
 			return b, true
 		}
 	}
 	return Budget{}, false
 }
 
-func isBudgetRow(row ksummary.Row) bool {
-	return slices.ContainsFunc(slices.Collect(maps.Values(row.Cells)), func(c ksummary.Cell) bool {
-		return c.Src.Op == budgetOp && c.Src.Engine != "" && hasMem(c.Src.Config)
-	})
-}
-
 // hasMem reports whether a sub-benchmark name has a mem= part.
 func hasMem(config string) bool {
 	_, ok := results.SplitConfig(config).Get("mem")
 	return ok
-}
-
-// diskRandRead is BenchmarkDisk's op=randread-4k at threads=1 in ops/s:
-// what one thread's 4 KiB random reads get from the disk itself.
-func diskRandRead(r *ksummary.Results) *ksummary.Stat {
-	if r == nil {
-		return nil
-	}
-	for _, c := range r.Configs["Disk"] {
-		if v := r.Values[ksummary.Key{Op: "Disk", Config: c, Unit: "ops/s"}]; len(v) > 0 && results.SplitConfig(c).Match([]string{"op=randread-4k", "threads=1"}) {
-			st := ksummary.Of(v)
-			return &st
-		}
-	}
-	return nil
 }

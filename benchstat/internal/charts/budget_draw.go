@@ -26,11 +26,9 @@ type budgetPlot struct {
 // BudgetChart draws b on an axis of its own, the disk's one-thread 4 KiB
 // random reads as a labelled line across it, and returns the file.
 func BudgetChart(b Budget, dir string) (string, error) {
-	bp := drawBudget(b)
-	slots := budgetXMax(b) + 0.5
-	w := vg.Length(math.Max(16, 1.7*slots)) * vg.Centimeter
+	w := vg.Length(math.Max(16, 1.7*(budgetXMax(b)+0.5))) * vg.Centimeter
 	name := filepath.Join(dir, BudgetFile+"."+Format)
-	return name, bp.Save(w, 10*vg.Centimeter, name)
+	return name, drawBudget(b).Save(w, 10*vg.Centimeter, name)
 }
 
 // slot is the x of engine i's bar in group g: the groups' bars side by

@@ -4,8 +4,6 @@
 // memory-budget row's ops/s on an axis of their own, beside the disk's
 // one-thread 4 KiB random reads; populate over its run; throughput
 // timelines.
-//
-//	go run ./benchstat/kvb charts [-o docs/img] [-format svg|png] results.txt...
 package charts
 
 import (

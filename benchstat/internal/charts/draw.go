@@ -17,22 +17,16 @@ func DrawAll(r *Results, dir string) ([]string, error) {
 	var files []string
 	for _, op := range r.Ops {
 		units := r.units(op)
-		for _, u := range throughputUnits {
-			if slices.Contains(units, u) {
-				configs := r.Configs[op] // less the memory-budget ones, which BudgetChart draws on an axis of their own
-				if op == budgetOp {
-					configs = slices.DeleteFunc(slices.Clone(configs), hasMem)
-				}
-				if len(configs) == 0 {
-					break
-				}
-				f, err := throughputChart(r, op, configs, u, dir)
-				if err != nil {
-					return files, err
-				}
-				files = append(files, f)
-				break
+		configs := r.Configs[op] // less the memory-budget ones, which BudgetChart draws on an axis of their own
+		if op == budgetOp {
+			configs = slices.DeleteFunc(slices.Clone(configs), hasMem)
+		}
+		if i := slices.IndexFunc(throughputUnits, func(u string) bool { return slices.Contains(units, u) }); i >= 0 && len(configs) > 0 {
+			f, err := throughputChart(r, op, configs, throughputUnits[i], dir)
+			if err != nil {
+				return files, err
 			}
+			files = append(files, f)
 		}
 		lat := slices.DeleteFunc(units, func(u string) bool { _, ok := percentileOrder(u); return !ok })
 		if len(lat) == 0 {

@@ -114,7 +114,6 @@ func prefix(max float64) (float64, string) {
 func throughputChart(r *Results, op string, configs []string, unit, dir string) (string, error) {
 	engines := r.engines(op, unit)
 	short, common := labels(configs)
-	var max float64
 	sums := map[string][]summary.Stat{}
 	allCI := true
 	for _, e := range engines {
@@ -130,17 +129,14 @@ func throughputChart(r *Results, op string, configs []string, unit, dir string) 
 	whiskers := "95% confidence interval of the median"
 	if !allCI { // one kind of whisker per chart
 		whiskers = "min-max of the runs (too few runs for a 95% interval)"
-		for _, e := range engines {
-			for i, c := range configs {
-				if v := r.Values[results.Key{Op: op, Engine: e, Config: c, Unit: unit}]; len(v) > 0 {
-					sums[e][i].Lo, sums[e][i].Hi = slices.Min(v), slices.Max(v)
-				}
-			}
-		}
 	}
-	for _, ss := range sums {
-		for _, s := range ss {
-			max = math.Max(max, s.Hi)
+	var max float64
+	for _, e := range engines {
+		for i, c := range configs {
+			if v := r.Values[results.Key{Op: op, Engine: e, Config: c, Unit: unit}]; len(v) > 0 && !allCI {
+				sums[e][i].Lo, sums[e][i].Hi = slices.Min(v), slices.Max(v)
+			}
+			max = math.Max(max, sums[e][i].Hi)
 		}
 	}
 	div, pre := prefix(max)

@@ -29,21 +29,20 @@ input, or too few rounds for the test to reject anything.
 
 `
 
-// options are gate's flags as given.
+// options are gate's flags as given: the thresholds in percent.
 type options struct {
-	alpha, threshold, simThreshold float64
-	holm, allowRemoved             bool
-	units                          string
+	Options
+	units string
 }
 
 func flags(fs *flag.FlagSet) *options {
 	o := &options{}
-	fs.Float64Var(&o.alpha, "alpha", 0.05, "significance level of the one-sided signed-rank test on the per-round changes")
-	fs.Float64Var(&o.threshold, "threshold", 100*DefaultThreshold, "percent: a series fails only when the median per-round change is worse than this")
-	fs.Float64Var(&o.simThreshold, "sim_threshold", 100*DefaultSimThreshold, "percent: the same for results counted under callgrind (a \"mode: sim\" line, kvb sim)")
-	fs.BoolVar(&o.holm, "holm", true, "Holm-Bonferroni correction across the tested series, so that alpha bounds the chance of any false alarm in the comparison (-holm=false: alpha per series)")
+	fs.Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the one-sided signed-rank test on the per-round changes")
+	fs.Float64Var(&o.Threshold, "threshold", 100*DefaultThreshold, "percent: a series fails only when the median per-round change is worse than this")
+	fs.Float64Var(&o.SimThreshold, "sim_threshold", 100*DefaultSimThreshold, "percent: the same for results counted under callgrind (a \"mode: sim\" line, kvb sim)")
+	fs.BoolVar(&o.Holm, "holm", true, "Holm-Bonferroni correction across the tested series, so that alpha bounds the chance of any false alarm in the comparison (-holm=false: alpha per series)")
 	fs.StringVar(&o.units, "units", "", "regular expression: gate exactly the units it matches, e.g. '^(ns/op|cpu-ns/op)$' (default: each family's own units)")
-	fs.BoolVar(&o.allowRemoved, "allow_removed", false, "a gated series in base but not in head passes (default: it fails)")
+	fs.BoolVar(&o.AllowRemoved, "allow_removed", false, "a gated series in base but not in head passes (default: it fails)")
 	return o
 }
 
@@ -51,7 +50,8 @@ func run(c cli.Call, f *options, pos []string) int {
 	if len(pos) != 2 {
 		return c.Usage("want the base and the head results, got %q", pos)
 	}
-	o := Options{Alpha: f.alpha, Threshold: f.threshold / 100, SimThreshold: f.simThreshold / 100, Holm: f.holm, AllowRemoved: f.allowRemoved}
+	o := f.Options
+	o.Threshold, o.SimThreshold = f.Threshold/100, f.SimThreshold/100
 	if err := o.Validate(); err != nil {
 		return c.Usage("%v", err)
 	}

@@ -1,8 +1,6 @@
 // Package gate decides whether head results are worse than base results,
 // rounds paired, and is kvb gate; kvb compare calls it in process
 // (docs/gating.md, "What the gate decides").
-//
-//	go run ./benchstat/kvb gate [-alpha 0.05] [-threshold 3] [-holm=false] [-units regexp] [-allow_removed] base.txt[,more.txt] head.txt[,more.txt]
 package gate
 
 import (

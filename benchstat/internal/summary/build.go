@@ -141,16 +141,6 @@ func appendNew[T comparable](list []T, add ...T) []T {
 	return list
 }
 
-// withDefaults adds the parts defaults gives and ps leaves out.
-func withDefaults(ps results.Parts, defaults map[string]string) results.Parts {
-	for k, v := range defaults {
-		if _, ok := ps.Get(k); !ok {
-			ps = append(ps, results.Part{Key: k, Value: v})
-		}
-	}
-	return ps
-}
-
 // candidate is one sub-benchmark an engine ran for a row.
 type candidate struct {
 	config string
@@ -196,7 +186,13 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 	}
 	var configs []candidate // with every name part, in rest
 	for _, config := range append(slices.Clone(r.Configs[b.Op]), r.killConfigs(b.Op)...) {
-		if ps := withDefaults(results.SplitConfig(config), b.Defaults); ps.Match(b.Where) {
+		ps := results.SplitConfig(config)
+		for k, v := range b.Defaults {
+			if _, ok := ps.Get(k); !ok {
+				ps = append(ps, results.Part{Key: k, Value: v})
+			}
+		}
+		if ps.Match(b.Where) {
 			configs = append(configs, candidate{config, ps})
 			for _, d := range b.Dims {
 				if v, ok := ps.Get(d); ok {

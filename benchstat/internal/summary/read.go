@@ -2,13 +2,9 @@
 // answer the questions make bench asks, engines as columns, and is kvb
 // summary. It reads the file with benchstat/internal/results and takes
 // medians and their spread from benchmath; nothing is scraped from text.
-// With -benchstat it renames per-engine benchmarks
-// (ReadRandomBadger/valsz=1024) to an engine key
-// (ReadRandom/engine=Badger/valsz=1024) and hands the file to benchstat
+// With -benchstat it renames ReadRandomBadger/valsz=1024 to
+// ReadRandom/engine=Badger/valsz=1024 and hands the file to benchstat
 // for one column per engine, every unit.
-//
-//	go run ./benchstat/kvb summary [-o summary.txt] results.txt
-//	go run ./benchstat/kvb summary -benchstat results.txt [benchstat flags]
 package summary
 
 import (
