@@ -117,8 +117,7 @@ func detect(d float64) string {
 		return ""
 	case math.IsInf(d, 1):
 		return "none"
-	}
-	if d < 0.01 {
+	case d < 0.01:
 		return fmt.Sprintf("%.2f%%", d*100)
 	}
 	return fmt.Sprintf("%.1f%%", d*100)

@@ -257,13 +257,7 @@ func (ps Parts) Match(filters []string) bool {
 	for _, f := range filters {
 		key, present := FilterKey(f)
 		got, has := ps.Get(key)
-		if !present {
-			if has {
-				return false
-			}
-			continue
-		}
-		if _, want, exact := strings.Cut(f, "="); !has || exact && got != want {
+		if _, want, exact := strings.Cut(f, "="); has != present || present && exact && got != want {
 			return false
 		}
 	}

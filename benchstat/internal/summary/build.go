@@ -91,13 +91,9 @@ func Build(r *Results) *Summary {
 		}
 		s.Tables = append(s.Tables, t)
 	}
-	for _, e := range engname.Titles() {
-		if have[e] {
-			s.Columns = append(s.Columns, e)
-		}
-	}
+	s.Columns = slices.DeleteFunc(engname.Titles(), func(e string) bool { return !have[e] })
 	for i := range s.Tables {
-		cols := append([]string(nil), s.Columns...)
+		cols := slices.Clone(s.Columns)
 		if ref := Questions[i].Reference; ref != nil && slices.ContainsFunc(s.Tables[i].Rows, func(r Row) bool { _, ok := r.Cells[ref.Column]; return ok }) {
 			cols = append(cols, ref.Column)
 		}
@@ -269,10 +265,7 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 		common = strings.TrimSpace(b.Label + " " + strings.Join(shared, " "))
 	}
 	for _, rk := range rowKeys {
-		var label []string
-		if b.Label != "" {
-			label = append(label, b.Label)
-		}
+		label := strings.Fields(b.Label)
 		for _, p := range results.SplitConfig(rk) {
 			if varies[p.Key] {
 				label = append(label, p.Key+"="+p.Value)
