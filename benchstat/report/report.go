@@ -106,11 +106,9 @@ var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"rounds": summary.Rounds,
 	"cell": func(r summary.Row, col string) (cell struct{ Text, Title string }) {
 		x, ok := r.Cells[col]
-		if !ok {
-			cell.Text = "-"
-			return cell
+		if cell.Text = summary.CellText(x); ok {
+			cell.Title = x.Src.String()
 		}
-		cell.Text, cell.Title = summary.CellText(x), x.Src.String()
 		return cell
 	},
 }).Parse(pageHTML))

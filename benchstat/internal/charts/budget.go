@@ -36,12 +36,8 @@ type Budget struct {
 // results have no such row.
 func BudgetOf(s *ksummary.Summary) (b Budget, ok bool) {
 	for _, t := range s.Tables {
-		b = Budget{Title: t.Title, Common: t.Common, Ops: map[string][]ksummary.Stat{}}
-		for _, c := range t.Columns {
-			if slices.Contains(engname.Titles(), c) {
-				b.Engines = append(b.Engines, c)
-			}
-		}
+		b = Budget{Title: t.Title, Common: t.Common, Ops: map[string][]ksummary.Stat{},
+			Engines: slices.DeleteFunc(slices.Clone(t.Columns), func(c string) bool { return !slices.Contains(engname.Titles(), c) })}
 		for _, row := range t.Rows {
 			if row.Unit != "ops/s" || !slices.ContainsFunc(slices.Collect(maps.Values(row.Cells)), func(c ksummary.Cell) bool {
 				return c.Src.Op == budgetOp && c.Src.Engine != "" && hasMem(c.Src.Config)

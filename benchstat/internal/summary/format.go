@@ -49,10 +49,14 @@ func Number(v float64) string {
 
 // CellText is a cell as printed: the median in the row's display unit and
 // the spread in whole percent ("12.1k ±4%"), then SchedMark where the
-// scheduler's wait makes the tail, or its note (a kill).
+// scheduler's wait makes the tail, or its note (a kill); "-" for the zero
+// Cell, a row's where it has none.
 func CellText(c Cell) string {
-	if c.Note != "" {
+	switch {
+	case c.Note != "":
 		return c.Note
+	case c.Stat.N == 0:
+		return "-"
 	}
 	s := Number(c.Stat.Center * DisplayOf(c.Src.Unit).Scale)
 	if sp := c.Stat.Spread(); sp >= 0 {
@@ -116,11 +120,7 @@ func writeTable(b *strings.Builder, t Table, said map[string]bool) {
 	for _, row := range t.Rows {
 		line := []string{row.Label}
 		for _, c := range t.Columns {
-			if cell, ok := row.Cells[c]; ok {
-				line = append(line, CellText(cell))
-			} else {
-				line = append(line, "-")
-			}
+			line = append(line, CellText(row.Cells[c]))
 		}
 		grid = append(grid, line)
 	}
