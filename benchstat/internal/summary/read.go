@@ -47,28 +47,22 @@ func Read(data []byte, name string) (*Results, error) {
 	}
 	res := &Results{Name: name, Series: f.Series(nil),
 		Run: map[string]string{}, Settings: map[string]string{}, Skipped: len(f.Skipped), Kills: readKills(data)}
-	for i := range f.Results {
-		res.note(&f.Results[i])
+	for _, rec := range f.Results {
+		for _, l := range rec.Labels {
+			switch k, v := l.Key, l.Value; {
+			case strings.HasPrefix(k, "settings-"):
+				if rec.Engine != "" {
+					res.Settings[rec.Engine] = v
+				}
+			case strings.HasPrefix(k, "fixture-"): // a fixture's, not the run's
+			case res.Run[k] == "" && v != "":
+				res.Run[k] = v
+				res.RunKeys = append(res.RunKeys, k)
+			}
+		}
 	}
 	if len(res.Values) == 0 && len(res.Kills) == 0 {
 		return nil, fmt.Errorf("%s: no benchmark results", name)
 	}
 	return res, nil
-}
-
-// note keeps the configuration lines of rec.
-func (r *Results) note(rec *results.Result) {
-	for _, l := range rec.Labels {
-		k, v := l.Key, l.Value
-		if strings.HasPrefix(k, "settings-") || strings.HasPrefix(k, "fixture-") {
-			if rec.Engine != "" && strings.HasPrefix(k, "settings-") {
-				r.Settings[rec.Engine] = v
-			}
-			continue
-		}
-		if _, ok := r.Run[k]; !ok && v != "" {
-			r.Run[k] = v
-			r.RunKeys = append(r.RunKeys, k)
-		}
-	}
 }
