@@ -74,12 +74,8 @@ func (s *Summary) Write(w io.Writer) error {
 	var b strings.Builder
 	r := s.Results
 	fmt.Fprintf(&b, "kvbench summary of %s (every round of every benchmark is there); cell: %s\n", r.Name, Legend)
-	if line := runLine(r, "data", "keys", "valsz", "value-ratio", "compression", "cache-mb", "readahead", "batch"); line != "" {
-		fmt.Fprintln(&b, line)
-	}
-	if line := runLine(r, "machine", "cpu-model", "cpus", "mem-total", "kernel", "go", "dir-fs", "dir-device"); line != "" {
-		fmt.Fprintln(&b, line)
-	}
+	b.WriteString(runLine(r, "data", "keys", "valsz", "value-ratio", "compression", "cache-mb", "readahead", "batch"))
+	b.WriteString(runLine(r, "machine", "cpu-model", "cpus", "mem-total", "kernel", "go", "dir-fs", "dir-device"))
 	if r.Skipped > 0 {
 		fmt.Fprintf(&b, "%d unreadable line(s) skipped\n", r.Skipped)
 	}
@@ -92,6 +88,8 @@ func (s *Summary) Write(w io.Writer) error {
 	return err
 }
 
+// runLine is the line, newline included, of those of keys the run has;
+// "" if it has none.
 func runLine(r *Results, name string, keys ...string) string {
 	var parts []string
 	for _, k := range keys {
@@ -102,7 +100,7 @@ func runLine(r *Results, name string, keys ...string) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return name + ": " + strings.Join(parts, " ")
+	return name + ": " + strings.Join(parts, " ") + "\n"
 }
 
 func writeTable(b *strings.Builder, t Table, said map[string]bool) {
