@@ -128,7 +128,7 @@ func drawCharts(data []byte, path string, sum *summary.Summary) ([]chart, error)
 	if err != nil {
 		return nil, err
 	}
-	if r.Empty() {
+	if len(r.Ops) == 0 {
 		return nil, nil
 	}
 	dir, err := os.MkdirTemp("", "kvbench-report")

@@ -82,7 +82,7 @@ func drawFiles(files []string, dir string, stdout io.Writer) error {
 		}
 		all.Merge(r)
 	}
-	if all.Empty() {
+	if len(all.Ops) == 0 {
 		return fmt.Errorf("%v: no per-engine benchmark results", files)
 	}
 	drawn, err := DrawAll(all, dir)

@@ -9,9 +9,6 @@ import (
 // it reports.
 var throughputUnits = []string{"ops/s", "keys/s", "commits/s", "MB/s", "ns/op"}
 
-// Empty reports whether r holds no per-engine result.
-func (r *Results) Empty() bool { return len(r.Ops) == 0 }
-
 // DrawAll writes every chart of r into dir and returns the files written.
 func DrawAll(r *Results, dir string) ([]string, error) {
 	var files []string
