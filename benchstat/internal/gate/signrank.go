@@ -17,12 +17,7 @@ import (
 // sign assignments by rank sum, in half ranks so that tied mean ranks stay
 // integers.
 func signedRankP(d []float64) float64 {
-	var ds []float64
-	for _, x := range d {
-		if x != 0 && !math.IsNaN(x) {
-			ds = append(ds, x)
-		}
-	}
+	ds := slices.DeleteFunc(slices.Clone(d), func(x float64) bool { return x == 0 || math.IsNaN(x) })
 	n := len(ds)
 	if n == 0 {
 		return 1
