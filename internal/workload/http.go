@@ -51,54 +51,46 @@ type httpWorker struct {
 	_    [64]byte
 }
 
-// do sends one request and reads the whole response into w.body.
-func (w *httpWorker) do(method string, key, value []byte) (int, error) {
+// do sends one request for key idx, value its body if not nil, and reads
+// the whole response into w.body; a status other than want is an error.
+func (w *httpWorker) do(method string, idx uint64, value []byte, want int) error {
 	var body io.Reader
 	if value != nil {
 		w.rd.Reset(value)
 		body = &w.rd
 	}
-	req, err := http.NewRequest(method, w.url+string(key), body)
+	req, err := http.NewRequest(method, w.url+string(w.g.Key(w.kb[:], idx)), body)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	resp, err := w.c.Do(req)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	w.buf.Reset() // its storage reused: no allocation once it has grown
 	_, err = w.buf.ReadFrom(resp.Body)
 	w.body = w.buf.Bytes()
-	if err != nil {
-		resp.Body.Close()
-		return 0, err
+	if cerr := resp.Body.Close(); err == nil {
+		err = cerr
 	}
-	return resp.StatusCode, resp.Body.Close()
+	if err == nil && resp.StatusCode != want {
+		err = fmt.Errorf("%s key %d: status %d: %s", method, idx, resp.StatusCode, w.body)
+	}
+	return err
 }
 
 // get asks for a random existing key and verifies the value it got.
 func (w *httpWorker) get() error {
 	idx := w.rng.Below(w.g.Keys)
-	code, err := w.do(http.MethodGet, w.g.Key(w.kb[:], idx), nil)
-	if err != nil {
+	if err := w.do(http.MethodGet, idx, nil, http.StatusOK); err != nil {
 		return err
-	}
-	if code != http.StatusOK {
-		return fmt.Errorf("GET key %d: status %d: %s", idx, code, w.body)
 	}
 	return w.chk.Check(idx, w.body)
 }
 
 // put stores value idx under the new key idx.
 func (w *httpWorker) put(idx uint64) error {
-	code, err := w.do(http.MethodPut, w.g.Key(w.kb[:], idx), w.g.Value(w.val, idx))
-	if err != nil {
-		return err
-	}
-	if code != http.StatusCreated {
-		return fmt.Errorf("PUT key %d: status %d: %s", idx, code, w.body)
-	}
-	return nil
+	return w.do(http.MethodPut, idx, w.g.Value(w.val, idx), http.StatusCreated)
 }
 
 // runHTTP is the body of BenchmarkHTTP<Engine>/op=get|put/rate=N.

@@ -42,9 +42,8 @@ func init() {
 
 // kneeScratch is the copy of the fixture the upsert search writes to, and
 // on an LSM what one trial leaves beside it before compactions catch up:
-// its -knee_flushes memtables and two more in flight. The new keys the
-// whole search adds (each trial's rate × length) are not in it: they
-// depend on the knee it finds.
+// its -knee_flushes memtables and two more in flight. The new keys of the
+// whole search are not in it: they depend on the knee it finds.
 func kneeScratch(e *core.Env, info engine.Info) int64 {
 	if info.Reference {
 		return 0
@@ -74,10 +73,9 @@ type kneeCycle struct {
 	perOp    int64
 }
 
-// kneeCycleOf is the cycle of op on info's engine opened with o, the
-// options in force (a memory budget's memtable included). The engines
-// with data blocks are the LSMs, whose memtable flushes to a table; an
-// upsert counts its key and value alone, so a trial errs long.
+// kneeCycleOf is the cycle of op on info's engine opened with o (a memory
+// budget's memtable included). The engines with data blocks are the LSMs;
+// an upsert counts its key and value alone, so a trial errs long.
 func kneeCycleOf(info engine.Info, o engine.Options, op string, valSize int) kneeCycle {
 	if op != "upsert" || !info.DataBlocks || o.MemtableMB <= 0 {
 		return kneeCycle{}
@@ -85,8 +83,8 @@ func kneeCycleOf(info engine.Info, o engine.Options, op string, valSize int) kne
 	return kneeCycle{memtable: int64(o.MemtableMB) << 20, perOp: int64(dataset.KeySize + valSize)}
 }
 
-// kneeCycleOn is the cycle of op on db, a copy of the engine's fixture of
-// the run's data set, which Knee opens with that fixture's options.
+// kneeCycleOn is the cycle of op on db, a copy of the engine's fixture,
+// opened with that fixture's options.
 func kneeCycleOn(e *core.Env, db engine.DB, op string) kneeCycle {
 	info, ok := engine.Lookup(db.Name())
 	if !ok {
@@ -100,8 +98,7 @@ func (cy kneeCycle) fills(rate int, d time.Duration) float64 {
 	return float64(rate) * d.Seconds() * float64(cy.perOp) / float64(cy.memtable)
 }
 
-// span states a trial's length as its log line shows it: "2s", or with
-// a cycle "16.2s = 2.0 memtables".
+// span is a trial's length in its log line: "2s", or "16.2s = 2.0 memtables".
 func (cy kneeCycle) span(rate int, d time.Duration) string {
 	if cy.memtable <= 0 {
 		return d.String()
@@ -129,13 +126,17 @@ func (c loadSettings) trialTime(rate int, cy kneeCycle) time.Duration {
 // tried failed) and, of its trials, the one with the higher p99. logf
 // receives one line per trial.
 func (c loadSettings) findKnee(cy kneeCycle, trial func(rate int, d time.Duration) (*load.Result, error), logf func(format string, args ...any)) (int, *load.Result, error) {
-	try := func(rate int) (bool, *load.Result, error) {
+	lo, hi := 0, 0
+	var best *load.Result
+	// try runs rate's trials, up to the first failed one, and moves lo
+	// (best: its worse trial) or hi to rate.
+	try := func(rate int) error {
 		d := c.trialTime(rate, cy)
 		var worst *load.Result
 		for n := 1; n <= kneeTrials; n++ {
 			res, err := trial(rate, d)
 			if err != nil {
-				return false, nil, err
+				return err
 			}
 			ok := c.sustained(res)
 			verdict := "sustained"
@@ -144,47 +145,32 @@ func (c loadSettings) findKnee(cy kneeCycle, trial func(rate int, d time.Duratio
 			}
 			logf("knee: %d ops/s for %s: achieved %.0f, %d of %d done, p99 %v: %s (trial %d of %d)", rate, cy.span(rate, d), res.Achieved(), res.Done, res.Scheduled, time.Duration(res.Latency.Percentile(99)), verdict, n, kneeTrials)
 			if !ok {
-				return false, res, nil
+				hi = rate
+				return nil
 			}
 			if worst == nil || res.Latency.Percentile(99) > worst.Latency.Percentile(99) {
 				worst = res
 			}
 		}
-		return true, worst, nil
+		lo, best = rate, worst
+		return nil
 	}
-	lo, hi := 0, 0
-	var best *load.Result
-	for rate := c.KneeStart; ; rate *= 2 {
-		ok, res, err := try(rate)
-		if err != nil {
+	// Doubling until a rate fails (or the next would pass maxRate), then
+	// bisection between lo and hi.
+	for rate := c.KneeStart; hi == 0 && lo <= maxRate/2; rate *= 2 {
+		if err := try(rate); err != nil {
 			return 0, nil, err
-		}
-		if !ok {
-			hi = rate
-			break
-		}
-		lo, best = rate, res
-		if rate > maxRate/2 {
-			return lo, best, nil
 		}
 	}
 	for s := 0; s < c.KneeSteps && hi-lo > max(1, lo/100); s++ {
-		mid := lo + (hi-lo)/2
-		ok, res, err := try(mid)
-		if err != nil {
+		if err := try(lo + (hi-lo)/2); err != nil {
 			return 0, nil, err
-		}
-		if ok {
-			lo, best = mid, res
-		} else {
-			hi = mid
 		}
 	}
 	return lo, best, nil
 }
 
-// kneeSpread is what repeated searches found: the median knee, the
-// lowest and the highest.
+// kneeSpread is the median, lowest and highest knee of repeated searches.
 type kneeSpread struct{ median, min, max float64 }
 
 // spreadOf summarises the knees of repeated searches (at least one).
@@ -214,9 +200,9 @@ func (s kneeSpread) pct() (pct float64, ok bool) {
 	return (s.max - s.min) / s.median * 100, true
 }
 
-// runKnee is the body of BenchmarkKnee<Engine>/op=get|upsert: one knee
-// search per b.N iteration, each on the database dbFor gives it (untimed)
-// with workers of its own, and the searches' median and spread.
+// runKnee is the body of BenchmarkKnee<Engine>/op=get|upsert: one search
+// per b.N iteration, each on the database dbFor gives it (untimed) with
+// workers of its own; it reports the searches' median and spread.
 func runKnee(b *testing.B, e *core.Env, op string, dbFor func(*testing.B) engine.DB) {
 	c := loadOf(&e.Cfg)
 	rs := e.CallStreams(b)
@@ -271,13 +257,12 @@ func kneeSearch(e *core.Env, c loadSettings, db engine.DB, op string, rs core.St
 }
 
 // leafOnCopies runs body as sub-benchmark name with fresh, which hands
-// each search body runs a database no earlier search wrote
-// (docs/methodology.md, "Fixed-rate load and the knee", says why): a
-// private copy of the fixture in scratch (newWorkCopy), or on the
-// calibration rail a freshly loaded map. The first search gets the one
-// opened before the sub-benchmark starts (its settings line printed);
-// each later one, in this call or a later one, a new one, the one before
-// it closed and removed first; with keep, every search gets the first.
+// each search a database no earlier search wrote (docs/methodology.md,
+// "Fixed-rate load and the knee", says why): a private copy of the fixture
+// in scratch, or on the rail a freshly loaded map. The first search gets
+// the one opened before the leaf starts (its settings line printed), each
+// later one a new one, the one before removed first; with keep, every
+// search gets the first.
 func leafOnCopies(e *core.Env, b *testing.B, h *core.Handle, name string, keep bool, body func(b *testing.B, fresh func(*testing.B) engine.DB)) {
 	h.Close(b) // the fixture is not read while its copy is written
 	f := h.Fixture()
@@ -314,8 +299,7 @@ func (s *freshDBs) open(b *testing.B) engine.DB {
 	return s.db
 }
 
-// next is the database of the next search: the open one if no search
-// has had it, otherwise a fresh one.
+// next is the next search's database: the open one if unused, else a fresh one.
 func (s *freshDBs) next(b *testing.B) engine.DB {
 	if s.used && !s.keep || s.db == nil {
 		s.close(b)
