@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/kvbench/kvbench/internal/measure"
 )
 
@@ -137,25 +139,21 @@ func newWorkers(n int) []worker {
 	return ws
 }
 
-// Run calls op at c.Rate for c.Duration. Operation i is due at
-// start + i/Rate, and every i due before the window ends is issued. One
-// clock goroutine (the caller's) waits for each due time and hands the
-// operation to the next free worker; a worker runs it and records its
-// latency from the due time. While every worker is busy the clock waits
-// too, and the operations it holds back are late by as much, which their
-// latencies show. After the window the clock hands out the backlog as
-// fast as workers free up, until c.Drain past the window: then it stops
-// (a hard stop), and records each operation it never handed out at the
-// hard stop less its due time, in Latency and Unrun. An operation handed
-// out always runs, so the completed ones are exactly seq 0..Done-1, and
-// the first is always handed out: a pause of the machine past the hard
-// stop leaves a window with one operation done, not none. The first
-// error from op stops the run.
+// Run calls op at c.Rate for c.Duration: operation i is due at
+// start + i/Rate, and every i due in the window is issued. The clock (the
+// caller's goroutine) waits for each due time and hands the operation to
+// the next free worker, which records its latency from the due time; while
+// every worker is busy the clock waits too, and the latencies show it.
+// After the window it hands out the backlog as workers free up, until
+// c.Drain past the window (the hard stop), and records each operation never
+// handed out in Latency (hard stop less due time) and Unrun. An operation
+// handed out always runs (the completed ones are seq 0..Done-1), and the
+// first always is: a pause past the hard stop leaves one done, not none.
+// The first error from op stops the run.
 //
-// Only the clock sleeps to a due time. Workers wait for work parked on a
-// channel, holding no processor: a worker asleep in a system call would
-// hold one, and with more workers than GOMAXPROCS the others would start
-// late.
+// Only the clock sleeps to a due time: workers park on a channel, holding
+// no processor (one asleep in a system call would hold one, and with more
+// workers than GOMAXPROCS the others would start late).
 func Run(c Config, op Op) (*Result, error) {
 	if err := c.check(true); err != nil {
 		return nil, err
@@ -262,9 +260,7 @@ func Closed(c Config, op Op) (*Result, error) {
 
 func collect(ws []worker, c Config, scheduled int64) (*Result, error) {
 	r := &Result{Target: c.Rate, Scheduled: scheduled, Elapsed: c.Duration}
-	lat := make([]*measure.Recorder, len(ws))
-	svc := make([]*measure.Recorder, len(ws))
-	lag := make([]*measure.Recorder, len(ws))
+	var lat, svc, lag []*measure.Recorder
 	var errs []error
 	for i := range ws {
 		w := &ws[i]
@@ -273,7 +269,7 @@ func collect(ws []worker, c Config, scheduled int64) (*Result, error) {
 		}
 		r.Done += w.done
 		r.Elapsed = max(r.Elapsed, time.Duration(w.last))
-		lat[i], svc[i], lag[i] = w.lat, w.svc, w.lag
+		lat, svc, lag = append(lat, w.lat), append(svc, w.svc), append(lag, w.lag)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -282,21 +278,16 @@ func collect(ws []worker, c Config, scheduled int64) (*Result, error) {
 	return r, nil
 }
 
-// Waiting thresholds. time.Sleep wakes about a millisecond late for short
-// sleeps on Linux (the netpoller's timeout is in milliseconds); nanosleep
-// with the thread's timer slack at 1ns wakes within about 20µs (the
-// default 50µs slack adds that much again); the last stretch is spun,
-// yielding to other goroutines, so an operation starts within a few µs of
-// its due time without burning a core on long waits.
+// Waiting thresholds. time.Sleep wakes about 1ms late for short sleeps on
+// Linux; nanosleep with the thread's timer slack at 1ns, within about 20µs;
+// the last stretch is spun, yielding, so an operation starts within a few
+// µs of its due time without burning a core on long waits.
 const (
 	sleepAbove     = 1500 * time.Microsecond // time.Sleep for waits longer than this ...
 	sleepShort     = 1200 * time.Microsecond // ... stopping this far before the due time
 	nanosleepAbove = 80 * time.Microsecond   // nanosleep for waits longer than this ...
 	nanosleepShort = 40 * time.Microsecond   // ... stopping this far before
 )
-
-// prSetTimerSlack is prctl's PR_SET_TIMERSLACK.
-const prSetTimerSlack = 29
 
 // waitUntil blocks until due ns after start and returns the ns since start
 // at which it returned.
@@ -312,7 +303,7 @@ func waitUntil(start time.Time, due int64) int64 {
 		case d > int64(nanosleepAbove):
 			// The slack belongs to the thread, which may be another one
 			// each time; setting it costs less than the wait it sharpens.
-			syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, 1, 0)
+			syscall.RawSyscall(syscall.SYS_PRCTL, unix.PR_SET_TIMERSLACK, 1, 0)
 			ts := syscall.NsecToTimespec(d - int64(nanosleepShort))
 			syscall.Nanosleep(&ts, nil)
 		default:

@@ -61,10 +61,9 @@ var loadOps = []string{"get-hit", "get-miss", "upsert", "overwrite", "readwhilew
 // loadUnits are what reportLoad reports.
 var loadUnits = append([]core.Unit{core.Higher("achieved-ops/s"), core.Lower("unrun-%"), core.Lower("lag-p99-ns")}, core.LatencyUnits...)
 
-// loadScratch is what a writing sub-benchmark of Load, Knee or HTTP puts
-// in scratch: a copy of the engine's fixture (counted like a fixture, at
-// three times the logical bytes) and the new keys of one window at the
-// highest -rate. The rail writes to memory.
+// loadScratch is what a writing leaf of Load, Knee or HTTP puts in
+// scratch: a copy of the fixture and the new keys of one window at the
+// highest -rate, at three times their logical bytes. The rail writes to memory.
 func loadScratch(e *core.Env, info engine.Info) int64 {
 	if info.Reference {
 		return 0
@@ -144,13 +143,11 @@ func loadLeaf(e *core.Env, b *testing.B, h *core.Handle, name string, write bool
 }
 
 // readerRenew is how many gets a worker serves from one engine Reader
-// before it takes a fresh one, so that readers see recent writes and no
-// read transaction pins old pages (LMDB, bbolt) or versions (Badger) for a
-// whole run. It costs an allocation every so many operations.
+// before it takes a fresh one: readers see recent writes, and no read
+// transaction pins old pages (LMDB, bbolt) or versions (Badger) for a run.
 const readerRenew = 1024
 
-// keySource is one load goroutine's share of the data set: its own
-// random stream, checker and buffers.
+// keySource is one load goroutine's random stream, checker and buffers.
 type keySource struct {
 	g   *dataset.Gen
 	rng dataset.Rand
@@ -159,9 +156,8 @@ type keySource struct {
 	kb  [dataset.KeySize]byte
 	val []byte
 	idx uint64 // the key being read
-	// next's draw, made ahead by prepare outside the operation's timing
-	// (a skewed sampler draws in batches: one operation in 16 would pay
-	// for 16 draws)
+	// next's draw, made ahead by prepare, untimed (a skewed sampler draws
+	// in batches: one operation in 16 would pay for 16 draws)
 	drawn    uint64
 	hasDrawn bool
 }
@@ -202,8 +198,8 @@ func newKeySource(e *core.Env, rs core.Streams, stream uint64, dist *keydist.Par
 	return k
 }
 
-// loadWorker is one load goroutine's state on an engine; padded so
-// workers never share a cache line.
+// loadWorker is one load goroutine on an engine; padded: workers share
+// no cache line.
 type loadWorker struct {
 	keySource
 	db    engine.DB
@@ -279,9 +275,8 @@ func (w *loadWorker) put(idx uint64) error {
 // still writes it in full.
 func (w *loadWorker) overwrite() error { return w.put(w.next()) }
 
-// upserts numbers the new keys one sub-benchmark writes on its database:
-// Keys, Keys+1, ..., one per completed operation, over every window and
-// every time testing runs the sub-benchmark.
+// upserts numbers the new keys one leaf writes on its database: Keys,
+// Keys+1, ..., one per completed operation, over every window and call.
 type upserts struct{ n uint64 }
 
 // run is one fixed-rate window of writes of new keys: put(w, idx) writes
@@ -304,8 +299,7 @@ func (u *upserts) verify(b *testing.B, e *core.Env, db engine.DB) {
 }
 
 // readNew reads every step-th of the n keys written after the data set's
-// (indexes Keys on) through a new reader of db, checking every byte of
-// each value.
+// (indexes Keys on) through a new reader of db, checking every value.
 func readNew(db engine.DB, g *dataset.Gen, n, step uint64) error {
 	rd, err := db.NewReader()
 	if err != nil {
@@ -356,8 +350,7 @@ func merge(total, res *load.Result) *load.Result {
 }
 
 // reportLoad emits the fixed-rate metrics (docs/methodology.md,
-// "Fixed-rate load and the knee") and, with -latency_dir, writes the full
-// percentile spectrum to a file named after the benchmark.
+// "Fixed-rate load and the knee") and writes writeSpectrum's file.
 func reportLoad(e *core.Env, b *testing.B, res *load.Result) {
 	if n := res.Latency.Count(); n != res.Scheduled || res.Done+res.Unrun != res.Scheduled {
 		b.Fatalf("%d operations scheduled, %d done, %d unrun, %d latencies: some are unaccounted for", res.Scheduled, res.Done, res.Unrun, n)
@@ -383,8 +376,8 @@ func writeSpectrum(e *core.Env, name string, rec *measure.Recorder) error {
 	})
 }
 
-// loadFlags are the flags of the fixed-rate workloads, which all four
-// (Load, Knee, HTTP, Bloom) list.
+// loadFlags are the flags all four fixed-rate workloads list (Load, Knee,
+// HTTP, Bloom).
 var loadFlags = []core.Option{rateFlag, writeRateFlag, loadTimeFlag, loadWorkersFlag, sloFlag,
 	kneeTimeFlag, kneeFlushesFlag, kneeMaxTimeFlag, kneeStartFlag, kneeStepsFlag, sstTablesFlag, bloomFPRFlag, latencyDirFlag}
 
@@ -498,8 +491,7 @@ func loadOf(c *core.Config) loadSettings {
 	}
 }
 
-// kneeRule states how the knee is searched for: the knee line of the
-// configuration.
+// kneeRule is the configuration's knee line: how the knee is searched for.
 func kneeRule(c *core.Config) string {
 	trial := fmt.Sprintf("%v per trial", kneeTimeFlag.Get(c))
 	if n := kneeFlushesFlag.Get(c); n > 0 {
@@ -527,8 +519,7 @@ func ints(lo, hi int) func(int, *core.Config) error {
 	return within(lo, hi, fmt.Sprintf("must be from %d to %d", lo, hi))
 }
 
-// rateRange is the check of a rate flag; windowRange, of a fixed-rate
-// window.
+// rateRange checks a rate flag; windowRange, a fixed-rate window.
 var (
 	rateRange   = within(1, maxRate, fmt.Sprintf("must be from 1 to %d operations per second", maxRate))
 	windowRange = within(time.Millisecond, 24*time.Hour, "must be from 1ms to 24h")

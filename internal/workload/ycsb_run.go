@@ -127,8 +127,7 @@ func (s *ycsbShared) written(i, ver uint64) bool {
 // ownWrite is a key this goroutine wrote last and the version it wrote.
 type ownWrite struct{ idx1, ver uint64 } // idx1: the index plus one
 
-// ycsbWorker is one goroutine's operations; padded so workers never
-// share a cache line.
+// ycsbWorker is one goroutine's operations; padded: workers share no cache line.
 type ycsbWorker struct {
 	_       [64]byte
 	sh      *ycsbShared
@@ -289,8 +288,7 @@ func (w *ycsbWorker) do(op ycsbOp) error {
 // draw is an index of the live range from the shared distribution; a
 // writable one is also one no delete has started on, so an update never
 // brings a deleted key back. Under zipf a draw outside the live range is
-// drawn again (docs/workloads.md, "Key distributions"), a bounded number
-// of times.
+// drawn again, a bounded number of times (docs/workloads.md, "Key distributions").
 func (w *ycsbWorker) draw(writable bool) (uint64, error) {
 	sh := w.sh
 	for range 1 << 16 {
@@ -342,8 +340,7 @@ func (w *ycsbWorker) reader() (engine.Reader, error) {
 	return w.rd, nil
 }
 
-// deletedBefore says whether index i was deleted before the reader was
-// made.
+// deletedBefore says whether index i was deleted before the reader was made.
 func (w *ycsbWorker) deletedBefore(i uint64) bool {
 	return w.sh.deletes && i < w.deleted
 }
@@ -355,8 +352,7 @@ func (w *ycsbWorker) close() {
 	}
 }
 
-// read gets index i, whose key is key, through rd and verifies what it
-// got.
+// read gets index i, whose key is key, through rd and verifies it.
 func (w *ycsbWorker) read(rd engine.Reader, i uint64, key []byte) error {
 	gone := w.deletedBefore(i)
 	w.idx = i
@@ -398,8 +394,7 @@ func (w *ycsbWorker) put(key, v []byte) error {
 	return nil
 }
 
-// scan reads up to n keys from start on, verifying each key, its order
-// and its value.
+// scan reads up to n keys from start on, verifying each, its order and value.
 func (w *ycsbWorker) scan(rd engine.Reader, start []byte, n int) error {
 	it, err := rd.NewIter(engine.IterOptions{Start: start, NoPrefetch: !w.sh.prefetch})
 	if err != nil {
