@@ -115,11 +115,10 @@ type Sampler struct {
 	p      *Params
 	latest zipfian // Latest: grown to the largest n drawn from
 	mod    fastMod // Zipf: x mod the last n, without a division
-	// The next draws, made ahead in a batch: one draw is a chain of
-	// dependent multiplies (the rank's power, the hash, the remainder),
-	// and drawn one at a time its latency, not its cost, is what the
-	// benchmark's loop waits for; a batch lets them overlap. Drawn for
-	// bufN keys, dropped when n changes.
+	// The next draws, made a batch at a time for bufN keys (dropped when n
+	// changes): a draw is a chain of dependent multiplies (power, hash,
+	// remainder), and one at a time the benchmark's loop waits for its
+	// latency, not its cost; a batch lets them overlap.
 	buf  [drawAhead]uint64
 	pos  int
 	bufN uint64

@@ -56,8 +56,7 @@ func Start(db engine.DB, maxValue int) (*Server, error) {
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 
 // Close stops accepting connections, waits for requests in flight (at most
-// 5s), and returns once the server has stopped. It does not
-// close the DB.
+// 5s) and for the server to stop. It does not close the DB.
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

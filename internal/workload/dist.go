@@ -84,9 +84,8 @@ func distName(d string) string {
 var distCache sync.Map
 
 // keyDist is the distribution d over the data set's keys at the run's
-// -zipf_theta and -zipf_items: built once per run (latest's zeta over the
-// keys, an exact sum up to millions of them), shared by every goroutine
-// that draws from it.
+// -zipf_theta and -zipf_items, built once per run (latest's zeta sums up to
+// millions of terms) and shared by every goroutine that draws from it.
 func keyDist(tb testing.TB, e *core.Env, d string) *keydist.Params {
 	tb.Helper()
 	kind, err := keydist.ParseKind(d)

@@ -156,18 +156,17 @@ type keySource struct {
 	kb  [dataset.KeySize]byte
 	val []byte
 	idx uint64 // the key being read
-	// next's draw, made ahead by prepare, untimed (a skewed sampler draws
-	// in batches: one operation in 16 would pay for 16 draws)
-	drawn    uint64
-	hasDrawn bool
+	// next's draw plus one (0: none), made ahead by prepare, untimed (a
+	// skewed sampler draws in batches: one operation in 16 would pay for 16)
+	drawn uint64
 }
 
 // next is the index of the next existing key it reads or rewrites: the
 // one prepare drew, else one drawn now.
 func (k *keySource) next() uint64 {
-	if k.hasDrawn {
-		k.hasDrawn = false
-		return k.drawn
+	if d := k.drawn; d > 0 {
+		k.drawn = 0
+		return d - 1
 	}
 	return k.draw()
 }
@@ -176,8 +175,8 @@ func (k *keySource) next() uint64 {
 // one is drawn already: no draw is dropped, so a call reads its stream's
 // keys in order however its operations fall into windows.
 func (k *keySource) prepare() {
-	if !k.hasDrawn {
-		k.drawn, k.hasDrawn = k.draw(), true
+	if k.drawn == 0 {
+		k.drawn = k.draw() + 1
 	}
 }
 

@@ -129,9 +129,8 @@ func ycsbUnits() []core.Unit {
 	return append(u, timelineUnits...)
 }
 
-// ycsbLeaf runs one workload at one distribution and thread count as
-// sub-benchmark name: on the fixture when the mix only reads, otherwise
-// on a fresh copy of it each time testing calls the body.
+// ycsbLeaf runs one workload as sub-benchmark name: on the fixture when
+// the mix only reads, else on a fresh copy each time testing calls the body.
 func ycsbLeaf(b *testing.B, e *core.Env, h *core.Handle, name string, spec ycsbSpec, dist string, threads int) {
 	info := h.Fixture().Engine
 	if !spec.Mix.writes() && !spec.Background {
