@@ -242,13 +242,12 @@ func (w *loadWorker) get(hit bool) error {
 		w.rd, w.reads = rd, 0
 	}
 	w.reads++
-	g := w.g
 	w.idx = w.next()
 	var key []byte
 	if hit {
-		key = g.Key(w.kb[:], w.idx)
+		key = w.g.Key(w.kb[:], w.idx)
 	} else {
-		key = g.MissKey(w.kb[:], w.idx)
+		key = w.g.MissKey(w.kb[:], w.idx)
 	}
 	found, err := w.rd.Get(key, w.check)
 	if err != nil {

@@ -557,9 +557,6 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 // warmYCSB reads n keys of the distribution, untimed, with workers of
 // their own, so the round's counters and streams are untouched.
 func warmYCSB(b *testing.B, e *core.Env, db engine.DB, sh *ycsbShared, threads, n int) {
-	if n == 0 {
-		return
-	}
 	warm := newYCSBShared(sh.g, sh.keys, sh.dist, opMix{opRead: 100}, 0, int(sh.stripes))
 	warm.space = sh.space // the round's hot keys
 	rs := e.StreamsOfCall(1 << 40)
