@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/alldroll/cdb"
 )
@@ -30,16 +31,9 @@ func CDBSize(n uint64) int64 {
 
 // MaxCDBRecords is the largest record count whose cdb file fits the format.
 func MaxCDBRecords() uint64 {
-	lo, hi := uint64(0), uint64(cdbMaxFileSize) // each record takes > 1 byte
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if CDBSize(mid) <= cdbMaxFileSize {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo
+	// Each record takes more than cdbPerRecord bytes: the answer is below the bound.
+	tooMany := func(n int) bool { return CDBSize(uint64(n)) > cdbMaxFileSize }
+	return uint64(sort.Search(cdbMaxFileSize/cdbPerRecord, tooMany) - 1)
 }
 
 // CheckCDB returns an error naming the size when n records do not fit in
@@ -94,23 +88,18 @@ func Build(w io.WriteSeeker, n uint64, progress func(done uint64)) error {
 // to the underlying file in large calls; Seek writes them out first. Flush
 // before closing the file.
 type SeekBuffer struct {
-	ws  io.WriteSeeker
-	buf *bufio.Writer
+	*bufio.Writer
+	ws io.WriteSeeker
 }
 
 // NewSeekBuffer buffers writes to ws in size-byte calls.
 func NewSeekBuffer(ws io.WriteSeeker, size int) *SeekBuffer {
-	return &SeekBuffer{ws: ws, buf: bufio.NewWriterSize(ws, size)}
+	return &SeekBuffer{bufio.NewWriterSize(ws, size), ws}
 }
 
-func (s *SeekBuffer) Write(p []byte) (int, error) { return s.buf.Write(p) }
-
 func (s *SeekBuffer) Seek(off int64, whence int) (int64, error) {
-	if err := s.buf.Flush(); err != nil {
+	if err := s.Flush(); err != nil {
 		return 0, err
 	}
 	return s.ws.Seek(off, whence)
 }
-
-// Flush writes out what is buffered.
-func (s *SeekBuffer) Flush() error { return s.buf.Flush() }

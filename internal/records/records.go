@@ -38,9 +38,9 @@ func Value(dst []byte, i uint64) []byte {
 
 // Check reports whether v is exactly the value of record i.
 func Check(i uint64, v []byte) error {
-	n := len(ValuePrefix)
-	if len(v) < n || string(v[:n]) != ValuePrefix || !isKey(v[n:], i) {
-		return fmt.Errorf("record %d: value %q is not %q", i, v, ValuePrefix+keyPrefix+strconv.FormatUint(i, 10))
+	var vb [MaxValueSize]byte
+	if want := Value(vb[:0], i); !bytes.Equal(v, want) {
+		return fmt.Errorf("record %d: value %q is not %q", i, v, string(want))
 	}
 	return nil
 }
@@ -57,45 +57,12 @@ func CheckKV(key, v []byte) (uint64, error) {
 
 // Index parses a record key back to its index.
 func Index(key []byte) (uint64, bool) {
-	if !bytes.HasPrefix(key, []byte(keyPrefix)) {
+	digits, ok := bytes.CutPrefix(key, []byte(keyPrefix))
+	if !ok || len(digits) > 1 && digits[0] == '0' {
 		return 0, false
 	}
-	digits := key[len(keyPrefix):]
-	if len(digits) == 0 || len(digits) > 20 || (digits[0] == '0' && len(digits) > 1) {
-		return 0, false
-	}
-	var i uint64
-	for _, c := range digits {
-		d := uint64(c - '0')
-		if c < '0' || c > '9' || i > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		i = i*10 + d
-	}
-	return i, true
-}
-
-// isKey reports whether k is the key of record i, without building it.
-func isKey(k []byte, i uint64) bool {
-	if len(k) != len(keyPrefix)+digits(i) || string(k[:len(keyPrefix)]) != keyPrefix {
-		return false
-	}
-	for p := len(k) - 1; p >= len(keyPrefix); p-- {
-		if k[p] != byte('0'+i%10) {
-			return false
-		}
-		i /= 10
-	}
-	return true
-}
-
-// digits is the number of decimal digits of i.
-func digits(i uint64) int {
-	n := 1
-	for ; i >= 10; i /= 10 {
-		n++
-	}
-	return n
+	i, err := strconv.ParseUint(string(digits), 10, 64)
+	return i, err == nil
 }
 
 // digitSum is the total number of decimal digits of 0, 1, ..., n-1.
