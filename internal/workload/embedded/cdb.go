@@ -1,13 +1,8 @@
-// Package embedded is seed 004: a constant database (cdb) embedded in the
-// test binary with //go:embed, against the same cdb read from a file and
-// the same records in every engine. Records are
-// k_<n> -> "Lorem ipsum ... k_<n>" (package records).
-//
-// Four workloads: EmbedGet and EmbedIterate read the records from each
-// source in each page cache state (read.go, with the sources), EmbedColdStart
-// reads one record from a fresh process (coldstart.go, minimal.go), and
-// EmbedBuild writes the cdb. Their flags, and the cdb they read, are this
-// file's.
+// Package embedded is seed 004: a constant database (cdb) of package
+// records' records embedded in the test binary with //go:embed, against the
+// same cdb read from a file and the same records in every engine. EmbedGet
+// and EmbedIterate (read.go), EmbedColdStart (coldstart.go, minimal.go) and
+// EmbedBuild, its flags and the cdb they read (this file).
 package embedded
 
 import (
@@ -22,6 +17,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,10 +47,6 @@ type CDB struct {
 	// Data reads the bytes where the linker put them (read-only data of
 	// the executable, paged in on demand): nothing is copied up front.
 	Data io.ReaderAt
-	// bytes is the same data as a string, to advise the kernel on its
-	// pages; empty if embed's internals ever change shape (or fsys is not
-	// an embed.FS).
-	bytes string
 }
 
 // Open finds the embedded cdb in fsys, preferring the generated one,
@@ -77,10 +69,19 @@ func Open(fsys fs.FS, readahead bool) (*CDB, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: embedded file is not an io.ReaderAt", name)
 	}
-	d := &CDB{Name: name, Size: fi.Size(), Data: ra, bytes: embeddedString(f)}
-	// Advise before the first read: reading the header faults a page in.
-	if err := d.adviseReadahead(readahead); err != nil {
-		return nil, err
+	d := &CDB{Name: name, Size: fi.Size(), Data: ra}
+	// -embed_readahead=false: a page fault reads that page and not the
+	// device's read_ahead_kb around it. Advised before the first read, as
+	// reading the header faults a page in.
+	if !readahead {
+		data := embeddedString(f)
+		if int64(len(data)) != d.Size {
+			return nil, core.FlagError("embed_readahead", false,
+				"this Go version's embed.FS hides the embedded bytes of "+name+"; only true works")
+		}
+		if err := measure.AdviseRandom(data); err != nil {
+			return nil, err
+		}
 	}
 	r, err := cdb.New().GetReader(ra)
 	if err != nil {
@@ -93,35 +94,21 @@ func Open(fsys fs.FS, readahead bool) (*CDB, error) {
 	return d, nil
 }
 
-// embeddedString reaches the string an embed.FS file reads from. embed
-// exposes it only as an io.ReaderAt; madvise needs its address.
+// embeddedString reaches the string an embed.FS file reads from, which
+// embed exposes only as an io.ReaderAt while madvise needs its address; ""
+// if embed's internals change shape or f is not embed's.
 func embeddedString(f fs.File) string {
-	v := reflect.ValueOf(f)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct || v.Elem().NumField() == 0 {
+	v := reflect.Indirect(reflect.ValueOf(f)) // embed's openFile
+	if v.Kind() != reflect.Struct || v.NumField() == 0 {
 		return ""
 	}
-	p := v.Elem().Field(0) // openFile.f *file
-	if p.Kind() != reflect.Pointer || p.IsNil() || p.Elem().Kind() != reflect.Struct {
+	if v = reflect.Indirect(v.Field(0)); v.Kind() != reflect.Struct { // its f *file
 		return ""
 	}
-	s := p.Elem().FieldByName("data")
-	if s.Kind() != reflect.String {
-		return ""
+	if s := v.FieldByName("data"); s.Kind() == reflect.String {
+		return s.String()
 	}
-	return s.String()
-}
-
-// adviseReadahead applies -embed_readahead to the embedded cdb's pages:
-// with readahead off, a page fault reads that page and not the device's
-// read_ahead_kb around it.
-func (d *CDB) adviseReadahead(on bool) error {
-	if on {
-		return nil
-	}
-	if int64(len(d.bytes)) != d.Size {
-		return core.FlagError("embed_readahead", false, "this Go version's embed.FS hides the embedded bytes of "+d.Name+"; only true works")
-	}
-	return measure.AdviseRandom(d.bytes)
+	return ""
 }
 
 // flags are the Embed workloads' own, which all four list: how much of the
@@ -169,38 +156,29 @@ var (
 		}}
 )
 
-// binary is the cdb this binary embeds: the file system the root package
-// hands over (SetFS), and the cdb opened from it once for each
+// binary opens the cdb this binary embeds (SetFS) once for each
 // -embed_readahead (Open advises the pages).
-var binary struct {
-	mu   sync.Mutex
-	open map[bool]func() (*CDB, error)
-}
+var binary atomic.Pointer[map[bool]func() (*CDB, error)]
 
 // SetFS makes fsys, a //go:embed file system holding Committed or
 // Generated, the cdb the Embed benchmarks read. Without it (or with nil)
 // they fail with the reason, and nothing else changes.
 func SetFS(fsys fs.FS) {
-	binary.mu.Lock()
-	defer binary.mu.Unlock()
-	binary.open = map[bool]func() (*CDB, error){}
+	open := map[bool]func() (*CDB, error){}
 	for _, ra := range []bool{false, true} {
-		if fsys == nil {
-			break
+		if fsys != nil {
+			open[ra] = sync.OnceValues(func() (*CDB, error) { return Open(fsys, ra) })
 		}
-		binary.open[ra] = sync.OnceValues(func() (*CDB, error) { return Open(fsys, ra) })
 	}
+	binary.Store(&open)
 }
 
 // opened is the binary's cdb with readahead on or off; nil without SetFS.
 func opened(readahead bool) (*CDB, error) {
-	binary.mu.Lock()
-	open := binary.open[readahead]
-	binary.mu.Unlock()
-	if open == nil {
-		return nil, nil
+	if open := binary.Load(); open != nil && (*open)[readahead] != nil {
+		return (*open)[readahead]()
 	}
-	return open()
+	return nil, nil
 }
 
 // cdbOf is the cdb a run reads (nil without SetFS).
@@ -236,8 +214,7 @@ func init() {
 }
 
 func embedBuild(b *testing.B, e *core.Env, d *CDB, n uint64, buffered bool) {
-	size := records.CDBSize(n)
-	b.SetBytes(size)
+	b.SetBytes(records.CDBSize(n))
 	var elapsed time.Duration
 	var peak int64
 	b.StopTimer()
@@ -261,10 +238,7 @@ func embedBuild(b *testing.B, e *core.Env, d *CDB, n uint64, buffered bool) {
 		if err == nil {
 			err = d.Check(path, n)
 		}
-		if rerr := e.Root.RemoveAll(dir); err == nil {
-			err = rerr
-		}
-		if err != nil {
+		if err = cmp.Or(err, e.Root.RemoveAll(dir)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -328,11 +302,11 @@ func (d *CDB) Check(path string, n uint64) error {
 
 func sameBytes(a, b io.Reader) error {
 	ba, bb := make([]byte, 1<<20), make([]byte, 1<<20)
-	for off := int64(0); ; {
+	for off := 0; ; off += len(ba) {
 		na, ea := io.ReadFull(a, ba)
 		nb, eb := io.ReadFull(b, bb)
 		if !bytes.Equal(ba[:na], bb[:nb]) {
-			return fmt.Errorf("built cdb differs from the embedded one within bytes %d..%d", off, off+int64(max(na, nb)))
+			return fmt.Errorf("built cdb differs from the embedded one within bytes %d..%d", off, off+max(na, nb))
 		}
 		if ea != nil || eb != nil {
 			if ea == io.ErrUnexpectedEOF || ea == io.EOF {
@@ -340,6 +314,5 @@ func sameBytes(a, b io.Reader) error {
 			}
 			return errors.Join(ea, eb)
 		}
-		off += int64(na)
 	}
 }

@@ -62,9 +62,6 @@ func coldFixtures(e *core.Env, info engine.Info) []*core.Fixture {
 // coldChildEnv selects the cold-start child and carries its job.
 const coldChildEnv = "KVBENCH_EMBED_COLD_CHILD"
 
-// coldChildTest is the test a cold-start child runs.
-const coldChildTest = "TestEmbedColdChild"
-
 // IsColdChild reports whether this process is a cold-start child: its
 // TestMain must then run nothing else (no flag checks, no fixtures),
 // only m.Run, whose TestEmbedColdChild calls ColdChild.
@@ -133,23 +130,6 @@ func coldRead(job coldJob, fsys fs.FS) error {
 	return src.get(key, job.Record)
 }
 
-// coldResult is one child's figures, by the unit the benchmark reports
-// each in.
-type coldResult map[string]float64
-
-// childFigures are the figures of the child's own line (measure.
-// WriteColdChild): the unit each is reported in, and its scale.
-var childFigures = map[string]struct {
-	unit  string
-	scale float64
-}{
-	"first-read-ns": {"ns/op", 1}, // from just before the start to the verified read
-	"open-read-ns":  {"open-read-ns", 1},
-	"peak-rss-kb":   {"peak-rss-KB", 1},
-	"read-b":        {"read-KB/op", 1.0 / 1024}, // from storage: the whole process
-	"open-read-b":   {"open-read-KB", 1.0 / 1024},
-}
-
 // The programs a cold start can run (child=<kind>).
 const (
 	childMinimal    = "minimal"    // internal/cmd/embedchild: the embedded cdb and nothing else
@@ -180,7 +160,7 @@ func (c coldChild) pass(cmd *exec.Cmd, job coldJob) error {
 		}
 		return nil
 	}
-	cmd.Args = append(cmd.Args, "-test.run=^"+coldChildTest+"$", "-test.count=1")
+	cmd.Args = append(cmd.Args, "-test.run=^TestEmbedColdChild$", "-test.count=1")
 	env, err := json.Marshal(job)
 	if err != nil {
 		return err
@@ -189,9 +169,10 @@ func (c coldChild) pass(cmd *exec.Cmd, job coldJob) error {
 	return nil
 }
 
-// runColdChild starts child for job and collects its figures.
-func runColdChild(child coldChild, job coldJob) (coldResult, error) {
-	r := coldResult{}
+// runColdChild starts child for job and collects its figures, by the unit
+// the benchmark reports each in.
+func runColdChild(child coldChild, job coldJob) (map[string]float64, error) {
+	r := map[string]float64{}
 	cmd := exec.Command(child.bin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -211,20 +192,18 @@ func runColdChild(child coldChild, job coldJob) (coldResult, error) {
 	r["majflt/op"], r["minflt/op"] = float64(ru.Majflt), float64(ru.Minflt)
 	sc := bufio.NewScanner(&out)
 	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), measure.ColdChildLine) // the child's one line of results
+		line, ok := strings.CutPrefix(sc.Text(), measure.ColdChildLine) // the child's one line (measure.WriteColdChild)
 		if !ok {
 			continue
 		}
-		for _, f := range strings.Fields(line) {
-			k, v, _ := strings.Cut(f, "=")
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return r, fmt.Errorf("child line %q: %v", line, err)
-			}
-			if f, ok := childFigures[k]; ok {
-				r[f.unit] = float64(n) * f.scale
-			}
+		// ns/op: from just before the start to the verified read; read-b: from storage, the whole process.
+		var first, openRead, rss, read, openReadB int64
+		if _, err := fmt.Sscanf(line, " first-read-ns=%d open-read-ns=%d peak-rss-kb=%d read-b=%d open-read-b=%d",
+			&first, &openRead, &rss, &read, &openReadB); err != nil {
+			return r, fmt.Errorf("child line %q: %v", line, err)
 		}
+		r["ns/op"], r["open-read-ns"], r["peak-rss-KB"] = float64(first), float64(openRead), float64(rss)
+		r["read-KB/op"], r["open-read-KB"] = float64(read)/1024, float64(openReadB)/1024
 		return r, nil
 	}
 	return r, fmt.Errorf("child for %s printed no result:\n%s", job.Src, out.Bytes())
@@ -340,13 +319,13 @@ func makeChild(e *core.Env, d *CDB, dir, kind string) (coldChild, error) {
 
 // coldSrc is a source as the cold-start children read it.
 type coldSrc struct {
-	e        *core.Env
-	job      coldJob
-	child    coldChild // set per child=<kind> leaf (with)
-	dirs     []string  // evicted for cache=cold, read through for cache=warm: the child's, then the source's
-	info     engine.Info
-	settings []engine.Setting // the engine's, as the child opens it
-	fixture  *core.Fixture    // the engine's fixture the child reads
+	e     *core.Env
+	job   coldJob
+	child coldChild // set per child=<kind> leaf (with)
+	dirs  []string  // evicted for cache=cold, read through for cache=warm: the child's, then the source's
+	// showSettings prints the settings the children read with: the
+	// engine's, or none for the cdb and the bare process.
+	showSettings func()
 }
 
 // with is the source as child reads it: the child's directory goes
@@ -364,7 +343,7 @@ func (c *coldSrc) with(child coldChild) *coldSrc {
 // untimed, for the settings the children read with.
 func coldSource(e *core.Env, b *testing.B, d *CDB, s embedSource) *coldSrc {
 	b.Helper()
-	c := &coldSrc{e: e, info: s.info}
+	c := &coldSrc{e: e, showSettings: e.ClearSettings}
 	switch {
 	case s.name == "none" || s.name == "embedded":
 		c.job = coldJob{Src: s.name, RA: readaheadFlag.Get(&e.Cfg), Settle: settleFlag.Get(&e.Cfg)}
@@ -377,26 +356,17 @@ func coldSource(e *core.Env, b *testing.B, d *CDB, s embedSource) *coldSrc {
 	case s.info.Missing != "":
 		b.Skip(s.info.Missing)
 	default:
-		c.fixture = engineFixture(e, s.info)
-		h := e.Open(b, c.fixture)
+		f := engineFixture(e, s.info)
+		h := e.Open(b, f)
 		o := h.Options(nil)
-		var err error
-		if c.settings, err = h.Settings(o); err != nil {
+		settings, err := h.Settings(o)
+		if err != nil {
 			b.Fatal(err)
 		}
+		c.showSettings = func() { e.ShowFixtureSettings(s.info, settings, f) }
 		c.job, c.dirs = coldJob{Src: s.info.Name, Path: h.Dir(), Opts: o}, []string{h.Dir()}
 	}
 	return c
-}
-
-// showSettings prints the settings the children read with: the engine's,
-// or none for the cdb and the bare process.
-func (c *coldSrc) showSettings() {
-	if c.info.Name == "" {
-		c.e.ClearSettings()
-		return
-	}
-	c.e.ShowFixtureSettings(c.info, c.settings, c.fixture)
 }
 
 // evict drops the binary and the source's files from the page cache and
@@ -426,7 +396,7 @@ func coldStart(b *testing.B, e *core.Env, c *coldSrc, n uint64, cold bool) {
 			b.Fatal(err)
 		}
 	}
-	sum := coldResult{}
+	sum := map[string]float64{}
 	var resident int64
 	b.ResetTimer()
 	for op := 0; op < b.N; op++ {

@@ -20,19 +20,17 @@ import (
 )
 
 // EmbedGet and EmbedIterate read the records from every source, in each
-// -cache state the source has; both report readUnits (reportRead), cold
-// leaves also their rounds' opens (ColdRounds).
+// -cache state the source has.
 func init() {
-	// EmbedGet reads single records by key from each source: one
-	// verified Get per op, at random or in write order from a record drawn
-	// per round.
+	// EmbedGet: one verified Get per op, at random or in write order from a
+	// record drawn per round.
 	core.Register(readWorkload("EmbedGet", func(b *testing.B, e *core.Env, _ engine.Info) {
 		d, n := readSet(b, e)
 		for _, s := range embedSources(true) {
 			b.Run("src="+s.name, func(b *testing.B) {
 				r := openSource(e, b, d, n, s)
 				defer r.close(b)
-				for _, cache := range r.caches() {
+				for _, cache := range r.caches {
 					for _, order := range []string{"random", "sequential"} {
 						r.run(core.SubName("cache", cache, "order", order), cache, func(b *testing.B, src recordSource, rounds embedRounds) {
 							embedGet(b, e, src, rounds, n, order == "random")
@@ -42,9 +40,8 @@ func init() {
 			})
 		}
 	}))
-	// EmbedIterate reads every record in the source's own order (write
-	// order for cdb, key order for the engines): one verified record per
-	// op.
+	// EmbedIterate: one verified record per op, in the source's own order
+	// (write order for cdb, key order for the engines).
 	core.Register(readWorkload("EmbedIterate", func(b *testing.B, e *core.Env, _ engine.Info) {
 		d, n := readSet(b, e)
 		for _, s := range embedSources(true) {
@@ -56,7 +53,7 @@ func init() {
 				continue // not selected: no fixture was planned for it
 			}
 			r := openSource(e, b, d, n, s)
-			for _, cache := range r.caches() {
+			for _, cache := range r.caches {
 				r.run(core.SubName("src", s.name, "cache", cache), cache, func(b *testing.B, src recordSource, rounds embedRounds) {
 					embedIterate(b, src, rounds, n)
 				})
@@ -66,7 +63,8 @@ func init() {
 	}))
 }
 
-// readUnits are what every Embed read benchmark reports.
+// readUnits are what every Embed read benchmark reports (reportRead); cold
+// leaves also their rounds' opens (ColdRounds).
 var readUnits = []core.Unit{core.Higher("records/s"), core.Lower("all-s"), core.Lower("read-B/op"), core.Lower("rss-MB"),
 	core.Lower("open-ms"), core.Lower("open-read-B")}
 
@@ -76,14 +74,11 @@ func readWorkload(name string, run func(b *testing.B, e *core.Env, info engine.I
 		Options: flags, Run: run}
 }
 
-// The Embed read leaves run in each page cache state as the read
-// benchmarks run theirs: warm, the source read through once first; cold,
-// in rounds on the source closed, evicted and reopened. The embedded cdb
-// is only warm: the running binary's own mapping cannot be evicted
-// (docs/seed-004.md).
-
 // embedReader is a source opened in a parent benchmark for the leaves
-// that read it.
+// that read it in each page cache state, as the read benchmarks do: warm,
+// the source read through once first; cold, in rounds on the source
+// closed, evicted and reopened. The embedded cdb is only warm: the running
+// binary's own mapping cannot be evicted (docs/seed-004.md).
 type embedReader struct {
 	e      *core.Env
 	parent *testing.B
@@ -93,17 +88,19 @@ type embedReader struct {
 	h      *core.Handle // an engine's fixture
 	path   string       // the cdb file; "" for the embedded cdb and engines
 	warm   bool         // the cdb has been read through since it was last evicted
+	caches []string     // the cache states the source is read in
 }
 
 // openSource opens s, reading the first n records of d, for leaves of
 // parent. A store not compiled in skips parent.
 func openSource(e *core.Env, parent *testing.B, d *CDB, n uint64, s embedSource) *embedReader {
 	parent.Helper()
-	r := &embedReader{e: e, parent: parent, d: d, n: n}
+	r := &embedReader{e: e, parent: parent, d: d, n: n, caches: e.Cfg.Caches}
 	var err error
 	switch {
 	case s.name == "embedded":
 		r.cdb, err = openCDB(d.Data, nil)
+		r.caches = []string{core.Warm}
 	case s.name == "file":
 		if r.path, err = filePath(e, d); err == nil {
 			err = r.openFile()
@@ -112,6 +109,7 @@ func openSource(e *core.Env, parent *testing.B, d *CDB, n uint64, s embedSource)
 		parent.Skip(s.info.Missing)
 	default:
 		r.h = e.Open(parent, engineFixture(e, s.info))
+		r.caches = r.h.Caches()
 	}
 	if err != nil {
 		parent.Fatal(err)
@@ -127,31 +125,17 @@ func (r *embedReader) openFile() error {
 	}
 	if r.cdb, err = openCDB(f, f); err != nil {
 		f.Close()
-		return err
 	}
-	return nil
+	return err
 }
 
-// caches lists the cache states the source is read in.
-func (r *embedReader) caches() []string {
-	switch {
-	case r.h != nil:
-		return r.h.Caches()
-	case r.path != "":
-		return r.e.Cfg.Caches
-	}
-	return []string{core.Warm}
-}
-
-// embedRounds runs a cold leaf's rounds: round readies one on a source
-// just evicted and reopened, untimed, and returns its work, which alone is
-// timed. nil in a warm leaf.
+// embedRounds runs a cold leaf's rounds: round readies one, untimed, on a
+// source just evicted and reopened and returns its timed work. nil if warm.
 type embedRounds func(round func(src recordSource) (run func())) core.Timed
 
-// run runs body as the parent's sub-benchmark leaf on the source in the
-// cache state, after exactly the settings it reads with: an engine's (its
-// handle prints them), none for the cdb. Warm, body gets the warmed
-// source; cold, the rounds to read it in.
+// run runs body as the parent's leaf on the source in the cache state,
+// after the settings it reads with (an engine's; none for the cdb): warm,
+// body gets the warmed source; cold, the rounds to read it in.
 func (r *embedReader) run(leaf, cache string, body func(b *testing.B, src recordSource, rounds embedRounds)) {
 	if r.h != nil {
 		r.h.Run(r.parent, leaf, cache, nil, func(b *testing.B, db engine.DB) {
@@ -182,9 +166,8 @@ func (r *embedReader) run(leaf, cache string, body func(b *testing.B, src record
 	})
 }
 
-// rounds are the cold rounds of leaf b on the source: an engine's through
-// its handle (ColdRounds), the cdb file's closed, evicted and reopened
-// here.
+// rounds are leaf b's cold rounds: an engine's through its handle, the
+// cdb file's closed, evicted and reopened here.
 func (r *embedReader) rounds(b *testing.B) embedRounds {
 	if r.h != nil {
 		return func(round func(recordSource) func()) core.Timed {
@@ -208,9 +191,8 @@ func (r *embedReader) rounds(b *testing.B) embedRounds {
 	}
 }
 
-// warmUp reads the cdb's bytes once, untimed, unless they have been since
-// the last eviction: the file into the page cache, the embedded cdb's
-// pages of the binary into memory.
+// warmUp reads the cdb's bytes once since the last eviction, untimed: the
+// file into the page cache, the embedded cdb's pages into memory.
 func (r *embedReader) warmUp(b *testing.B) {
 	if r.warm {
 		return
@@ -219,8 +201,7 @@ func (r *embedReader) warmUp(b *testing.B) {
 	if r.path != "" {
 		err = core.ReadThrough(filepath.Dir(r.path))
 	} else {
-		d := r.d
-		_, err = io.Copy(io.Discard, io.NewSectionReader(d.Data, 0, d.Size))
+		_, err = io.Copy(io.Discard, io.NewSectionReader(r.d.Data, 0, r.d.Size))
 	}
 	if err != nil {
 		b.Fatalf("warm-up read of the cdb: %v", err)
@@ -228,13 +209,10 @@ func (r *embedReader) warmUp(b *testing.B) {
 	r.warm = true
 }
 
-// coldOpen closes the cdb file, evicts it and opens it again, returning
-// what the open cost.
+// coldOpen closes, evicts and reopens the cdb file; it returns the open's cost.
 func (r *embedReader) coldOpen(b *testing.B) core.OpenCost {
-	if r.cdb != nil {
-		if err := r.cdb.close(); err != nil {
-			b.Fatal(err)
-		}
+	if err := r.cdb.close(); err != nil {
+		b.Fatal(err)
 	}
 	r.cdb, r.warm = nil, false
 	if _, err := r.e.Evict(filepath.Dir(r.path)); err != nil {
@@ -250,20 +228,18 @@ func (r *embedReader) coldOpen(b *testing.B) core.OpenCost {
 // close closes the source; an engine's handle closes now rather than
 // when the parent ends, so only one store is open at a time.
 func (r *embedReader) close(tb testing.TB) {
-	if r.cdb != nil {
-		if err := r.cdb.close(); err != nil {
-			tb.Error(err)
-		}
-		r.cdb = nil
+	if err := r.cdb.close(); err != nil {
+		tb.Error(err)
 	}
+	r.cdb = nil
 	if r.h != nil {
 		r.h.Close(tb)
 	}
 }
 
-// coldOps is how many records a cold EmbedGet round reads: -cold_ops
-// (at most every record), or 1% of the records, at least 100 and at most
-// all of them: a round small next to the set stays cold to its end.
+// coldOps is how many records a cold EmbedGet round reads: -cold_ops, or
+// 1% of the records and at least 100 (a round small next to the set stays
+// cold to its end), never more than all of them.
 func coldOps(c *core.Config, n uint64) int {
 	if k := uint64(c.ColdOps); k > 0 {
 		return int(min(k, n))
@@ -271,8 +247,7 @@ func coldOps(c *core.Config, n uint64) int {
 	return int(min(max(n/100, 100), n))
 }
 
-// reportRead adds what every Embed read benchmark reports: ops records
-// read in elapsed, readBytes from the device meanwhile.
+// reportRead reports ops records read in elapsed, readBytes from the device.
 func reportRead(b *testing.B, n uint64, ops int64, elapsed time.Duration, readBytes int64) {
 	perOp := elapsed.Seconds() / float64(ops)
 	b.ReportMetric(1/perOp, "records/s")
@@ -389,8 +364,7 @@ func embedIterate(b *testing.B, src recordSource, rounds embedRounds, n uint64) 
 	})
 }
 
-// readSet is the binary's cdb and how many of its records the run reads;
-// it fails b without one.
+// readSet is the binary's cdb and how many records the run reads; it fails b without one.
 func readSet(b *testing.B, e *core.Env) (*CDB, uint64) {
 	b.Helper()
 	d, _ := cdbOf(&e.Cfg) // an error stopped the run before any work
@@ -400,11 +374,9 @@ func readSet(b *testing.B, e *core.Env) (*CDB, uint64) {
 	return d, cmp.Or(recordsFlag.Get(&e.Cfg), d.Records)
 }
 
-// fixtures declares what the Embed read benchmarks read on disk: the
-// embedded cdb as a file (src=file), and the same records in every store
-// compiled in (src=<Engine>), each only where the pattern may run it
-// (src=none and src=embedded read none). The calibration rail loads them
-// into memory itself.
+// fixtures declares the cdb as a file (src=file) and the records in every
+// store compiled in (src=<Engine>), each only where the pattern may run it.
+// The calibration rail loads them into memory itself.
 func fixtures(e *core.Env, _ engine.Info) []*core.Fixture {
 	d, _ := cdbOf(&e.Cfg)
 	if d == nil {
@@ -425,9 +397,8 @@ func fixtures(e *core.Env, _ engine.Info) []*core.Fixture {
 // fileName is the cdb file in its fixture's directory.
 const fileName = "data.cdb"
 
-// fileFixture is the embedded cdb written out as a file under the
-// suite's root, byte for byte, so "embedded" and "file" read the same
-// bytes. It holds every embedded record whatever -embed_records says.
+// fileFixture is the embedded cdb written out byte for byte as a file, with
+// every record whatever -embed_records says.
 func fileFixture(d *CDB) *core.Fixture {
 	return &core.Fixture{
 		Params: dataset.Params{Engine: "cdb", Keys: d.Records, FormatVersion: dataset.FormatVersion,
@@ -448,13 +419,11 @@ func filePath(e *core.Env, d *CDB) (string, error) {
 }
 
 // engineFixture is the engine's database of the records the run uses,
-// written in record order through its batch path, with the run's options
-// (LMDB's map sized for the records rather than the main data set).
+// written in record order through its batch path, with the run's options.
 func engineFixture(e *core.Env, info engine.Info) *core.Fixture {
 	d, _ := cdbOf(&e.Cfg)
 	f := e.NewFixture(info, "embed", recordSet{cmp.Or(recordsFlag.Get(&e.Cfg), d.Records)}, nil)
-	// The records depend on neither: one fixture serves every -seed and
-	// -value_ratio.
+	// One fixture serves every -seed and -value_ratio: the records depend on neither.
 	f.Params.Seed, f.Params.ValueRatio = 0, 0
 	return f
 }
@@ -469,8 +438,7 @@ func (s recordSet) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
 	return records.Key(kb[:0], i), records.Value(vb[:0], i)
 }
 
-// NewChecker checks every byte whether full or not: a record's value is
-// a short prefix and its own key.
+// NewChecker checks every byte, full or not: a value is a prefix and its key.
 func (s recordSet) NewChecker(bool) core.Checker { return s }
 
 func (s recordSet) CheckKV(k, v []byte) error {
@@ -498,8 +466,8 @@ type recordSource interface {
 	close() error
 }
 
-// cdbSource reads a cdb through any io.ReaderAt: the embedded bytes or an
-// *os.File (pread per access; alldroll/cdb does not mmap).
+// cdbSource reads a cdb through the embedded bytes or an *os.File (pread
+// per access; alldroll/cdb does not mmap).
 type cdbSource struct {
 	r cdb.Reader
 	f *os.File // nil for the embedded cdb
@@ -548,11 +516,12 @@ func (s *cdbSource) scan(limit uint64) (uint64, error) {
 	return i, nil
 }
 
+// close closes the file; a nil source or the embedded cdb has none.
 func (s *cdbSource) close() error {
-	if s.f != nil {
-		return s.f.Close()
+	if s == nil || s.f == nil {
+		return nil
 	}
-	return nil
+	return s.f.Close()
 }
 
 // engineSource reads the records from an open engine through one reader;
@@ -584,9 +553,8 @@ func (s *engineSource) get(key []byte, i uint64) error {
 	return err
 }
 
-// scan walks the engine in key order. Keys must be record keys below n,
-// strictly ascending (so distinct), each with its own value; a full pass
-// that reads n of them has read every record.
+// scan walks the engine in key order: record keys below n, strictly
+// ascending, each with its value, so a pass of n has read every record.
 func (s *engineSource) scan(limit uint64) (uint64, error) {
 	it, err := s.rd.NewIter(engine.IterOptions{})
 	if err != nil {
@@ -629,9 +597,8 @@ type embedSource struct {
 	info engine.Info
 }
 
-// embedSources lists the sources of the Embed read benchmarks: the
-// embedded cdb, the same cdb as a file, and each engine by title (stores
-// not compiled in skip with the reason).
+// embedSources lists the embedded cdb, the cdb file and each store (with
+// the calibration rail too if withReference) by title.
 func embedSources(withReference bool) []embedSource {
 	out := []embedSource{{name: "embedded"}, {name: "file"}}
 	for _, info := range engine.All() {
