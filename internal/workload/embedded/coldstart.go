@@ -24,11 +24,10 @@ import (
 	"github.com/kvbench/kvbench/internal/records"
 )
 
-// EmbedColdStart starts a fresh process per op that opens one source,
-// reads one random record, verifies it and exits: the test binary itself
-// (child=testbinary, every source) or internal/cmd/embedchild, built per
-// run to hold only the embedded cdb (child=minimal). What it times and how
-// it handles the page cache: docs/seed-004.md (Cold start).
+// EmbedColdStart starts a fresh process per op that reads and verifies one
+// random record from one source: the test binary (child=testbinary) or
+// internal/cmd/embedchild, built per run around the embedded cdb alone
+// (child=minimal). What it times: docs/seed-004.md (Cold start).
 func init() {
 	core.Register(&core.Workload{
 		Name:     "EmbedColdStart",
@@ -49,8 +48,7 @@ func init() {
 	})
 }
 
-// coldFixtures is fixtures with the cdb file always: the minimal child
-// is built from it whatever source it reads.
+// coldFixtures is fixtures with the cdb file always, which the minimal child is built from.
 func coldFixtures(e *core.Env, info engine.Info) []*core.Fixture {
 	out := fixtures(e, info)
 	if d, _ := cdbOf(&e.Cfg); d != nil && !e.Selects("src=file") {
@@ -78,10 +76,9 @@ type coldJob struct {
 	StartNS int64          // wall clock just before the parent started the child
 }
 
-// ColdChild is the whole of a cold-start child: it opens the source
-// its job names (the embedded cdb from fsys), reads and verifies one
-// record, and prints on w how long that took since the parent started
-// the process.
+// ColdChild is the whole of a cold-start child: it reads and verifies its
+// job's record (the embedded cdb from fsys) and prints on w how long that
+// took since the parent started the process.
 func ColdChild(w io.Writer, fsys fs.FS) error {
 	var job coldJob
 	if err := json.Unmarshal([]byte(os.Getenv(coldChildEnv)), &job); err != nil {
@@ -98,8 +95,6 @@ func ColdChild(w io.Writer, fsys fs.FS) error {
 
 // coldRead opens job's source and reads and verifies its record.
 func coldRead(job coldJob, fsys fs.FS) error {
-	var kb [records.MaxKeySize]byte
-	key := records.Key(kb[:0], job.Record)
 	var src recordSource
 	var err error
 	switch job.Src {
@@ -127,7 +122,8 @@ func coldRead(job coldJob, fsys fs.FS) error {
 	if err != nil {
 		return err
 	}
-	return src.get(key, job.Record)
+	var kb [records.MaxKeySize]byte
+	return src.get(records.Key(kb[:0], job.Record), job.Record)
 }
 
 // The programs a cold start can run (child=<kind>).
@@ -136,9 +132,8 @@ const (
 	childTestBinary = "testbinary" // this test binary: every engine, cgo
 )
 
-// coldChild is a program the cold-start benchmark starts per op, alone in
-// its directory under scratch: cache=cold evicts that directory, cache=warm
-// reads it through.
+// coldChild is a program started per op, alone in its directory under
+// scratch, which cache=cold evicts and cache=warm reads through.
 type coldChild struct {
 	kind string // childMinimal or childTestBinary
 	bin  string
@@ -151,11 +146,9 @@ func (c coldChild) pass(cmd *exec.Cmd, job coldJob) error {
 		cmd.Args = append(cmd.Args, "-record="+strconv.FormatUint(job.Record, 10),
 			"-start="+strconv.FormatInt(job.StartNS, 10), "-readahead="+strconv.FormatBool(job.RA),
 			"-settle="+job.Settle.String())
-		switch job.Src {
-		case "none":
+		if job.Src == "none" {
 			cmd.Args = append(cmd.Args, "-none")
-		case "embedded":
-		default:
+		} else if job.Src != "embedded" {
 			return fmt.Errorf("the minimal child reads only its embedded cdb, not %s", job.Src)
 		}
 		return nil
@@ -209,8 +202,7 @@ func runColdChild(child coldChild, job coldJob) (map[string]float64, error) {
 	return r, fmt.Errorf("child for %s printed no result:\n%s", job.Src, out.Bytes())
 }
 
-// executableSize is the size of the test binary, which EmbedColdStart
-// copies into scratch.
+// executableSize is the size of the test binary, which EmbedColdStart copies.
 func executableSize() int64 {
 	exe, err := os.Executable()
 	if err != nil {
@@ -260,8 +252,7 @@ func runEmbedColdStart(b *testing.B, e *core.Env, _ engine.Info) {
 		b.Fatal(err)
 	}
 	defer e.Root.RemoveAll(dir)
-	// Each child program is made once per run, on first use (a -bench
-	// pattern that selects no minimal leaf builds nothing).
+	// Each child program is made on first use (a pattern with no minimal leaf builds none).
 	kids := map[string]func() (coldChild, error){}
 	for _, kind := range []string{childMinimal, childTestBinary} {
 		kids[kind] = sync.OnceValues(func() (coldChild, error) { return makeChild(e, d, dir, kind) })
@@ -285,9 +276,7 @@ func runEmbedColdStart(b *testing.B, e *core.Env, _ engine.Info) {
 					leaf := c.with(child)
 					for _, cache := range []string{core.Cold, core.Warm} {
 						if cache == core.Cold {
-							// One eviction before the leaf, so a warning that
-							// eviction did not work comes before, not inside,
-							// its result line.
+							// A warning that eviction failed comes before the leaf's line, not inside it.
 							leaf.evict(b)
 						}
 						leaf.showSettings()
@@ -337,10 +326,9 @@ func (c *coldSrc) with(child coldChild) *coldSrc {
 	return &leaf
 }
 
-// coldSource is the child's job for a source, and the directories of the
-// source its read may touch (its fixture; none for the embedded cdb, which
-// is in the child's binary). An engine's fixture is opened here once,
-// untimed, for the settings the children read with.
+// coldSource is the child's job for a source and the directories its read
+// may touch (none for the embedded cdb, in the binary). An engine's fixture
+// is opened here once, untimed, for the settings the children read with.
 func coldSource(e *core.Env, b *testing.B, d *CDB, s embedSource) *coldSrc {
 	b.Helper()
 	c := &coldSrc{e: e, showSettings: e.ClearSettings}
@@ -423,10 +411,8 @@ func coldStart(b *testing.B, e *core.Env, c *coldSrc, n uint64, cold bool) {
 	}
 }
 
-// settleFlag delays a child's window past its start-up: the reads a
-// program's own start makes (the kernel reading ahead around its first
-// faults in the executable) may still be in flight when the window opens,
-// and a fault on a page they cover waits for them (docs/seed-004.md).
+// settleFlag delays a child's window past its start-up, whose readahead
+// around its first faults may still be in flight (docs/seed-004.md).
 var settleFlag = &core.Flag[time.Duration]{Name: "embed_settle", Default: 0,
 	Usage: "EmbedColdStart: each child sleeps this long after its start-up, before its open-read window (0: the window opens at once)",
 	Check: func(d time.Duration, _ *core.Config) error {

@@ -17,44 +17,33 @@ import (
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
-// minimalChildPkg is the minimal cold-start child: a program that holds
-// only the embedded cdb (seed 004's shape), built at run time so it embeds
-// the very bytes this run embeds.
+// minimalChildPkg is the minimal cold-start child, holding only the
+// embedded cdb (seed 004's shape): built per run around this run's bytes.
 const minimalChildPkg = "github.com/kvbench/kvbench/internal/cmd/embedchild"
 
-// minimalChildCDB is the file the minimal child embeds; committed empty,
-// replaced by the run's cdb through go build -overlay.
-const minimalChildCDB = "embedded.cdb"
-
-// minimalBuildSlack is what a minimal child's build writes besides the
-// cdb's three copies (the compiled package holding it in the build cache
-// and in the build's work directory, and the linked binary): the standard
-// library compiled into a fresh build cache (about 60 MB) and the program
-// itself.
+// minimalBuildSlack is what its build writes besides the cdb's three copies
+// (in the build cache, the work directory and the binary): the standard
+// library in a fresh build cache (about 60 MB) and the program.
 const minimalBuildSlack = 256 << 20
 
-// skipError is a reason the run goes on without something this machine
-// cannot provide (the go command, this module's source).
+// skipError is why the run goes on without what this machine cannot
+// provide (the go command, this module's source).
 type skipError string
 
 func (s skipError) Error() string { return string(s) }
 
-// buildMinimalChild builds the minimal child with the cdb at cdbPath
-// embedded, as dir/embedchild, with go build and no cgo. Everything the
-// build writes stays under dir, inside the run's -dir: its build cache
-// and temporary files (dir/build, removed before returning; the package
-// compiled with the cdb in it is as large as the cdb) and the binary,
-// fsynced so eviction can drop its pages. The go command comes from PATH
-// (go test puts its own first) and reads this module's source from the
-// working directory; without either it returns a skipError.
+// buildMinimalChild builds dir/embedchild with the cdb at cdbPath embedded
+// (go build, no cgo), writing only under dir: its build cache and
+// temporary files (dir/build, removed on return) and the binary, fsynced
+// so eviction can drop its pages. Without a go command on PATH or this
+// module's source in the working directory it returns a skipError.
 func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		return "", skipError("child=minimal is built at run time by the go command, and there is none on PATH: " + err.Error())
 	}
-	// The user's go env file, where the go command looks for it, found
-	// before the config directory moves (running go env would itself
-	// write telemetry).
+	// The user's go env file, found before the config directory moves (go
+	// env would itself write telemetry).
 	goenv := os.Getenv("GOENV")
 	if goenv == "" {
 		if cfg, err := os.UserConfigDir(); err == nil {
@@ -79,8 +68,7 @@ func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 		"GOWORK=off",
 		"GOPROXY=off", // modules come from the cache the suite was built from; nothing is downloaded
 		"GOTOOLCHAIN=local",
-		// The go command writes telemetry counters under the user's config
-		// directory: moved under dir, with the user's go env file kept.
+		// The go command's telemetry goes under dir; the user's go env file is kept.
 		"XDG_CONFIG_HOME="+filepath.Join(work, "config"),
 		"GOENV="+goenv,
 	)
@@ -99,7 +87,7 @@ func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 		return "", skipError(fmt.Sprintf("child=minimal is built from this module's source, which the go command does not find from %s (run the benchmark inside the kvbench module): %v", wd, err))
 	}
 	overlay, err := json.Marshal(map[string]map[string]string{
-		"Replace": {filepath.Join(src, minimalChildCDB): cdbPath},
+		"Replace": {filepath.Join(src, "embedded.cdb"): cdbPath}, // committed empty
 	})
 	if err != nil {
 		return "", err
@@ -115,9 +103,9 @@ func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 	return bin, engine.SyncPath(bin) // durable: dirty pages cannot be evicted
 }
 
-// minimalChild builds the minimal child into dir for this run's cdb (the
-// file fixture: the same bytes the test binary embeds) and says so on the
-// log, with a warning when its Go differs from the test binary's.
+// minimalChild builds the minimal child into dir from the cdb file fixture
+// (the bytes the test binary embeds) and logs it, warning when its Go
+// differs from the test binary's.
 func minimalChild(e *core.Env, d *CDB, dir string) (string, error) {
 	path, err := filePath(e, d)
 	if err != nil {
