@@ -8,6 +8,7 @@ package records
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -65,17 +66,14 @@ func Index(key []byte) (uint64, bool) {
 	return i, err == nil
 }
 
-// digitSum is the total number of decimal digits of 0, 1, ..., n-1.
+// digitSum is the total number of decimal digits of 0, 1, ..., n-1: one
+// each, and one more for each power of ten a number reaches.
 func digitSum(n uint64) uint64 {
-	var total uint64
-	lo, d := uint64(0), uint64(1)
-	for p := uint64(10); lo < n; p *= 10 {
-		hi := min(n, p)
-		total += (hi - lo) * d
-		lo, d = hi, d+1
-		if p > (1<<64-1)/10 {
-			total += (n - lo) * d
-			break
+	total := n
+	for p := uint64(10); p < n; p *= 10 {
+		total += n - p
+		if p > math.MaxUint64/10 {
+			break // the next power of ten does not fit
 		}
 	}
 	return total

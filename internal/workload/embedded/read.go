@@ -63,15 +63,12 @@ func init() {
 	}))
 }
 
-// readUnits are what every Embed read benchmark reports (reportRead); cold
-// leaves also their rounds' opens (ColdRounds).
-var readUnits = []core.Unit{core.Higher("records/s"), core.Lower("all-s"), core.Lower("read-B/op"), core.Lower("rss-MB"),
-	core.Lower("open-ms"), core.Lower("open-read-B")}
-
-// readWorkload is an Embed read workload with body run.
+// readWorkload is an Embed read workload with body run, reporting
+// reportRead's units and, in cold leaves, their rounds' opens (ColdRounds).
 func readWorkload(name string, run func(b *testing.B, e *core.Env, info engine.Info)) *core.Workload {
-	return &core.Workload{Name: name, Fixtures: fixtures, Units: readUnits,
-		Options: flags, Run: run}
+	return &core.Workload{Name: name, Fixtures: fixtures, Options: flags, Run: run,
+		Units: []core.Unit{core.Higher("records/s"), core.Lower("all-s"), core.Lower("read-B/op"), core.Lower("rss-MB"),
+			core.Lower("open-ms"), core.Lower("open-read-B")}}
 }
 
 // embedReader is a source opened in a parent benchmark for the leaves
@@ -185,7 +182,17 @@ func (r *embedReader) rounds(b *testing.B) embedRounds {
 	}
 	return func(round func(recordSource) func()) core.Timed {
 		return core.RunColdRounds(b, func() (func(), func(), core.OpenCost) {
-			c := r.coldOpen(b)
+			if err := r.cdb.close(); err != nil {
+				b.Fatal(err)
+			}
+			r.cdb, r.warm = nil, false
+			if _, err := r.e.Evict(filepath.Dir(r.path)); err != nil {
+				b.Fatal(err)
+			}
+			c, err := core.TimeOpen(r.openFile)
+			if err != nil {
+				b.Fatal(err)
+			}
 			return round(r.cdb), nil, c
 		})
 	}
@@ -207,22 +214,6 @@ func (r *embedReader) warmUp(b *testing.B) {
 		b.Fatalf("warm-up read of the cdb: %v", err)
 	}
 	r.warm = true
-}
-
-// coldOpen closes, evicts and reopens the cdb file; it returns the open's cost.
-func (r *embedReader) coldOpen(b *testing.B) core.OpenCost {
-	if err := r.cdb.close(); err != nil {
-		b.Fatal(err)
-	}
-	r.cdb, r.warm = nil, false
-	if _, err := r.e.Evict(filepath.Dir(r.path)); err != nil {
-		b.Fatal(err)
-	}
-	c, err := core.TimeOpen(r.openFile)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return c
 }
 
 // close closes the source; an engine's handle closes now rather than
@@ -322,22 +313,21 @@ func embedGet(b *testing.B, e *core.Env, src recordSource, rounds embedRounds, n
 // embedIterate reads one record per op in full passes over the set; cold,
 // one full pass a round.
 func embedIterate(b *testing.B, src recordSource, rounds embedRounds, n uint64) {
+	var err error
+	scan := func(src recordSource, want uint64) { // exactly want records
+		if err != nil {
+			return // an earlier scan failed
+		}
+		var got uint64
+		if got, err = src.scan(want); err == nil && got != want {
+			err = fmt.Errorf("a scan read %d records, want %d", got, want)
+		}
+	}
 	if rounds != nil {
-		got := n // of the last scan; a short one stops the rest
-		var err error
 		b.SetBytes(records.LogicalBytes(n))
-		timed := rounds(func(src recordSource) func() {
-			return func() {
-				if err == nil && got == n {
-					got, err = src.scan(n)
-				}
-			}
-		})
+		timed := rounds(func(src recordSource) func() { return func() { scan(src, n) } })
 		if err != nil {
 			b.Fatal(err)
-		}
-		if got != n {
-			b.Fatalf("a scan read %d records, want %d", got, n)
 		}
 		reportCold(b, n, timed, int64(n))
 		return
@@ -349,18 +339,10 @@ func embedIterate(b *testing.B, src recordSource, rounds embedRounds, n uint64) 
 	}
 	b.SetBytes(records.LogicalBytes(n) / int64(n))
 	timeWarm(b, n, func() error {
-		for done := uint64(0); done < uint64(b.N); {
-			want := min(n, uint64(b.N)-done)
-			got, err := src.scan(want)
-			if err == nil && got != want {
-				err = fmt.Errorf("a scan read %d records, want %d", got, want)
-			}
-			if err != nil {
-				return err
-			}
-			done += got
+		for done := uint64(0); done < uint64(b.N) && err == nil; done += n {
+			scan(src, min(n, uint64(b.N)-done))
 		}
-		return nil
+		return err
 	})
 }
 
