@@ -24,48 +24,38 @@ import (
 func init() {
 	// EmbedGet: one verified Get per op, at random or in write order from a
 	// record drawn per round.
-	core.Register(readWorkload("EmbedGet", func(b *testing.B, e *core.Env, _ engine.Info) {
+	core.Register(readWorkload("EmbedGet", func(e *core.Env, r *embedReader, cache string) {
+		for _, order := range []string{"random", "sequential"} {
+			r.run(core.SubName("cache", cache, "order", order), cache, func(b *testing.B, src recordSource, rounds embedRounds) {
+				embedGet(b, e, src, rounds, r.n, order == "random")
+			})
+		}
+	}))
+	// EmbedIterate: one verified record per op, in the source's own order
+	// (write order for cdb, key order for the engines).
+	core.Register(readWorkload("EmbedIterate", func(_ *core.Env, r *embedReader, cache string) {
+		r.run(core.SubName("cache", cache), cache, func(b *testing.B, src recordSource, rounds embedRounds) {
+			embedIterate(b, src, rounds, r.n)
+		})
+	}))
+}
+
+// readWorkload is an Embed read workload that runs leaves under src=<name>
+// for each source, opened as r, and each of its cache states. It reports
+// reportRead's units and, in cold leaves, their rounds' opens (ColdRounds).
+func readWorkload(name string, leaves func(e *core.Env, r *embedReader, cache string)) *core.Workload {
+	run := func(b *testing.B, e *core.Env, _ engine.Info) {
 		d, n := readSet(b, e)
 		for _, s := range embedSources(true) {
 			b.Run("src="+s.name, func(b *testing.B) {
 				r := openSource(e, b, d, n, s)
 				defer r.close(b)
 				for _, cache := range r.caches {
-					for _, order := range []string{"random", "sequential"} {
-						r.run(core.SubName("cache", cache, "order", order), cache, func(b *testing.B, src recordSource, rounds embedRounds) {
-							embedGet(b, e, src, rounds, n, order == "random")
-						})
-					}
+					leaves(e, r, cache)
 				}
 			})
 		}
-	}))
-	// EmbedIterate: one verified record per op, in the source's own order
-	// (write order for cdb, key order for the engines).
-	core.Register(readWorkload("EmbedIterate", func(b *testing.B, e *core.Env, _ engine.Info) {
-		d, n := readSet(b, e)
-		for _, s := range embedSources(true) {
-			if s.info.Missing != "" {
-				b.Run("src="+s.name, func(b *testing.B) { b.Skip(s.info.Missing) })
-				continue
-			}
-			if !e.RunsSub(b, "src="+s.name) {
-				continue // not selected: no fixture was planned for it
-			}
-			r := openSource(e, b, d, n, s)
-			for _, cache := range r.caches {
-				r.run(core.SubName("src", s.name, "cache", cache), cache, func(b *testing.B, src recordSource, rounds embedRounds) {
-					embedIterate(b, src, rounds, n)
-				})
-			}
-			r.close(b)
-		}
-	}))
-}
-
-// readWorkload is an Embed read workload with body run, reporting
-// reportRead's units and, in cold leaves, their rounds' opens (ColdRounds).
-func readWorkload(name string, run func(b *testing.B, e *core.Env, info engine.Info)) *core.Workload {
+	}
 	return &core.Workload{Name: name, Fixtures: fixtures, Options: flags, Run: run,
 		Units: []core.Unit{core.Higher("records/s"), core.Lower("all-s"), core.Lower("read-B/op"), core.Lower("rss-MB"),
 			core.Lower("open-ms"), core.Lower("open-read-B")}}
