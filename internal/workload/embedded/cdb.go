@@ -120,11 +120,8 @@ var (
 	recordsFlag = &core.Flag[uint64]{Name: "embed_records", Shapes: true,
 		Usage: "records of the embedded cdb the Embed benchmarks use (0: all of them)",
 		Check: func(n uint64, c *core.Config) error {
-			d, err := cdbOf(c)
-			if d == nil || err != nil {
-				return nil // nothing to check against, or readaheadFlag's error
-			}
-			if n > d.Records {
+			// Without a cdb there is nothing to check against; its error is readaheadFlag's.
+			if d, err := cdbOf(c); d != nil && err == nil && n > d.Records {
 				return fmt.Errorf("the embedded %s holds %d records; use at most that, or 0 for all (make embed-data RECORDS=%d embeds more)", d.Name, d.Records, n)
 			}
 			return nil

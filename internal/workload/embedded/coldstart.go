@@ -31,7 +31,7 @@ import (
 func init() {
 	core.Register(&core.Workload{
 		Name:     "EmbedColdStart",
-		Fixtures: coldFixtures,
+		Fixtures: fixtures(true), // the cdb file always: the minimal child is built from it
 		// The copy of the test binary and the minimal child's build.
 		Scratch: func(e *core.Env, _ engine.Info) int64 {
 			var size int64
@@ -46,15 +46,6 @@ func init() {
 		Options: append([]core.Option{settleFlag}, flags...),
 		Run:     runEmbedColdStart,
 	})
-}
-
-// coldFixtures is fixtures with the cdb file always, which the minimal child is built from.
-func coldFixtures(e *core.Env, info engine.Info) []*core.Fixture {
-	out := fixtures(e, info)
-	if d, _ := cdbOf(&e.Cfg); d != nil && !e.Selects("src=file") {
-		out = append([]*core.Fixture{fileFixture(d)}, out...)
-	}
-	return out
 }
 
 // coldChildEnv selects the cold-start child and carries its job.
@@ -204,15 +195,11 @@ func runColdChild(child coldChild, job coldJob) (map[string]float64, error) {
 
 // executableSize is the size of the test binary, which EmbedColdStart copies.
 func executableSize() int64 {
-	exe, err := os.Executable()
-	if err != nil {
-		return 0
+	exe, _ := os.Executable()
+	if fi, err := os.Stat(exe); err == nil {
+		return fi.Size()
 	}
-	fi, err := os.Stat(exe)
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
+	return 0
 }
 
 // copyTestBinary copies this test binary into dir and makes it durable, so
@@ -257,8 +244,7 @@ func runEmbedColdStart(b *testing.B, e *core.Env, _ engine.Info) {
 	for _, kind := range []string{childMinimal, childTestBinary} {
 		kids[kind] = sync.OnceValues(func() (coldChild, error) { return makeChild(e, d, dir, kind) })
 	}
-	srcs := append([]embedSource{{name: "none"}}, embedSources(false)...)
-	for _, s := range srcs {
+	for _, s := range append([]embedSource{{name: "none"}}, embedSources(false)...) {
 		b.Run("src="+s.name, func(b *testing.B) {
 			c := coldSource(e, b, d, s)
 			kinds := []string{childTestBinary}

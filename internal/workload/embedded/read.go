@@ -56,7 +56,7 @@ func readWorkload(name string, leaves func(e *core.Env, r *embedReader, cache st
 			})
 		}
 	}
-	return &core.Workload{Name: name, Fixtures: fixtures, Options: flags, Run: run,
+	return &core.Workload{Name: name, Fixtures: fixtures(false), Options: flags, Run: run,
 		Units: []core.Unit{core.Higher("records/s"), core.Lower("all-s"), core.Lower("read-B/op"), core.Lower("rss-MB"),
 			core.Lower("open-ms"), core.Lower("open-read-B")}}
 }
@@ -251,15 +251,13 @@ func timeWarm(b *testing.B, n uint64, read func() error) {
 	b.ReportAllocs()
 	io0, _ := measure.ReadIO()
 	b.ResetTimer()
-	start := time.Now()
 	err := read()
-	elapsed := time.Since(start)
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
 	}
 	io1, _ := measure.ReadIO()
-	reportRead(b, n, int64(b.N), elapsed, io1.Sub(io0).ReadBytes)
+	reportRead(b, n, int64(b.N), b.Elapsed(), io1.Sub(io0).ReadBytes)
 }
 
 // embedGet is one verified point read per op, at random or in write order
@@ -346,24 +344,26 @@ func readSet(b *testing.B, e *core.Env) (*CDB, uint64) {
 	return d, cmp.Or(recordsFlag.Get(&e.Cfg), d.Records)
 }
 
-// fixtures declares the cdb as a file (src=file) and the records in every
-// store compiled in (src=<Engine>), each only where the pattern may run it.
-// The calibration rail loads them into memory itself.
-func fixtures(e *core.Env, _ engine.Info) []*core.Fixture {
-	d, _ := cdbOf(&e.Cfg)
-	if d == nil {
-		return nil // the benchmarks fail with the reason
-	}
-	var out []*core.Fixture
-	if e.Selects("src=file") {
-		out = append(out, fileFixture(d))
-	}
-	for _, info := range engine.All() {
-		if core.Stores(info) && info.Missing == "" && e.Selects("src="+info.Title) {
-			out = append(out, engineFixture(e, info))
+// fixtures declares the cdb as a file (src=file, or always with fileAlways)
+// and the records in every store compiled in (src=<Engine>), each only where
+// the pattern may run it. The calibration rail loads them into memory itself.
+func fixtures(fileAlways bool) func(*core.Env, engine.Info) []*core.Fixture {
+	return func(e *core.Env, _ engine.Info) []*core.Fixture {
+		d, _ := cdbOf(&e.Cfg)
+		if d == nil {
+			return nil // the benchmarks fail with the reason
 		}
+		var out []*core.Fixture
+		if fileAlways || e.Selects("src=file") {
+			out = append(out, fileFixture(d))
+		}
+		for _, info := range engine.All() {
+			if core.Stores(info) && info.Missing == "" && e.Selects("src="+info.Title) {
+				out = append(out, engineFixture(e, info))
+			}
+		}
+		return out
 	}
-	return out
 }
 
 // fileName is the cdb file in its fixture's directory.
