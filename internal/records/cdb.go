@@ -49,14 +49,11 @@ func CheckCDB(n uint64) error {
 	return nil
 }
 
-// Build writes records 0..n-1 as a cdb into w, which should be empty and
-// positioned at its start. It refuses a record set that cannot fit before
-// writing anything. progress, when set, is called with the records written
-// so far every 64Ki records.
-//
-// alldroll/cdb buffers records but writes its hash tables 8 bytes per call
-// to w: wrap a file in a SeekBuffer unless the write calls are what is
-// being measured.
+// Build writes records 0..n-1 as a cdb into w, empty and at its start,
+// refusing a set that cannot fit before writing anything; progress, if
+// set, gets the records written so far every 64Ki records. alldroll/cdb
+// writes its hash tables 8 bytes per call to w: wrap a file in a
+// SeekBuffer unless the write calls are what is measured.
 func Build(w io.WriteSeeker, n uint64, progress func(done uint64)) error {
 	if err := CheckCDB(n); err != nil {
 		return err

@@ -49,9 +49,8 @@ type CDB struct {
 	Data io.ReaderAt
 }
 
-// Open finds the embedded cdb in fsys, preferring the generated one,
-// applies readahead to its pages, and checks that it is a complete set
-// of this suite's records.
+// Open finds the embedded cdb in fsys, the generated one first, applies
+// readahead to its pages and checks that it holds whole records.
 func Open(fsys fs.FS, readahead bool) (*CDB, error) {
 	name := Generated
 	f, err := fsys.Open(name)
@@ -111,9 +110,8 @@ func embeddedString(f fs.File) string {
 	return ""
 }
 
-// flags are the Embed workloads' own, which all four list: how much of the
-// embedded cdb they use (it names the engines' fixtures of the records),
-// and its pages' readahead. Their lines name the cdb the binary embeds.
+// flags are all four Embed workloads' own: how much of the embedded cdb
+// they use (it names the engines' fixtures) and its pages' readahead.
 var flags = []core.Option{recordsFlag, readaheadFlag}
 
 var (
@@ -181,13 +179,11 @@ func opened(readahead bool) (*CDB, error) {
 // cdbOf is the cdb a run reads (nil without SetFS).
 func cdbOf(c *core.Config) (*CDB, error) { return opened(readaheadFlag.Get(c)) }
 
-// EmbedBuild writes the cdb the binary embeds, as make embed-data does,
-// into a scratch file: one op is the whole file, made durable. With
-// write=direct alldroll/cdb's hash tables reach the file 8 bytes per
-// write(2), as in the seed; write=buffered passes them through a 1 MiB
-// buffer. The result is compared byte for byte with the embedded cdb.
-// build-rss-MB is how far the build raised the process's peak RSS (pages
-// of the embedded cdb that earlier benchmarks touched count as RSS too).
+// EmbedBuild writes the embedded cdb again, one op the whole file made
+// durable, and compares it byte for byte. write=direct passes alldroll/cdb's
+// 8-byte hash-table writes to write(2) as in the seed, write=buffered
+// through a 1 MiB buffer. build-rss-MB is how far the build raised the
+// peak RSS (pages of the embedded cdb read earlier count as RSS too).
 func init() {
 	core.Register(&core.Workload{
 		Name: "EmbedBuild",

@@ -130,29 +130,6 @@ type coldChild struct {
 	bin  string
 }
 
-// pass hands job to the child's command: the test binary takes it in its
-// environment and runs TestEmbedColdChild, the minimal child as flags.
-func (c coldChild) pass(cmd *exec.Cmd, job coldJob) error {
-	if c.kind == childMinimal {
-		cmd.Args = append(cmd.Args, "-record="+strconv.FormatUint(job.Record, 10),
-			"-start="+strconv.FormatInt(job.StartNS, 10), "-readahead="+strconv.FormatBool(job.RA),
-			"-settle="+job.Settle.String())
-		if job.Src == "none" {
-			cmd.Args = append(cmd.Args, "-none")
-		} else if job.Src != "embedded" {
-			return fmt.Errorf("the minimal child reads only its embedded cdb, not %s", job.Src)
-		}
-		return nil
-	}
-	cmd.Args = append(cmd.Args, "-test.run=^TestEmbedColdChild$", "-test.count=1")
-	env, err := json.Marshal(job)
-	if err != nil {
-		return err
-	}
-	cmd.Env = append(os.Environ(), coldChildEnv+"="+string(env))
-	return nil
-}
-
 // runColdChild starts child for job and collects its figures, by the unit
 // the benchmark reports each in.
 func runColdChild(child coldChild, job coldJob) (map[string]float64, error) {
@@ -162,8 +139,24 @@ func runColdChild(child coldChild, job coldJob) (map[string]float64, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	job.StartNS = start.UnixNano()
-	if err := child.pass(cmd, job); err != nil {
-		return r, err
+	// The minimal child takes its job as flags, the test binary in its
+	// environment (TestEmbedColdChild).
+	if child.kind == childMinimal {
+		cmd.Args = append(cmd.Args, "-record="+strconv.FormatUint(job.Record, 10),
+			"-start="+strconv.FormatInt(job.StartNS, 10), "-readahead="+strconv.FormatBool(job.RA),
+			"-settle="+job.Settle.String())
+		if job.Src == "none" {
+			cmd.Args = append(cmd.Args, "-none")
+		} else if job.Src != "embedded" {
+			return r, fmt.Errorf("the minimal child reads only its embedded cdb, not %s", job.Src)
+		}
+	} else {
+		env, err := json.Marshal(job)
+		if err != nil {
+			return r, err
+		}
+		cmd.Args = append(cmd.Args, "-test.run=^TestEmbedColdChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), coldChildEnv+"="+string(env))
 	}
 	if err := cmd.Run(); err != nil {
 		return r, fmt.Errorf("child=%s for %s: %v\n%s", child.kind, job.Src, err, out.Bytes())
@@ -239,10 +232,23 @@ func runEmbedColdStart(b *testing.B, e *core.Env, _ engine.Info) {
 		b.Fatal(err)
 	}
 	defer e.Root.RemoveAll(dir)
-	// Each child program is made on first use (a pattern with no minimal leaf builds none).
+	// Each child is made on first use, in its own directory (a pattern with no minimal leaf builds none).
 	kids := map[string]func() (coldChild, error){}
 	for _, kind := range []string{childMinimal, childTestBinary} {
-		kids[kind] = sync.OnceValues(func() (coldChild, error) { return makeChild(e, d, dir, kind) })
+		kids[kind] = sync.OnceValues(func() (coldChild, error) {
+			dir := filepath.Join(dir, kind)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return coldChild{}, err
+			}
+			var bin string
+			var err error
+			if kind == childMinimal {
+				bin, err = minimalChild(e, d, dir)
+			} else if bin, err = copyTestBinary(dir); err == nil {
+				e.Logf("copied the test binary to %s: %s", bin, core.Human(executableSize()))
+			}
+			return coldChild{kind: kind, bin: bin}, err
+		})
 	}
 	for _, s := range append([]embedSource{{name: "none"}}, embedSources(false)...) {
 		b.Run("src="+s.name, func(b *testing.B) {
@@ -274,22 +280,6 @@ func runEmbedColdStart(b *testing.B, e *core.Env, _ engine.Info) {
 			}
 		})
 	}
-}
-
-// makeChild makes the child program of kind in its own directory under dir.
-func makeChild(e *core.Env, d *CDB, dir, kind string) (coldChild, error) {
-	dir = filepath.Join(dir, kind)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return coldChild{}, err
-	}
-	var bin string
-	var err error
-	if kind == childMinimal {
-		bin, err = minimalChild(e, d, dir)
-	} else if bin, err = copyTestBinary(dir); err == nil {
-		e.Logf("copied the test binary to %s: %s", bin, core.Human(executableSize()))
-	}
-	return coldChild{kind: kind, bin: bin}, err
 }
 
 // coldSrc is a source as the cold-start children read it.
