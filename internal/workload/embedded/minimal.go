@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"cmp"
 	"debug/buildinfo"
 	"encoding/json"
 	"errors"
@@ -45,13 +46,10 @@ func buildMinimalChild(root dataset.Root, dir, cdbPath string) (string, error) {
 	// The user's go env file, found before the config directory moves (go
 	// env would itself write telemetry).
 	goenv := os.Getenv("GOENV")
-	if goenv == "" {
-		if cfg, err := os.UserConfigDir(); err == nil {
-			goenv = filepath.Join(cfg, "go", "env")
-		} else {
-			goenv = "off"
-		}
+	if cfg, err := os.UserConfigDir(); goenv == "" && err == nil {
+		goenv = filepath.Join(cfg, "go", "env")
 	}
+	goenv = cmp.Or(goenv, "off")
 	work := filepath.Join(dir, "build")
 	defer root.RemoveAll(work)
 	for _, d := range []string{"cache", "tmp", "config"} {
