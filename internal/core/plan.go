@@ -148,12 +148,3 @@ func (m matcher) match(top string, sub ...string) bool {
 // Selects reports, while the plan collects a workload's fixtures, whether
 // the pattern may run its sub-benchmark sub; at any other time, true.
 func (e *Env) Selects(sub string) bool { return e.planning == nil || e.planning(sub) }
-
-// RunsSub reports whether the run's pattern may run sub-benchmark sub of
-// b, a top-level benchmark: a workload that opens a source before the
-// sub-benchmark skips those Selects declared no fixture for.
-func (e *Env) RunsSub(b interface{ Name() string }, sub string) bool {
-	// One the pattern does not name runs outside go test's filter
-	// (testing.Benchmark): all of it.
-	return e.plan == nil || e.plan.m == nil || !e.plan.m.match(b.Name()) || e.plan.m.match(b.Name(), sub)
-}
