@@ -229,12 +229,7 @@ func openBadger(o Options) (DB, error) {
 	return b, nil
 }
 
-func (b *badgerDB) Close() error {
-	if b.closed.Swap(true) {
-		return nil
-	}
-	return b.db.Close()
-}
+func (b *badgerDB) Close() error { return b.closeOnce(b.db.Close) }
 
 // NewReader holds one read-only transaction for the reader's life: Badger's
 // idiom, and the snapshot every read through it sees.

@@ -15,16 +15,14 @@ import (
 	"github.com/kvbench/kvbench/internal/flagreg"
 )
 
-// Options is everything that shapes how an engine is opened. Every field
-// that affects results is set from a flag with the same intent for every
-// engine (docs/engines.md, "The fairness table"); DB.Settings reports what
-// each engine did with it.
+// Options is everything that shapes how an engine is opened, each field
+// with the same intent for every engine (docs/engines.md, "The fairness
+// table"); DB.Settings reports what each engine did with it.
 type Options struct {
 	Dir string // the engine's own directory; created if missing
 
-	// Sync makes every committed batch durable (fsync/fdatasync) before
-	// Commit returns. Off: the OS decides when data reaches the disk;
-	// Flush always makes everything durable.
+	// Sync makes every committed batch durable before Commit returns; off,
+	// the OS decides. Flush always makes everything durable.
 	Sync bool
 
 	CacheMB     int    // the LSMs' own block cache; B-trees read through the OS page cache
@@ -35,69 +33,46 @@ type Options struct {
 	BloomBitsPerKey int
 
 	// BlockSize is the LSMs' target size of a data block, uncompressed, in
-	// bytes; 0 keeps each engine's own default (4 KiB in all). It shapes
-	// the files. B-trees ignore it: their unit is the page.
+	// bytes; 0 keeps each engine's default (4 KiB in all). B-trees ignore it.
 	BlockSize int
 
-	// SkipChecksums turns off the verification of block checksums on
-	// reads where the engine allows it. The zero value verifies.
+	// SkipChecksums turns off block checksum verification on reads where
+	// the engine allows it.
 	SkipChecksums bool
 
 	// Readahead is whether the OS may read more of a file than the engine
 	// asks for: ReadaheadOff ("off", also when empty) or ReadaheadOS ("os",
-	// each engine's default); docs/engines.md, "The fairness table", says
-	// what each engine does. An engine's own, explicit readahead is the
-	// engine asking and stays as it is.
+	// each engine's default). An engine's own, explicit readahead stays.
 	Readahead string
 
 	// ReadOnly opens an existing database without write access.
 	ReadOnly bool
 
 	// What an LSM holds in memory beside its caches, bounded under a
-	// memory budget by one rule for every engine (docs/methodology.md,
-	// "One budget rule", maps each to each engine's option); 0 keeps each
+	// memory budget (docs/methodology.md, "One budget rule"); 0 keeps each
 	// engine's default.
-	//
-	// MemtablesInFlight is how many memtables may exist at once: the one
-	// filling, those being flushed and those queued for a flush.
-	MemtablesInFlight int
-	// MaxCompactions caps the background compactions running at once.
-	MaxCompactions int
-	// BuildTableBytes caps the tables an engine holds whole in memory
-	// while it builds them (Badger's; the others write tables block by
-	// block).
-	BuildTableBytes int64
-	// BaseLevelBytes is the size of the first level below level 0, from
-	// which each level is 10 times the last. Each compaction from level 0
-	// rewrites the part of it that its keys overlap (with random keys, all
-	// of it), so its size over a memtable's sets the write amplification.
-	BaseLevelBytes int64
-	// L0CompactionTables is the number of level-0 tables that starts a
-	// compaction.
-	L0CompactionTables int
+	MemtablesInFlight  int   // memtables at once: filling, flushing and queued
+	MaxCompactions     int   // background compactions at once
+	BuildTableBytes    int64 // tables held whole in memory while built (Badger's)
+	BaseLevelBytes     int64 // level 1's size (each next 10×); over a memtable's, it sets write amp
+	L0CompactionTables int   // level-0 tables that start a compaction
 
 	// ExpectedBytes is the logical size (keys+values) the caller will
-	// write. The B-trees size their maps from it, so a populate never hits
-	// LMDB's MDB_MAP_FULL nor spends its time in bbolt's remaps.
+	// write; the B-trees size their maps from it, so that a populate
+	// neither hits LMDB's MDB_MAP_FULL nor waits on bbolt's remaps.
 	ExpectedBytes int64
 
-	// Params holds the values of the engine's own options (Info.Params),
-	// by name. Open checks them against their declaration and fills in the
-	// default of every option missing here, so adapters read o.Params[name].
+	// Params holds the values of the engine's own options (Info.Params) by
+	// name; Open checks them and fills in every missing default.
 	Params map[string]string
 
-	// Many-table LSM layouts (unmerged tables, as in seed 003's Bloom
-	// filter experiment); B-trees ignore both.
-	//
-	// DisableCompactions stops background compactions and lifts the level-0
-	// write stalls that would wait for them, so every flush stays a table
-	// of its own; Flush then waits only for memtable flushes.
+	// Many-table LSM layouts (seed 003's Bloom filter experiment); B-trees
+	// ignore both. DisableCompactions stops background compactions and
+	// the level-0 write stalls, so every flush stays a table of its own.
 	DisableCompactions bool
-	// BloomFPR, when > 0, sets the table filters by false-positive rate and
-	// overrides BloomBitsPerKey: Badger takes the rate as it is; RocksDB and
-	// Pebble get the bits per key of an optimal Bloom filter with that
-	// rate, BloomBitsForFPR (RocksDB takes fractional bits, Pebble rounds
-	// to whole bits, at least 1).
+	// BloomFPR, when > 0, sets the table filters by false-positive rate,
+	// overriding BloomBitsPerKey (RocksDB and Pebble: BloomBitsForFPR bits
+	// per key, Pebble's rounded to whole bits, at least 1).
 	BloomFPR float64
 }
 
@@ -211,8 +186,7 @@ type Info struct {
 	// opening a database; nil for the reference rail.
 	Version func() string
 	// Library, when set, reports the version of the library the binding
-	// links at run time (RocksDB's librocksdb): it writes the files as
-	// much as the binding does, so fixtures are keyed by it too.
+	// links at run time (librocksdb), which keys fixtures too.
 	Library func() string
 	Open    func(o Options) (DB, error) // opens, creating if needed
 	// Compressions lists the values of Options.Compression it accepts.
@@ -235,21 +209,17 @@ type Info struct {
 	// unmerged tables (Options.DisableCompactions, Options.BloomFPR).
 	TableFilters bool
 	// DataBlocks: the engine's tables are made of data blocks of
-	// Options.BlockSize, the unit it reads, caches and checksums. The
-	// block size is then a dimension of its results (block=4KiB); the
-	// B-trees read fixed 4 KiB pages and have none.
+	// Options.BlockSize, the unit it reads, caches and checksums, so the
+	// block size is a dimension of its results (block=4KiB).
 	DataBlocks bool
-	// WriteReserve is the most the engine may still write on its own
-	// after its last commit returned, opened with o: memtables it may
-	// flush, a level-0 compaction's output, its next log. The suite stops
-	// writes while that much is still free (a full device is a crash in
-	// some engines). nil: nothing beyond the commit itself (the B-trees
-	// write each commit in place; a commit that finds the device full
-	// fails with an error).
+	// WriteReserve is the most the engine opened with o may still write
+	// on its own after its last commit returned (memtables, a level-0
+	// compaction's output, its next log): the suite stops writes while
+	// that much is still free, as a full device crashes some engines.
+	// nil: nothing (a B-tree's commit that finds the device full fails).
 	WriteReserve func(o Options) int64
 	// LogFile says whether a file of the engine's directory (by base name)
-	// is a log rather than data: a write-ahead log (preallocated or kept
-	// for recycling) or an informational log. nil: the engine has none.
+	// is a write-ahead or informational log rather than data; nil: none.
 	LogFile func(name string) bool
 }
 
@@ -291,10 +261,8 @@ func CheckParam(p Param, v string) error {
 }
 
 // Dim is one option of this engine that a workload may sweep as a
-// sub-benchmark dimension: name=value for each value, applied to the open
-// options and, for iterator options, to each iterator. The engine says
-// what the option is (Is); a workload asks for the capabilities it
-// sweeps, never the other way round.
+// sub-benchmark dimension (name=value), applied to the open options and
+// to each iterator. A workload asks for the capabilities (Is) it sweeps.
 type Dim struct {
 	Name   string     // sub-benchmark key: "readahead", "mode", "prefetch", "bound"
 	Values []string   // in the order they run

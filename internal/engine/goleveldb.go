@@ -4,6 +4,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"path/filepath"
@@ -159,41 +160,17 @@ func (s goleveldbStorage) Open(fd storage.FileDesc) (storage.Reader, error) {
 }
 
 func (g *goleveldbDB) Close() error {
-	if g.closed.Swap(true) {
-		return nil
-	}
-	err := g.db.Close()
-	if serr := g.stor.Close(); err == nil {
-		err = serr
-	}
-	return err
+	return g.closeOnce(func() error { return cmp.Or(g.db.Close(), g.stor.Close()) })
 }
 
 // NewReader reads the DB directly, as with Pebble (directReader).
 func (g *goleveldbDB) NewReader() (Reader, error) {
-	if err := g.usable(); err != nil {
-		return nil, err
-	}
-	return &goleveldbReader{db: g}, nil
+	return readerIf(g.usable(), &goleveldbReader{db: g})
 }
 
 type goleveldbReader struct {
 	directReader
 	db *goleveldbDB
-}
-
-func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if err := r.readable(&r.db.store); err != nil {
-		return false, err
-	}
-	return r.db.get(key, fn)
-}
-
-func (r *goleveldbReader) NewIter(o IterOptions) (Iterator, error) {
-	if err := r.readable(&r.db.store); err != nil {
-		return nil, err
-	}
-	return r.db.iter(o)
 }
 
 func (g *goleveldbDB) NewBatch() Batch {
@@ -278,9 +255,12 @@ func (g *goleveldbDB) Compact(start, end []byte) error {
 	return g.write(func() error { return g.db.CompactRange(util.Range{Start: start, Limit: end}) })
 }
 
-// get calls fn on the copy of the value goleveldb returns.
-func (g *goleveldbDB) get(key []byte, fn func(value []byte) error) (bool, error) {
-	v, err := g.db.Get(key, g.ro)
+// Get calls fn on the copy of the value goleveldb returns.
+func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if err := r.readable(&r.db.store); err != nil {
+		return false, err
+	}
+	v, err := r.db.db.Get(key, r.db.ro)
 	if err != nil {
 		if errors.Is(err, leveldb.ErrNotFound) {
 			return false, nil
@@ -290,11 +270,14 @@ func (g *goleveldbDB) get(key []byte, fn func(value []byte) error) (bool, error)
 	return true, fn(v)
 }
 
-// iter bounds the iterator with a util.Range (Start inclusive, Limit
+// NewIter bounds the iterator with a util.Range (Start inclusive, Limit
 // exclusive) and positions it at its first key.
-func (g *goleveldbDB) iter(o IterOptions) (Iterator, error) {
+func (r *goleveldbReader) NewIter(o IterOptions) (Iterator, error) {
+	if err := r.readable(&r.db.store); err != nil {
+		return nil, err
+	}
 	lower, upper := lsmIterBounds(o)
-	it := g.db.NewIterator(&util.Range{Start: lower, Limit: upper}, g.ro)
+	it := r.db.db.NewIterator(&util.Range{Start: lower, Limit: upper}, r.db.ro)
 	it.First()
 	return &goleveldbIter{it: it}, nil
 }

@@ -4,6 +4,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -199,39 +200,15 @@ func openPebble(o Options) (DB, error) {
 	return p, nil
 }
 
-func (p *pebbleDB) Close() error {
-	if p.closed.Swap(true) {
-		return nil
-	}
-	return p.db.Close()
-}
+func (p *pebbleDB) Close() error { return p.closeOnce(p.db.Close) }
 
 // NewReader reads the DB directly, Pebble's idiom (directReader). Unlike
 // the B-trees' and Badger's readers it holds no snapshot.
-func (p *pebbleDB) NewReader() (Reader, error) {
-	if err := p.usable(); err != nil {
-		return nil, err
-	}
-	return &pebbleReader{db: p}, nil
-}
+func (p *pebbleDB) NewReader() (Reader, error) { return readerIf(p.usable(), &pebbleReader{db: p}) }
 
 type pebbleReader struct {
 	directReader
 	db *pebbleDB
-}
-
-func (r *pebbleReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if err := r.readable(&r.db.store); err != nil {
-		return false, err
-	}
-	return r.db.get(key, fn)
-}
-
-func (r *pebbleReader) NewIter(o IterOptions) (Iterator, error) {
-	if err := r.readable(&r.db.store); err != nil {
-		return nil, err
-	}
-	return r.db.iter(o)
 }
 
 func (p *pebbleDB) NewBatch() Batch {
@@ -276,25 +253,27 @@ func (p *pebbleDB) Flush() error {
 	})
 }
 
-// get calls fn on Pebble's own buffer (no copy) and releases it after.
-func (p *pebbleDB) get(key []byte, fn func(value []byte) error) (bool, error) {
-	v, closer, err := p.db.Get(key)
+// Get calls fn on Pebble's own buffer (no copy) and releases it after.
+func (r *pebbleReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if err := r.readable(&r.db.store); err != nil {
+		return false, err
+	}
+	v, closer, err := r.db.db.Get(key)
 	if err != nil {
 		if errors.Is(err, pebble.ErrNotFound) {
 			return false, nil
 		}
 		return false, err
 	}
-	err = fn(v)
-	if cerr := closer.Close(); err == nil {
-		err = cerr
-	}
-	return true, err
+	return true, cmp.Or(fn(v), closer.Close())
 }
 
-func (p *pebbleDB) iter(o IterOptions) (Iterator, error) {
+func (r *pebbleReader) NewIter(o IterOptions) (Iterator, error) {
+	if err := r.readable(&r.db.store); err != nil {
+		return nil, err
+	}
 	lower, upper := lsmIterBounds(o)
-	it, err := p.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	it, err := r.db.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, err
 	}
@@ -341,11 +320,7 @@ func (b *pebbleBatch) Commit() error {
 	if err := b.p.committing(&b.done); err != nil {
 		return err
 	}
-	err := b.b.Commit(b.p.wo)
-	if cerr := b.b.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return cmp.Or(b.b.Commit(b.p.wo), b.b.Close())
 }
 
 func (b *pebbleBatch) Len() int { return b.n }
@@ -363,11 +338,7 @@ func (p *pebbleDB) DeleteBatch(keys [][]byte) error {
 				return err
 			}
 		}
-		err := b.Commit(p.wo)
-		if cerr := b.Close(); err == nil {
-			err = cerr
-		}
-		return err
+		return cmp.Or(b.Commit(p.wo), b.Close())
 	})
 }
 

@@ -292,41 +292,17 @@ func (r *rocksDB) Close() error {
 	if n := r.iters.Load(); n > 0 && !r.closed.Load() {
 		return errors.New("rocksdb: Close with " + strconv.FormatInt(n, 10) + " open iterators")
 	}
-	if r.closed.Swap(true) {
-		return nil
-	}
-	r.db.Close()
-	r.free()
-	return nil
+	return r.closeOnce(func() error { r.db.Close(); r.free(); return nil })
 }
 
 // NewReader reads the DB directly, as with Pebble (directReader); its Gets
 // share the DB's one ReadOptions, so making a reader costs no cgo call, as
 // making Pebble's costs nothing.
-func (r *rocksDB) NewReader() (Reader, error) {
-	if err := r.usable(); err != nil {
-		return nil, err
-	}
-	return &rocksReader{db: r}, nil
-}
+func (r *rocksDB) NewReader() (Reader, error) { return readerIf(r.usable(), &rocksReader{db: r}) }
 
 type rocksReader struct {
 	directReader
 	db *rocksDB
-}
-
-func (r *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if err := r.readable(&r.db.store); err != nil {
-		return false, err
-	}
-	return r.db.get(key, fn)
-}
-
-func (r *rocksReader) NewIter(o IterOptions) (Iterator, error) {
-	if err := r.readable(&r.db.store); err != nil {
-		return nil, err
-	}
-	return r.db.iter(o)
 }
 
 // readOptions are a reader's or an iterator's ReadOptions, checksums
@@ -371,10 +347,13 @@ func (r *rocksDB) Flush() error {
 	})
 }
 
-// get pins the value in the block cache or memtable (rocksdb_get_pinned)
+// Get pins the value in the block cache or memtable (rocksdb_get_pinned)
 // and calls fn on it without a copy; rocksdb_get would malloc and copy it.
-func (r *rocksDB) get(key []byte, fn func(value []byte) error) (bool, error) {
-	h, err := r.db.GetPinned(r.ro, key)
+func (rd *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
+	if err := rd.readable(&rd.db.store); err != nil {
+		return false, err
+	}
+	h, err := rd.db.db.GetPinned(rd.db.ro, key)
 	if err != nil {
 		return false, err
 	}
@@ -386,11 +365,15 @@ func (r *rocksDB) get(key []byte, fn func(value []byte) error) (bool, error) {
 	return true, err
 }
 
-// iter bounds the iterator above with iterate_upper_bound (End or the
+// NewIter bounds the iterator above with iterate_upper_bound (End or the
 // prefix's successor) and seeks to max(Start, Prefix). The bounds are copied
 // to C memory, because RocksDB keeps a pointer to them for the iterator's
 // life.
-func (r *rocksDB) iter(o IterOptions) (Iterator, error) {
+func (rd *rocksReader) NewIter(o IterOptions) (Iterator, error) {
+	if err := rd.readable(&rd.db.store); err != nil {
+		return nil, err
+	}
+	r := rd.db
 	lower, upper := lsmIterBounds(o)
 	it := &rocksIter{r: r, ro: r.readOptions()}
 	if upper != nil {
@@ -482,23 +465,25 @@ func (r *rocksDB) Delete(key []byte) error {
 }
 
 func (r *rocksDB) DeleteBatch(keys [][]byte) error {
-	return r.write(func() error {
-		wb := grocksdb.NewWriteBatch()
-		defer wb.Destroy()
+	return r.writeBatch(func(wb *grocksdb.WriteBatch) {
 		for _, k := range keys {
 			wb.Delete(k)
 		}
-		return r.db.Write(r.wo, wb)
 	})
 }
 
 // DeleteRange writes one range tombstone over [start, end), in a write
 // batch (grocksdb offers DB.DeleteRange only per column family).
 func (r *rocksDB) DeleteRange(start, end []byte) error {
+	return r.writeBatch(func(wb *grocksdb.WriteBatch) { wb.DeleteRange(start, end) })
+}
+
+// writeBatch writes, as write does, a batch that fill makes.
+func (r *rocksDB) writeBatch(fill func(wb *grocksdb.WriteBatch)) error {
 	return r.write(func() error {
 		wb := grocksdb.NewWriteBatch()
 		defer wb.Destroy()
-		wb.DeleteRange(start, end)
+		fill(wb)
 		return r.db.Write(r.wo, wb)
 	})
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"io/fs"
 	"os"
@@ -81,11 +82,7 @@ func SyncPath(path string) error {
 	if err != nil {
 		return err
 	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return cmp.Or(f.Sync(), f.Close())
 }
 
 // releaseC returns memory C allocators hold free to the system

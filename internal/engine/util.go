@@ -20,10 +20,9 @@ import (
 )
 
 // ModuleLabel names the version of one engine module built in by a
-// replace, as "path=label": kvb compare -module and kvb versions set it with
-// -ldflags -X, since a test binary does not record a replacement. A local
-// copy's label is a hash of its sources, so fixtures are keyed by what
-// wrote them.
+// replace, as "path=label" (a local copy's: a hash of its sources): kvb
+// compare -module and kvb versions set it with -ldflags -X, since a test
+// binary does not record a replacement.
 var ModuleLabel string
 
 // ModuleVersion returns "path version" for the module that defines fn.
@@ -120,18 +119,22 @@ func (l *store) Name() string         { return l.name }
 func (l *store) Settings() []Setting  { return slices.Clone(l.settings) }
 func (l *store) Size() (int64, error) { return DirSize(l.dir) }
 
-// closeWithoutReaders closes a B-tree with close unless it is closed
-// already, or refuses while readers of its read transactions are open: the
-// caller holds the lock its readers and writers take.
-func (l *store) closeWithoutReaders(readers int64, close func() error) error {
-	if l.closed.Load() {
+// closeOnce closes the store with close unless it is closed already.
+func (l *store) closeOnce(close func() error) error {
+	if l.closed.Swap(true) {
 		return nil
 	}
-	if readers > 0 {
+	return close()
+}
+
+// closeWithoutReaders is closeOnce for a B-tree, which it refuses while
+// readers of its read transactions are open: the caller holds the lock its
+// readers and writers take.
+func (l *store) closeWithoutReaders(readers int64, close func() error) error {
+	if readers > 0 && !l.closed.Load() {
 		return fmt.Errorf("engine %s: Close with %d readers still open", l.name, readers)
 	}
-	l.closed.Store(true)
-	return close()
+	return l.closeOnce(close)
 }
 
 // errClosed is what a call on the closed store returns.
@@ -174,13 +177,21 @@ func (l *store) write(f func() error) error {
 // directReader is the part of a reader that reads the store directly
 // (Pebble, RocksDB, goleveldb) and holds nothing: Close only marks it.
 // Each of those stores has a reader type of its own around it, whose Get
-// and NewIter call the store's get and iter directly, so that a timed
-// read makes no call the engine's Get does not make itself.
+// and NewIter call the engine directly, so that a timed read makes no call
+// the engine's Get does not make itself.
 type directReader struct{ closed bool }
 
 func (r *directReader) Close() error {
 	r.closed = true
 	return nil
+}
+
+// readerIf is r, or err when it is not nil.
+func readerIf(err error, r Reader) (Reader, error) {
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // readable is why a direct reader of l cannot read now, or nil.
@@ -276,27 +287,21 @@ func levelDBLogFile(n string) bool {
 // upper bound (nil: none), copied so the caller may reuse its slices.
 func lsmIterBounds(o IterOptions) (lower, upper []byte) {
 	upper = o.End
-	if pe := lsmPrefixEnd(o.Prefix); pe != nil && (upper == nil || bytes.Compare(pe, upper) < 0) {
-		upper = pe
+	// The smallest key above every key with the prefix: its last byte below
+	// 0xff incremented, the rest dropped (none for an all-0xff prefix).
+	i := len(o.Prefix) - 1
+	for i >= 0 && o.Prefix[i] == 0xff {
+		i--
+	}
+	if i >= 0 {
+		if pe := append(bytes.Clone(o.Prefix[:i]), o.Prefix[i]+1); upper == nil || bytes.Compare(pe, upper) < 0 {
+			upper = pe
+		}
 	}
 	if first := o.first(); len(first) > 0 {
 		lower = bytes.Clone(first)
 	}
 	return lower, bytes.Clone(upper)
-}
-
-// lsmPrefixEnd is the smallest key greater than every key with the prefix:
-// the prefix with its last byte below 0xff incremented and the rest dropped.
-// It is nil (no bound) for an empty or all-0xff prefix.
-func lsmPrefixEnd(prefix []byte) []byte {
-	for i := len(prefix) - 1; i >= 0; i-- {
-		if prefix[i] != 0xff {
-			end := bytes.Clone(prefix[:i+1])
-			end[i]++
-			return end
-		}
-	}
-	return nil
 }
 
 // lsmMiB formats a byte count as whole MiB when it is one, as bytes otherwise.
