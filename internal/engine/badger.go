@@ -64,35 +64,20 @@ func checkBadgerThreshold(v Text, _ any) error {
 // RocksDB (kDefaultCompressionLevel) use.
 const badgerZstdLevel = 3
 
-// badgerBloomFPR is the false-positive rate of a bloom filter with the given
-// bits per key and the optimal number of probes: exp(-bits * ln(2)^2).
-func badgerBloomFPR(bits int) float64 {
-	if bits <= 0 {
-		return 0
-	}
-	return math.Exp(-float64(bits) * math.Ln2 * math.Ln2)
-}
-
 type badgerDB struct {
 	store
 	db *badger.DB
 }
 
-// badgerReserve: the memtable filling, the one its flusher took and the
-// NumMemtables queued, each a level-0 table once flushed; a level-0
-// compaction (NumLevelZeroTables tables into the base level); the next
-// memtable's log. Its logs are sparse maps: only what is written counts.
-// (compactedBase bounds the base level by the data.)
+// badgerReserve: the memtable filling, the one its flusher took, the
+// NumMemtables queued and the next one's log (its logs are sparse maps:
+// only what is written counts); NumLevelZeroTables into the base level.
 func badgerReserve(o Options) int64 {
 	bo, _, err := badgerOptions(o)
 	if err != nil {
 		return 0
 	}
-	n := int64(bo.NumMemtables + 2 + 1)
-	if o.DisableCompactions {
-		return n * bo.MemTableSize
-	}
-	return (n+int64(bo.NumLevelZeroTables))*bo.MemTableSize + compactedBase(bo.BaseLevelSize, o)
+	return lsmReserve(o, bo.MemTableSize, int64(bo.NumMemtables+2+1), int64(bo.NumLevelZeroTables), bo.BaseLevelSize)
 }
 
 // badgerOptions is Badger's configuration for o, and how its value
@@ -119,7 +104,9 @@ func badgerOptions(o Options) (badger.Options, string, error) {
 	if bo.Compression = byCompression(o, options.None, options.Snappy, options.ZSTD); bo.Compression == options.ZSTD {
 		bo.ZSTDCompressionLevel = badgerZstdLevel
 	}
-	bo.BloomFalsePositive = badgerBloomFPR(o.BloomBitsPerKey)
+	// The rate of a Bloom filter of so many bits per key and the optimal
+	// number of probes: exp(-bits * ln(2)^2).
+	bo.BloomFalsePositive = either(o.BloomBitsPerKey > 0, math.Exp(-float64(o.BloomBitsPerKey)*math.Ln2*math.Ln2), 0)
 	setPositive(&bo.BloomFalsePositive, o.BloomFPR)
 	if n := o.MemtablesInFlight; n > 0 {
 		// The one filling and the one the flusher took are beside the
@@ -183,12 +170,10 @@ func openBadger(o Options) (DB, error) {
 	}
 
 	comp := byCompression(o, "none", "snappy", "zstd (level "+strconv.Itoa(badgerZstdLevel)+")")
-	bloom := "off"
-	if o.BloomFPR > 0 {
-		bloom = strconv.FormatFloat(bo.BloomFalsePositive, 'g', 4, 64) + " (BloomFPR)"
-	} else if bo.BloomFalsePositive > 0 {
-		bloom = strconv.FormatFloat(bo.BloomFalsePositive, 'g', 4, 64) +
-			" (" + strconv.Itoa(o.BloomBitsPerKey) + " bits/key)"
+	bloom := strconv.FormatFloat(bo.BloomFalsePositive, 'g', 4, 64) +
+		either(o.BloomFPR > 0, " (BloomFPR)", " ("+strconv.Itoa(o.BloomBitsPerKey)+" bits/key)")
+	if bo.BloomFalsePositive == 0 {
+		bloom = "off"
 	}
 	b.settings = []Setting{
 		{"sync_writes", strconv.FormatBool(bo.SyncWrites)},

@@ -62,17 +62,18 @@ func init() {
 }
 
 type boltDB struct {
-	store     // settings fixed at open; closed under closeMu
-	db        *bolt.DB
-	writeMode string
-	getMode   string // bolt_get
+	store   // settings fixed at open; closed under closeMu
+	db      *bolt.DB
+	commit  func(func(*bolt.Tx) error) error // DB.Update, or DB.Batch under bolt_write=batch
+	getMode string                           // bolt_get
 
 	closeMu sync.Mutex
 	readers atomic.Int64 // open Readers; Close refuses while any is open
 }
 
 func openBolt(o Options) (DB, error) {
-	d := &boltDB{store: storeOf("bolt", o), writeMode: o.Params["bolt_write"], getMode: o.Params["bolt_get"]}
+	d := &boltDB{store: storeOf("bolt", o), getMode: o.Params["bolt_get"]}
+	writeMode := o.Params["bolt_write"]
 	mmapSize := int(btreeMap(o.ExpectedBytes, boltMaxMap))
 	path := filepath.Join(o.Dir, boltFile)
 	if o.ReadOnly {
@@ -99,7 +100,7 @@ func openBolt(o Options) (DB, error) {
 		}
 		return nil, fmt.Errorf("engine bolt: open %s: %w", path, err)
 	}
-	d.db = db
+	d.db, d.commit = db, either(writeMode == "batch", db.Batch, db.Update)
 	d.settings = []Setting{
 		{"sync", strconv.FormatBool(!db.NoSync)},
 		{"nosync", strconv.FormatBool(db.NoSync)},
@@ -110,8 +111,8 @@ func openBolt(o Options) (DB, error) {
 		{"freelist", o.Params["bolt_freelist"] + " (" + string(db.FreelistType) + ")"},
 		{"fill_percent", strconv.FormatFloat(bolt.DefaultFillPercent, 'g', -1, 64) + " (bbolt default: a split leaves pages half full; keys arrive in random order)"},
 		{"checksums", "none (engine has none)"},
-		{"write_mode", d.writeMode},
-		{"group_commit", either(d.writeMode == "batch",
+		{"write_mode", writeMode},
+		{"group_commit", either(writeMode == "batch",
 			"DB.Batch (concurrent commits coalesced into one transaction, up to batch_max_size of them or batch_max_delay)",
 			"none (DB.Update: one transaction per commit, one writer at a time)")},
 		{"get", either(d.getMode == "cursor",
@@ -121,7 +122,7 @@ func openBolt(o Options) (DB, error) {
 			"MAP_POPULATE (-bolt_mmap_populate: the file is read in at open)",
 			"none (bbolt's default: pages are read on first touch)")},
 	}
-	if d.writeMode == "batch" {
+	if writeMode == "batch" {
 		d.settings = append(d.settings,
 			Setting{"batch_max_size", strconv.Itoa(db.MaxBatchSize)},
 			Setting{"batch_max_delay", db.MaxBatchDelay.String()})
@@ -208,17 +209,16 @@ func (r *boltReader) Get(key []byte, fn func(value []byte) error) (bool, error) 
 }
 
 func (r *boltReader) NewIter(o IterOptions) (Iterator, error) {
-	it := &boltIter{o: o}
+	it := &boltIter{cursorIter: cursorIter{o: o}}
 	if r.b == nil {
 		return it, nil
 	}
 	it.c = r.b.Cursor()
 	if seek := o.first(); len(seek) > 0 {
-		it.k, it.v = it.c.Seek(seek)
+		it.at(it.c.Seek(seek))
 	} else {
-		it.k, it.v = it.c.First()
+		it.at(it.c.First())
 	}
-	it.check()
 	return it, nil
 }
 
@@ -234,31 +234,16 @@ func (r *boltReader) Close() error {
 }
 
 type boltIter struct {
-	c    *bolt.Cursor
-	k, v []byte
-	o    IterOptions
+	cursorIter
+	c *bolt.Cursor
 }
-
-// check ends the iteration at End or past Prefix.
-func (it *boltIter) check() {
-	if it.k != nil && it.o.past(it.k) {
-		it.k, it.v = nil, nil
-	}
-}
-
-func (it *boltIter) Valid() bool { return it.k != nil }
 
 func (it *boltIter) Next() {
-	if it.k == nil {
-		return
+	if it.k != nil {
+		it.at(it.c.Next())
 	}
-	it.k, it.v = it.c.Next()
-	it.check()
 }
 
-func (it *boltIter) Key() []byte            { return it.k }
-func (it *boltIter) Value() ([]byte, error) { return it.v, nil }
-func (it *boltIter) Err() error             { return nil }
 func (it *boltIter) Close() error {
 	it.c, it.k, it.v = nil, nil, nil
 	return nil
@@ -281,13 +266,7 @@ func (b *boltBatch) Commit() error {
 		}
 		return nil
 	})
-	var err error
-	if b.d.writeMode == "batch" {
-		err = b.d.db.Batch(apply)
-	} else {
-		err = b.d.db.Update(apply)
-	}
-	if err != nil {
+	if err := b.d.commit(apply); err != nil {
 		return fmt.Errorf("engine bolt: commit: %w", err)
 	}
 	b.reset()

@@ -72,8 +72,8 @@ func goleveldbOptions(o Options) *opt.Options {
 // into level 1).
 func goleveldbReserve(o Options) int64 {
 	lo := goleveldbOptions(o)
-	mem := int64(lo.GetWriteBuffer())
-	return (3+int64(lo.GetCompactionL0Trigger()))*mem + compactedBase(lo.GetCompactionTotalSize(1), o)
+	o.DisableCompactions = false // the adapter ignores it: compactions run
+	return lsmReserve(o, int64(lo.GetWriteBuffer()), 3, int64(lo.GetCompactionL0Trigger()), lo.GetCompactionTotalSize(1))
 }
 
 func openGoleveldb(o Options) (DB, error) {

@@ -46,10 +46,7 @@ func init() {
 			// (LMDB's default), off is "off" (MDB_NORDAHEAD).
 			{Name: "readahead", Values: []string{"on", "off"}, Is: MapReadahead,
 				Apply: func(v string, o *Options, _ *IterOptions) {
-					o.Readahead = ReadaheadOff
-					if v == "on" {
-						o.Readahead = ReadaheadOS
-					}
+					o.Readahead = either(v == "on", ReadaheadOS, ReadaheadOff)
 				}},
 			// Seed 001's batch experiment: Env.Update ("SimpleBatched")
 			// against a hand-driven write transaction ("TxnBatched").
@@ -57,14 +54,6 @@ func init() {
 				Apply: func(v string, o *Options, _ *IterOptions) { *o = o.WithParam("lmdb_write", v) }},
 		},
 	})
-}
-
-// lmdbMapSize is the map for expected logical bytes in an env whose data
-// file is fileSize bytes (btreeMap; freed pages are reused only after the
-// readers that can see them are gone), never below the file already on
-// disk.
-func lmdbMapSize(expected, fileSize int64) int64 {
-	return roundUpInt64(max(btreeMap(expected, lmdbMaxMap), fileSize), gib)
 }
 
 // lmdbOpenDirs guards against opening one env twice in a process, which
@@ -113,8 +102,9 @@ func openLMDB(o Options) (DB, error) {
 	if err := env.SetMaxReaders(lmdbMaxReaders); err != nil {
 		return fail("set max readers", err)
 	}
-	mapSize := lmdbMapSize(o.ExpectedBytes, fileSize)
-	if err := env.SetMapSize(mapSize); err != nil {
+	// btreeMap (LMDB reuses freed pages only once no reader can see them),
+	// never below the data file already on disk.
+	if err := env.SetMapSize(roundUpGiB(max(btreeMap(o.ExpectedBytes, lmdbMaxMap), fileSize))); err != nil {
 		return fail("set map size", err)
 	}
 	var flags uint
@@ -285,7 +275,7 @@ func (d *lmdbDB) grow(seen, batchBytes int64) error {
 		return fmt.Errorf("map of %d bytes is full and %d readers are open, so it cannot be resized; "+
 			"raise Options.ExpectedBytes", cur, n)
 	}
-	next := roundUpInt64(max(2*cur, cur+8*batchBytes), gib)
+	next := roundUpGiB(max(2*cur, cur+8*batchBytes))
 	if err := d.env.SetMapSize(next); err != nil {
 		return fmt.Errorf("grow map to %d bytes: %w", next, err)
 	}
@@ -325,7 +315,7 @@ func (r *lmdbReader) NewIter(o IterOptions) (Iterator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine lmdb: open cursor: %w", err)
 	}
-	it := &lmdbIter{c: c, o: o}
+	it := &lmdbIter{cursorIter: cursorIter{o: o}, c: c}
 	if seek := o.first(); len(seek) > 0 {
 		it.set(c.Get(seek, nil, lmdbSetRange))
 	} else {
@@ -345,36 +335,24 @@ func (r *lmdbReader) Close() error {
 }
 
 type lmdbIter struct {
-	c    *lmdbCursor
-	k, v []byte
-	err  error
-	o    IterOptions
+	cursorIter
+	c *lmdbCursor
 }
 
-// set takes a cursor result and ends the iteration at the last key, an
-// error, End, or past Prefix.
+// set takes a cursor result: an error (past the last key: MDB_NOTFOUND)
+// ends the iteration.
 func (it *lmdbIter) set(k, v []byte, err error) {
 	if err != nil && !lmdbIsNotFound(err) {
 		it.err = err
 	}
-	if err != nil || it.o.past(k) {
-		k, v = nil, nil
-	}
-	it.k, it.v = k, v
+	it.at(either(err == nil, k, nil), v)
 }
-
-func (it *lmdbIter) Valid() bool { return it.k != nil }
 
 func (it *lmdbIter) Next() {
-	if it.k == nil {
-		return
+	if it.k != nil {
+		it.set(it.c.Get(nil, nil, lmdbNext))
 	}
-	it.set(it.c.Get(nil, nil, lmdbNext))
 }
-
-func (it *lmdbIter) Key() []byte            { return it.k }
-func (it *lmdbIter) Value() ([]byte, error) { return it.v, nil }
-func (it *lmdbIter) Err() error             { return it.err }
 
 func (it *lmdbIter) Close() error {
 	if it.c != nil {

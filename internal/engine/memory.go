@@ -1,16 +1,12 @@
-// Memory: an in-memory calibration rail, not a store.
+// Memory: an in-memory calibration rail, not a store. It measures what the
+// harness itself costs (key generation, the Get callback, iterator plumbing,
+// scheduling) over a Go map; every option is accepted and ignored.
 //
-// It measures what the harness itself costs (key generation, the Get callback,
-// iterator plumbing, goroutine scheduling) with a storage layer that is a Go
-// map. Nothing is durable, nothing is compressed, there is no cache to size
-// and no file to read ahead: Sync, CacheMB, Readahead and the rest are
-// accepted and ignored, and Settings says so.
-//
-// Layout: a map for Get and a sorted key slice built lazily, once, for
-// iteration. A Reader holds the snapshot current when it was made and reads it
-// without a lock. A commit mutates the current snapshot in place while no
-// Reader holds it, and clones it first (copy-on-write) once one does, so a
-// populate costs no copying and readers never see a torn map.
+// A map for Get, and a sorted key slice built once, lazily, for iteration.
+// A Reader reads the snapshot current when it was made without a lock. A
+// commit changes the current snapshot in place until a Reader holds it, and
+// clones it first (copy-on-write) once one does: a populate copies nothing
+// and readers never see a torn map.
 package engine
 
 import (

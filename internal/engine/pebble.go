@@ -94,12 +94,8 @@ func pebbleReserve(o Options) int64 {
 	po := &pebble.Options{}
 	pebbleMemory(o, po)
 	po.EnsureDefaults()
-	mem := int64(po.MemTableSize)
-	n := int64(po.MemTableStopWritesThreshold + 1)
-	if o.DisableCompactions {
-		return n * mem
-	}
-	return (n+int64(po.L0CompactionThreshold))*mem + compactedBase(po.LBaseMaxBytes, o)
+	return lsmReserve(o, int64(po.MemTableSize), int64(po.MemTableStopWritesThreshold+1),
+		int64(po.L0CompactionThreshold), po.LBaseMaxBytes)
 }
 
 func openPebble(o Options) (DB, error) {

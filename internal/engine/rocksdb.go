@@ -61,22 +61,18 @@ func init() { releaseC = func() { C.malloc_trim(0) } }
 // (grocksdb names only up to FATAL).
 const rocksdbHeaderLogLevel = grocksdb.InfoLogLevel(5)
 
-// The adapter's bookkeeping, kept out of Open so that a timed open is
-// RocksDB's own work: what the library is, probed once
-// per process (rocksdbLib), and the version in the store's OPTIONS file,
-// read when Settings is first asked for. The counters make both
-// observable.
+// Bookkeeping kept out of Open, so that a timed open is RocksDB's own
+// work: the library probed once per process (rocksdbLib), the OPTIONS file
+// read when Settings is first asked for. The counters make both observable.
 var (
 	rocksdbLibProbes    atomic.Int64 // dladdr/dlsym probes of the library
 	rocksdbOptionsReads atomic.Int64 // reads of an OPTIONS file
 )
 
-// rocksdbLib is what the loaded librocksdb is, probed once per process:
-// the shared object it was loaded from, symlinks resolved ("unknown path"
-// when it cannot be told, e.g. a static link), its version read from that
-// file's name (librocksdb.so.7.8.3 -> 7.8.3; rocksdb/version.h is a C++
-// header, and cgo compiles C), and whether it was built with assert()
-// live.
+// rocksdbLib is the shared object librocksdb was loaded from, symlinks
+// resolved ("unknown path", e.g. for a static link), its version from that
+// file's name (librocksdb.so.7.8.3 -> 7.8.3: rocksdb/version.h is C++, cgo
+// compiles C), and whether it was built with assert() live.
 var rocksdbLib = sync.OnceValue(func() (lib struct{ path, version, assertions string }) {
 	rocksdbLibProbes.Add(1)
 	lib.path, lib.version = "unknown path", "unknown"

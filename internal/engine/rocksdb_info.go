@@ -31,9 +31,7 @@ func init() {
 			// explicit 256 KiB from the first read.
 			{Name: "readahead", Values: []string{"auto", "256KiB"}, Is: IteratorReadahead,
 				Apply: func(v string, _ *Options, it *IterOptions) {
-					if v == "256KiB" {
-						it.ReadaheadBytes = rocksdbReadahead
-					}
+					it.ReadaheadBytes = either(v == "256KiB", rocksdbReadahead, it.ReadaheadBytes)
 				}},
 		},
 	}
@@ -66,8 +64,5 @@ func rocksdbReserve(o Options) int64 {
 	setPositive(&n, int64(o.MemtablesInFlight))
 	setPositive(&l0, int64(o.L0CompactionTables))
 	setPositive(&base, o.BaseLevelBytes)
-	if o.DisableCompactions {
-		return (n + 2) * mem
-	}
-	return (n+2+l0)*mem + compactedBase(base, o)
+	return lsmReserve(o, mem, n+2, l0, base)
 }

@@ -329,17 +329,12 @@ func btreeMap(expected, limit int64) int64 {
 	if expected > limit/4 {
 		return limit
 	}
-	return roundUpInt64(max(gib, 4*expected), gib)
+	return roundUpGiB(max(gib, 4*expected))
 }
 
 const gib = int64(1) << 30
 
-func roundUpInt64(n, to int64) int64 {
-	if r := n % to; r != 0 {
-		n += to - r
-	}
-	return n
-}
+func roundUpGiB(n int64) int64 { return (n + gib - 1) / gib * gib }
 
 // first is where an iteration starts: the later of Start and Prefix.
 func (o IterOptions) first() []byte {
@@ -354,6 +349,27 @@ func (o IterOptions) first() []byte {
 func (o IterOptions) past(k []byte) bool {
 	return o.End != nil && bytes.Compare(k, o.End) >= 0 || o.Prefix != nil && !bytes.HasPrefix(k, o.Prefix)
 }
+
+// cursorIter is what a B-tree's iterator holds: the pair its cursor is at,
+// nil once past the last key, End or Prefix (a cursor takes no bounds).
+type cursorIter struct {
+	k, v []byte
+	err  error
+	o    IterOptions
+}
+
+// at moves to the cursor's pair k, v (k nil: past the last key).
+func (it *cursorIter) at(k, v []byte) {
+	if k == nil || it.o.past(k) {
+		k, v = nil, nil
+	}
+	it.k, it.v = k, v
+}
+
+func (it *cursorIter) Valid() bool            { return it.k != nil }
+func (it *cursorIter) Key() []byte            { return it.k }
+func (it *cursorIter) Value() ([]byte, error) { return it.v, nil }
+func (it *cursorIter) Err() error             { return it.err }
 
 // batchArena buffers a batch's keys and values in one growing byte slice plus
 // offsets, rather than a slice per key.
@@ -388,12 +404,16 @@ func (a *batchArena) reset() {
 	a.ends = a.ends[:0]
 }
 
-// compactedBase is what rewriting the base level in a compaction may
-// write: the level's target size, but never more than the data the
-// caller said it would write (Options.ExpectedBytes) when it said so.
-func compactedBase(target int64, o Options) int64 {
-	if o.ExpectedBytes > 0 {
-		return min(target, o.ExpectedBytes)
+// lsmReserve is an LSM's Info.WriteReserve: memtables of mem bytes, each
+// a level-0 table once flushed, and with compactions on a level-0
+// compaction of l0 tables into a base level of base bytes, but never more
+// than the data the caller said it would write (Options.ExpectedBytes).
+func lsmReserve(o Options, mem, memtables, l0, base int64) int64 {
+	if o.DisableCompactions {
+		return memtables * mem
 	}
-	return target
+	if o.ExpectedBytes > 0 {
+		base = min(base, o.ExpectedBytes)
+	}
+	return (memtables+l0)*mem + base
 }
