@@ -47,20 +47,14 @@ func (s *memSnap) sorted() []string {
 }
 
 type memDB struct {
-	mu     sync.RWMutex // held by Commit and NewReader, not by Get
-	cur    *memSnap
-	bytes  int64 // logical bytes (keys+values) held
-	closed bool
+	store              // its name and settings; closed under mu
+	mu    sync.RWMutex // held by Commit and NewReader, not by Get
+	cur   *memSnap
+	bytes int64 // logical bytes (keys+values) held
 }
 
 func openMemory(o Options) (DB, error) {
-	return &memDB{cur: &memSnap{m: make(map[string][]byte)}}, nil
-}
-
-func (d *memDB) Name() string { return "memory" }
-
-func (d *memDB) Settings() []Setting {
-	return []Setting{
+	settings := []Setting{
 		{"kind", "go-map+lazily-sorted-keys"},
 		{"snapshots", "copy-on-write once a reader holds one"},
 		{"sync", "ignored (nothing is durable)"},
@@ -68,6 +62,7 @@ func (d *memDB) Settings() []Setting {
 		{"readahead", "n/a (no files: Options.Readahead is ignored)"},
 		{"compression", "none"},
 	}
+	return &memDB{store: store{name: "memory", settings: settings}, cur: &memSnap{m: make(map[string][]byte)}}, nil
 }
 
 var errMemClosed = errors.New("engine memory: closed")
@@ -75,7 +70,7 @@ var errMemClosed = errors.New("engine memory: closed")
 func (d *memDB) NewReader() (Reader, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
+	if d.closed.Load() {
 		return nil, errMemClosed
 	}
 	d.cur.shared = true
@@ -104,7 +99,7 @@ func (d *memDB) Size() (int64, error) {
 func (d *memDB) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.closed = true
+	d.closed.Store(true)
 	d.cur = &memSnap{m: map[string][]byte{}, shared: true}
 	d.bytes = 0
 	return nil
@@ -189,7 +184,7 @@ func (b *memBatch) Commit() error {
 	d := b.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
+	if d.closed.Load() {
 		return errMemClosed
 	}
 	s := d.own()
@@ -210,7 +205,7 @@ func (b *memBatch) Commit() error {
 func (d *memDB) Delete(key []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed {
+	if d.closed.Load() {
 		return errMemClosed
 	}
 	ks := unsafe.String(unsafe.SliceData(key), len(key)) // only looked up
