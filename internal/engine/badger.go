@@ -29,8 +29,14 @@ func init() {
 		Open:         openBadger,
 		Compressions: []string{"none", "snappy", "zstd"},
 		Params: []Param{
-			&Flag[Text]{Name: "badger_vthreshold", Default: "", Shapes: true, Check: checkBadgerThreshold,
-				Usage: "values of at least this many bytes go to Badger's value log (default: Badger v4's 1 MiB, lowered to 15% of the memtable when that is smaller, as Badger requires)"},
+			&Flag[Text]{Name: "badger_vthreshold", Default: "", Shapes: true,
+				Usage: "values of at least this many bytes go to Badger's value log (default: Badger v4's 1 MiB, lowered to 15% of the memtable when that is smaller, as Badger requires)",
+				Check: func(v Text, _ any) error { // empty: Badger's default
+					if n, err := strconv.Atoi(string(v)); v != "" && (err != nil || n < 1 || n > 1<<30) {
+						return errors.New("must be from 1 to 1073741824")
+					}
+					return nil
+				}},
 			&Flag[Text]{Name: "badger_compactors", Default: "", Shapes: true, Check: checkIntParam(2, 64),
 				Usage: "Badger's NumCompactors, the compactions it runs at once (default: Badger's 4; at least 2, Badger's minimum short of none)"},
 		},
@@ -47,17 +53,6 @@ func init() {
 			boundDim,
 		},
 	})
-}
-
-func checkBadgerThreshold(v Text, _ any) error {
-	if v == "" {
-		return nil // Badger's default
-	}
-	n, err := strconv.Atoi(string(v))
-	if err != nil || n < 1 || n > 1<<30 {
-		return errors.New("must be from 1 to 1073741824")
-	}
-	return nil
 }
 
 // badgerZstdLevel matches the zstd level Pebble (ZstdCompression) and

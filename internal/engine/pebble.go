@@ -33,8 +33,14 @@ func init() {
 		Open:         openPebble,
 		Compressions: []string{"none", "snappy", "zstd"},
 		Params: []Param{
-			&Flag[Text]{Name: "pebble_index_block", Default: "256KiB", Shapes: true, Check: checkPebbleIndexBlock,
-				Usage: "target size of Pebble's index blocks (1KiB to 1GiB); a table whose index outgrows one block gets a two-level index (default: CockroachDB's 256KiB; Pebble's own is its block size)"},
+			&Flag[Text]{Name: "pebble_index_block", Default: "256KiB", Shapes: true,
+				Usage: "target size of Pebble's index blocks (1KiB to 1GiB); a table whose index outgrows one block gets a two-level index (default: CockroachDB's 256KiB; Pebble's own is its block size)",
+				Check: func(v Text, _ any) error {
+					if n, err := memlimit.ParseSize(string(v)); err != nil || n < 1<<10 || n > 1<<30 {
+						return errors.New("must be a size from 1KiB to 1GiB (256KiB)")
+					}
+					return nil
+				}},
 			&Flag[Text]{Name: "pebble_compactions", Default: "", Shapes: true, Check: checkIntParam(1, 64),
 				Usage: "the most compactions Pebble runs at once, the upper end of its CompactionConcurrencyRange (default: Pebble's 1)"},
 			&Flag[Switch]{Name: "pebble_read_sampling", Default: "true", Choices: []Switch{"true", "false"},
@@ -48,14 +54,6 @@ func init() {
 		// Write-ahead logs, including those kept for recycling.
 		LogFile: func(n string) bool { return strings.HasSuffix(n, ".log") },
 	})
-}
-
-func checkPebbleIndexBlock(v Text, _ any) error {
-	n, err := memlimit.ParseSize(string(v))
-	if err != nil || n < 1<<10 || n > 1<<30 {
-		return errors.New("must be a size from 1KiB to 1GiB (256KiB)")
-	}
-	return nil
 }
 
 // pebbleDeclined is how long a level may score with nothing running
