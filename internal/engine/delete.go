@@ -35,11 +35,9 @@ type RangeDeleter interface {
 	DeleteRange(start, end []byte) error
 }
 
-// Compacter runs the engine's manual compaction over the keys in
-// [start, end) and returns when it has finished, so that deleted entries
-// there have been dropped wherever it reached (each adapter's Compact says
-// how far). B-trees free the pages of deleted keys when the delete commits
-// and have no compaction.
+// Compacter runs the engine's manual compaction over [start, end) and
+// returns when it has dropped the deleted entries wherever it reached (each
+// adapter's Compact says how far). B-trees free pages as deletes commit.
 type Compacter interface {
 	Compact(start, end []byte) error
 }

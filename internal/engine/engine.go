@@ -4,6 +4,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -376,11 +377,7 @@ func OpenInfo(i Info, o Options) (DB, error) {
 		}
 	}
 	o = i.withDefaults(o)
-	switch o.Readahead {
-	case "":
-		o.Readahead = ReadaheadOff
-	case ReadaheadOff, ReadaheadOS:
-	default:
+	if o.Readahead = cmp.Or(o.Readahead, ReadaheadOff); !slices.Contains(ReadaheadModes, o.Readahead) {
 		return nil, fmt.Errorf("engine %s: readahead %q: must be one of %s", name, o.Readahead, strings.Join(ReadaheadModes, ", "))
 	}
 	if err := i.CheckCompression(o.Compression); err != nil {
@@ -410,10 +407,7 @@ func (i Info) withDefaults(o Options) Options {
 
 // CheckCompression reports whether the engine can store blocks compressed c.
 func (i Info) CheckCompression(c string) error {
-	if c == "" {
-		c = "none"
-	}
-	if slices.Contains(i.Compressions, c) {
+	if c = cmp.Or(c, "none"); slices.Contains(i.Compressions, c) {
 		return nil
 	}
 	return fmt.Errorf("engine %s: compression %q not supported (have %s)", i.Name, c, strings.Join(i.Compressions, ", "))

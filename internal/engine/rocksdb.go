@@ -484,12 +484,11 @@ func (r *rocksDB) writeBatch(fill func(wb *grocksdb.WriteBatch)) error {
 	})
 }
 
-// Compact is CompactRange over [start, end] with RocksDB's default
-// options: every level that holds keys of the range is compacted into the
-// next, down to the bottom level, where tombstones are dropped with the
-// keys they cover (the bottom level's own files are rewritten only when
-// a compaction filter asks: bottommost_level_compaction
-// kIfHaveCompactionFilter). It returns when the compaction is done.
+// Compact is CompactRange over [start, end] with RocksDB's defaults, and
+// returns when it is done: every level holding keys of the range compacted
+// into the next, down to the bottom level, where tombstones are dropped
+// with the keys they cover (bottommost_level_compaction
+// kIfHaveCompactionFilter: the bottom level's own files are not rewritten).
 func (r *rocksDB) Compact(start, end []byte) error {
 	return r.write(func() error { r.db.CompactRange(grocksdb.Range{Start: start, Limit: end}); return nil })
 }

@@ -99,9 +99,8 @@ func allocated(fi os.FileInfo) int64 {
 	return fi.Size()
 }
 
-// store is what the adapters' databases share (the LSMs', bbolt's, LMDB's):
-// where the store is, how it was opened, what Settings reports, and whether
-// it is closed.
+// store is what the adapters' databases share: where the store is, how it
+// was opened, what Settings reports, and whether it is closed.
 type store struct {
 	name          string // the engine's: its errors begin with it
 	dir           string
@@ -175,10 +174,9 @@ func (l *store) write(f func() error) error {
 }
 
 // directReader is the part of a reader that reads the store directly
-// (Pebble, RocksDB, goleveldb) and holds nothing: Close only marks it.
-// Each of those stores has a reader type of its own around it, whose Get
-// and NewIter call the engine directly, so that a timed read makes no call
-// the engine's Get does not make itself.
+// (Pebble, RocksDB, goleveldb): Close only marks it. Each such store has a
+// reader type of its own around it whose Get calls the engine's directly,
+// so that a timed read makes no call the engine's Get does not make.
 type directReader struct{ closed bool }
 
 func (r *directReader) Close() error {
@@ -246,9 +244,8 @@ func checkIntParam(lo, hi int) func(Text, any) error {
 var boundDim = Dim{Name: "bound", Values: []string{"none", "prefix"}, Is: IteratorBound}
 
 // The settle rule every engine with background work shares in Flush
-// (docs/engines.md, "When writes are settled"). Every engine pays the same
-// (at least one settlePoll of waiting), so the rule does not tilt populate
-// rates.
+// (docs/engines.md, "When writes are settled"): each pays at least one
+// settlePoll, so the rule does not tilt populate rates.
 const (
 	settlePoll    = 10 * time.Millisecond
 	settleQuiet   = 2
