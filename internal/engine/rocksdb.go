@@ -134,9 +134,7 @@ func openRocksDB(o Options) (DB, error) {
 	r := &rocksDB{store: storeOf("rocksdb", o), verify: !o.SkipChecksums}
 	bbto := grocksdb.NewDefaultBlockBasedTableOptions()
 	r.frees = append(r.frees, bbto.Destroy)
-	if o.BlockSize > 0 { // 0: RocksDB's default, 4 KiB
-		bbto.SetBlockSize(o.BlockSize)
-	}
+	ifPositive(o.BlockSize, bbto.SetBlockSize) // 0: RocksDB's default, 4 KiB
 	// One index block per table, binary-searched: RocksDB's default, set
 	// so that the settings line states it.
 	bbto.SetIndexType(grocksdb.KBinarySearchIndexType)
@@ -167,18 +165,10 @@ func openRocksDB(o Options) (DB, error) {
 	r.frees = append(r.frees, opts.Destroy)
 	opts.SetBlockBasedTableFactory(bbto)
 	opts.SetCreateIfMissing(true)
-	if o.MemtableMB > 0 {
-		opts.SetWriteBufferSize(uint64(o.MemtableMB) << 20)
-	}
-	if n := o.MemtablesInFlight; n > 0 {
-		opts.SetMaxWriteBufferNumber(n)
-	}
-	if n := o.L0CompactionTables; n > 0 {
-		opts.SetLevel0FileNumCompactionTrigger(n)
-	}
-	if n := o.BaseLevelBytes; n > 0 {
-		opts.SetMaxBytesForLevelBase(uint64(n))
-	}
+	ifPositive(o.MemtableMB, func(mb int) { opts.SetWriteBufferSize(uint64(mb) << 20) })
+	ifPositive(o.MemtablesInFlight, opts.SetMaxWriteBufferNumber)
+	ifPositive(o.L0CompactionTables, opts.SetLevel0FileNumCompactionTrigger)
+	ifPositive(o.BaseLevelBytes, func(n int64) { opts.SetMaxBytesForLevelBase(uint64(n)) })
 	opts.SetCompression(ct) // compression_per_level stays empty: every level
 	opts.SetInfoLogLevel(rocksdbHeaderLogLevel)
 	opts.SetKeepLogFileNum(1)

@@ -84,10 +84,14 @@ func either[T any](c bool, a, b T) T {
 }
 
 // setPositive sets *dst to v when v > 0: an option at 0 leaves the
-// engine's default.
+// engine's default. ifPositive is the same for an option set by a call.
 func setPositive[T int | int64 | uint64 | float64](dst *T, v T) {
+	ifPositive(v, func(v T) { *dst = v })
+}
+
+func ifPositive[T int | int64 | uint64 | float64](v T, set func(T)) {
 	if v > 0 {
-		*dst = v
+		set(v)
 	}
 }
 
