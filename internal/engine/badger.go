@@ -290,10 +290,9 @@ func (r *badgerReader) NewIter(o IterOptions) (Iterator, error) {
 	if r.closed || r.db.closed.Load() {
 		return nil, r.db.errClosed()
 	}
-	bio := badger.IteratorOptions{PrefetchValues: !o.KeysOnly && !o.NoPrefetch, Prefix: o.Prefix}
-	if bio.PrefetchValues {
-		bio.PrefetchSize = badger.DefaultIteratorOptions.PrefetchSize
-	}
+	prefetch := !o.KeysOnly && !o.NoPrefetch
+	bio := badger.IteratorOptions{PrefetchValues: prefetch, Prefix: o.Prefix,
+		PrefetchSize: either(prefetch, badger.DefaultIteratorOptions.PrefetchSize, 0)}
 	it := &badgerIter{r: r, it: r.txn.NewIterator(bio), end: o.End, prefetched: bio.PrefetchValues}
 	it.setVal = it.setValue
 	r.iters++

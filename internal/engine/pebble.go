@@ -103,15 +103,9 @@ func openPebble(o Options) (DB, error) {
 	cache := pebble.NewCache(int64(o.CacheMB) << 20)
 	defer cache.Unref() // the DB holds its own reference
 
-	po := &pebble.Options{
-		Cache:    cache,
-		Logger:   pebbleQuietLogger{},
-		ReadOnly: o.ReadOnly,
-	}
-	if !o.ReadOnly {
-		// A read-only open keeps the store's format; ratcheting it is a write.
-		po.FormatMajorVersion = pebble.FormatNewest
-	}
+	// A read-only open keeps the store's format (0); ratcheting it is a write.
+	po := &pebble.Options{Cache: cache, Logger: pebbleQuietLogger{}, ReadOnly: o.ReadOnly,
+		FormatMajorVersion: either(o.ReadOnly, 0, pebble.FormatNewest)}
 	pebbleMemory(o, po)
 	bits := o.BloomBitsPerKey
 	if o.BloomFPR > 0 {
