@@ -21,12 +21,10 @@ func resolvedDir(dir string) string {
 	return dir
 }
 
-// adviseRandom advises MADV_RANDOM on every memory map of a file under dir
-// that this process holds now (/proc/self/maps): a page fault in them then
-// reads that page alone, not the device's read_ahead_kb around it. It
-// works the same on read-only and writable maps. A map made later (a file
-// created or remapped after the call) is not covered. A map unmapped
-// between reading /proc/self/maps and the madvise is skipped.
+// adviseRandom advises MADV_RANDOM on every memory map, read-only or
+// writable, of a file under dir that this process holds now
+// (/proc/self/maps): a page fault then reads that page alone, not the
+// device's read_ahead_kb around it. Maps made later are not covered.
 func adviseRandom(dir string) error {
 	b, err := os.ReadFile("/proc/self/maps")
 	if err != nil {

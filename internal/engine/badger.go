@@ -228,9 +228,8 @@ func (b *badgerDB) NewBatch() Batch {
 }
 
 // Flush is DB.Sync (the active memtable's log and the value log; Badger
-// writes the memtable itself out only when full or on Close), then settles
-// (docs/engines.md, "When writes are settled"): a flushed memtable's *.mem
-// file is deleted, so one is left when none is queued; the compactors pick
+// writes the memtable out only when full or on Close), then settles: one
+// *.mem file is left when no flushed memtable is queued; the compactors pick
 // a level at L0 score >= 1 or an adjusted score >= 1.
 func (b *badgerDB) Flush() error {
 	if err := b.usable(); err != nil || b.readOnly {
@@ -340,10 +339,9 @@ func (it *badgerIter) Key() []byte { return it.it.Item().Key() }
 
 func (it *badgerIter) setValue(v []byte) error { it.val = v; return nil }
 
-// Value returns the prefetched value without a copy. Without prefetching
-// (KeysOnly or NoPrefetch) the value is copied into a buffer the iterator
-// reuses, because Badger releases the value's memory when Item.Value
-// returns.
+// Value returns the prefetched value without a copy; without prefetching,
+// a copy in a buffer the iterator reuses, as Badger releases the value's
+// memory when Item.Value returns.
 func (it *badgerIter) Value() ([]byte, error) {
 	item := it.it.Item()
 	if it.prefetched {

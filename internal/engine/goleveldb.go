@@ -182,7 +182,7 @@ func (g *goleveldbDB) NewBatch() Batch {
 
 // Flush opens an empty transaction, which writes the memtable to a synced
 // level-0 table first, and settles on busy's three signals
-// (docs/engines.md, "goleveldb"). A running compaction's inputs keep their
+// (docs/engines.md, "goleveldb"): a running compaction's inputs keep their
 // level scoring until it installs its output.
 func (g *goleveldbDB) Flush() error {
 	if err := g.usable(); err != nil || g.readOnly {
@@ -247,10 +247,9 @@ func (g *goleveldbDB) DeleteBatch(keys [][]byte) error {
 	})
 }
 
-// Compact is CompactRange over [start, end): the memtable written out,
-// then every level's tables that hold keys of the range compacted into the
-// next, down to the last, where deletions are dropped with the keys they
-// cover. goleveldb has no range delete.
+// Compact is CompactRange over [start, end): the memtable written out, then
+// each level's tables holding keys of the range compacted into the next,
+// down to the last, where deletions are dropped with the keys they cover.
 func (g *goleveldbDB) Compact(start, end []byte) error {
 	return g.write(func() error { return g.db.CompactRange(util.Range{Start: start, Limit: end}) })
 }

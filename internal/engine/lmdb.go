@@ -1,9 +1,7 @@
-// LMDB adapter, on either binding: github.com/PowerDNS/lmdb-go by default,
-// github.com/bmatsuo/lmdb-go with -tags lmdb_bmatsuo. The binding is imported
-// only by lmdb_powerdns.go / lmdb_bmatsuo.go; this file uses their aliases.
-// docs/engines.md gives its settings and why. Readers need no
-// LockOSThread: the binding opens the env MDB_NOTLS, and only write
-// transactions need it (Env.Update locks the thread itself).
+// LMDB adapter, on the binding lmdb_powerdns.go or (-tags lmdb_bmatsuo)
+// lmdb_bmatsuo.go imports, through their aliases; docs/engines.md gives its
+// settings and why. Readers need no LockOSThread: the binding opens the env
+// MDB_NOTLS, and Env.Update locks the thread for a write itself.
 package engine
 
 import (

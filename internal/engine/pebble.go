@@ -207,11 +207,10 @@ func (p *pebbleDB) NewBatch() Batch {
 }
 
 // Flush writes the memtable to an sstable (durable with the MANIFEST,
-// whatever Options.Sync is) and settles on DB.Metrics (docs/engines.md,
-// "When writes are settled"). Compact.EstimatedDebt is not waited for: it
-// counts all of L0 whenever L0 and Lbase hold data, even below L0's
-// trigger, so it may never reach 0. pebbleDeclined is four ticks of
-// Pebble's compaction granter.
+// whatever Options.Sync is) and settles on DB.Metrics. Not on
+// Compact.EstimatedDebt, which counts all of L0 whenever L0 and Lbase hold
+// data and may never reach 0. pebbleDeclined is four ticks of Pebble's
+// compaction granter.
 func (p *pebbleDB) Flush() error {
 	if err := p.usable(); err != nil || p.readOnly {
 		return err

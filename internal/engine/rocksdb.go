@@ -1,11 +1,10 @@
 //go:build rocksdb
 
-// RocksDB adapter (grocksdb over the system librocksdb; build with
-// -tags rocksdb and Debian's librocksdb-dev): docs/engines.md says how each
-// option is mapped and why. Settings says what was set, and the C library's
-// version and whether it was built with assertions. A compaction hints its
-// input tables FADV_NORMAL when it starts (access_hint_on_compaction_start),
-// and the hint stays on them until it deletes them.
+// RocksDB adapter (grocksdb over the system librocksdb, -tags rocksdb):
+// docs/engines.md says how each option is mapped and why; Settings says
+// what was set, the C library's version and whether it asserts. A
+// compaction hints its input tables FADV_NORMAL when it starts
+// (access_hint_on_compaction_start), and the hint stays until it deletes them.
 package engine
 
 /*
@@ -306,9 +305,8 @@ func (r *rocksDB) NewBatch() Batch {
 	return &rocksBatch{r: r, wb: grocksdb.NewWriteBatch()}
 }
 
-// Flush writes the memtables to L0 and waits, makes the WAL durable, then
-// waits (settle, the rule every engine shares) until RocksDB reports no
-// compaction pending or running and no flush pending or running.
+// Flush writes the memtables to L0, makes the WAL durable, then settles
+// until no compaction or flush is pending or running.
 func (r *rocksDB) Flush() error {
 	if err := r.usable(); err != nil || r.readOnly {
 		return err
@@ -352,9 +350,8 @@ func (rd *rocksReader) Get(key []byte, fn func(value []byte) error) (bool, error
 }
 
 // NewIter bounds the iterator above with iterate_upper_bound (End or the
-// prefix's successor) and seeks to max(Start, Prefix). The bounds are copied
-// to C memory, because RocksDB keeps a pointer to them for the iterator's
-// life.
+// prefix's successor), copied to C memory since RocksDB keeps a pointer to
+// it for the iterator's life, and seeks to max(Start, Prefix).
 func (rd *rocksReader) NewIter(o IterOptions) (Iterator, error) {
 	if err := rd.readable(&rd.db.store); err != nil {
 		return nil, err

@@ -67,8 +67,7 @@ func SyncTree(dir string) error {
 }
 
 // gone is err, or nil for a file the engine removed meanwhile (an obsolete
-// table a compaction left, deleted in the background): it has nothing to
-// sync.
+// table deleted in the background).
 func gone(err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
