@@ -209,16 +209,17 @@ func (r *boltReader) Get(key []byte, fn func(value []byte) error) (bool, error) 
 }
 
 func (r *boltReader) NewIter(o IterOptions) (Iterator, error) {
-	it := &boltIter{cursorIter: cursorIter{o: o}}
+	it := &boltIter{o: o}
 	if r.b == nil {
 		return it, nil
 	}
 	it.c = r.b.Cursor()
 	if seek := o.first(); len(seek) > 0 {
-		it.at(it.c.Seek(seek))
+		it.k, it.v = it.c.Seek(seek)
 	} else {
-		it.at(it.c.First())
+		it.k, it.v = it.c.First()
 	}
+	it.check()
 	return it, nil
 }
 
@@ -233,17 +234,35 @@ func (r *boltReader) Close() error {
 	return err
 }
 
+// boltIter and lmdbIter keep their own fields and methods: one embedded
+// iterator for both cost ScanBolt 1% more instructions and 16 bytes a scan
+// (kvb compare -mode sim, 2026-11-29).
 type boltIter struct {
-	cursorIter
-	c *bolt.Cursor
+	c    *bolt.Cursor
+	k, v []byte
+	o    IterOptions
 }
 
-func (it *boltIter) Next() {
-	if it.k != nil {
-		it.at(it.c.Next())
+// check ends the iteration at End or past Prefix.
+func (it *boltIter) check() {
+	if it.k != nil && it.o.past(it.k) {
+		it.k, it.v = nil, nil
 	}
 }
 
+func (it *boltIter) Valid() bool { return it.k != nil }
+
+func (it *boltIter) Next() {
+	if it.k == nil {
+		return
+	}
+	it.k, it.v = it.c.Next()
+	it.check()
+}
+
+func (it *boltIter) Key() []byte            { return it.k }
+func (it *boltIter) Value() ([]byte, error) { return it.v, nil }
+func (it *boltIter) Err() error             { return nil }
 func (it *boltIter) Close() error {
 	it.c, it.k, it.v = nil, nil, nil
 	return nil

@@ -313,7 +313,7 @@ func (r *lmdbReader) NewIter(o IterOptions) (Iterator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine lmdb: open cursor: %w", err)
 	}
-	it := &lmdbIter{cursorIter: cursorIter{o: o}, c: c}
+	it := &lmdbIter{c: c, o: o}
 	if seek := o.first(); len(seek) > 0 {
 		it.set(c.Get(seek, nil, lmdbSetRange))
 	} else {
@@ -333,24 +333,36 @@ func (r *lmdbReader) Close() error {
 }
 
 type lmdbIter struct {
-	cursorIter
-	c *lmdbCursor
+	c    *lmdbCursor
+	k, v []byte
+	err  error
+	o    IterOptions
 }
 
-// set takes a cursor result: an error (past the last key: MDB_NOTFOUND)
-// ends the iteration.
+// set takes a cursor result and ends the iteration at the last key, an
+// error, End, or past Prefix.
 func (it *lmdbIter) set(k, v []byte, err error) {
 	if err != nil && !lmdbIsNotFound(err) {
 		it.err = err
 	}
-	it.at(either(err == nil, k, nil), v)
+	if err != nil || it.o.past(k) {
+		k, v = nil, nil
+	}
+	it.k, it.v = k, v
 }
 
+func (it *lmdbIter) Valid() bool { return it.k != nil }
+
 func (it *lmdbIter) Next() {
-	if it.k != nil {
-		it.set(it.c.Get(nil, nil, lmdbNext))
+	if it.k == nil {
+		return
 	}
+	it.set(it.c.Get(nil, nil, lmdbNext))
 }
+
+func (it *lmdbIter) Key() []byte            { return it.k }
+func (it *lmdbIter) Value() ([]byte, error) { return it.v, nil }
+func (it *lmdbIter) Err() error             { return it.err }
 
 func (it *lmdbIter) Close() error {
 	if it.c != nil {

@@ -351,27 +351,6 @@ func (o IterOptions) past(k []byte) bool {
 	return o.End != nil && bytes.Compare(k, o.End) >= 0 || o.Prefix != nil && !bytes.HasPrefix(k, o.Prefix)
 }
 
-// cursorIter is what a B-tree's iterator holds: the pair its cursor is at,
-// nil once past the last key, End or Prefix (a cursor takes no bounds).
-type cursorIter struct {
-	k, v []byte
-	err  error
-	o    IterOptions
-}
-
-// at moves to the cursor's pair k, v (k nil: past the last key).
-func (it *cursorIter) at(k, v []byte) {
-	if k == nil || it.o.past(k) {
-		k, v = nil, nil
-	}
-	it.k, it.v = k, v
-}
-
-func (it *cursorIter) Valid() bool            { return it.k != nil }
-func (it *cursorIter) Key() []byte            { return it.k }
-func (it *cursorIter) Value() ([]byte, error) { return it.v, nil }
-func (it *cursorIter) Err() error             { return it.err }
-
 // batchArena buffers a batch's keys and values in one growing byte slice plus
 // offsets, rather than a slice per key.
 type batchArena struct {
