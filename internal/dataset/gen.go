@@ -117,10 +117,8 @@ func (g *Gen) indexBelow(key []byte, limit uint64) (i uint64, ok bool) {
 }
 
 // word is the w-th 8-byte word of value i's random chunk.
-func (g *Gen) word(i uint64, w int) uint64 { return saltedWord(i, w, g.valSalt) }
-
-func saltedWord(i uint64, w int, salt uint64) uint64 {
-	return mix64(i*0x9e3779b97f4a7c15 + uint64(w)*0xd1b54a32d192ed03 + salt)
+func (g *Gen) word(i uint64, w int) uint64 {
+	return mix64(i*0x9e3779b97f4a7c15 + uint64(w)*0xd1b54a32d192ed03 + g.valSalt)
 }
 
 // byteAt is byte p of value i, without building the value.
@@ -130,7 +128,30 @@ func (g *Gen) byteAt(i uint64, p int) byte {
 }
 
 // Value writes value i into dst (grown if short) and returns it.
-func (g *Gen) Value(dst []byte, i uint64) []byte { return g.ValueV(dst, i, 0) }
+func (g *Gen) Value(dst []byte, i uint64) []byte {
+	n := g.ValueSize
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	dst = dst[:n]
+	c := g.chunk
+	if c > n {
+		c = n
+	}
+	p := 0
+	for w := 0; p+8 <= c; w++ {
+		binary.LittleEndian.PutUint64(dst[p:], g.word(i, w))
+		p += 8
+	}
+	for ; p < c; p++ {
+		dst[p] = g.byteAt(i, p)
+	}
+	// Repeat the random chunk, so compressors find exactly (1-ratio) redundancy.
+	for p < n {
+		p += copy(dst[p:], dst[:c])
+	}
+	return dst
+}
 
 // ErrWrongValue reports a value that is not the one written for its key.
 var ErrWrongValue = errors.New("dataset: value does not match its key")

@@ -28,37 +28,26 @@ func (g *Gen) wordV(i uint64, w int, ver uint64) uint64 {
 	case w == 0:
 		return ver ^ g.stamp(i)
 	}
-	return saltedWord(i, w, g.verSalt(ver))
+	return mix64(i*0x9e3779b97f4a7c15 + uint64(w)*0xd1b54a32d192ed03 + (g.valSalt ^ mix64(ver*0xa0761d6478bd642f)))
 }
-
-// verSalt salts the words of version ver > 0.
-func (g *Gen) verSalt(ver uint64) uint64 { return g.valSalt ^ mix64(ver*0xa0761d6478bd642f) }
 
 // ValueV writes version ver of value i into dst (grown if short) and
 // returns it; ValueV(dst, i, 0) is Value(dst, i). A version above 0 needs
 // VersionedValues, and repeats its whole words only.
 func (g *Gen) ValueV(dst []byte, i, ver uint64) []byte {
+	if ver == 0 {
+		return g.Value(dst, i)
+	}
 	n := g.ValueSize
 	if cap(dst) < n {
 		dst = make([]byte, n)
 	}
 	dst = dst[:n]
-	c, salt := min(g.chunk, n), g.valSalt
-	if ver != 0 {
-		c, salt = c&^7, g.verSalt(ver)
+	c := min(g.chunk, n) &^ 7
+	for p := 0; p < c; p += 8 {
+		binary.LittleEndian.PutUint64(dst[p:], g.wordV(i, p/8, ver))
 	}
-	p := 0
-	for ; p+8 <= c; p += 8 {
-		binary.LittleEndian.PutUint64(dst[p:], saltedWord(i, p/8, salt))
-	}
-	for ; p < c; p++ { // version 0 only
-		dst[p] = g.byteAt(i, p)
-	}
-	if ver != 0 {
-		binary.LittleEndian.PutUint64(dst, g.wordV(i, 0, ver))
-	}
-	// Repeat the random chunk, so compressors find exactly (1-ratio) redundancy.
-	for p < n {
+	for p := c; p < n; {
 		p += copy(dst[p:], dst[:c])
 	}
 	return dst
