@@ -127,7 +127,9 @@ func (g *Gen) byteAt(i uint64, p int) byte {
 	return byte(g.word(i, p/8) >> (8 * uint(p%8)))
 }
 
-// Value writes value i into dst (grown if short) and returns it.
+// Value writes value i into dst (grown if short) and returns it. It keeps
+// its own loop, apart from ValueV's: one loop for both cost every scan 0.3%
+// more instructions (kvb compare -mode sim, 2026-11-29).
 func (g *Gen) Value(dst []byte, i uint64) []byte {
 	n := g.ValueSize
 	if cap(dst) < n {
