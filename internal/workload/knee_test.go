@@ -340,10 +340,12 @@ func TestKneeSpread(t *testing.T) {
 func TestKneeReportsSpread(t *testing.T) {
 	cfg := core.Default()
 	cfg.KeysMil, cfg.ValSize = 0.001, 100
-	// An SLO no stall of a loaded machine breaks: what is checked here is
-	// how the searches' knees are reported, not where they fall.
+	// What is checked is how the searches' knees are reported, not where
+	// they fall. A first rate that puts one operation in a window, which a
+	// window always runs, and an SLO no stall breaks: every search
+	// sustains its first rate, however loaded the machine.
 	withLoad(&cfg, func(l *loadSettings) {
-		l.KneeTime, l.KneeStart, l.KneeSteps, l.SLO = 5*time.Millisecond, 1000, 0, time.Minute
+		l.KneeTime, l.KneeStart, l.KneeSteps, l.SLO = 5*time.Millisecond, 100, 0, time.Minute
 	})
 	e := setup(t, cfg, "BenchmarkKneeMemory", io.Discard)
 	db := loadedRail(t, e)
@@ -365,7 +367,7 @@ func TestKneeReportsSpread(t *testing.T) {
 	coretest.SetBenchtime(t, "3x")
 	r = run()
 	knee, lo, hi := r.Extra["knee-ops/s"], r.Extra["knee-min-ops/s"], r.Extra["knee-max-ops/s"]
-	if r.N != 3 || !(lo <= knee && knee <= hi) || hi < 1000 {
+	if r.N != 3 || !(lo <= knee && knee <= hi) || lo < 100 {
 		t.Fatalf("N=%d: knee %v, min %v, max %v: %v", r.N, knee, lo, hi, r.Extra)
 	}
 	pct, ok := r.Extra["knee-spread%"]
