@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/benchstat/internal/engname"
 )
 
 const sample = `goos: linux
@@ -81,6 +83,12 @@ func TestSplit(t *testing.T) {
 	} {
 		if op, eng, cfg := Split(name); [3]string{op, eng, cfg} != want {
 			t.Errorf("%s: %q %q %q, want %q", name, op, eng, cfg, want)
+		}
+	}
+	for _, title := range engname.Titles() {
+		name := "ReadRandom" + title + "/valsz=1024/threads=4-2"
+		if op, eng, cfg := Split(name); op != "ReadRandom" || eng != title || cfg != "valsz=1024/threads=4" {
+			t.Errorf("%s: %q %q %q", name, op, eng, cfg)
 		}
 	}
 }
