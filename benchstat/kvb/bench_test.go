@@ -40,7 +40,7 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 	run := []string{"results/kvbench.test", "-test.run", "^$", "-test.count", "3", "-keys_mil", "0.1", "-valsz", "1024"}
 	row := func(more ...string) []string { return append(append([]string(nil), run...), more...) }
 	want := [][]string{
-		{"go", "test", "-c", "-tags", "rocksdb", "-o", "results/kvbench.test", "."},
+		{goTool(), "test", "-c", "-tags", "rocksdb", "-o", "results/kvbench.test", "."},
 		row("-test.bench", "^BenchmarkPopulate"+stores+"/valsz/batch/sync=false", "-test.benchtime", "1x"),
 		row("-test.bench", "^BenchmarkReadRandom"+stores, "-test.benchtime", "0.3s", "-cache", "warm", "-threads", "1,2,16", "-block_size", "4KiB"),
 		row("-test.bench", "^BenchmarkReadRandom(Badger|Goleveldb|Pebble|RocksDB)$", "-test.benchtime", "0.3s", "-cache", "warm", "-threads", "1", "-block_size", "32KiB"),
