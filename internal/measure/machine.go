@@ -245,6 +245,22 @@ func FileSystem(path string) (FS, error) {
 	return fs, nil
 }
 
+// InMemory says whether path (or, while it does not exist yet, its
+// nearest parent that does) is on a filesystem whose files are memory
+// (tmpfs, ramfs): nothing under it is written back or can be evicted, so
+// /proc/self/io's write_bytes never counts its writes and no read of it
+// is cold.
+func InMemory(path string) (bool, error) {
+	for {
+		fs, err := FileSystem(path)
+		if parent := filepath.Dir(path); err == syscall.ENOENT && parent != path {
+			path = parent
+			continue
+		}
+		return fs.Type == "tmpfs" || fs.Type == "ramfs", err
+	}
+}
+
 // Mount is one line of a mountinfo file: the mounted root and where (octal
 // escapes undone), its type, source and super options.
 type Mount struct{ Root, Point, Type, Source, Super string }

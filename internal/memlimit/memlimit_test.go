@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/measure"
-	"golang.org/x/sys/unix"
 )
 
 func TestParseSize(t *testing.T) {
@@ -330,9 +329,8 @@ func TestBudgetBoundsPageCache(t *testing.T) {
 	const limit = 32 << 20
 	realParent(t, limit)
 	dir := t.TempDir()
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil || st.Type == unix.TMPFS_MAGIC {
-		t.Skipf("%s is on tmpfs (or unknown: %v): its files are memory, not page cache", dir, err)
+	if mem, err := measure.InMemory(dir); err != nil || mem {
+		t.Skipf("%s is on tmpfs or ramfs (or unknown: %v): its files are memory, not page cache", dir, err)
 	}
 	path, err := measure.PrepareFile(dir, 4*limit)
 	if err != nil {

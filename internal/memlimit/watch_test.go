@@ -151,9 +151,8 @@ func TestKillReport(t *testing.T) {
 	}
 	p := realParent(t, Floor)
 	dir := t.TempDir()
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil || st.Type == unix.TMPFS_MAGIC {
-		t.Skipf("%s is on tmpfs (or unknown: %v): its files are memory, not page cache", dir, err)
+	if mem, err := measure.InMemory(dir); err != nil || mem {
+		t.Skipf("%s is on tmpfs or ramfs (or unknown: %v): its files are memory, not page cache", dir, err)
 	}
 	path, err := measure.PrepareFile(dir, 4<<20)
 	if err != nil {

@@ -125,11 +125,14 @@ var deviceCounters = func(dir string) (s measure.DiskStats, ok bool, err error) 
 }
 
 // counters are the process's and the device's (under dir, if any) at a window's start.
+// hasIO: the process's written bytes count the writes under dir, which
+// is not on tmpfs or ramfs.
 type counters struct {
 	dir    string
 	io     measure.IO
 	dev    measure.DiskStats
 	hasDev bool
+	hasIO  bool
 }
 
 func readCounters(dir string) (c counters, err error) {
@@ -138,6 +141,11 @@ func readCounters(dir string) (c counters, err error) {
 		if c.dev, c.hasDev, err = deviceCounters(dir); err != nil {
 			return c, err
 		}
+		mem, err := measure.InMemory(dir)
+		if err != nil {
+			return c, err
+		}
+		c.hasIO = !mem
 	}
 	c.io, err = measure.ReadIO()
 	return c, err

@@ -82,6 +82,7 @@ type populateStats struct {
 	written int64           // bytes dirtied less those cancelled (/proc/self/io)
 	dev     int64           // written to the device under -dir (/proc/diskstats)
 	hasDev  bool            // -dir has a block device under it
+	hasIO   bool            // written counts -dir's writes: not tmpfs or ramfs
 	mem     measure.RSS     // growth of each kind's peak over the baseline
 }
 
@@ -167,7 +168,7 @@ func writeOnce(e *core.Env, info engine.Info, opts engine.Options, from string, 
 	if err != nil {
 		return st, err
 	}
-	st.written, st.dev, st.hasDev = written, dev.WrittenBytes, c0.hasDev
+	st.written, st.dev, st.hasDev, st.hasIO = written, dev.WrittenBytes, c0.hasDev, c0.hasIO
 	st.space, err = engine.SpaceOf(info, dir)
 	return st, err
 }
@@ -214,7 +215,7 @@ func (t *writeTally) add(st populateStats) {
 	t.sum.elapsed += st.elapsed
 	t.sum.written += st.written
 	t.sum.dev += st.dev
-	t.sum.hasDev = st.hasDev
+	t.sum.hasDev, t.sum.hasIO = st.hasDev, st.hasIO
 	t.sum.space.Data += st.space.Data
 	t.sum.space.Logs += st.space.Logs
 	t.sum.mem.Peak = max(t.sum.mem.Peak, st.mem.Peak)
@@ -241,7 +242,9 @@ func (t *writeTally) report(b *testing.B, keys uint64, logical int64, memory boo
 	sum := t.sum
 	perLogical := func(v int64) float64 { return float64(v) / (float64(logical) * ops) }
 	b.ReportMetric(float64(keys)*ops/sum.elapsed.Seconds(), "keys/s")
-	b.ReportMetric(perLogical(sum.written), "write-amp")
+	if sum.hasIO {
+		b.ReportMetric(perLogical(sum.written), "write-amp")
+	}
 	if sum.hasDev {
 		b.ReportMetric(perLogical(sum.dev), "dev-write-amp")
 	}

@@ -541,7 +541,9 @@ func runYCSB(b *testing.B, e *core.Env, info engine.Info, db engine.DB, dir stri
 	if dir == "" || written == 0 {
 		return
 	}
-	b.ReportMetric(float64(ioWritten)/float64(written), "write-amp")
+	if c0.hasIO {
+		b.ReportMetric(float64(ioWritten)/float64(written), "write-amp")
+	}
 	if c0.hasDev {
 		b.ReportMetric(float64(dev.WrittenBytes)/float64(written), "dev-write-amp")
 	}

@@ -9,7 +9,20 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
 )
+
+// InMemory says whether dir is on tmpfs or ramfs, where nothing can be
+// evicted and no write reaches a device: there a cold read is warm and
+// the process's written bytes count nothing.
+func InMemory(t testing.TB, dir string) bool {
+	t.Helper()
+	mem, err := measure.InMemory(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mem
+}
 
 // SetBenchtime sets -test.benchtime until the test ends: the only way to
 // choose testing.Benchmark's b.N. Tests that call it are not parallel.
