@@ -2,6 +2,7 @@ package measure
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,15 +126,7 @@ type Device struct{ Name string }
 // nearest existing parent; ok is false when there is none (tmpfs, overlay).
 func DeviceOf(dir string) (d Device, ok bool, err error) {
 	var st unix.Stat_t
-	for {
-		err := unix.Stat(dir, &st)
-		if err == nil {
-			break
-		}
-		if parent := filepath.Dir(dir); err == unix.ENOENT && parent != dir {
-			dir = parent
-			continue
-		}
+	if err := unix.Stat(nearest(dir), &st); err != nil {
 		return Device{}, false, &os.PathError{Op: "stat", Path: dir, Err: err}
 	}
 	link := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
@@ -251,13 +244,18 @@ func FileSystem(path string) (FS, error) {
 // /proc/self/io's write_bytes never counts its writes and no read of it
 // is cold.
 func InMemory(path string) (bool, error) {
+	fs, err := FileSystem(nearest(path))
+	return fs.Type == "tmpfs" || fs.Type == "ramfs", err
+}
+
+// nearest is path or, while it does not exist, its nearest parent that does.
+func nearest(path string) string {
 	for {
-		fs, err := FileSystem(path)
-		if parent := filepath.Dir(path); err == syscall.ENOENT && parent != path {
-			path = parent
-			continue
+		parent := filepath.Dir(path)
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) || parent == path {
+			return path
 		}
-		return fs.Type == "tmpfs" || fs.Type == "ramfs", err
+		path = parent
 	}
 }
 

@@ -140,3 +140,20 @@ func TestDeviceOfMissingDir(t *testing.T) {
 		}
 	}
 }
+
+// A directory is in memory exactly when its filesystem is tmpfs or ramfs,
+// and one yet to be created is where its parent is.
+func TestInMemory(t *testing.T) {
+	for _, dir := range []string{t.TempDir(), "/dev/shm"} {
+		fs, err := FileSystem(dir)
+		if err != nil {
+			t.Skipf("%s: %v", dir, err)
+		}
+		want := fs.Type == "tmpfs" || fs.Type == "ramfs"
+		for _, p := range []string{dir, filepath.Join(dir, "not", "yet")} {
+			if got, err := InMemory(p); err != nil || got != want {
+				t.Errorf("InMemory(%s) = %v, %v; want %v (%s)", p, got, err, want, fs.Type)
+			}
+		}
+	}
+}
