@@ -247,7 +247,7 @@ func (e *Env) Evict(dir string) (resident int64, err error) {
 	}
 	res, total := measure.ResidentDir(dir)
 	if total > 0 && res*residentShare > total {
-		e.WarnOnce("evict "+dir, "cache=cold: %s of %s under %s stayed in the page cache after eviction (tmpfs or a mapping held elsewhere); cold numbers are not cold", Human(res), Human(total), dir)
+		e.WarnOnce("evict "+dir, "%s of %s under %s stayed in the page cache after eviction (tmpfs or a mapping held elsewhere); cold numbers are not cold, and a -mem_limit budget does not hold these files", Human(res), Human(total), dir)
 	}
 	return res, nil
 }
