@@ -40,6 +40,8 @@ func disk(b *testing.B, e *core.Env) {
 			r, err := measure.RandomReadsDirect(path, threads, b.N)
 			b.StopTimer()
 			if errors.Is(err, measure.ErrNoDirectIO) {
+				// said without -test.v too: the summary has no disk column then
+				e.WarnOnce("disk direct I/O", "disk: -dir cannot do direct I/O, so the device cannot be measured apart from the page cache; op=randread-4k skipped: %v", err)
 				b.Skipf("-dir cannot do direct I/O, so the device cannot be measured apart from the page cache: %v", err)
 			}
 			fatalIf(b, err)
