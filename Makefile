@@ -286,7 +286,7 @@ vet unit unit-race unit-race-workload unit-side smoke smoke-tests smoke-paths e2
 # bbolt with an extra lookup per Get against v1.5.0 (kvb compare -module),
 # in time and in sim mode, and an unmodified copy passes; kvb versions on
 # two bbolt releases writes both files, each labelled a release. Then the gate's
-# error rates on this machine (the lab's kvb power, 36 min in all: docs/targets.md): GATE_AA
+# error rates on this machine (the lab's kvb power, 31 min: docs/targets.md): GATE_AA
 # A/A comparisons and GATE_RUNS per injected slowdown, at kvb compare's
 # defaults on the default data set; the table and chart of docs/gating.md
 # are written to $(RESULTS)/power and docs/img/gate-power.svg.
