@@ -17,8 +17,9 @@ var defaults = Options{Alpha: 0.05, Threshold: DefaultThreshold, Holm: true}
 const defaultRounds = 20
 
 // measuredSD is the spread (1.4826 MAD) of the per-round log(head/base)
-// of cpu-ns/op over the 400 rounds of the 20 A/A comparisons in
-// docs/gating.md: 22.5% on this machine, its engines' 15.8% to 26.2%.
+// of cpu-ns/op over the 400 rounds of 20 A/A comparisons on this machine
+// on 2026-11-23 (docs/results/2026-11.md): 22.5%, its engines' 15.8% to
+// 26.2%; 18.0% on 2026-11-29 (docs/gating.md).
 const measuredSD = 0.225
 
 // results writes a benchfmt file: the runs of each benchmark in round
