@@ -101,7 +101,7 @@ func benchFlags(fs *flag.FlagSet) *benchConfig {
 	fs.StringVar(&c.threads, "threads", defaultThreads(), "goroutines of the warm reads, the last of them the YCSB mixes' (THREADS)")
 	fs.StringVar(&c.oversub, "oversub", fmt.Sprint(8*runtime.NumCPU()), "the warm reads' oversubscribed row, 8 per CPU (OVERSUB)")
 	fs.StringVar(&c.blocks, "blocks", "4KiB,32KiB", "the LSMs' block sizes of the reads, scans and the budget row (BLOCKS)")
-	fs.StringVar(&c.ycsbBenchtime, "ycsb_benchtime", "20000x", "YCSB A's operations per round (YCSB_BENCHTIME)")
+	fs.StringVar(&c.ycsbBenchtime, "ycsb_benchtime", "60000x", "YCSB A's operations per round (YCSB_BENCHTIME)")
 	fs.StringVar(&c.ycsbBlock, "ycsb_block", "4KiB", "the LSMs' block size of the YCSB rows (YCSB_BLOCK)")
 	fs.StringVar(&c.overwritePasses, "overwrite_passes", "2", "the overwrite row's steady-state pass (OVERWRITE_PASS)")
 	fs.StringVar(&c.overwriteMemtable, "overwrite_memtable", "4", "the overwrite row's memtable MiB (OVERWRITE_MEMTABLE)")

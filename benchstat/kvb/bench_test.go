@@ -47,7 +47,7 @@ func TestBenchArgumentsAsTheMakefileHad(t *testing.T) {
 		row("-test.bench", "^BenchmarkScan"+stores, "-test.benchtime", "0.3s", "-cache", "warm", "-threads", "1", "-block_size", "4KiB,32KiB"),
 		row("-test.bench", "^BenchmarkOpen"+stores, "-test.benchtime", "10x", "-cache", "cold"),
 		row("-test.bench", "^BenchmarkDisk$/op=randread-4k", "-test.benchtime", "0.3s", "-threads", "1"),
-		row("-test.bench", "^BenchmarkYCSB"+stores, "-test.benchtime", "20000x", "-ycsb", "A", "-dist", "zipf", "-threads", "2", "-block_size", "4KiB", "-latency_dir", "results/timeline", "-interval", "25ms"),
+		row("-test.bench", "^BenchmarkYCSB"+stores, "-test.benchtime", "60000x", "-ycsb", "A", "-dist", "zipf", "-threads", "2", "-block_size", "4KiB", "-latency_dir", "results/timeline", "-interval", "25ms"),
 		row("-test.bench", "^BenchmarkYCSB"+stores, "-test.benchtime", "0.3s", "-ycsb", "C", "-dist", "zipf", "-threads", "2", "-block_size", "4KiB"),
 		row("-test.bench", "^BenchmarkOverwrite"+stores, "-test.benchtime", "1x", "-overwrite_passes", "2", "-memtable_mb", "4", "-latency_dir", "results/timeline", "-interval", "500ms"),
 		row("-test.bench", "^BenchmarkCommit"+stores, "-test.benchtime", "200x", "-commit_writers", "1,8x", "-block_size", "4KiB", "-latency_dir", "results/timeline", "-interval", "20ms"),

@@ -144,7 +144,7 @@ func writeTable(b *strings.Builder, t Table, said map[string]bool) {
 }
 
 // Legend says what a cell shows.
-const Legend = "median of the rounds ± the widest distance from it to a round's value (its 95% CI with 6 or more rounds); n rounds; - not run"
+const Legend = "median of the rounds ± the widest distance from it to a round's value (its 95% CI with 6 or more rounds); n rounds; - not in the results"
 
 // Rounds says how many rounds the table's cells have: "n=3", or
 // "n=1..3" when they differ.
