@@ -84,7 +84,7 @@ BENCHTIME ?= 0.3s
 # time into $(RESULTS)/timeline (docs/methodology.md, "Throughput over
 # time"): YCSB A in 25 ms intervals, YCSB_BENCHTIME operations a round
 # so that the fastest engine's window holds the five intervals stall%
-# needs (60,000: Pebble's 0.28 s here); the overwrite pass, a commit of
+# needs (60,000: Pebble's 0.3-0.4 s here); the overwrite pass, a commit of
 # 1,000 keys at a time, in 500 ms.
 YCSB_BENCHTIME ?= 60000x
 YCSB_BLOCK     ?= 4KiB
