@@ -2,6 +2,7 @@ package workload
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 
@@ -40,9 +41,10 @@ func disk(b *testing.B, e *core.Env) {
 			r, err := measure.RandomReadsDirect(path, threads, b.N)
 			b.StopTimer()
 			if errors.Is(err, measure.ErrNoDirectIO) {
+				why := fmt.Sprintf("-dir cannot do direct I/O, so the device cannot be measured apart from the page cache: %v", err)
 				// said without -test.v too: the summary has no disk column then
-				e.WarnOnce("disk direct I/O", "disk: -dir cannot do direct I/O, so the device cannot be measured apart from the page cache; op=randread-4k skipped: %v", err)
-				b.Skipf("-dir cannot do direct I/O, so the device cannot be measured apart from the page cache: %v", err)
+				e.WarnOnce("disk direct I/O", "disk: op=randread-4k skipped: %s", why)
+				b.Skip(why)
 			}
 			fatalIf(b, err)
 			if r.Ops != int64(b.N) || r.Bytes != int64(b.N)<<12 {
