@@ -17,31 +17,6 @@ type RSS struct{ Anon, File, Shmem, Peak int64 }
 // Total is all resident memory.
 func (r RSS) Total() int64 { return r.Anon + r.File + r.Shmem }
 
-// statusReader reads /proc/self/status into a buffer it keeps, allocating
-// nothing per reading; the fields it wants are within the first 4 KiB.
-type statusReader struct {
-	fd  int
-	buf []byte
-}
-
-func openStatus() (*statusReader, error) {
-	fd, err := unix.Open("/proc/self/status", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("open /proc/self/status: %w", err)
-	}
-	return &statusReader{fd: fd, buf: make([]byte, 4<<10)}, nil
-}
-
-func (s *statusReader) close() { unix.Close(s.fd) }
-
-func (s *statusReader) read() (RSS, error) {
-	n, err := unix.Pread(s.fd, s.buf, 0)
-	if err != nil {
-		return RSS{}, fmt.Errorf("read /proc/self/status: %w", err)
-	}
-	return parseStatus(s.buf[:n])
-}
-
 // parseStatus reads RssAnon, RssFile, RssShmem and VmHWM (kB) without
 // allocating.
 func parseStatus(b []byte) (RSS, error) {
@@ -93,7 +68,8 @@ func ReadRSS() (RSS, error) {
 // each kind, so each is sampled every period (a few microseconds, no
 // allocation).
 type MemSampler struct {
-	s    *statusReader
+	fd   int           // /proc/self/status, read again into buf without allocating:
+	buf  []byte        // the fields wanted are within the first 4 KiB
 	quit chan struct{} // nil once stopped
 	done chan struct{}
 	// Written by the sampling goroutine, then by Stop once it has ended.
@@ -107,13 +83,13 @@ func StartMemSampler(period time.Duration) (*MemSampler, error) {
 	if err := ResetPeakRSS(); err != nil {
 		return nil, fmt.Errorf("reset peak RSS: %w", err)
 	}
-	s, err := openStatus()
+	fd, err := unix.Open("/proc/self/status", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open /proc/self/status: %w", err)
 	}
-	m := &MemSampler{s: s, quit: make(chan struct{}), done: make(chan struct{})}
-	if m.peak, err = s.read(); err != nil {
-		s.close()
+	m := &MemSampler{fd: fd, buf: make([]byte, 4<<10), quit: make(chan struct{}), done: make(chan struct{})}
+	if m.peak, err = m.read(); err != nil {
+		unix.Close(fd)
 		return nil, err
 	}
 	go m.loop(period)
@@ -134,8 +110,16 @@ func (m *MemSampler) loop(period time.Duration) {
 	}
 }
 
+func (m *MemSampler) read() (RSS, error) {
+	n, err := unix.Pread(m.fd, m.buf, 0)
+	if err != nil {
+		return RSS{}, fmt.Errorf("read /proc/self/status: %w", err)
+	}
+	return parseStatus(m.buf[:n])
+}
+
 func (m *MemSampler) sample() {
-	r, err := m.s.read()
+	r, err := m.read()
 	if err != nil {
 		m.err = err
 		return
@@ -154,7 +138,7 @@ func (m *MemSampler) Stop() (RSS, error) {
 		close(m.quit)
 		<-m.done
 		m.sample()
-		m.s.close()
+		unix.Close(m.fd)
 		m.quit = nil
 	}
 	return m.peak, m.err

@@ -47,11 +47,11 @@ func TestMemSamplerSeesAnonymousGrowth(t *testing.T) {
 	if again, _ := m.Stop(); again != peak {
 		t.Errorf("a second Stop returned %+v, want %+v", again, peak)
 	}
-	s, err := openStatus()
+	s, err := StartMemSampler(time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.close()
+	defer s.Stop()
 	if a := testing.AllocsPerRun(100, func() { s.read() }); a != 0 {
 		t.Errorf("a reading allocates %v times", a)
 	}
