@@ -138,14 +138,6 @@ func refuse(limit int64, format string, args ...any) error {
 	return fmt.Errorf("%s %s: %s", Flag, FormatSize(limit), fmt.Sprintf(format, args...))
 }
 
-// adopts reports whether the process's own cgroup already has exactly the
-// budget as its limit (a run started under systemd-run -p MemoryMax=SIZE).
-func (p Parent) adopts(limit int64) bool {
-	n, err := readInt(p.Dir, p.limitFile())
-	page := int64(os.Getpagesize())
-	return err == nil && n == limit/page*page
-}
-
 // Check says whether Enter(limit) can work here, changing nothing.
 func (p Parent) Check(limit int64) error {
 	_, err := p.check(limit)
@@ -168,7 +160,10 @@ func (p Parent) check(limit int64) (adopt bool, err error) {
 	if _, err := os.Stat(filepath.Join(p.Dir, p.limitFile())); err != nil && !(p.Version == 2 && isRoot(p.Dir)) {
 		return false, refuse(limit, "no memory controller in %s (no %s)", p.Dir, p.limitFile())
 	}
-	if p.adopts(limit) {
+	// Adopted: the process's own cgroup already has exactly the budget as
+	// its limit (a run started under systemd-run -p MemoryMax=SIZE).
+	page := int64(os.Getpagesize())
+	if n, err := readInt(p.Dir, p.limitFile()); err == nil && n == limit/page*page {
 		return true, nil
 	}
 	how := "run as root, or in a cgroup tree delegated to this user"

@@ -212,13 +212,14 @@ func deadPid(t *testing.T) int {
 func realParent(t *testing.T, limit int64) Parent {
 	t.Helper()
 	p, err := Find()
+	adopt := false
 	if err == nil {
-		err = p.Check(limit)
+		adopt, err = p.check(limit)
 	}
 	if err != nil {
 		t.Skipf("needs root (or a delegated cgroup tree) and a memory controller: %v", err)
 	}
-	if p.adopts(limit) {
+	if adopt {
 		t.Skipf("the process's own cgroup is limited to %s already", FormatSize(limit))
 	}
 	return p
