@@ -41,23 +41,21 @@ func main() {
 		*start = time.Now().UnixNano()
 	}
 	time.Sleep(*settle)
-	if err := run(*record, *start, *readahead, *none); err != nil {
+	// Read and verify the record (unless -none) and print the figures
+	// EmbedColdChild prints.
+	io0, _ := measure.ReadIO()
+	t0 := time.Now()
+	var err error
+	if !*none {
+		err = read(*record, *readahead)
+	}
+	if err == nil {
+		err = measure.WriteColdChild(os.Stdout, *start, t0, time.Now(), io0)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "embedchild: %v\n", err)
 		os.Exit(1)
 	}
-}
-
-// run reads and verifies the record (unless none) and prints the figures
-// EmbedColdChild prints.
-func run(record uint64, startNS int64, readahead, none bool) error {
-	io0, _ := measure.ReadIO()
-	t0 := time.Now()
-	if !none {
-		if err := read(record, readahead); err != nil {
-			return err
-		}
-	}
-	return measure.WriteColdChild(os.Stdout, startNS, t0, time.Now(), io0)
 }
 
 // read opens the embedded cdb and reads and verifies record i.
