@@ -324,9 +324,7 @@ func (w *ycsbWorker) nextVersion() uint64 {
 func (w *ycsbWorker) reader() (engine.Reader, error) {
 	sh := w.sh
 	if c := sh.commits.Load(); w.rd == nil || c != w.epoch || w.reads >= readerRenew {
-		if w.rd != nil {
-			w.rd.Close()
-		}
+		w.close()
 		w.epoch = c
 		w.lo, w.hi = sh.live()
 		w.deleted = sh.dels.limit.Load()
