@@ -600,9 +600,7 @@ func reportYCSB(b *testing.B, ws []*ycsbWorker, elapsed time.Duration, cpu time.
 		name := opNames[op]
 		lat := measure.Merge(lats...)
 		b.ReportMetric(float64(n)/elapsed.Seconds(), name+"-ops/s")
-		b.ReportMetric(float64(lat.Percentile(50)), name+"-p50-ns")
-		b.ReportMetric(float64(lat.Percentile(99)), name+"-p99-ns")
-		b.ReportMetric(float64(lat.Percentile(99.9)), name+"-p999-ns")
+		lat.Report(func(v float64, unit string) { b.ReportMetric(v, name+"-"+unit) }) // p50, p99, p999
 		if op == opScan {
 			b.ReportMetric(float64(scanned)/float64(n), "scan-keys/op")
 		}
