@@ -175,8 +175,7 @@ func (c *testConfig) jobs() map[string]testJob {
 	if c.verbose {
 		smoke = append(smoke, "-v")
 	}
-	smoke = append(append(append(smoke, smokeFlags...), "-dir", "$TMP"), loadSmokeFlags...)
-	smoke = append(smoke, ".")
+	smoke = slices.Concat(smoke, smokeFlags, []string{"-dir", "$TMP"}, loadSmokeFlags, []string{"."})
 
 	lint := []task{goCmd(nil, "run", c.actionlint, ".github/workflows/bench.yml", ".github/workflows/engine-gate.yml"),
 		{show: []string{"kvb: kvb compare refuses too few rounds before any build"}, do: tooFewRoundsRefused}}
