@@ -9,6 +9,7 @@ package results
 
 import (
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -162,6 +163,18 @@ func (f *File) Series(keep func(*Result) bool) Series {
 		}
 	}
 	return s
+}
+
+// Distinct is the values of field over the series keys keep admits,
+// sorted.
+func (s Series) Distinct(field func(Key) string, keep func(Key) bool) []string {
+	seen := map[string]bool{}
+	for k := range s.Values {
+		if keep(k) {
+			seen[field(k)] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Split parses a benchmark name, less "Benchmark", as Result names it:

@@ -397,25 +397,16 @@ func addReference(r *Results, t *Table, q Section) {
 }
 
 func enginesOf(r *Results, op string) []string {
-	seen := map[string]bool{}
-	for k := range r.Values {
-		if k.Op == op && k.Engine != "" {
-			seen[k.Engine] = true
-		}
-	}
+	es := r.Distinct(func(k Key) string { return k.Engine }, func(k Key) bool { return k.Op == op && k.Engine != "" })
 	for _, k := range r.Kills {
 		if k.Op == op && k.Engine != "" {
-			seen[k.Engine] = true
+			es = append(es, k.Engine)
 		}
 	}
-	return slices.Sorted(maps.Keys(seen))
+	slices.Sort(es)
+	return slices.Compact(es)
 }
 
 func hasSeries(r *Results, op, engine, config string) bool {
-	for k := range r.Values {
-		if k.Op == op && k.Engine == engine && k.Config == config {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(slices.Collect(maps.Keys(r.Values)), func(k Key) bool { return k.Op == op && k.Engine == engine && k.Config == config })
 }
