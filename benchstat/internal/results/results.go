@@ -92,7 +92,7 @@ func Read(r io.Reader, name string) (*File, error) {
 		case *benchfmt.SyntaxError:
 			f.Skipped = append(f.Skipped, rec)
 		case *benchfmt.Result:
-			if !sameLabels(labels, rec.Config) {
+			if !slices.EqualFunc(labels, rec.Config, func(l Label, c benchfmt.Config) bool { return l.Key == c.Key && l.Value == string(c.Value) }) {
 				labels = nil
 				for _, c := range rec.Config {
 					labels = append(labels, Label{c.Key, string(c.Value)})
@@ -115,10 +115,6 @@ func Read(r io.Reader, name string) (*File, error) {
 	}
 	f.Units = rd.Units()
 	return f, nil
-}
-
-func sameLabels(ls []Label, cfg []benchfmt.Config) bool {
-	return slices.EqualFunc(ls, cfg, func(l Label, c benchfmt.Config) bool { return l.Key == c.Key && l.Value == string(c.Value) })
 }
 
 // Key names a series: every value of one operation, engine,
