@@ -197,18 +197,18 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 			}
 		}
 	}
-	var spanned []string // engines shown on every value of a Span dimension
+	var spanned []string // engines shown on every value of spanDim
 	for _, c := range configs {
 		ps, config := c.rest, c.config
-		// The config's row keys: one, or one per value of each Span
-		// dimension it lacks.
+		// The config's row keys: one, or one per value of spanDim when
+		// it lacks it.
 		keys := []string{""}
 		missing := false
 		for _, d := range b.Dims {
 			vs := []string{}
 			if v, ok := ps.Get(d); ok {
 				vs = append(vs, v)
-			} else if slices.Contains(b.Span, d) {
+			} else if d == spanDim {
 				vs, missing = dimVals[d], missing || len(dimVals[d]) > 0
 			}
 			var next []string
@@ -246,8 +246,7 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 		}
 	}
 	if len(spanned) > 0 {
-		notes = append(notes, fmt.Sprintf("%s: no %s; each result is shown on every %s row",
-			strings.Join(spanned, ", "), strings.Join(b.Span, ", "), strings.Join(b.Span, ", ")))
+		notes = append(notes, fmt.Sprintf("%s: no %s; each result is shown on every %s row", strings.Join(spanned, ", "), spanDim, spanDim))
 	}
 	// Dimensions with one value in the whole block are said once.
 	var shared []string
