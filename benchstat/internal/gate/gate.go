@@ -258,10 +258,10 @@ func compareSeries(k Key, bv, hv []float64, base, head *Set) Row {
 	}
 	switch r.Better {
 	case 0:
-		r.P = math.Min(1, 2*math.Min(signedRankP(d), signedRankP(scale(d, -1))))
+		r.P = math.Min(1, 2*math.Min(signedRankP(d, 1), signedRankP(d, -1)))
 	default:
-		r.P = signedRankP(scale(d, -float64(r.Better)))
-		r.pBetter = signedRankP(scale(d, float64(r.Better)))
+		r.P = signedRankP(d, -float64(r.Better))
+		r.pBetter = signedRankP(d, float64(r.Better))
 	}
 	r.PAdj = r.P
 	return r
@@ -413,14 +413,6 @@ func mad(xs []float64) float64 {
 }
 
 func med(xs []float64) float64 { return stats.Sample{Xs: xs}.Quantile(0.5) } // NaN for none
-
-func scale(xs []float64, f float64) []float64 {
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = f * x
-	}
-	return out
-}
 
 func unitMeta(base, head *Set, unit, key string) string {
 	for _, m := range []*Set{head, base} {
