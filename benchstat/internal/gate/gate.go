@@ -221,13 +221,12 @@ func unsustained(k Key, base *Set) string {
 // compareSeries measures one series present on both sides.
 func compareSeries(k Key, bv, hv []float64, base, head *Set) Row {
 	r := Row{Key: k, N1: len(bv), N2: len(hv), P: math.NaN(), PAdj: math.NaN(), Delta: math.NaN()}
+	r.Better = base.Units.GetBetter(k.Unit) // ns/op, MB/s, B/op, allocs/op
 	switch unitMeta(base, head, k.Unit, "better") {
 	case "higher":
 		r.Better = 1
 	case "lower":
 		r.Better = -1
-	default:
-		r.Better = base.Units.GetBetter(k.Unit) // ns/op, MB/s, B/op, allocs/op
 	}
 	thr := benchmath.Thresholds{CompareAlpha: 0.05}
 	// NewSample sorts its values in place: give it copies, or the rounds
