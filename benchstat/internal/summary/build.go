@@ -180,8 +180,14 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 		k, _ := results.FilterKey(w)
 		filtered[k] = true
 	}
+	all := slices.Clone(r.Configs[b.Op]) // then those with kills and no result
+	for _, k := range r.Kills {
+		if k.Op == b.Op {
+			all = appendNew(all, k.Config)
+		}
+	}
 	var configs []candidate // with every name part, in rest
-	for _, config := range append(slices.Clone(r.Configs[b.Op]), r.killConfigs(b.Op)...) {
+	for _, config := range all {
 		ps := results.SplitConfig(config)
 		for k, v := range b.Defaults {
 			if _, ok := ps.Get(k); !ok {
