@@ -115,7 +115,7 @@ func (c *benchConfig) benchSteps() []task {
 func (c *benchConfig) rowSteps(out string, rows []benchRow, extra ...string) []task {
 	steps := []task{c.build(), c.freshTimelineDir()}
 	for i, row := range rows {
-		args := append(append([]string{c.binary(), "-test.run", "^$", "-test.count", itoa(c.count)}, extra...), c.suiteFlags()...)
+		args := append(append([]string{c.binary(), "-test.run", "^$", "-test.count", strconv.Itoa(c.count)}, extra...), c.suiteFlags()...)
 		args = append(append(args, "-test.bench", row.bench, "-test.benchtime", row.benchtime), row.flags...)
 		steps = append(steps, task{args: args, out: out, append: i > 0, live: true})
 	}
@@ -140,7 +140,7 @@ func (c *benchConfig) scaleSteps() []task {
 // read step, the harness alone, the memory budget, summary and report.
 func (c *benchConfig) fullSteps() []task {
 	out := c.resultsFile("bench.txt")
-	count := itoa(c.count)
+	count := strconv.Itoa(c.count)
 	write := append([]string{c.binary(), "-test.run", "^$", "-test.bench", families.Pattern("write"), "-test.benchtime", "1x", "-test.count", count}, c.suiteFlags()...)
 	read := append([]string{c.binary(), "-test.run", "^$", "-test.bench", families.Pattern("read"), "-test.benchtime", "1s", "-test.count", count}, c.suiteFlags()...)
 	read = append(read, "-threads", c.threads, "-block_size", c.blocks)
@@ -159,7 +159,7 @@ func (c *benchConfig) fullSteps() []task {
 func (c *benchConfig) simSteps() []task {
 	out := c.resultsFile("bench-sim.txt")
 	args := []string{"-benchtime", c.simBenchtime, c.binary(), "-test.run", "^$",
-		"-test.bench", "^Benchmark(ReadRandom|Scan)(" + storeTitles() + ")$", "-test.count", itoa(c.count), "-test.cpu", "1",
+		"-test.bench", "^Benchmark(ReadRandom|Scan)(" + storeTitles() + ")$", "-test.count", strconv.Itoa(c.count), "-test.cpu", "1",
 		"-threads", "1", "-cache", "warm", "-keys_mil", "0.01", "-valsz", "256"}
 	return []task{c.build(), inProcess("sim", append(args, c.dirFlag()...), out)}
 }
@@ -182,7 +182,7 @@ func (c *benchConfig) dirFlag() []string {
 func (c *benchConfig) prefetchSteps() []task {
 	out, vlog := c.resultsFile("prefetch.txt"), c.resultsFile("prefetch-badger-vlog.txt")
 	common := func(bench, benchtime string, more ...string) []string {
-		a := []string{"-run", "^$", "-timeout", "0", "-bench", bench, "-benchtime", benchtime, "-count", itoa(c.count), "-prefetch_traces", c.prefetchTraces}
+		a := []string{"-run", "^$", "-timeout", "0", "-bench", bench, "-benchtime", benchtime, "-count", strconv.Itoa(c.count), "-prefetch_traces", c.prefetchTraces}
 		return append(append(a, more...), c.dirFlag()...)
 	}
 	traces := c.prefetchTraces + "x"
@@ -200,7 +200,7 @@ func (c *benchConfig) seed003Steps() []task {
 	hgrm := c.resultsFile("hgrm")
 	files := []string{c.resultsFile("load.txt"), c.resultsFile("knee.txt"), c.resultsFile("bloom.txt"), c.resultsFile("http.txt")}
 	run := func(bench string, more ...string) []string {
-		return append([]string{"-run", "^$", "-bench", bench, "-benchtime", "1x", "-count", itoa(c.count)}, more...)
+		return append([]string{"-run", "^$", "-bench", bench, "-benchtime", "1x", "-count", strconv.Itoa(c.count)}, more...)
 	}
 	return []task{
 		{show: []string{"mkdir -p " + shellQuote(hgrm)}, do: func(context.Context, *runner) error { return os.MkdirAll(hgrm, 0o755) }},
@@ -222,7 +222,7 @@ func (c *benchConfig) seed004Steps() []task {
 	if _, err := os.Stat(embedOverlay); err == nil {
 		overlay = []string{"-overlay", embedOverlay}
 	}
-	args := append(overlay, "-run", "^$", "-timeout", "0", "-bench", "BenchmarkEmbed", "-count", itoa(c.count))
+	args := append(overlay, "-run", "^$", "-timeout", "0", "-bench", "BenchmarkEmbed", "-count", strconv.Itoa(c.count))
 	return []task{c.goTest(out, false, append(args, c.dirFlag()...)...)}
 }
 
@@ -387,14 +387,9 @@ var (
 // results, the lines shown (results and errors) and the watcher's report.
 func sortRoundLines(output []byte) (kept, shown []byte, report string) {
 	var reports []string
-	for _, l := range strings.SplitAfter(string(output), "\n") {
-		if l == "" {
-			continue
-		}
+	for l := range strings.Lines(string(output)) {
 		line := strings.TrimSuffix(l, "\n")
-		if !strings.HasSuffix(l, "\n") {
-			l += "\n"
-		}
+		l = line + "\n"
 		if !roundNoise.MatchString(line) {
 			kept = append(kept, l...)
 		}
@@ -407,5 +402,3 @@ func sortRoundLines(output []byte) (kept, shown []byte, report string) {
 	}
 	return kept, shown, strings.Join(reports, "\n")
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

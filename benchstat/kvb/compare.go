@@ -244,7 +244,7 @@ func (c *comparison) check(ctx context.Context) error {
 		}
 	}
 	if a.module != "" {
-		if _, err := output(ctx, c.repo, goEnv, "go", "list", "-m", a.module); err != nil {
+		if _, _, err := output(ctx, c.repo, goEnv, "go", "list", "-m", a.module); err != nil {
 			return fmt.Errorf("-module %s: not a module this suite builds on: %w", a.module, err)
 		}
 		c.suiteCommit = commitOf(ctx, c.repo, "HEAD")

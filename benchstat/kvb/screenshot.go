@@ -51,8 +51,7 @@ func runScreenshot(c cli.Call, _ struct{}, which []string) int {
 	if !ok {
 		return c.Usage("which picture: report or history")
 	}
-	d := deps["chromium"]
-	if code := install(d, false, c.Stderr); code != 0 {
+	if code := install(deps["chromium"], false, c.Stderr); code != 0 {
 		return code
 	}
 	dir, err := os.MkdirTemp("", "kvbench-screenshot-")

@@ -172,7 +172,7 @@ func (b *builder) resolveSide(ctx context.Context, role, spec string) (*side, er
 		} else if strings.ContainsRune(spec, filepath.Separator) {
 			return nil, fmt.Errorf("%s %s: no such directory", role, spec)
 		}
-		v, err := output(ctx, b.repo, goEnv, "go", "list", "-m", "-f", "{{.Version}}", b.module+"@"+spec)
+		v, _, err := output(ctx, b.repo, goEnv, "go", "list", "-m", "-f", "{{.Version}}", b.module+"@"+spec)
 		if err != nil {
 			return nil, fmt.Errorf("%s %s %s: %w", role, b.module, spec, err)
 		}
@@ -242,7 +242,7 @@ func (b *builder) buildRef(ctx context.Context, s *side) error {
 	s.binary = filepath.Join(b.tmp, s.role+".test")
 	// -trimpath: the packages a commit does not change come from the
 	// build cache, not compiled again in each new worktree's path.
-	if _, err := output(ctx, wt, goEnv, "go", "test", "-c", "-trimpath", "-ldflags", sideLinkFlags, "-tags", b.tags, "-o", s.binary, "."); err != nil {
+	if _, _, err := output(ctx, wt, goEnv, "go", "test", "-c", "-trimpath", "-ldflags", sideLinkFlags, "-tags", b.tags, "-o", s.binary, "."); err != nil {
 		return fmt.Errorf("building %s %s: %w", s.role, s.spec, err)
 	}
 	return nil
@@ -269,13 +269,13 @@ func (b *builder) buildModule(ctx context.Context, s *side) error {
 	if s.kind == dirSide {
 		edit = []string{"mod", "edit", "-replace=" + m + "=" + s.dir, mod}
 	}
-	if _, err := output(ctx, b.repo, goEnv, "go", edit...); err != nil {
+	if _, _, err := output(ctx, b.repo, goEnv, "go", edit...); err != nil {
 		return fmt.Errorf("%s %s %s: %w", s.role, m, s.spec, err)
 	}
 	b.logf("building %s: this tree's suite with %s", s.role, s.name(m))
 	s.binary = filepath.Join(b.tmp, s.role+".test")
 	ldflags := sideLinkFlags + " -X github.com/kvbench/kvbench/internal/engine.ModuleLabel=" + m + "=" + s.label
-	_, log, err := execute(ctx, b.repo, goEnv, "go", "test", "-c", "-modfile="+mod, "-mod=mod", "-tags", b.tags, "-ldflags", ldflags, "-o", s.binary, ".")
+	_, log, err := output(ctx, b.repo, goEnv, "go", "test", "-c", "-modfile="+mod, "-mod=mod", "-tags", b.tags, "-ldflags", ldflags, "-o", s.binary, ".")
 	if err != nil {
 		return &buildError{what: fmt.Sprintf("building %s with %s %s", s.role, m, s.spec), reason: firstError(log), err: err}
 	}
@@ -285,7 +285,7 @@ func (b *builder) buildModule(ctx context.Context, s *side) error {
 	// -mod=mod lifts the module above the version asked for when that
 	// version lacks a package the suite imports, or another requirement
 	// needs a later one.
-	got, err := output(ctx, b.repo, goEnv, "go", "list", "-modfile="+mod, "-mod=mod", "-m", "-f", "{{.Version}}", m)
+	got, _, err := output(ctx, b.repo, goEnv, "go", "list", "-modfile="+mod, "-mod=mod", "-m", "-f", "{{.Version}}", m)
 	if err != nil {
 		return fmt.Errorf("%s %s %s: %w", s.role, m, s.spec, err)
 	}
@@ -618,16 +618,11 @@ func hasTag(tags, tag string) bool {
 	return slices.Contains(strings.FieldsFunc(tags, func(r rune) bool { return r == ',' || r == ' ' }), tag)
 }
 
-// output runs name with args in dir and returns its standard output; a
-// failure, the program's standard error after its name and subcommand.
-func output(ctx context.Context, dir string, env []string, name string, args ...string) (string, error) {
-	out, _, err := execute(ctx, dir, env, name, args...)
-	return out, err
-}
-
-// execute is output that also returns the standard error: the go
-// command says there what it resolved on its own.
-func execute(ctx context.Context, dir string, env []string, name string, args ...string) (stdout, stderr string, err error) {
+// output runs name with args in dir and returns its standard output, and
+// its standard error, where the go command says what it resolved on its
+// own; a failure, the program's standard error after its name and
+// subcommand.
+func output(ctx context.Context, dir string, env []string, name string, args ...string) (stdout, stderr string, err error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
@@ -640,7 +635,8 @@ func execute(ctx context.Context, dir string, env []string, name string, args ..
 }
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
-	return output(ctx, dir, nil, "git", args...)
+	out, _, err := output(ctx, dir, nil, "git", args...)
+	return out, err
 }
 
 func shortCommit(c string) string { return c[:min(7, len(c))] }

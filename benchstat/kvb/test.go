@@ -175,6 +175,7 @@ func stepNamed(name string, jobs map[string]testJob) (testStep, bool) {
 }
 
 func printTestSteps(steps []testStep, jobs map[string]testJob, w io.Writer) {
+	dry := &runner{stdout: w, dry: true}
 	for _, s := range steps {
 		fmt.Fprintf(w, "# %s\n", s.name)
 		for _, n := range s.jobs {
@@ -186,11 +187,7 @@ func printTestSteps(steps []testStep, jobs map[string]testJob, w io.Writer) {
 				fmt.Fprintf(w, "# %s starts after %s's first command, when both run\n", n, a)
 			}
 			for _, c := range jobs[n].cmds {
-				if c.args != nil {
-					fmt.Fprintln(w, task{args: c.args, env: c.env}.commandLine())
-				} else {
-					fmt.Fprintln(w, c.show)
-				}
+				dry.one(context.Background(), c)
 			}
 		}
 	}
@@ -200,11 +197,11 @@ var errNoChromium = errors.New("chromium is missing")
 
 // runTestCmd runs one command of a job: a go command, printed first as
 // make prints a recipe's line, or a check of this process.
-func runTestCmd(ctx context.Context, c testCmd, stdout, stderr io.Writer) error {
+func runTestCmd(ctx context.Context, c task, stdout, stderr io.Writer) error {
 	if c.do != nil {
-		return c.do(ctx, stdout, stderr)
+		return c.do(ctx, &runner{stdout: stdout, stderr: stderr})
 	}
-	line := task{args: c.args, env: c.env}.commandLine()
+	line := c.commandLine()
 	fmt.Fprintln(stdout, line)
 	cmd := exec.CommandContext(ctx, c.args[0], c.args[1:]...)
 	cmd.Env = append(os.Environ(), c.env...)
@@ -291,7 +288,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // missingDirStops checks that kvb bench with a -dir that does not exist
 // stops with the suite's own error (docs/reliability.md: errors reach the
 // user), not with a failure of its own or none.
-func (c *testConfig) missingDirStops(context.Context, io.Writer, io.Writer) error {
+func (c *testConfig) missingDirStops(context.Context, *runner) error {
 	d, err := os.MkdirTemp("", "kvbench-smoke-")
 	if err != nil {
 		return err
@@ -309,7 +306,7 @@ func (c *testConfig) missingDirStops(context.Context, io.Writer, io.Writer) erro
 // budgetPathRuns runs the memory-limited row on a tiny data set. Where
 // this machine can make the budget, every engine of the build must leave
 // a result; elsewhere the row must say why it skipped.
-func (c *testConfig) budgetPathRuns(_ context.Context, stdout, stderr io.Writer) error {
+func (c *testConfig) budgetPathRuns(_ context.Context, r *runner) error {
 	d, err := os.MkdirTemp("", "kvbench-smoke-")
 	if err != nil {
 		return err
@@ -320,7 +317,7 @@ func (c *testConfig) budgetPathRuns(_ context.Context, stdout, stderr io.Writer)
 	args := []string{"mem", "-tags", c.tags, "-keys_mil", "0.002", "-valsz", "256", "-mem_limit", limit, "-mem_benchtime", "100x",
 		"-count", "1", "-results", results, "-dir", d}
 	var errb bytes.Buffer
-	if code := benchCommand.Run(args, stdout, io.MultiWriter(stderr, &errb)); code != 0 {
+	if code := benchCommand.Run(args, r.stdout, io.MultiWriter(r.stderr, &errb)); code != 0 {
 		return fmt.Errorf("kvb bench %s: exit %d", strings.Join(args, " "), code)
 	}
 	n, _ := memlimit.ParseSize(limit)
@@ -364,7 +361,7 @@ var compiledMagic = []string{"7f454c46", "cffaedfe", "cefaedfe", "feedfacf", "fe
 
 // checkNoTrackedBinaries fails when a file git tracks is a compiled one:
 // build outputs are ignored (.gitignore), never added.
-func checkNoTrackedBinaries(ctx context.Context, _, stderr io.Writer) error {
+func checkNoTrackedBinaries(ctx context.Context, r *runner) error {
 	out, err := exec.CommandContext(ctx, "git", "ls-files", "-z").Output()
 	if err != nil {
 		return fmt.Errorf("git ls-files: %w", err)
@@ -376,7 +373,7 @@ func checkNoTrackedBinaries(ctx context.Context, _, stderr io.Writer) error {
 		}
 	}
 	if len(bad) > 0 {
-		fmt.Fprintf(stderr, "vet: tracked compiled files (remove them with git rm --cached; build outputs are not part of the source): %s\n", strings.Join(bad, " "))
+		fmt.Fprintf(r.stderr, "vet: tracked compiled files (remove them with git rm --cached; build outputs are not part of the source): %s\n", strings.Join(bad, " "))
 		return fmt.Errorf("%d tracked compiled files", len(bad))
 	}
 	return nil
@@ -402,7 +399,7 @@ func isCompiled(path string) bool {
 
 // tooFewRoundsRefused: kvb compare refuses a round count the gate could
 // not fail at before it builds anything, with the reason.
-func tooFewRoundsRefused(context.Context, io.Writer, io.Writer) error {
+func tooFewRoundsRefused(context.Context, *runner) error {
 	var errb bytes.Buffer
 	code := commands["compare"].Run([]string{"HEAD", "HEAD", "-count", "3"}, io.Discard, &errb)
 	const want = "kvb compare: -count 3: the gate's signed-rank test needs at least"

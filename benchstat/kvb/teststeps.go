@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -19,21 +18,13 @@ type testConfig struct {
 	dry         bool   // print the commands, run nothing (-n)
 }
 
-// testCmd is one command of a job: a go command, or a check this process
-// runs (do), which -n shows as show.
-type testCmd struct {
-	args []string
-	env  []string
-	show string
-	do   func(ctx context.Context, stdout, stderr io.Writer) error
-}
-
-// testJob is commands run in order; the first that fails ends the job.
+// testJob is commands run in order, go commands or checks this process
+// runs (a task's do); the first that fails ends the job.
 // after names a job whose first command (a build) this one waits for when
 // both run: Go's build cache does not share work in progress.
 type testJob struct {
 	name  string
-	cmds  []testCmd
+	cmds  []task
 	after string
 }
 
@@ -155,18 +146,18 @@ var loadSmokeFlags = []string{"-load_time", "10ms", "-knee_time", "20ms", "-knee
 
 // jobs are every job of the steps, by name.
 func (c *testConfig) jobs() map[string]testJob {
-	goCmd := func(env []string, args ...string) testCmd {
-		return testCmd{env: env, args: append([]string{goTool()}, args...)}
+	goCmd := func(env []string, args ...string) task {
+		return task{env: env, args: append([]string{goTool()}, args...)}
 	}
 	// Build tags select files in internal/engine only: staticcheck, not
 	// vet, over LMDB's other binding and RocksDB's absence (go vet given
 	// other tags derives every dependency's facts again, for two files).
-	vet := []testCmd{{show: "kvb: no tracked file is a compiled one", do: checkNoTrackedBinaries},
+	vet := []task{{show: []string{"kvb: no tracked file is a compiled one"}, do: checkNoTrackedBinaries},
 		goCmd(nil, "vet", "-tags", c.tags, "./..."),
 		goCmd(nil, "run", c.staticcheck, "-tags", c.tags, "./..."),
 		goCmd(nil, "run", c.staticcheck, "-tags", "lmdb_bmatsuo", "./internal/engine")}
 
-	side := []testCmd{
+	side := []task{
 		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test", "-count", "1"}, sideBenchstat()...)...),
 		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test"}, cachedBenchstat...)...),
 		goCmd(nil, append([]string{"test", "-count", "1", "-tags", c.tags}, sideInternal...)...),
@@ -184,42 +175,40 @@ func (c *testConfig) jobs() map[string]testJob {
 	if c.verbose {
 		smoke = append(smoke, "-v")
 	}
-	smoke = append(append(append(smoke, smokeFlags...), "-dir", "$TMP"), loadSmokeFlags...)
-	smoke = append(smoke, ".")
+	smoke = slices.Concat(smoke, smokeFlags, []string{"-dir", "$TMP"}, loadSmokeFlags, []string{"."})
 
-	lint := []testCmd{goCmd(nil, "run", c.actionlint, ".github/workflows/bench.yml", ".github/workflows/engine-gate.yml"),
-		{show: "kvb: kvb compare refuses too few rounds before any build", do: tooFewRoundsRefused}}
+	lint := []task{goCmd(nil, "run", c.actionlint, ".github/workflows/bench.yml", ".github/workflows/engine-gate.yml"),
+		{show: []string{"kvb: kvb compare refuses too few rounds before any build"}, do: tooFewRoundsRefused}}
 
 	return map[string]testJob{
 		"vet": {name: "vet", cmds: vet},
 		// the race build of unitFirst's test binary first, make test's
 		// largest, which unit-race-workload waits for
-		"unit-race": {name: "unit-race", cmds: []testCmd{goCmd(nil, raceTest("-c", "-o", os.DevNull, unitFirst)...),
+		"unit-race": {name: "unit-race", cmds: []task{goCmd(nil, raceTest("-c", "-o", os.DevNull, unitFirst)...),
 			goCmd(raceEnv, raceTest("-count", "1", "-skip", workloadHalf, unitFirst)...),
 			goCmd(raceEnv, raceTest(append(append([]string{"-count", "1"}, racedInternal()...), raceOnly...)...)...),
 			goCmd(raceEnv, raceTest(cachedRaced...)...)}},
 		"unit-race-workload": {name: "unit-race-workload", after: "unit-race",
-			cmds: []testCmd{goCmd(raceEnv, raceTest("-count", "1", "-run", workloadHalf, unitFirst)...)}},
+			cmds: []task{goCmd(raceEnv, raceTest("-count", "1", "-run", workloadHalf, unitFirst)...)}},
 		"unit-side":   {name: "unit-side", cmds: side},
-		"smoke-tests": {name: "smoke-tests", cmds: []testCmd{withTempDir(goCmd(nil, smoke...))}},
-		"smoke-paths": {name: "smoke-paths", cmds: append([]testCmd{
-			{show: "kvb: kvb bench with a missing -dir stops with the suite's error", do: c.missingDirStops},
-			{show: "kvb: kvb bench mem, the memory budget's path, on a tiny data set", do: c.budgetPathRuns},
+		"smoke-tests": {name: "smoke-tests", cmds: []task{withTempDir(goCmd(nil, smoke...))}},
+		"smoke-paths": {name: "smoke-paths", cmds: append([]task{
+			{show: []string{"kvb: kvb bench with a missing -dir stops with the suite's error"}, do: c.missingDirStops},
+			{show: []string{"kvb: kvb bench mem, the memory budget's path, on a tiny data set"}, do: c.budgetPathRuns},
 		}, lint...)},
-		"e2e":        {name: "e2e", cmds: []testCmd{goCmd(nil, "test", "-count", "1", "-run", e2e, "-skip", e2eSim, e2ePkg)}},
-		"e2e-sim":    {name: "e2e-sim", cmds: []testCmd{goCmd(nil, "test", "-count", "1", "-run", e2eSim, e2ePkg)}},
+		"e2e":        {name: "e2e", cmds: []task{goCmd(nil, "test", "-count", "1", "-run", e2e, "-skip", e2eSim, e2ePkg)}},
+		"e2e-sim":    {name: "e2e-sim", cmds: []task{goCmd(nil, "test", "-count", "1", "-run", e2eSim, e2ePkg)}},
 		"gate-smoke": {name: "gate-smoke", cmds: append(lint, goCmd(nil, "test", "-count", "1", "-run", e2e, "./benchstat"))},
-		"report-test": {name: "report-test", cmds: []testCmd{
-			{show: "kvb deps chromium", do: installChromium},
+		"report-test": {name: "report-test", cmds: []task{
+			{show: []string{"kvb deps chromium"}, do: installChromium},
 			goCmd([]string{"KVBENCH_CHROMIUM=required"}, "test", "-count", "1", "-run", "TestPage", "./benchstat/report"),
 		}},
 	}
 }
 
 // installChromium is make report-deps: the report test needs chromium.
-func installChromium(_ context.Context, _, stderr io.Writer) error {
-	d := deps["chromium"]
-	if code := install(d, false, stderr); code != 0 {
+func installChromium(_ context.Context, r *runner) error {
+	if code := install(deps["chromium"], false, r.stderr); code != 0 {
 		return &stepError{name: "kvb deps chromium", err: errNoChromium, code: code}
 	}
 	return nil
@@ -227,8 +216,8 @@ func installChromium(_ context.Context, _, stderr io.Writer) error {
 
 // withTempDir runs cmd with each "$TMP" argument a new directory, removed
 // when it ends.
-func withTempDir(cmd testCmd) testCmd {
-	return testCmd{show: shellJoin(cmd.args), do: func(ctx context.Context, stdout, stderr io.Writer) error {
+func withTempDir(cmd task) task {
+	return task{show: []string{shellJoin(cmd.args)}, do: func(ctx context.Context, r *runner) error {
 		d, err := os.MkdirTemp("", "kvbench-smoke-")
 		if err != nil {
 			return err
@@ -240,6 +229,6 @@ func withTempDir(cmd testCmd) testCmd {
 				a[i] = d
 			}
 		}
-		return runTestCmd(ctx, testCmd{args: a, env: cmd.env}, stdout, stderr)
+		return runTestCmd(ctx, task{args: a, env: cmd.env}, r.stdout, r.stderr)
 	}}
 }

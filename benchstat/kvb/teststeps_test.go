@@ -20,9 +20,9 @@ func commandsOf(j testJob) []string {
 	var out []string
 	for _, c := range j.cmds {
 		if c.args != nil {
-			out = append(out, task{args: c.args, env: c.env}.commandLine())
+			out = append(out, c.commandLine())
 		} else {
-			out = append(out, c.show)
+			out = append(out, c.show...)
 		}
 	}
 	return out
@@ -192,12 +192,12 @@ func TestEveryStepNamed(t *testing.T) {
 // run fails, each job's output comes whole after its name, and no more
 // than the workers run at once.
 func TestJobsSideBySide(t *testing.T) {
-	echo := func(s string) testCmd { return testCmd{args: []string{"sh", "-c", s}} }
+	echo := func(s string) task { return task{args: []string{"sh", "-c", s}} }
 	// The first two jobs to start wait (up to 5 s) until both run, so
 	// two workers show as two at once however loaded the machine is.
 	var running, started, most int
 	var mu sync.Mutex
-	count := func(context.Context, io.Writer, io.Writer) error {
+	count := func(context.Context, *runner) error {
 		mu.Lock()
 		running++
 		started++
@@ -218,9 +218,9 @@ func TestJobsSideBySide(t *testing.T) {
 		return nil
 	}
 	order := []testJob{
-		{name: "a", cmds: []testCmd{{do: count}, echo("for i in 1 2 3; do printf 'a line %s\\n' $i; sleep 0.01; done"), echo("exit 1"), echo("echo never")}},
-		{name: "b", cmds: []testCmd{{do: count}, echo("echo b done")}},
-		{name: "c", cmds: []testCmd{{do: count}, echo("echo c done")}},
+		{name: "a", cmds: []task{{do: count}, echo("for i in 1 2 3; do printf 'a line %s\\n' $i; sleep 0.01; done"), echo("exit 1"), echo("echo never")}},
+		{name: "b", cmds: []task{{do: count}, echo("echo b done")}},
+		{name: "c", cmds: []task{{do: count}, echo("echo c done")}},
 	}
 	var out bytes.Buffer
 	times, err := runPool(t.Context(), order, 2, &lockedWriter{w: &out})
@@ -255,8 +255,8 @@ func TestJobsSideBySide(t *testing.T) {
 func TestJobAfterWaitsForTheFirstCommand(t *testing.T) {
 	var mu sync.Mutex
 	var events []string
-	mark := func(s string, err error) testCmd {
-		return testCmd{do: func(context.Context, io.Writer, io.Writer) error {
+	mark := func(s string, err error) task {
+		return task{do: func(context.Context, *runner) error {
 			if s == "build" {
 				time.Sleep(50 * time.Millisecond)
 			}
@@ -266,8 +266,8 @@ func TestJobAfterWaitsForTheFirstCommand(t *testing.T) {
 			return err
 		}}
 	}
-	order := []testJob{{name: "b", cmds: []testCmd{mark("build", errors.New("no build")), mark("never", nil)}},
-		{name: "w", after: "b", cmds: []testCmd{mark("w", nil)}}}
+	order := []testJob{{name: "b", cmds: []task{mark("build", errors.New("no build")), mark("never", nil)}},
+		{name: "w", after: "b", cmds: []task{mark("w", nil)}}}
 	if _, err := runPool(t.Context(), order, 2, io.Discard); err == nil {
 		t.Error("a failed job passed the run")
 	}

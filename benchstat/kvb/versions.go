@@ -185,7 +185,7 @@ func (m *matrix) check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := output(ctx, m.repo, goEnv, "go", "list", "-m", a.module); err != nil {
+	if _, _, err := output(ctx, m.repo, goEnv, "go", "list", "-m", a.module); err != nil {
 		return fmt.Errorf("-module %s: not a module this suite builds on (see go.mod): %w", a.module, err)
 	}
 	if m.steps, m.what, err = workload(a); err != nil {

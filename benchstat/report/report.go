@@ -169,15 +169,11 @@ func drawCharts(data []byte, path string, sum *summary.Summary) ([]chart, error)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, chart{strings.TrimSuffix(filepath.Base(f), ".svg"), template.HTML(inlineSVG(b))})
+		out = append(out, chart{strings.TrimSuffix(filepath.Base(f), ".svg"), template.HTML(bytes.TrimSpace(svgProlog.ReplaceAll(b, []byte("$1"))))})
 	}
 	return out, nil
 }
 
+// svgProlog is what comes before the <svg> element (the XML declaration
+// and a comment), which HTML does not take.
 var svgProlog = regexp.MustCompile(`(?s)^.*?(<svg\b)`)
-
-// inlineSVG drops what comes before the <svg> element (the XML
-// declaration and a comment), which HTML does not take.
-func inlineSVG(b []byte) []byte {
-	return bytes.TrimSpace(svgProlog.ReplaceAll(b, []byte("$1")))
-}

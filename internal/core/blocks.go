@@ -29,9 +29,8 @@ func (l *SizeList) String() string {
 
 func (l *SizeList) Set(v string) error {
 	return setList((*[]ByteSize)(l), v, func(f string) (ByteSize, error) {
-		var n ByteSize
-		err := n.Set(strings.TrimSpace(f))
-		return n, err
+		n, err := memlimit.ParseSize(strings.TrimSpace(f))
+		return ByteSize(n), err
 	})
 }
 

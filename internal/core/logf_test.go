@@ -27,7 +27,7 @@ func TestLogfHoldsLinesWhileBenchmarksRun(t *testing.T) {
 		t.Fatalf("written while a result line may be open: %q", log.String())
 	}
 	info, _ := engine.Lookup("bolt")
-	e.ShowSettings(info, []engine.Setting{{Key: "k", Value: "v"}})
+	e.ShowFixtureSettings(info, []engine.Setting{{Key: "k", Value: "v"}}, nil)
 	if !strings.Contains(log.String(), "cold numbers are not cold") {
 		t.Errorf("not written at the next leaf's settings: %q", log.String())
 	}

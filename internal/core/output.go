@@ -18,15 +18,13 @@ import (
 	"github.com/kvbench/kvbench/internal/valgrind"
 )
 
-// ShowSettings prints the engine's settings line for the results that
-// follow and clears every other line a result carries: benchfmt applies a
-// configuration line to every later result until it changes. Call it from
-// a parent benchmark, before b.Run: inside one it would split a result.
-func (e *Env) ShowSettings(info engine.Info, s []engine.Setting) { e.ShowFixtureSettings(info, s, nil) }
-
-// ShowFixtureSettings is ShowSettings for results that read fixture f (or
-// a copy), adding a fixture-<engine> line: the engine version that built
-// it and its directory's name.
+// ShowFixtureSettings prints the engine's settings line for the results
+// that follow and clears every other line a result carries: benchfmt
+// applies a configuration line to every later result until it changes.
+// Call it from a parent benchmark, before b.Run: inside one it would split
+// a result. For results that read fixture f (or a copy; nil for none) it
+// adds a fixture-<engine> line: the engine version that built it and its
+// directory's name.
 func (e *Env) ShowFixtureSettings(info engine.Info, s []engine.Setting, f *Fixture) {
 	key, line := "settings-"+info.Name, settingsLine(e.withBudget(s))
 	lines := map[string]string{key: line}

@@ -20,12 +20,8 @@ var sharedFlags = []Option{
 	&Flag[float64]{Name: "keys_mil", Default: 0.1, Shapes: true,
 		Usage: "number of distinct keys, in millions (0.01 is 10,000)",
 		Field: func(c *Config) *float64 { return &c.KeysMil },
-		Check: func(k float64, _ *Config) error {
-			if !(k > 0 && k <= 10_000) || k*1e6 < 1 {
-				return errors.New("must be more than 0 (at least one key) and at most 10000")
-			}
-			return nil
-		},
+		Check: check(func(k float64) bool { return k > 0 && k <= 10_000 && k*1e6 >= 1 },
+			"must be more than 0 (at least one key) and at most 10000"),
 		Echo: func(_ float64, c *Config, line func(string, any)) { line("keys", c.Keys()) }},
 	&Flag[int]{Name: "valsz", Default: 1024, Shapes: true,
 		Usage: "value size in bytes",
@@ -34,12 +30,7 @@ var sharedFlags = []Option{
 	&Flag[float64]{Name: "value_ratio", Default: 1, Shapes: true,
 		Usage: "fraction of each value that is random: 1 is incompressible, 0.5 compresses about 2x",
 		Field: func(c *Config) *float64 { return &c.ValueRatio },
-		Check: func(r float64, _ *Config) error {
-			if !(r > 0 && r <= 1) {
-				return errors.New("must be more than 0 and at most 1")
-			}
-			return nil
-		}},
+		Check: check(func(r float64) bool { return r > 0 && r <= 1 }, "must be more than 0 and at most 1")},
 	&Flag[uint64]{Name: "seed", Default: 1, Shapes: true,
 		Usage: "seed of keys and values",
 		Field: func(c *Config) *uint64 { return &c.Seed }},
@@ -138,12 +129,7 @@ var sharedFlags = []Option{
 	&Flag[IntList]{Name: "threads", Default: IntList{1, 16},
 		Usage: "comma-separated reader goroutine counts, one sub-benchmark each",
 		Field: func(c *Config) *IntList { return &c.Threads },
-		Check: func(l IntList, _ *Config) error {
-			if len(l) == 0 {
-				return errors.New("must list at least one count")
-			}
-			return nil
-		}},
+		Check: check(func(l IntList) bool { return len(l) > 0 }, "must list at least one count")},
 }
 
 // budgetEcho writes -cache_mb's or -memtable_mb's line key: under
@@ -162,12 +148,17 @@ func budgetEcho(key string, of func(budgetRule) int) func(int, *Config, func(str
 	}
 }
 
-// intRange checks that an int flag is from lo to hi, or fails with want.
-func intRange(lo, hi int, want string) func(int, *Config) error {
-	return func(n int, _ *Config) error {
-		if n < lo || n > hi {
+// check fails a flag's value with want unless ok(v).
+func check[T any](ok func(T) bool, want string) func(T, *Config) error {
+	return func(v T, _ *Config) error {
+		if !ok(v) {
 			return errors.New(want)
 		}
 		return nil
 	}
+}
+
+// intRange checks that an int flag is from lo to hi, or fails with want.
+func intRange(lo, hi int, want string) func(int, *Config) error {
+	return check(func(n int) bool { return n >= lo && n <= hi }, want)
 }

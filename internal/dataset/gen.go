@@ -136,10 +136,7 @@ func (g *Gen) Value(dst []byte, i uint64) []byte {
 		dst = make([]byte, n)
 	}
 	dst = dst[:n]
-	c := g.chunk
-	if c > n {
-		c = n
-	}
+	c := min(g.chunk, n)
 	p := 0
 	for w := 0; p+8 <= c; w++ {
 		binary.LittleEndian.PutUint64(dst[p:], g.word(i, w))

@@ -90,23 +90,22 @@ func New(kind Kind, theta float64, items, n uint64) (*Params, error) {
 	if !(theta > 0 && theta < 1) {
 		return nil, fmt.Errorf("keydist: %v theta %v: want 0 < theta < 1 (YCSB's is %v)", kind, theta, YCSBTheta)
 	}
+	ranks := items
 	switch {
 	case kind == Latest:
-		z, terms := sumRange(0, n, theta)
-		p.zipf, p.zetaTerms = newZipfian(n, theta, z), terms
+		ranks = n
 	case items == 0:
-		z := ycsbZeta
-		if theta != YCSBTheta {
-			z, p.zetaTerms = sumRange(0, ycsbItems+1, theta)
-		}
-		p.zipf = newZipfian(ycsbItems+1, theta, z)
+		ranks = ycsbItems + 1
 	case items < 2 || items > maxKeys:
 		return nil, fmt.Errorf("keydist: zipf over %d items: want 2 to 2^62 (or 0 for YCSB's scrambled ranks)", items)
 	default:
-		z, terms := sumRange(0, items, theta)
-		p.zipf, p.zetaTerms = newZipfian(items, theta, z), terms
 		p.mulA, p.addC = affine(items)
 	}
+	z := ycsbZeta
+	if kind == Latest || items != 0 || theta != YCSBTheta { // YCSB's own zeta otherwise
+		z, p.zetaTerms = sumRange(0, ranks, theta)
+	}
+	p.zipf = newZipfian(ranks, theta, z)
 	return p, nil
 }
 

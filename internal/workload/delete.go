@@ -225,8 +225,7 @@ func queueBody(b *testing.B, e *core.Env, h *core.Handle) {
 	}
 	b.StopTimer()
 	fatalIf(b, q.read(true))
-	b.ReportMetric(float64(lat.Percentile(50)), "seek-p50-ns")
-	b.ReportMetric(float64(lat.Percentile(99)), "seek-p99-ns")
+	lat.ReportPercentiles(func(v float64, unit string) { b.ReportMetric(v, "seek-"+unit) }, 50, 99)
 	for i, m := range queueMarks {
 		if b.N >= m.deleted && counts[i] > 0 {
 			b.ReportMetric(float64(sums[i])/float64(counts[i]), m.unit)

@@ -139,7 +139,7 @@ func checkVersion(e *core.Env, info engine.Info, opts engine.Options, ver uint64
 		return fmt.Errorf("reopen to verify: %w", err)
 	}
 	defer db.Close()
-	n, _, err := core.ScanAll(db, true, versionChecker{chk: e.Gen.NewChecker(e.FullCheck), g: e.Gen, want: ver})
+	n, _, err := core.ScanAll(db, true, passSource{g: e.Gen, version: ver}.NewChecker(e.FullCheck))
 	if err != nil {
 		return fmt.Errorf("after pass %d: %w", ver, err)
 	}
@@ -150,18 +150,12 @@ func checkVersion(e *core.Env, info engine.Info, opts engine.Options, ver uint64
 }
 
 // versionChecker verifies entries read back after a pass: keys of the
-// data set, each value version want of that key's.
+// data set (its Checker, the data set's), each value version want of that key's.
 type versionChecker struct {
+	core.Checker
 	chk  *dataset.Checker
 	g    *dataset.Gen
 	want uint64
-}
-
-func (c versionChecker) CheckKey(k []byte) error {
-	if _, ok := c.g.Index(k); !ok {
-		return fmt.Errorf("key %q is not in the data set", k)
-	}
-	return nil
 }
 
 func (c versionChecker) CheckKV(k, v []byte) error {
@@ -243,5 +237,5 @@ func (s passSource) Entry(i uint64, kb, vb []byte) ([]byte, []byte) {
 	return s.g.Key(kb, j), s.g.ValueV(vb, j, s.version)
 }
 func (s passSource) NewChecker(full bool) core.Checker {
-	return versionChecker{chk: s.g.NewChecker(full), g: s.g, want: s.version}
+	return versionChecker{core.GenSource{G: s.g}.NewChecker(full), s.g.NewChecker(full), s.g, s.version}
 }

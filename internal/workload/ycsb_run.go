@@ -324,9 +324,7 @@ func (w *ycsbWorker) nextVersion() uint64 {
 func (w *ycsbWorker) reader() (engine.Reader, error) {
 	sh := w.sh
 	if c := sh.commits.Load(); w.rd == nil || c != w.epoch || w.reads >= readerRenew {
-		if w.rd != nil {
-			w.rd.Close()
-		}
+		w.close()
 		w.epoch = c
 		w.lo, w.hi = sh.live()
 		w.deleted = sh.dels.limit.Load()
@@ -602,9 +600,7 @@ func reportYCSB(b *testing.B, ws []*ycsbWorker, elapsed time.Duration, cpu time.
 		name := opNames[op]
 		lat := measure.Merge(lats...)
 		b.ReportMetric(float64(n)/elapsed.Seconds(), name+"-ops/s")
-		b.ReportMetric(float64(lat.Percentile(50)), name+"-p50-ns")
-		b.ReportMetric(float64(lat.Percentile(99)), name+"-p99-ns")
-		b.ReportMetric(float64(lat.Percentile(99.9)), name+"-p999-ns")
+		lat.Report(func(v float64, unit string) { b.ReportMetric(v, name+"-"+unit) }) // p50, p99, p999
 		if op == opScan {
 			b.ReportMetric(float64(scanned)/float64(n), "scan-keys/op")
 		}

@@ -67,6 +67,5 @@ func BudgetOf(s *ksummary.Summary) (b Budget, ok bool) {
 
 // hasMem reports whether a sub-benchmark name has a mem= part.
 func hasMem(config string) bool {
-	_, ok := results.SplitConfig(config).Get("mem")
-	return ok
+	return results.SplitConfig(config).Match([]string{"mem"})
 }

@@ -3,7 +3,6 @@ package charts
 import (
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 
@@ -71,20 +70,9 @@ func (r *Results) spanBlocks() {
 // order (engname.Titles); any other engine in the results follows, by
 // name, rather than being left out.
 func (r *Results) engines(op, unit string) []string {
-	reported := map[string]bool{}
-	for k := range r.Values {
-		if k.Op == op && k.Unit == unit {
-			reported[k.Engine] = true
-		}
-	}
-	var out []string
-	for _, e := range engname.Titles() {
-		if reported[e] {
-			out = append(out, e)
-			delete(reported, e)
-		}
-	}
-	return append(out, slices.Sorted(maps.Keys(reported))...)
+	reported := r.Distinct(func(k results.Key) string { return k.Engine }, func(k results.Key) bool { return k.Op == op && k.Unit == unit })
+	suite := slices.DeleteFunc(engname.Titles(), func(e string) bool { return !slices.Contains(reported, e) })
+	return append(suite, slices.DeleteFunc(reported, func(e string) bool { return slices.Contains(suite, e) })...)
 }
 
 // labels shortens sub-benchmark names to the parts that differ between
@@ -110,11 +98,5 @@ func labels(configs []string) (short []string, common string) {
 
 // units lists the units reported for op, sorted.
 func (r *Results) units(op string) []string {
-	seen := map[string]bool{}
-	for k := range r.Values {
-		if k.Op == op {
-			seen[k.Unit] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
+	return r.Distinct(func(k results.Key) string { return k.Unit }, func(k results.Key) bool { return k.Op == op })
 }

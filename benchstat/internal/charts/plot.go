@@ -43,6 +43,7 @@ func EngineHex(engine string) string {
 // x = 0, 1, 2...; an engine's bar is offset inside its group.
 type bars struct {
 	sums          []summary.Stat
+	scale         float64 // the values' units per axis unit
 	offset, width float64 // in x data units
 	color         color.Color
 }
@@ -52,7 +53,7 @@ func (b *bars) Plot(c draw.Canvas, p *plot.Plot) {
 	for g, s := range b.sums {
 		if s.N > 0 {
 			x0 := float64(g) + b.offset
-			drawBar(c, trX(x0), trX(x0+b.width), trY(0), trY(s.Center), trY(s.Lo), trY(s.Hi), b.color, true)
+			drawBar(c, trX(x0), trX(x0+b.width), trY(0), trY(s.Center/b.scale), trY(s.Lo/b.scale), trY(s.Hi/b.scale), b.color, true)
 		}
 	}
 }
@@ -74,7 +75,7 @@ func drawBar(c draw.Canvas, x0, x1, y0, y, lo, hi vg.Length, col color.Color, wh
 func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	xmin, xmax = -0.5, float64(len(b.sums))-0.5
 	for _, s := range b.sums {
-		ymax = math.Max(ymax, math.Max(s.Hi, s.Center))
+		ymax = math.Max(ymax, math.Max(s.Hi, s.Center)/b.scale)
 	}
 	return xmin, xmax, 0, ymax
 }
@@ -150,10 +151,7 @@ func throughputChart(r *Results, op string, configs []string, unit, dir string) 
 	p.NominalX(short...)
 	width := 0.8 / float64(len(engines))
 	for i, e := range engines {
-		b := &bars{offset: -0.4 + float64(i)*width, width: width * 0.9, color: engineColor(e)}
-		for _, s := range sums[e] {
-			b.sums = append(b.sums, summary.Stat{Center: s.Center / div, Lo: s.Lo / div, Hi: s.Hi / div, N: s.N, CI: s.CI})
-		}
+		b := &bars{sums: sums[e], scale: div, offset: -0.4 + float64(i)*width, width: width * 0.9, color: engineColor(e)}
 		p.Add(b)
 		p.Legend.Add(e, b)
 	}

@@ -221,13 +221,12 @@ func unsustained(k Key, base *Set) string {
 // compareSeries measures one series present on both sides.
 func compareSeries(k Key, bv, hv []float64, base, head *Set) Row {
 	r := Row{Key: k, N1: len(bv), N2: len(hv), P: math.NaN(), PAdj: math.NaN(), Delta: math.NaN()}
+	r.Better = base.Units.GetBetter(k.Unit) // ns/op, MB/s, B/op, allocs/op
 	switch unitMeta(base, head, k.Unit, "better") {
 	case "higher":
 		r.Better = 1
 	case "lower":
 		r.Better = -1
-	default:
-		r.Better = base.Units.GetBetter(k.Unit) // ns/op, MB/s, B/op, allocs/op
 	}
 	thr := benchmath.Thresholds{CompareAlpha: 0.05}
 	// NewSample sorts its values in place: give it copies, or the rounds
@@ -258,10 +257,10 @@ func compareSeries(k Key, bv, hv []float64, base, head *Set) Row {
 	}
 	switch r.Better {
 	case 0:
-		r.P = math.Min(1, 2*math.Min(signedRankP(d), signedRankP(scale(d, -1))))
+		r.P = math.Min(1, 2*math.Min(signedRankP(d, 1), signedRankP(d, -1)))
 	default:
-		r.P = signedRankP(scale(d, -float64(r.Better)))
-		r.pBetter = signedRankP(scale(d, float64(r.Better)))
+		r.P = signedRankP(d, -float64(r.Better))
+		r.pBetter = signedRankP(d, float64(r.Better))
 	}
 	r.PAdj = r.P
 	return r
@@ -413,14 +412,6 @@ func mad(xs []float64) float64 {
 }
 
 func med(xs []float64) float64 { return stats.Sample{Xs: xs}.Quantile(0.5) } // NaN for none
-
-func scale(xs []float64, f float64) []float64 {
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = f * x
-	}
-	return out
-}
 
 func unitMeta(base, head *Set, unit, key string) string {
 	for _, m := range []*Set{head, base} {

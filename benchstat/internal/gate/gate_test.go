@@ -88,7 +88,7 @@ func TestSignedRankP(t *testing.T) {
 		{[]float64{1, 1, 1, 1}, 1.0 / 16},          // ties
 		{nil, 1},
 	} {
-		if got := signedRankP(c.d); math.Abs(got-c.want) > 1e-12 {
+		if got := signedRankP(c.d, 1); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("signedRankP(%v) = %v, want %v", c.d, got, c.want)
 		}
 	}
@@ -99,7 +99,7 @@ func TestSignedRankP(t *testing.T) {
 		for i := range d {
 			d[i] = rng0.NormFloat64() + 0.3
 		}
-		exact := signedRankP(d)
+		exact := signedRankP(d, 1)
 		rank2 := make([]int, 0, len(d))
 		obs := 0
 		idx := make([]int, len(d))
@@ -125,7 +125,7 @@ func TestSignedRankP(t *testing.T) {
 		for i := range d {
 			d[i] = rng.NormFloat64()
 		}
-		if signedRankP(d) < 0.05 {
+		if signedRankP(d, 1) < 0.05 {
 			rej++
 		}
 	}

@@ -9,14 +9,14 @@ import (
 )
 
 // signedRankP is the exact one-sided p-value of the Wilcoxon signed-rank
-// test that the differences d are centred above zero: the probability,
-// when each |d| is as likely positive as negative, of a sum of positive
-// ranks at least the one observed. Zeros are dropped (Wilcoxon's rule);
-// ties share their mean rank. It is 1 when no difference is left. No
-// library of the module has the test (docs/gating.md): this counts the
-// sign assignments by rank sum, in half ranks so that tied mean ranks stay
-// integers.
-func signedRankP(d []float64) float64 {
+// test that the differences d, times sign (+1 or -1), are centred above
+// zero: the probability, when each |d| is as likely positive as negative,
+// of a sum of positive ranks at least the one observed. Zeros are dropped
+// (Wilcoxon's rule); ties share their mean rank. It is 1 when no
+// difference is left. No library of the module has the test
+// (docs/gating.md): this counts the sign assignments by rank sum, in half
+// ranks so that tied mean ranks stay integers.
+func signedRankP(d []float64, sign float64) float64 {
 	ds := slices.DeleteFunc(slices.Clone(d), func(x float64) bool { return x == 0 || math.IsNaN(x) })
 	n := len(ds)
 	if n == 0 {
@@ -34,7 +34,7 @@ func signedRankP(d []float64) float64 {
 		for k := i; k <= j; k++ {
 			rank2[k] = i + 1 + j + 1 // twice the mean of ranks i+1..j+1
 			total += rank2[k]
-			if ds[k] > 0 {
+			if sign*ds[k] > 0 {
 				obs += rank2[k]
 			}
 		}

@@ -31,9 +31,8 @@ func Run(ctx context.Context, args []string, out, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p := &progress{start: time.Now(), rounds: map[string]int{}, quit: make(chan struct{})}
-	p.count, _ = strconv.Atoi(flagValue(args, "test.count"))
-	p.count = max(p.count, 1)
+	count, _ := strconv.Atoi(flagValue(args, "test.count"))
+	p := &progress{start: time.Now(), count: max(count, 1), rounds: map[string]int{}, quit: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		return err
 	}

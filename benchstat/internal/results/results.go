@@ -9,6 +9,7 @@ package results
 
 import (
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -91,7 +92,7 @@ func Read(r io.Reader, name string) (*File, error) {
 		case *benchfmt.SyntaxError:
 			f.Skipped = append(f.Skipped, rec)
 		case *benchfmt.Result:
-			if !sameLabels(labels, rec.Config) {
+			if !slices.EqualFunc(labels, rec.Config, func(l Label, c benchfmt.Config) bool { return l.Key == c.Key && l.Value == string(c.Value) }) {
 				labels = nil
 				for _, c := range rec.Config {
 					labels = append(labels, Label{c.Key, string(c.Value)})
@@ -114,10 +115,6 @@ func Read(r io.Reader, name string) (*File, error) {
 	}
 	f.Units = rd.Units()
 	return f, nil
-}
-
-func sameLabels(ls []Label, cfg []benchfmt.Config) bool {
-	return slices.EqualFunc(ls, cfg, func(l Label, c benchfmt.Config) bool { return l.Key == c.Key && l.Value == string(c.Value) })
 }
 
 // Key names a series: every value of one operation, engine,
@@ -162,6 +159,18 @@ func (f *File) Series(keep func(*Result) bool) Series {
 		}
 	}
 	return s
+}
+
+// Distinct is the values of field over the series keys keep admits,
+// sorted.
+func (s Series) Distinct(field func(Key) string, keep func(Key) bool) []string {
+	seen := map[string]bool{}
+	for k := range s.Values {
+		if keep(k) {
+			seen[field(k)] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Split parses a benchmark name, less "Benchmark", as Result names it:

@@ -180,8 +180,14 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 		k, _ := results.FilterKey(w)
 		filtered[k] = true
 	}
+	all := slices.Clone(r.Configs[b.Op]) // then those with kills and no result
+	for _, k := range r.Kills {
+		if k.Op == b.Op {
+			all = appendNew(all, k.Config)
+		}
+	}
 	var configs []candidate // with every name part, in rest
-	for _, config := range append(slices.Clone(r.Configs[b.Op]), r.killConfigs(b.Op)...) {
+	for _, config := range all {
 		ps := results.SplitConfig(config)
 		for k, v := range b.Defaults {
 			if _, ok := ps.Get(k); !ok {
@@ -197,18 +203,18 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 			}
 		}
 	}
-	var spanned []string // engines shown on every value of a Span dimension
+	var spanned []string // engines shown on every value of spanDim
 	for _, c := range configs {
 		ps, config := c.rest, c.config
-		// The config's row keys: one, or one per value of each Span
-		// dimension it lacks.
+		// The config's row keys: one, or one per value of spanDim when
+		// it lacks it.
 		keys := []string{""}
 		missing := false
 		for _, d := range b.Dims {
 			vs := []string{}
 			if v, ok := ps.Get(d); ok {
 				vs = append(vs, v)
-			} else if slices.Contains(b.Span, d) {
+			} else if d == spanDim {
 				vs, missing = dimVals[d], missing || len(dimVals[d]) > 0
 			}
 			var next []string
@@ -246,8 +252,7 @@ func buildBlock(r *Results, b Block, placed map[string]bool) (rows []Row, common
 		}
 	}
 	if len(spanned) > 0 {
-		notes = append(notes, fmt.Sprintf("%s: no %s; each result is shown on every %s row",
-			strings.Join(spanned, ", "), strings.Join(b.Span, ", "), strings.Join(b.Span, ", ")))
+		notes = append(notes, fmt.Sprintf("%s: no %s; each result is shown on every %s row", strings.Join(spanned, ", "), spanDim, spanDim))
 	}
 	// Dimensions with one value in the whole block are said once.
 	var shared []string
@@ -397,25 +402,16 @@ func addReference(r *Results, t *Table, q Section) {
 }
 
 func enginesOf(r *Results, op string) []string {
-	seen := map[string]bool{}
-	for k := range r.Values {
-		if k.Op == op && k.Engine != "" {
-			seen[k.Engine] = true
-		}
-	}
+	es := r.Distinct(func(k Key) string { return k.Engine }, func(k Key) bool { return k.Op == op && k.Engine != "" })
 	for _, k := range r.Kills {
 		if k.Op == op && k.Engine != "" {
-			seen[k.Engine] = true
+			es = append(es, k.Engine)
 		}
 	}
-	return slices.Sorted(maps.Keys(seen))
+	slices.Sort(es)
+	return slices.Compact(es)
 }
 
 func hasSeries(r *Results, op, engine, config string) bool {
-	for k := range r.Values {
-		if k.Op == op && k.Engine == engine && k.Config == config {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(slices.Collect(maps.Keys(r.Values)), func(k Key) bool { return k.Op == op && k.Engine == engine && k.Config == config })
 }

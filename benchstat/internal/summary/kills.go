@@ -45,17 +45,6 @@ func (r *Results) killsOf(op, engine, config string) []Kill {
 	return slices.DeleteFunc(slices.Clone(r.Kills), func(k Kill) bool { return k.Op != op || k.Engine != engine || k.Config != config })
 }
 
-// killConfigs are the sub-benchmarks of op that have kills and no result.
-func (r *Results) killConfigs(op string) []string {
-	var out []string
-	for _, k := range r.Kills {
-		if k.Op == op && !slices.Contains(r.Configs[op], k.Config) {
-			out = appendNew(out, k.Config)
-		}
-	}
-	return out
-}
-
 // KillText says how a benchmark ended and what its budget held then:
 // "killed (OOM): anon 44.5 MiB, page cache 9.5 MiB, dirty 0 B at the
 // kill". With several rounds ended, the last one's figures.

@@ -11,47 +11,46 @@ var Questions = []Section{
 	{
 		Title: "Writes: populate a fresh database; overwrite every key of it (the steady state; make bench: 4 MiB memtables), batches of the run's -batch",
 		Blocks: []Block{
-			{Op: "Populate", Where: []string{"!mem"}, Dims: []string{"block", "sync"}, Span: lsmBlock,
+			{Op: "Populate", Where: []string{"!mem"}, Dims: []string{"block", "sync"},
 				Units: []string{"keys/s", "write-amp", "space-amp"}},
-			{Op: "Overwrite", Label: "overwrite", Where: []string{"!mem"}, Dims: []string{"block", "pass"}, Span: lsmBlock,
+			{Op: "Overwrite", Label: "overwrite", Where: []string{"!mem"}, Dims: []string{"block", "pass"},
 				Units: []string{"keys/s", "write-amp", "space-amp"}},
 		},
 	},
 	{
 		Title: "Warm point reads (page cache and engine caches loaded)",
-		Blocks: []Block{{Op: "ReadRandom", Where: []string{"cache=warm", "!mem"}, Dims: []string{"block", "dist", "hit", "threads"}, Span: lsmBlock,
+		Blocks: []Block{{Op: "ReadRandom", Where: []string{"cache=warm", "!mem"}, Dims: []string{"block", "dist", "hit", "threads"},
 			Defaults: uniformDist, Units: []string{"ops/s", "p99-ns"}}},
 	},
 	{
 		Title: "Point reads in a memory budget, beside the disk's own 4 KiB random reads",
-		Blocks: []Block{{Op: "ReadRandom", Where: []string{"mem"}, Dims: []string{"mem", "block", "cache", "dist", "hit", "threads"}, Span: lsmBlock,
+		Blocks: []Block{{Op: "ReadRandom", Where: []string{"mem"}, Dims: []string{"mem", "block", "cache", "dist", "hit", "threads"},
 			Defaults: uniformDist, Units: []string{"ops/s", "p99-ns", "read-B/op"}}},
 		Reference: &Reference{Column: "Disk", Op: "Disk", Where: []string{"op=randread-4k"}, Match: "threads"},
 	},
 	{
 		Title: "Mixed reads and writes under skew: YCSB workloads, closed loop, every operation timed",
-		Blocks: []Block{{Op: "YCSB", Where: []string{"!mem"}, Dims: []string{"workload", "dist", "threads", "block"}, Span: lsmBlock,
+		Blocks: []Block{{Op: "YCSB", Where: []string{"!mem"}, Dims: []string{"workload", "dist", "threads", "block"},
 			Units: []string{"ops/s", "read-p99-ns", "update-p99-ns", "stall%"}}},
 	},
 	{
 		Title: "Durable commits: one key a transaction, on disk before the commit returns, from 1 and 8× the CPUs' writers",
-		Blocks: []Block{{Op: "Commit", Dims: []string{"writers", "block"}, Span: lsmBlock,
+		Blocks: []Block{{Op: "Commit", Dims: []string{"writers", "block"},
 			Prefer: boltCommitMode, Note: "Bolt: one writer's DB.Update (mode=update), several writers' DB.Batch (mode=batch); both in the report",
 			Units: []string{"commits/s", "p99-ns", "dev-flushes/commit"}}},
 	},
 	{
 		Title: "Range scans: seek to a random key, read the next -scan_len",
 		Blocks: []Block{
-			{Op: "Scan", Where: []string{"cache=warm"}, Dims: []string{"block", "scan_len", "threads"}, Span: lsmBlock,
+			{Op: "Scan", Where: []string{"cache=warm"}, Dims: []string{"block", "scan_len", "threads"},
 				Units: []string{"keys/s", "p50-ns", "p99-ns"}},
-			{Op: "Iterate", Label: "full scan", Where: []string{"cache=warm", "values=true"}, Dims: []string{"block"}, Span: lsmBlock,
+			{Op: "Iterate", Label: "full scan", Where: []string{"cache=warm", "values=true"}, Dims: []string{"block"},
 				Units: []string{"keys/s"}},
 		},
 	},
 	{
-		Title: "Open: open read-only and serve one verified read",
-		Blocks: []Block{{Op: "Open", Dims: []string{"block", "cache"}, Span: lsmBlock,
-			Units: []string{"ns/op", "read-B/op"}}},
+		Title:  "Open: open read-only and serve one verified read",
+		Blocks: []Block{{Op: "Open", Dims: []string{"block", "cache"}, Units: []string{"ns/op", "read-B/op"}}},
 	},
 }
 
@@ -68,9 +67,9 @@ func boltCommitMode(row results.Parts) map[string]string {
 // predates -dist).
 var uniformDist = map[string]string{"dist": "uniform"}
 
-// lsmBlock is the LSMs' data block size, a dimension the B-trees (pages)
-// do not have.
-var lsmBlock = []string{"block"}
+// spanDim is the LSMs' data block size, a dimension the B-trees (pages)
+// do not have: an engine without it is shown on each of its rows.
+const spanDim = "block"
 
 // Section is one question.
 type Section struct {
@@ -90,9 +89,6 @@ type Block struct {
 	Where []string
 	// Dims are the name keys that make rows, outermost first.
 	Dims []string
-	// Span lists dimensions only some engines have (the LSMs' block=):
-	// an engine without one is shown on each of its rows.
-	Span []string
 	// Defaults are the values of dimensions a name leaves out.
 	Defaults map[string]string
 	// Prefer names, for a row, the variant shown of an engine that ran
