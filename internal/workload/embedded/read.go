@@ -239,14 +239,8 @@ func reportRead(b *testing.B, n uint64, ops int64, elapsed time.Duration, readBy
 	}
 }
 
-// runCold runs a cold leaf's rounds of perRound records each, setBytes
-// logical bytes a round, and reports them; *err is a round's failure.
-func runCold(b *testing.B, n uint64, rounds embedRounds, perRound, setBytes int64, round func(recordSource) func(), err *error) {
-	b.SetBytes(setBytes)
-	timed := rounds(round)
-	if *err != nil {
-		b.Fatal(*err)
-	}
+// reportCold reports a cold leaf's rounds of perRound records each.
+func reportCold(b *testing.B, n uint64, timed core.Timed, perRound int64) {
 	ops := int64(b.N) * perRound
 	timed.ReportPerOp(b, ops)
 	reportRead(b, n, ops, timed.Elapsed, timed.Disk.ReadBytes)
@@ -292,8 +286,12 @@ func embedGet(b *testing.B, e *core.Env, src recordSource, rounds embedRounds, n
 	perRecord := records.LogicalBytes(n) / int64(n)
 	if rounds != nil {
 		perRound := coldOps(&e.Cfg, n)
-		runCold(b, n, rounds, int64(perRound), perRecord*int64(perRound),
-			func(src recordSource) func() { return func() { read(src, perRound) } }, &err)
+		b.SetBytes(perRecord * int64(perRound))
+		timed := rounds(func(src recordSource) func() { return func() { read(src, perRound) } })
+		if err != nil {
+			b.Fatal(err)
+		}
+		reportCold(b, n, timed, int64(perRound))
 		return
 	}
 	b.SetBytes(perRecord)
@@ -314,8 +312,12 @@ func embedIterate(b *testing.B, src recordSource, rounds embedRounds, n uint64) 
 		}
 	}
 	if rounds != nil {
-		runCold(b, n, rounds, int64(n), records.LogicalBytes(n),
-			func(src recordSource) func() { return func() { scan(src, n) } }, &err)
+		b.SetBytes(records.LogicalBytes(n))
+		timed := rounds(func(src recordSource) func() { return func() { scan(src, n) } })
+		if err != nil {
+			b.Fatal(err)
+		}
+		reportCold(b, n, timed, int64(n))
 		return
 	}
 	// Whatever a source builds on its first scan (the calibration rail
