@@ -259,15 +259,15 @@ embed-clean:
 # test: the steps' jobs in one pool, one more than the CPUs at a time, the longest
 # first; each job's time printed slowest first at the end (each package's
 # own time is on its "ok" line above).
-# vet: go vet (and each build variant of internal/engine), staticcheck, and
-# no tracked file a compiled one. unit: unit and conformance tests under
+# vet: go vet (and each build variant of internal/engine) and staticcheck.
+# unit: unit and conformance tests (among them: no tracked file a compiled one) under
 # the race detector, beside what runs without it (RocksDB compiled in, its
 # damaged fixtures too, or without RocksDB the engines' point reads counted
 # under callgrind; LMDB on bmatsuo/lmdb-go; the simulations and callgrind
 # tests). smoke: every test of the main package, with every
 # benchmark once on a tiny data set (SMOKE_V=-v prints its results), beside
 # make bench's error path, the memory budget's path and gate-smoke (both
-# workflows pass actionlint; too few rounds refused; the gate's end-to-end
+# workflows pass actionlint; the gate's end-to-end
 # tests at their smallest size, docs/testing.md). report-test: the report page in headless Chromium.
 # The steps are a table in benchstat/kvb/teststeps.go. Without RocksDB's
 # headers (TAGS empty: deps could not install them, or TAGS= on the

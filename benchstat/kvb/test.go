@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -350,61 +349,6 @@ func (c *testConfig) budgetPathRuns(_ context.Context, r *runner) error {
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("kvb bench mem: no result inside the %s budget from %s (killed, stopped or skipped: see above)", limit, strings.Join(missing, ", "))
-	}
-	return nil
-}
-
-// compiledMagic are the first bytes of compiled files: ELF, Mach-O (both
-// byte orders, 32 and 64 bits), a universal binary, an ar archive ("!<ar")
-// and PE ("MZ", any two bytes after).
-var compiledMagic = []string{"7f454c46", "cffaedfe", "cefaedfe", "feedfacf", "feedface", "cafebabe", "213c6172", "4d5a"}
-
-// checkNoTrackedBinaries fails when a file git tracks is a compiled one:
-// build outputs are ignored (.gitignore), never added.
-func checkNoTrackedBinaries(ctx context.Context, r *runner) error {
-	out, err := exec.CommandContext(ctx, "git", "ls-files", "-z").Output()
-	if err != nil {
-		return fmt.Errorf("git ls-files: %w", err)
-	}
-	var bad []string
-	for _, f := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-		if f != "" && isCompiled(f) {
-			bad = append(bad, f)
-		}
-	}
-	if len(bad) > 0 {
-		fmt.Fprintf(r.stderr, "vet: tracked compiled files (remove them with git rm --cached; build outputs are not part of the source): %s\n", strings.Join(bad, " "))
-		return fmt.Errorf("%d tracked compiled files", len(bad))
-	}
-	return nil
-}
-
-// isCompiled says whether the regular file at path starts as a compiled
-// one does.
-func isCompiled(path string) bool {
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 4)
-	n, _ := io.ReadFull(f, head)
-	h := hex.EncodeToString(head[:n])
-	return slices.ContainsFunc(compiledMagic, func(m string) bool { return strings.HasPrefix(h, m) })
-}
-
-// tooFewRoundsRefused: kvb compare refuses a round count the gate could
-// not fail at before it builds anything, with the reason.
-func tooFewRoundsRefused(context.Context, *runner) error {
-	var errb bytes.Buffer
-	code := commands["compare"].Run([]string{"HEAD", "HEAD", "-count", "3"}, io.Discard, &errb)
-	const want = "kvb compare: -count 3: the gate's signed-rank test needs at least"
-	if code != 2 || !strings.HasPrefix(errb.String(), want) {
-		return fmt.Errorf("gate-smoke: kvb compare -count 3 was not refused with %q (exit %d):\n%s", want, code, errb.String())
 	}
 	return nil
 }
