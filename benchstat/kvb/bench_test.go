@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
 // parseDefaults is kvb bench SET with the Makefile's defaults on a
@@ -122,5 +127,70 @@ func TestShellQuote(t *testing.T) {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// The tests that run kvb bench on a tiny data set, make test's smoke-paths
+// job (pathTests): they build the suite's test binary, from the
+// repository's root.
+
+// TestPathMissingDir: kvb bench with a -dir that does not exist stops
+// with the suite's own error (docs/reliability.md: errors reach the user),
+// not with a failure of its own or none.
+func TestPathMissingDir(t *testing.T) {
+	t.Chdir("../..")
+	d := t.TempDir()
+	missing := filepath.Join(d, "missing")
+	var out bytes.Buffer
+	code := benchCommand.Run([]string{"-tags", defaultTags(), "-keys_mil", "0.002", "-count", "1", "-results", d, "-dir", missing}, &out, &out)
+	if want := "-dir " + missing + ": does not exist"; code == 0 || !strings.Contains(out.String(), want) {
+		t.Errorf("kvb bench with a missing -dir did not stop with the suite's error (%q), exit %d:\n%s", want, code, out.String())
+	}
+}
+
+// TestPathMemoryBudget runs the memory-limited row on a tiny data set.
+// Where this machine can make the budget, every engine of the build must
+// leave a result; elsewhere the row must say why it skipped.
+func TestPathMemoryBudget(t *testing.T) {
+	t.Chdir("../..")
+	d := t.TempDir()
+	const limit = "24MiB"
+	tags, results := defaultTags(), filepath.Join(d, "results")
+	args := []string{"mem", "-tags", tags, "-keys_mil", "0.002", "-valsz", "256", "-mem_limit", limit, "-mem_benchtime", "100x",
+		"-count", "1", "-results", results, "-dir", d}
+	var out, errb bytes.Buffer
+	if code := benchCommand.Run(args, &out, io.MultiWriter(&out, &errb)); code != 0 {
+		t.Fatalf("kvb bench %s: exit %d:\n%s", strings.Join(args, " "), code, out.String())
+	}
+	n, _ := memlimit.ParseSize(limit)
+	p, noBudget := memlimit.Find()
+	if noBudget == nil {
+		noBudget = p.Check(n)
+	}
+	if noBudget != nil {
+		if !strings.Contains(errb.String(), "skipping the memory-limited row") {
+			t.Errorf("this machine cannot make a budget (%v), and the row did not say it skipped:\n%s", noBudget, out.String())
+		}
+		return
+	}
+	cfg, err := parseBench(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bench, err := os.ReadFile(filepath.Join(results, "bench.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	for _, g := range cfg.memGroups(cfg.memWorkloads, cfg.memBenchtime, cfg.memBlocks, cfg.memDist) {
+		if g.info.Reference || g.info.Missing != "" && !hasTag(tags, g.info.Name) {
+			continue // not a store, or not in this build
+		}
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(g.target) + `/\S+\s+\d+\s`).Match(bench) {
+			missing = append(missing, g.target)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("no result inside the %s budget from %s (killed, stopped or skipped):\n%s", limit, strings.Join(missing, ", "), out.String())
 	}
 }

@@ -56,6 +56,10 @@ const (
 	e2e    = "^TestE2E"
 	e2eSim = "^TestE2EModuleCopySim$"
 	e2ePkg = "./benchstat"
+	// pathTests: kvb bench's tests on a tiny data set (bench_test.go), the
+	// job smoke-paths, which unit-side's run of benchstat/kvb skips.
+	pathTests = "^TestPath"
+	kvbPkg    = "./benchstat/kvb"
 )
 
 // notRaced are the packages under internal/ whose tests unit-side runs
@@ -157,7 +161,7 @@ func (c *testConfig) jobs() map[string]testJob {
 		goCmd(nil, "run", c.staticcheck, "-tags", "lmdb_bmatsuo", "./internal/engine")}
 
 	side := []task{
-		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test", "-count", "1"}, sideBenchstat()...)...),
+		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test", "-count", "1", "-skip", pathTests}, sideBenchstat()...)...),
 		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test"}, cachedBenchstat...)...),
 		goCmd(nil, append([]string{"test", "-count", "1", "-tags", c.tags}, sideInternal...)...),
 		goCmd(nil, append([]string{"test", "-tags", c.tags}, cachedUnraced...)...)}
@@ -190,10 +194,9 @@ func (c *testConfig) jobs() map[string]testJob {
 			cmds: []task{goCmd(raceEnv, raceTest("-count", "1", "-run", workloadHalf, unitFirst)...)}},
 		"unit-side":   {name: "unit-side", cmds: side},
 		"smoke-tests": {name: "smoke-tests", cmds: []task{withTempDir(goCmd(nil, smoke...))}},
-		"smoke-paths": {name: "smoke-paths", cmds: append([]task{
-			{show: []string{"kvb: kvb bench with a missing -dir stops with the suite's error"}, do: c.missingDirStops},
-			{show: []string{"kvb: kvb bench mem, the memory budget's path, on a tiny data set"}, do: c.budgetPathRuns},
-		}, lint...)},
+		// after unit-side's first command, which builds kvb's tests too
+		"smoke-paths": {name: "smoke-paths", after: "unit-side",
+			cmds: append([]task{goCmd([]string{"TAGS=" + c.tags}, "test", "-count", "1", "-run", pathTests, kvbPkg)}, lint...)},
 		"e2e":        {name: "e2e", cmds: []task{goCmd(nil, "test", "-count", "1", "-run", e2e, "-skip", e2eSim, e2ePkg)}},
 		"e2e-sim":    {name: "e2e-sim", cmds: []task{goCmd(nil, "test", "-count", "1", "-run", e2eSim, e2ePkg)}},
 		"gate-smoke": {name: "gate-smoke", cmds: append(lint, goCmd(nil, "test", "-count", "1", "-run", e2e, "./benchstat"))},

@@ -98,7 +98,7 @@ func TestUnitCommandsAsTheMakefileHad(t *testing.T) {
 			tagArg = "''"
 		}
 		want = []string{
-			"KVBENCH_CHROMIUM=skip go test -count 1 " + strings.Join(sideBench, " "),
+			"KVBENCH_CHROMIUM=skip go test -count 1 -skip '^TestPath' " + strings.Join(sideBench, " "),
 			"KVBENCH_CHROMIUM=skip go test " + strings.Join(cachedBenchstat, " "),
 			"go test -count 1 -tags " + tagArg + " ./internal/engine ./internal/workload/embedded ./internal/spin ./internal/valgrind",
 			"go test -tags " + tagArg + " " + strings.Join(cachedUnraced, " "),
