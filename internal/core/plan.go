@@ -18,8 +18,6 @@ type Plan struct {
 	Fixtures []*Fixture // every fixture they read, each once
 	Scratch  int64      // the most they write outside fixtures at one time
 	Margin   int64      // the largest free-space margin of their writers (writeMargin)
-
-	m matcher // the pattern's; nil for none
 }
 
 // NewPlan matches pattern against every top-level benchmark as go test
@@ -33,7 +31,6 @@ func (e *Env) NewPlan(pattern string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.m = m
 	seen := map[string]bool{}
 	defer func() { e.planning = nil }()
 	for _, t := range Targets() {

@@ -151,10 +151,7 @@ func Run(b *testing.B, e *Env, workload, engineName string) {
 	}
 	// Setup planned what a benchmark writes; one outside the plan has no
 	// room under -dir.
-	plan := Plan{}
-	if e.plan != nil {
-		plan = *e.plan
-	}
+	plan := cmp.Or(e.plan, &Plan{})
 	if t := (Target{W: w, Info: info}); !slices.ContainsFunc(plan.Targets, func(p Target) bool { return p.Name() == t.Name() }) {
 		b.Fatalf("%s is not in this run's plan (-test.bench %q): its fixtures and scratch space were never set up under -dir", t.Name(), plan.Pattern)
 	}
