@@ -3,13 +3,13 @@ package workload
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"slices"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/keydist"
 )
 
 // overwritePassesFlag is -overwrite_passes: one leaf pass=P per value
@@ -185,14 +185,7 @@ func (c versionChecker) CheckKV(k, v []byte) error {
 type passOrder struct{ n, a, c uint64 }
 
 // at is the index the pass writes i-th, for i < n.
-func (o passOrder) at(i uint64) uint64 {
-	hi, lo := bits.Mul64(o.a, i)
-	r := bits.Rem64(hi, lo, o.n) + o.c // < 2n: the data set has far fewer than 2^63 keys
-	if r >= o.n {
-		r -= o.n
-	}
-	return r
-}
+func (o passOrder) at(i uint64) uint64 { return keydist.Permute(i, o.a, o.c, o.n) }
 
 // drawPassOrders draws passes orders over n keys from r, each unlike those
 // before it where n allows (an affine order is fixed by its first two
@@ -206,7 +199,7 @@ func drawPassOrders(r *dataset.Rand, n uint64, passes int) []passOrder {
 			if n > 2 {
 				for {
 					o.a = 2 + r.Below(n-2)
-					if gcd(o.a, n) == 1 {
+					if keydist.GCD(o.a, n) == 1 {
 						break
 					}
 				}
@@ -219,13 +212,6 @@ func drawPassOrders(r *dataset.Rand, n uint64, passes int) []passOrder {
 		out = append(out, o)
 	}
 	return out
-}
-
-func gcd(a, b uint64) uint64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // passSource is one pass's writes: entry i is key order.at(i) at version version.
