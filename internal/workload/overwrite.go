@@ -37,10 +37,6 @@ var overwritePassesFlag = &core.Flag[core.IntList]{Name: "overwrite_passes", Def
 var overwriteUnits = append([]core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), core.Lower("dev-write-amp"), core.Lower("space-amp"),
 	core.Lower("log-MB"), core.Higher("first-keys/s"), core.Higher("last-keys/s")}, timelineUnits...)
 
-// overwriteScratch is one copy of the fixture and what a pass adds
-// (docs/methodology.md, "What overwrite measures").
-func overwriteScratch(e *core.Env, _ engine.Info) int64 { return 6 * e.Gen.LogicalBytes() }
-
 // Overwrite: db_bench's overwrite, the steady state an LSM reaches only
 // once its whole data set has been rewritten. Leaf pass=P times the P-th
 // rewrite on a copy of the fixture rewritten P-1 times (rewrittenFixture),
@@ -57,7 +53,9 @@ func init() {
 			}
 			return fs
 		},
-		Scratch: overwriteScratch,
+		// One copy of the fixture and what a pass adds (docs/methodology.md,
+		// "What overwrite measures").
+		Scratch: func(e *core.Env, _ engine.Info) int64 { return 6 * e.Gen.LogicalBytes() },
 		Units:   overwriteUnits,
 		Options: append([]core.Option{overwritePassesFlag, writersFlag}, timelineOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
