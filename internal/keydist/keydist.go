@@ -177,7 +177,7 @@ func (s *Sampler) next(r *dataset.Rand, n uint64) uint64 {
 			}
 			return s.mod.of(fnvhash64(rank))
 		}
-		i := permute(rank, p.mulA, p.addC, p.Items)
+		i := Permute(rank, p.mulA, p.addC, p.Items)
 		if i >= n {
 			i %= n
 		}

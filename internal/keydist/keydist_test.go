@@ -138,7 +138,7 @@ func TestNewRejects(t *testing.T) {
 func TestHottestShare(t *testing.T) {
 	const m, draws = 1000, 400_000
 	p := mustNew(t, Zipf, YCSBTheta, m, m)
-	hot := permute(0, p.mulA, p.addC, m)
+	hot := Permute(0, p.mulA, p.addC, m)
 	if hot == 0 {
 		t.Error("rank 0 is index 0, the first key inserted")
 	}
@@ -221,7 +221,7 @@ func TestChiSquare(t *testing.T) {
 	p := mustNew(t, Zipf, YCSBTheta, m, m)
 	gray, exact := make([]float64, m), make([]float64, m)
 	for rank := range uint64(m) {
-		i := permute(rank, p.mulA, p.addC, m)
+		i := Permute(rank, p.mulA, p.addC, m)
 		gray[i] = grayCDF(&p.zipf, rank+1) - grayCDF(&p.zipf, rank)
 		exact[i] = math.Pow(float64(rank+1), -YCSBTheta) / p.zipf.zetan
 		if ratio := gray[i] / exact[i]; ratio < 0.96 || ratio > 1.18 {
@@ -319,7 +319,7 @@ func TestHotKeysScattered(t *testing.T) {
 
 	p := mustNew(t, Zipf, YCSBTheta, n, n)
 	for rank := range pos {
-		pos[rank] = int(permute(uint64(rank), p.mulA, p.addC, n))
+		pos[rank] = int(Permute(uint64(rank), p.mulA, p.addC, n))
 	}
 	spread(t, "zipf over items: the hottest 100 indices", pos, n)
 }
@@ -332,7 +332,7 @@ func TestTopRankShares(t *testing.T) {
 	p := mustNew(t, Zipf, YCSBTheta, n, n)
 	rankOf := make([]uint64, n)
 	for rank := range uint64(n) {
-		rankOf[permute(rank, p.mulA, p.addC, n)] = rank
+		rankOf[Permute(rank, p.mulA, p.addC, n)] = rank
 	}
 	byRank := make([]int, n)
 	for i, c := range drawCounts(p, n, draws, 6) {
@@ -492,7 +492,7 @@ func TestAffineIsBijection(t *testing.T) {
 		a, c := affine(m)
 		seen := make([]bool, m)
 		for rank := range m {
-			i := permute(rank, a, c, m)
+			i := Permute(rank, a, c, m)
 			if i >= m || seen[i] {
 				t.Fatalf("m %d: rank %d maps to %d, out of range or taken", m, rank, i)
 			}
@@ -504,7 +504,7 @@ func TestAffineIsBijection(t *testing.T) {
 	}
 	const m = 1 << 62
 	a, c := affine(m)
-	if gcd(a, m) != 1 || permute(m-1, a, c, m) >= m {
+	if GCD(a, m) != 1 || Permute(m-1, a, c, m) >= m {
 		t.Errorf("m 2^62: a %d, c %d", a, c)
 	}
 }

@@ -39,22 +39,24 @@ func fnvhash64(v uint64) uint64 {
 // key inserted.
 func affine(m uint64) (a, c uint64) {
 	a = max(uint64(float64(m)*0.6180339887498949), 1)
-	for gcd(a, m) != 1 {
+	for GCD(a, m) != 1 {
 		a++
 	}
 	c = uint64(float64(m)*0.41421356237309503) % m // √2 - 1
 	return a, c
 }
 
-// permute returns (a*rank + c) mod m for a, c, rank < m, in 128 bits.
-func permute(rank, a, c, m uint64) uint64 {
+// Permute returns (a*rank + c) mod m for a, c, rank < m, in 128 bits: with
+// GCD(a, m) = 1, a bijection of [0, m).
+func Permute(rank, a, c, m uint64) uint64 {
 	hi, lo := bits.Mul64(a, rank)
 	lo, carry := bits.Add64(lo, c, 0)
 	_, rem := bits.Div64(hi+carry, lo, m) // a*rank + c < m*m, so hi < m
 	return rem
 }
 
-func gcd(a, b uint64) uint64 {
+// GCD is the greatest common divisor of a and b.
+func GCD(a, b uint64) uint64 {
 	for b != 0 {
 		a, b = b, a%b
 	}

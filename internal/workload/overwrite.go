@@ -3,13 +3,13 @@ package workload
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"slices"
 	"testing"
 
 	"github.com/kvbench/kvbench/internal/core"
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/keydist"
 )
 
 // overwritePassesFlag is -overwrite_passes: one leaf pass=P per value
@@ -37,10 +37,6 @@ var overwritePassesFlag = &core.Flag[core.IntList]{Name: "overwrite_passes", Def
 var overwriteUnits = append([]core.Unit{core.Higher("keys/s"), core.Lower("write-amp"), core.Lower("dev-write-amp"), core.Lower("space-amp"),
 	core.Lower("log-MB"), core.Higher("first-keys/s"), core.Higher("last-keys/s")}, timelineUnits...)
 
-// overwriteScratch is one copy of the fixture and what a pass adds
-// (docs/methodology.md, "What overwrite measures").
-func overwriteScratch(e *core.Env, _ engine.Info) int64 { return 6 * e.Gen.LogicalBytes() }
-
 // Overwrite: db_bench's overwrite, the steady state an LSM reaches only
 // once its whole data set has been rewritten. Leaf pass=P times the P-th
 // rewrite on a copy of the fixture rewritten P-1 times (rewrittenFixture),
@@ -57,7 +53,9 @@ func init() {
 			}
 			return fs
 		},
-		Scratch: overwriteScratch,
+		// One copy of the fixture and what a pass adds (docs/methodology.md,
+		// "What overwrite measures").
+		Scratch: func(e *core.Env, _ engine.Info) int64 { return 6 * e.Gen.LogicalBytes() },
 		Units:   overwriteUnits,
 		Options: append([]core.Option{overwritePassesFlag, writersFlag}, timelineOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
@@ -185,14 +183,7 @@ func (c versionChecker) CheckKV(k, v []byte) error {
 type passOrder struct{ n, a, c uint64 }
 
 // at is the index the pass writes i-th, for i < n.
-func (o passOrder) at(i uint64) uint64 {
-	hi, lo := bits.Mul64(o.a, i)
-	r := bits.Rem64(hi, lo, o.n) + o.c // < 2n: the data set has far fewer than 2^63 keys
-	if r >= o.n {
-		r -= o.n
-	}
-	return r
-}
+func (o passOrder) at(i uint64) uint64 { return keydist.Permute(i, o.a, o.c, o.n) }
 
 // drawPassOrders draws passes orders over n keys from r, each unlike those
 // before it where n allows (an affine order is fixed by its first two
@@ -206,7 +197,7 @@ func drawPassOrders(r *dataset.Rand, n uint64, passes int) []passOrder {
 			if n > 2 {
 				for {
 					o.a = 2 + r.Below(n-2)
-					if gcd(o.a, n) == 1 {
+					if keydist.GCD(o.a, n) == 1 {
 						break
 					}
 				}
@@ -219,13 +210,6 @@ func drawPassOrders(r *dataset.Rand, n uint64, passes int) []passOrder {
 		out = append(out, o)
 	}
 	return out
-}
-
-func gcd(a, b uint64) uint64 {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
 }
 
 // passSource is one pass's writes: entry i is key order.at(i) at version version.

@@ -91,7 +91,7 @@ type readStream struct {
 	hitRate float64
 	smp     *keydist.Sampler // nil: uniform
 	chk     *dataset.Checker
-	check   func([]byte) error // s.checkValue, bound once
+	check   func([]byte) error // verifies against idx, counting bytes; bound once
 	idx     uint64             // the key Get is reading
 	kb      [dataset.KeySize]byte
 	ops     int64 // counted across the call, which with the stream's phase picks the sampled ones
@@ -126,15 +126,13 @@ func newReadStreams(e *core.Env, rs core.Streams, rr readRandomRun) readStreams 
 		if rr.dist != nil && rr.dist.Kind != keydist.Uniform {
 			s.smp = rr.dist.NewSampler()
 		}
-		s.check = s.checkValue
+		s.check = func(v []byte) error {
+			s.bytes += int64(len(v))
+			return s.chk.Check(s.idx, v) // Get returns it
+		}
 		out[t] = s
 	}
 	return out
-}
-
-func (s *readStream) checkValue(v []byte) error {
-	s.bytes += int64(len(v))
-	return s.chk.Check(s.idx, v) // Get returns it
 }
 
 // read does n reads of goroutine t's stream through rd, stopping at an

@@ -22,9 +22,11 @@ func init() {
 		Name:     "YCSB",
 		Engines:  core.Stores,
 		Fixtures: kvFixture,
-		Scratch:  ycsbScratch,
-		Units:    ycsbUnits(),
-		Options:  append(append([]core.Option{ycsbFlag, mixFlag, updateFlag, rwwRateFlag, scanPrefetchFlag}, distOptions...), timelineOptions...),
+		// A copy of the fixture (three times the logical bytes, as Load's)
+		// and what a round may insert beyond it.
+		Scratch: func(e *core.Env, _ engine.Info) int64 { return 4 * e.Gen.LogicalBytes() },
+		Units:   ycsbUnits(),
+		Options: append(append([]core.Option{ycsbFlag, mixFlag, updateFlag, rwwRateFlag, scanPrefetchFlag}, distOptions...), timelineOptions...),
 		Run: func(b *testing.B, e *core.Env, info engine.Info) {
 			h := e.Open(b, e.KVFor(info))
 			for _, spec := range ycsbSelected(&e.Cfg) {
@@ -114,10 +116,6 @@ func ycsbSelected(c *core.Config) []ycsbSpec {
 	}
 	return out
 }
-
-// ycsbScratch is a copy of the fixture (three times the logical bytes,
-// as Load's) and what a round may insert beyond it.
-func ycsbScratch(e *core.Env, _ engine.Info) int64 { return 4 * e.Gen.LogicalBytes() }
 
 // ycsbUnits: every figure per operation type, and the window's.
 func ycsbUnits() []core.Unit {

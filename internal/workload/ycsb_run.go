@@ -160,7 +160,7 @@ type ycsbWorker struct {
 
 func newYCSBWorker(sh *ycsbShared, t int, db engine.DB, rs core.Streams, full bool) *ycsbWorker {
 	w := &ycsbWorker{sh: sh, t: uint64(t), db: db, smp: sh.dist.NewSampler(), rng: rs.Rand(uint64(t) + 4000),
-		chk: sh.g.NewChecker(full), vb: make([]byte, sh.g.ValueSize)}
+		chk: sh.g.NewChecker(full), vb: make([]byte, sh.g.ValueSize), readUpd: sh.readUpd}
 	for op := range w.lat {
 		w.lat[op] = measure.NewRecorder()
 	}
@@ -170,7 +170,6 @@ func newYCSBWorker(sh *ycsbShared, t int, db engine.DB, rs core.Streams, full bo
 		return err
 	}
 	w.lo, w.hi = sh.live()
-	w.readUpd = sh.readUpd
 	return w
 }
 
