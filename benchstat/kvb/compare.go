@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -223,9 +224,7 @@ func (c *comparison) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, v := range verdicts {
-		c.failed = c.failed || v.Failed
-	}
+	c.failed = slices.ContainsFunc(verdicts, func(v gate.ModeVerdict) bool { return v.Failed })
 	c.logf("results, benchstat.txt, gate.md and gate.json in %s", c.args.out)
 	return nil
 }
