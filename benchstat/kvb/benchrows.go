@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -330,9 +331,7 @@ func (c *benchConfig) memRound(ctx context.Context, g memGroup, results string, 
 		return false, err
 	}
 	r.stdout.Write(shown)
-	if report == "" {
-		report = "its watcher left no report"
-	}
+	report = cmp.Or(report, "its watcher left no report")
 	switch {
 	case rc == noBudget:
 		fmt.Fprintf(r.stderr, "kvbench: skipping the memory-limited row, this machine cannot make a memory budget: %s\n", roundError.Find(output))
