@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
-	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"github.com/kvbench/kvbench/internal/families"
 )
 
@@ -139,17 +138,6 @@ sets:
 	}
 	b.WriteString("\nflags:\n")
 	return b.String()
-}
-
-// parseBench reads kvb bench's command line.
-func parseBench(args []string) (*benchConfig, error) {
-	fs := cli.NewFlagSet("bench")
-	c := benchFlags(fs)
-	pos, err := flagargs.Parse(fs, args)
-	if err != nil {
-		return nil, err
-	}
-	return c, c.check(pos)
 }
 
 // check reads the set from pos and refuses bad input before any work.

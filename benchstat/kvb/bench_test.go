@@ -10,8 +10,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
+
+// parseBench reads kvb bench's command line.
+func parseBench(args []string) (*benchConfig, error) {
+	fs := cli.NewFlagSet("bench")
+	c := benchFlags(fs)
+	pos, err := flagargs.Parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	return c, c.check(pos)
+}
 
 // parseDefaults is kvb bench SET with the Makefile's defaults on a
 // machine of 2 CPUs (THREADS 1,2, OVERSUB 16), whatever this one has.

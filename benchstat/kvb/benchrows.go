@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -141,13 +142,13 @@ func (c *benchConfig) scaleSteps() []task {
 func (c *benchConfig) fullSteps() []task {
 	out := c.resultsFile("bench.txt")
 	count := strconv.Itoa(c.count)
-	write := append([]string{c.binary(), "-test.run", "^$", "-test.bench", families.Pattern("write"), "-test.benchtime", "1x", "-test.count", count}, c.suiteFlags()...)
-	read := append([]string{c.binary(), "-test.run", "^$", "-test.bench", families.Pattern("read"), "-test.benchtime", "1s", "-test.count", count}, c.suiteFlags()...)
-	read = append(read, "-threads", c.threads, "-block_size", c.blocks)
+	step := func(family, benchtime string, more ...string) []string {
+		return slices.Concat([]string{c.binary(), "-test.run", "^$", "-test.bench", families.Pattern(family), "-test.benchtime", benchtime, "-test.count", count}, c.suiteFlags(), more)
+	}
 	steps := []task{
 		c.build(),
-		{args: write, out: out, live: true},
-		{args: read, out: out, append: true, live: true},
+		{args: step("write", "1x"), out: out, live: true},
+		{args: step("read", "1s", "-threads", c.threads, "-block_size", c.blocks), out: out, append: true, live: true},
 		{args: []string{goTool(), "test", "-run", "^$", "-bench", "BenchmarkHarness", "-count", count, "./internal/dataset"}, out: out, append: true},
 		c.memRow(c.memWorkloads, c.count, c.memBenchtime, c.blocks, c.memDist),
 	}
@@ -198,16 +199,16 @@ func (c *benchConfig) prefetchSteps() []task {
 // an LSM: no test timeout), Bloom filters and HTTP, spectra in RESULTS/hgrm.
 func (c *benchConfig) seed003Steps() []task {
 	hgrm := c.resultsFile("hgrm")
-	files := []string{c.resultsFile("load.txt"), c.resultsFile("knee.txt"), c.resultsFile("bloom.txt"), c.resultsFile("http.txt")}
-	run := func(bench string, more ...string) []string {
-		return append([]string{"-run", "^$", "-bench", bench, "-benchtime", "1x", "-count", strconv.Itoa(c.count)}, more...)
+	// run is bench into RESULTS/file: its flags, the data set's, then after.
+	run := func(file, bench string, flags []string, after ...string) task {
+		return c.goTest(c.resultsFile(file), false, slices.Concat([]string{"-run", "^$", "-bench", bench, "-benchtime", "1x", "-count", strconv.Itoa(c.count)}, flags, c.suiteFlags(), after)...)
 	}
 	return []task{
 		{show: []string{"mkdir -p " + shellQuote(hgrm)}, do: func(context.Context, *runner) error { return os.MkdirAll(hgrm, 0o755) }},
-		c.goTest(files[0], false, append(run("BenchmarkLoad", "-rate", "10000"), c.suiteFlags()...)...),
-		c.goTest(files[1], false, append(run("BenchmarkKnee", "-timeout", "0"), c.suiteFlags()...)...),
-		c.goTest(files[2], false, append(append(run("BenchmarkBloom", "-rate", "5000,20000"), c.suiteFlags()...), "-latency_dir", hgrm)...),
-		c.goTest(files[3], false, append(append(run("BenchmarkHTTP", "-rate", "5000,20000"), c.suiteFlags()...), "-latency_dir", hgrm)...),
+		run("load.txt", "BenchmarkLoad", []string{"-rate", "10000"}),
+		run("knee.txt", "BenchmarkKnee", []string{"-timeout", "0"}),
+		run("bloom.txt", "BenchmarkBloom", []string{"-rate", "5000,20000"}, "-latency_dir", hgrm),
+		run("http.txt", "BenchmarkHTTP", []string{"-rate", "5000,20000"}, "-latency_dir", hgrm),
 	}
 }
 
@@ -330,9 +331,7 @@ func (c *benchConfig) memRound(ctx context.Context, g memGroup, results string, 
 		return false, err
 	}
 	r.stdout.Write(shown)
-	if report == "" {
-		report = "its watcher left no report"
-	}
+	report = cmp.Or(report, "its watcher left no report")
 	switch {
 	case rc == noBudget:
 		fmt.Fprintf(r.stderr, "kvbench: skipping the memory-limited row, this machine cannot make a memory budget: %s\n", roundError.Find(output))

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -223,9 +224,7 @@ func (c *comparison) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, v := range verdicts {
-		c.failed = c.failed || v.Failed
-	}
+	c.failed = slices.ContainsFunc(verdicts, func(v gate.ModeVerdict) bool { return v.Failed })
 	c.logf("results, benchstat.txt, gate.md and gate.json in %s", c.args.out)
 	return nil
 }
@@ -308,11 +307,11 @@ func (c *comparison) buildSides(ctx context.Context) error {
 	return nil
 }
 
-// timeCmd is one timed run of a side's test binary. KVBENCH_SIDE tells
-// the binary its side: the power measurement slows head only.
-func (c *comparison) timeCmd(ctx context.Context, s *side, benchtime string) *exec.Cmd {
+// timeCmd is one timed run of a side's test binary into stdout.
+// KVBENCH_SIDE tells the binary its side: the power measurement slows head only.
+func (c *comparison) timeCmd(ctx context.Context, s *side, benchtime string, stdout io.Writer) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, s.binary, append(testArgs(c.args.bench, c.args.suite...), "-test.benchtime="+benchtime)...)
-	cmd.Dir, cmd.Stderr = c.repo, c.stderr
+	cmd.Dir, cmd.Stdout, cmd.Stderr = c.repo, stdout, c.stderr
 	cmd.Env = append(os.Environ(), "KVBENCH_SIDE="+s.role)
 	return cmd
 }
@@ -322,7 +321,7 @@ func (c *comparison) timeCmd(ctx context.Context, s *side, benchtime string) *ex
 func (c *comparison) warmUp(ctx context.Context) error {
 	for _, s := range c.sides() {
 		who := s.role + " " + s.name(c.args.module)
-		if err := warmRun(c.timeCmd(ctx, s, "1x"), c.stderr, who+" fails its warm-up run", "-bench "+c.args.bench+": no benchmark of "+who+" ran"); err != nil {
+		if err := warmRun(c.timeCmd(ctx, s, "1x", nil), c.stderr, who+" fails its warm-up run", "-bench "+c.args.bench+": no benchmark of "+who+" ran"); err != nil {
 			return err
 		}
 	}
@@ -345,9 +344,7 @@ func (c *comparison) rounds(ctx context.Context) error {
 				return sim.Count(ctx, sim.Options{Binary: s.binary, TestArgs: test, Iterations: c.args.simBench, Cache: true,
 					Dir: c.repo, Env: []string{"KVBENCH_SIDE=" + s.role}}, out, c.stderr)
 			}
-			cmd := c.timeCmd(ctx, s, c.args.timeBench)
-			cmd.Stdout = out
-			return cmd.Run()
+			return c.timeCmd(ctx, s, c.args.timeBench, out).Run()
 		})
 		if err != nil {
 			return err

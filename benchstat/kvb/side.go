@@ -549,10 +549,7 @@ func (c suiteCommand[A]) parse(args []string) (*A, error) {
 	} else if !errors.Is(err, flag.ErrHelp) {
 		err = fmt.Errorf("%v (%s)", err, c.where)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return a, nil
+	return a, err
 }
 
 func (c suiteCommand[A]) help(w io.Writer) {

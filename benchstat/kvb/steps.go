@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -78,10 +79,8 @@ func (s task) label() string {
 	if s.do != nil {
 		return strings.Join(s.show, "; ")
 	}
-	for i, a := range s.args {
-		if a == "-test.bench" && i+1 < len(s.args) {
-			return shellJoin(s.args[i+1:])
-		}
+	if i := slices.Index(s.args, "-test.bench"); i >= 0 && i+1 < len(s.args) {
+		return shellJoin(s.args[i+1:])
 	}
 	return shellJoin(s.args[:min(len(s.args), 3)])
 }

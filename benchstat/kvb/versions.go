@@ -299,11 +299,11 @@ func (m *matrix) buildAll(ctx context.Context) error {
 	return nil
 }
 
-// stepCmd runs step s of version v once at benchtime.
-func (m *matrix) stepCmd(ctx context.Context, v *side, s step, benchtime string) *exec.Cmd {
+// stepCmd runs step s of version v once at benchtime into stdout.
+func (m *matrix) stepCmd(ctx context.Context, v *side, s step, benchtime string, stdout io.Writer) *exec.Cmd {
 	args := append(testArgs(s.bench, s.flags...), m.args.suite...)
 	cmd := exec.CommandContext(ctx, v.binary, append(args, "-test.benchtime="+benchtime)...)
-	cmd.Dir, cmd.Stderr = m.repo, m.stderr
+	cmd.Dir, cmd.Stdout, cmd.Stderr = m.repo, stdout, m.stderr
 	return cmd
 }
 
@@ -312,7 +312,7 @@ func (m *matrix) stepCmd(ctx context.Context, v *side, s step, benchtime string)
 func (m *matrix) warmUp(ctx context.Context) error {
 	for _, v := range m.versions {
 		for _, s := range m.steps {
-			if err := warmRun(m.stepCmd(ctx, v, s, "1x"), m.stderr, v.name(m.module)+" fails its warm-up run of -bench '"+s.bench+"'",
+			if err := warmRun(m.stepCmd(ctx, v, s, "1x", nil), m.stderr, v.name(m.module)+" fails its warm-up run of -bench '"+s.bench+"'",
 				"-bench '"+s.bench+"': no benchmark of this suite matches (with "+v.name(m.module)+")"); err != nil {
 				return err
 			}
@@ -330,9 +330,7 @@ func (m *matrix) rounds(ctx context.Context) error {
 	}
 	return m.interleaved(ctx, "", m.args.count, lanes, filepath.Join(m.args.out, "order.txt"), func(ctx context.Context, i int, out io.Writer) error {
 		for _, s := range m.steps {
-			cmd := m.stepCmd(ctx, m.versions[i], s, s.benchtime)
-			cmd.Stdout = out
-			if err := cmd.Run(); err != nil {
+			if err := m.stepCmd(ctx, m.versions[i], s, s.benchtime, out).Run(); err != nil {
 				return err
 			}
 		}
