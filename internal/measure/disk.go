@@ -91,14 +91,8 @@ func PrepareFile(dir string, size int64) (path string, err error) {
 			path, err = "", fmt.Errorf("prepare file: %w", err)
 		}
 	}()
-	src := newSource()
-	buf := make([]byte, seqBlock)
-	for left := size; left > 0; left -= int64(len(buf)) {
-		buf = buf[:min(left, int64(len(buf)))]
-		src.Read(buf)
-		if _, err := f.Write(buf); err != nil {
-			return "", err
-		}
+	if _, err := io.CopyN(f, newSource(), size); err != nil {
+		return "", err
 	}
 	if err := f.Sync(); err != nil {
 		return "", err

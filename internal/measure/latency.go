@@ -126,16 +126,13 @@ func (r *Recorder) Histogram() *hdrhistogram.Histogram {
 	return r.h
 }
 
-// Percentiles Report emits by default, and ReportAll adds to them.
-var (
-	ReportPercentilesDefault = []float64{50, 99, 99.9}
-	ReportPercentilesAll     = []float64{50, 90, 99, 99.9, 99.99, 100}
-)
+// ReportPercentilesAll are the percentiles ReportAll emits.
+var ReportPercentilesAll = []float64{50, 90, 99, 99.9, 99.99, 100}
 
 // Report emits p50-ns, p99-ns and p999-ns through report, such as
 // (*testing.B).ReportMetric; nothing when nothing was recorded.
 func (r *Recorder) Report(report func(value float64, unit string)) {
-	r.ReportPercentiles(report, ReportPercentilesDefault...)
+	r.ReportPercentiles(report, 50, 99, 99.9)
 }
 
 // ReportAll emits p50-ns, p90-ns, p99-ns, p999-ns, p9999-ns and max-ns.

@@ -65,7 +65,8 @@ func describeBlock(sys string) string {
 	if err != nil {
 		real = sys
 	}
-	name := cmp.Or(ueventName(sys), filepath.Base(real))
+	uevent, _ := lineValue(sys+"/uevent", "DEVNAME", "=")
+	name := cmp.Or(uevent, filepath.Base(real))
 	disk := sys
 	if _, err := os.Stat(filepath.Join(sys, "partition")); err == nil {
 		disk = sys + "/.."
@@ -95,18 +96,16 @@ func describeBlock(sys string) string {
 	return "/dev/" + name + " (" + strings.Join(parts, ", ") + ")"
 }
 
-// ueventName is the DEVNAME of a /sys/dev/block entry's uevent file.
-func ueventName(sys string) string {
-	b, err := os.ReadFile(sys + "/uevent")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "DEVNAME="); ok {
-			return strings.TrimSpace(v)
+// lineValue is the value of the first line "key<sep>value" of the file at
+// path, spaces trimmed around key and value.
+func lineValue(path, key, sep string) (string, bool) {
+	b, _ := os.ReadFile(path)
+	for line := range strings.Lines(string(b)) {
+		if k, v, ok := strings.Cut(line, sep); ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v), true
 		}
 	}
-	return ""
+	return "", false
 }
 
 func readTrimmed(path string) string {
@@ -117,24 +116,31 @@ func readTrimmed(path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// Device is the block device under a directory, as /proc/diskstats names
-// it; its counters include every writer (journal, metadata, other
-// processes).
-type Device struct{ Name string }
+// DeviceStats reads the counters of the block device of the filesystem
+// that holds dir, or its nearest existing parent; ok is false when there is
+// none (tmpfs, overlay). They include every writer (journal, metadata,
+// other processes).
+func DeviceStats(dir string) (s DiskStats, ok bool, err error) {
+	name, ok, err := deviceOf(dir)
+	if !ok || err != nil {
+		return s, ok, err
+	}
+	s, err = readDiskStats("/proc/diskstats", name)
+	return s, true, err
+}
 
-// DeviceOf finds the block device of the filesystem that holds dir, or its
-// nearest existing parent; ok is false when there is none (tmpfs, overlay).
-func DeviceOf(dir string) (d Device, ok bool, err error) {
+// deviceOf is the name /proc/diskstats gives the device of DeviceStats.
+func deviceOf(dir string) (name string, ok bool, err error) {
 	var st unix.Stat_t
 	if err := unix.Stat(nearest(dir), &st); err != nil {
-		return Device{}, false, &os.PathError{Op: "stat", Path: dir, Err: err}
+		return "", false, &os.PathError{Op: "stat", Path: dir, Err: err}
 	}
 	link := fmt.Sprintf("/sys/dev/block/%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
 	target, err := os.Readlink(link)
 	if err != nil {
-		return Device{}, false, nil
+		return "", false, nil
 	}
-	return Device{Name: filepath.Base(target)}, true, nil
+	return filepath.Base(target), true, nil
 }
 
 // DiskStats are a device's cumulative counters: bytes read and written,
@@ -153,12 +159,8 @@ func (s DiskStats) Sub(earlier DiskStats) DiskStats {
 		Writes: s.Writes - earlier.Writes, Flushes: s.Flushes - earlier.Flushes, CountsFlushes: s.CountsFlushes && earlier.CountsFlushes}
 }
 
-// Stats reads the device's line of /proc/diskstats (sectors are 512 bytes
-// whatever the device's block size).
-func (d Device) Stats() (DiskStats, error) {
-	return readDiskStats("/proc/diskstats", d.Name)
-}
-
+// readDiskStats reads the device's line of a diskstats file (sectors are
+// 512 bytes whatever the device's block size).
 func readDiskStats(path, name string) (DiskStats, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -198,11 +200,8 @@ func Kernel() string {
 
 // CPUModel is the first "model name" in /proc/cpuinfo.
 func CPUModel() string {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	for line := range strings.Lines(string(b)) {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
+	if v, ok := lineValue("/proc/cpuinfo", "model name", ":"); ok {
+		return v
 	}
 	return "unknown"
 }

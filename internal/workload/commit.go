@@ -115,14 +115,7 @@ type commitRun struct {
 
 // deviceCounters reads the counters of the block device under dir, if any
 // (not on tmpfs, overlay). A test counts for it.
-var deviceCounters = func(dir string) (s measure.DiskStats, ok bool, err error) {
-	d, ok, err := measure.DeviceOf(dir)
-	if !ok || err != nil {
-		return s, ok, err
-	}
-	s, err = d.Stats()
-	return s, true, err
-}
+var deviceCounters = measure.DeviceStats
 
 // counters are the process's and the device's (under dir, if any) at a window's start.
 // hasIO: the process's written bytes count the writes under dir, which

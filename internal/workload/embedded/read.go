@@ -239,8 +239,12 @@ func reportRead(b *testing.B, n uint64, ops int64, elapsed time.Duration, readBy
 	}
 }
 
-// reportCold reports a cold leaf's rounds of perRound records each.
-func reportCold(b *testing.B, n uint64, timed core.Timed, perRound int64) {
+// reportCold reports a cold leaf's rounds of perRound records each, or
+// fails b with err, the rounds' failure.
+func reportCold(b *testing.B, n uint64, timed core.Timed, perRound int64, err error) {
+	if err != nil {
+		b.Fatal(err)
+	}
 	ops := int64(b.N) * perRound
 	timed.ReportPerOp(b, ops)
 	reportRead(b, n, ops, timed.Elapsed, timed.Disk.ReadBytes)
@@ -288,10 +292,7 @@ func embedGet(b *testing.B, e *core.Env, src recordSource, rounds embedRounds, n
 		perRound := coldOps(&e.Cfg, n)
 		b.SetBytes(perRecord * int64(perRound))
 		timed := rounds(func(src recordSource) func() { return func() { read(src, perRound) } })
-		if err != nil {
-			b.Fatal(err)
-		}
-		reportCold(b, n, timed, int64(perRound))
+		reportCold(b, n, timed, int64(perRound), err)
 		return
 	}
 	b.SetBytes(perRecord)
@@ -314,10 +315,7 @@ func embedIterate(b *testing.B, src recordSource, rounds embedRounds, n uint64) 
 	if rounds != nil {
 		b.SetBytes(records.LogicalBytes(n))
 		timed := rounds(func(src recordSource) func() { return func() { scan(src, n) } })
-		if err != nil {
-			b.Fatal(err)
-		}
-		reportCold(b, n, timed, int64(n))
+		reportCold(b, n, timed, int64(n), err)
 		return
 	}
 	// Whatever a source builds on its first scan (the calibration rail
