@@ -96,7 +96,7 @@ type Row struct {
 	// on in 80% of runs, given its own round-to-round noise: +Inf when
 	// its rounds are too few for any p-value below alpha.
 	Detectable float64
-	N1, N2     int
+	N1         int
 	pBetter    float64  // the same test in the good direction
 	moved      bool     // some round's head differs from its base
 	Why        string   // why a series was skipped
@@ -158,7 +158,7 @@ func Compare(base, head *Set, o Options) []Row {
 		}
 		bv, ok := base.Values[k]
 		if !ok {
-			rows = append(rows, Row{Key: k, Verdict: New, N2: len(head.Values[k])})
+			rows = append(rows, Row{Key: k, Verdict: New})
 			continue
 		}
 		r := compareSeries(k, bv, head.Values[k], base, head)
@@ -220,7 +220,7 @@ func unsustained(k Key, base *Set) string {
 
 // compareSeries measures one series present on both sides.
 func compareSeries(k Key, bv, hv []float64, base, head *Set) Row {
-	r := Row{Key: k, N1: len(bv), N2: len(hv), P: math.NaN(), PAdj: math.NaN(), Delta: math.NaN()}
+	r := Row{Key: k, N1: len(bv), P: math.NaN(), PAdj: math.NaN(), Delta: math.NaN()}
 	r.Better = base.Units.GetBetter(k.Unit) // ns/op, MB/s, B/op, allocs/op
 	switch unitMeta(base, head, k.Unit, "better") {
 	case "higher":

@@ -74,10 +74,7 @@ func write(file, out string, stdout io.Writer) error {
 		return err
 	}
 	var text bytes.Buffer
-	if err := Build(r).Write(&text); err != nil {
-		return err
-	}
-	if _, err := stdout.Write(text.Bytes()); err != nil {
+	if err := Build(r).Write(io.MultiWriter(stdout, &text)); err != nil {
 		return err
 	}
 	if out != "" {
