@@ -15,15 +15,22 @@ import (
 	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
 
-// worktrees lists the repository's worktrees: a refused or failed run
-// must leave none behind.
+// worktrees lists the repository's worktrees that kvb makes, in its
+// scratch directories (kvbench-versions.*): a refused or failed run must
+// leave none behind. Worktrees of the repository's own are not its.
 func worktrees(t *testing.T) string {
 	t.Helper()
 	b, err := exec.Command("git", "worktree", "list", "--porcelain").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	var own []string
+	for line := range strings.Lines(string(b)) {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "worktree "); ok && strings.HasPrefix(filepath.Base(filepath.Dir(p)), "kvbench-") {
+			own = append(own, p)
+		}
+	}
+	return strings.Join(own, "\n")
 }
 
 // TestVersionsUsage: every mistake in a release matrix's command line is
