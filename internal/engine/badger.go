@@ -263,16 +263,15 @@ func (b *badgerDB) busy() (bool, error) {
 }
 
 type badgerReader struct {
-	db     *badgerDB
-	txn    *badger.Txn
-	iters  int
-	closed bool
+	db    *badgerDB
+	txn   *badger.Txn // nil once closed
+	iters int
 }
 
 // Get passes the caller's fn straight to Item.Value, so the value is not
 // copied (it points into the block or value log while fn runs).
 func (r *badgerReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
-	if r.closed || r.db.closed.Load() {
+	if r.txn == nil || r.db.closed.Load() {
 		return false, r.db.errClosed()
 	}
 	item, err := r.txn.Get(key)
@@ -286,7 +285,7 @@ func (r *badgerReader) Get(key []byte, fn func(value []byte) error) (bool, error
 }
 
 func (r *badgerReader) NewIter(o IterOptions) (Iterator, error) {
-	if r.closed || r.db.closed.Load() {
+	if r.txn == nil || r.db.closed.Load() {
 		return nil, r.db.errClosed()
 	}
 	prefetch := !o.KeysOnly && !o.NoPrefetch
@@ -302,16 +301,16 @@ func (r *badgerReader) NewIter(o IterOptions) (Iterator, error) {
 // Close discards the transaction. Badger panics if a transaction is
 // discarded with an iterator open, so that is an error here instead.
 func (r *badgerReader) Close() error {
-	if r.closed {
+	if r.txn == nil {
 		return nil
 	}
 	if r.iters > 0 {
 		return errors.New("badger: reader closed with open iterators")
 	}
-	r.closed = true
 	if !r.db.closed.Load() {
 		r.txn.Discard()
 	}
+	r.txn = nil
 	return nil
 }
 

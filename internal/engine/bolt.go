@@ -180,11 +180,10 @@ func (d *boltDB) Close() error {
 }
 
 type boltReader struct {
-	d      *boltDB
-	tx     *bolt.Tx
-	b      *bolt.Bucket // nil when a read-only database has no bucket yet
-	cur    *bolt.Cursor // reused by Get under bolt_get=cursor
-	closed bool
+	d   *boltDB
+	tx  *bolt.Tx     // nil once closed
+	b   *bolt.Bucket // nil when a read-only database has no bucket yet, or closed
+	cur *bolt.Cursor // reused by Get under bolt_get=cursor
 }
 
 func (r *boltReader) Get(key []byte, fn func(value []byte) error) (bool, error) {
@@ -224,12 +223,11 @@ func (r *boltReader) NewIter(o IterOptions) (Iterator, error) {
 }
 
 func (r *boltReader) Close() error {
-	if r.closed {
+	if r.tx == nil {
 		return nil
 	}
-	r.closed = true
-	r.cur, r.b = nil, nil
 	err := r.tx.Rollback()
+	r.tx, r.cur, r.b = nil, nil, nil
 	r.d.readers.Add(-1)
 	return err
 }

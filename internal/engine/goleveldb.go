@@ -44,7 +44,6 @@ type goleveldbDB struct {
 	stor      storage.Storage
 	opts      *opt.Options
 	wo        *opt.WriteOptions
-	ro        *opt.ReadOptions
 	lastWrite string // compaction output as the last settle poll saw it
 }
 
@@ -104,7 +103,7 @@ func openGoleveldb(o Options) (DB, error) {
 		return nil, err
 	}
 	g := &goleveldbDB{store: storeOf("goleveldb", o), db: db, stor: fs, opts: lo,
-		wo: &opt.WriteOptions{Sync: o.Sync}, ro: &opt.ReadOptions{}}
+		wo: &opt.WriteOptions{Sync: o.Sync}}
 
 	g.settings = []Setting{
 		{"sync", strconv.FormatBool(o.Sync)},
@@ -259,7 +258,7 @@ func (r *goleveldbReader) Get(key []byte, fn func(value []byte) error) (bool, er
 	if err := r.readable(&r.db.store); err != nil {
 		return false, err
 	}
-	v, err := r.db.db.Get(key, r.db.ro)
+	v, err := r.db.db.Get(key, nil)
 	if err != nil {
 		if errors.Is(err, leveldb.ErrNotFound) {
 			return false, nil
@@ -276,7 +275,7 @@ func (r *goleveldbReader) NewIter(o IterOptions) (Iterator, error) {
 		return nil, err
 	}
 	lower, upper := lsmIterBounds(o)
-	it := r.db.db.NewIterator(&util.Range{Start: lower, Limit: upper}, r.db.ro)
+	it := r.db.db.NewIterator(&util.Range{Start: lower, Limit: upper}, nil)
 	it.First()
 	return &goleveldbIter{it: it}, nil
 }

@@ -197,8 +197,7 @@ func (b *memBatch) Commit() error {
 		s.m[ks] = v
 		d.bytes += int64(len(ks) + len(v))
 	}
-	used := len(b.data)
-	b.batchArena = batchArena{data: make([]byte, 0, used), ends: b.ends[:0]}
+	b.batchArena = batchArena{data: make([]byte, 0, len(b.data)), ends: b.ends[:0]}
 	return nil
 }
 

@@ -44,22 +44,15 @@ func init() {
 	Register(i)
 }
 
-// RocksDB's defaults for what rocksdbReserve counts (the adapter sets each
-// only when Options asks): write_buffer_size, max_write_buffer_number,
-// level0_file_num_compaction_trigger, max_bytes_for_level_base.
-const (
-	rocksdbWriteBuffer      = 64 << 20
-	rocksdbWriteBuffers     = 2
-	rocksdbL0Trigger        = 4
-	rocksdbBaseLevelDefault = 256 << 20
-)
-
 // rocksdbReserve: max_write_buffer_number memtables, each a level-0 table
 // once flushed, and the next one's log, which RocksDB preallocates at
 // 1.1 write buffers (counted as two); a level-0 compaction
-// (level0_file_num_compaction_trigger tables into the base level).
+// (level0_file_num_compaction_trigger tables into the base level). Each
+// starts at RocksDB's default (the adapter sets it only when Options asks):
+// write_buffer_size, max_write_buffer_number,
+// level0_file_num_compaction_trigger, max_bytes_for_level_base.
 func rocksdbReserve(o Options) int64 {
-	mem, n, l0, base := int64(rocksdbWriteBuffer), int64(rocksdbWriteBuffers), int64(rocksdbL0Trigger), int64(rocksdbBaseLevelDefault)
+	mem, n, l0, base := int64(64<<20), int64(2), int64(4), int64(256<<20)
 	setPositive(&mem, int64(o.MemtableMB)<<20)
 	setPositive(&n, int64(o.MemtablesInFlight))
 	setPositive(&l0, int64(o.L0CompactionTables))
