@@ -287,6 +287,7 @@ func (c *benchConfig) memRow(workloads string, count int, benchtime, blocks, dis
 		}
 	}
 	return task{
+		name: fmt.Sprintf("the memory budget: %d runs of the test binary under -mem_limit %s", len(groups)*count, c.memLimit),
 		show: show,
 		do: func(ctx context.Context, r *runner) error {
 			for _, g := range groups {

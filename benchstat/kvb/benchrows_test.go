@@ -99,4 +99,8 @@ func TestBudgetRowEndsWhenThereIsNoBudget(t *testing.T) {
 	if n := strings.Count(errb.String(), "skipping the memory-limited row"); n != 1 {
 		t.Errorf("said %d times:\n%s", n, errb.String())
 	}
+	// Where the time went names the row in one short line, not its script.
+	if got, want := s.label(), "the memory budget: 14 runs of the test binary under -mem_limit 26MiB"; got != want {
+		t.Errorf("label %q, want %q", got, want)
+	}
 }

@@ -28,6 +28,7 @@ type task struct {
 	live   bool     // a run of the test binary: the live progress line on a terminal
 	mute   bool     // its standard error dropped (a program's chatter, not the suite's)
 	note   string   // a line said on standard error, nothing run
+	name   string   // its name in timeTable when its commands say too much
 
 	do   func(ctx context.Context, r *runner) error
 	show []string
@@ -73,9 +74,12 @@ func (r *runner) timeTable(title string) string {
 	return fmt.Sprintf("== %s: where the time went (%.1f s in all) ==\n", title, all.Seconds()) + b.String()
 }
 
-// label names a step in timeTable: a test binary's -test.bench and the
-// flags after it, else the command's first words.
+// label names a step in timeTable: its name, a test binary's -test.bench
+// and the flags after it, else the command's first words.
 func (s task) label() string {
+	if s.name != "" {
+		return s.name
+	}
 	if s.do != nil {
 		return strings.Join(s.show, "; ")
 	}
