@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -114,23 +115,43 @@ func TestRemoveAllStaysInside(t *testing.T) {
 	}
 }
 
+// TestLockWaitsForOtherHolder: a second locker that finds the lock held
+// says so and takes the lock only once its holder lets it go. The holder
+// lets go only after the second locker has found the lock held (its
+// "waiting for" line), however late the machine starts it: a locker that
+// took the lock without waiting is seen whenever it runs.
 func TestLockWaitsForOtherHolder(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "l.lock")
 	lock, err := lockFile(p, "l", nolog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan time.Time)
+	var released atomic.Bool
+	waiting := make(chan struct{}, 1)
+	done := make(chan error, 1)
 	go func() {
-		l, _ := lockFile(p, "l", nolog)
-		got <- time.Now()
-		l.Close()
+		l, err := lockFile(p, "l", func(string, ...any) { waiting <- struct{}{} })
+		if err == nil {
+			if !released.Load() {
+				err = errors.New("took the lock while its holder still held it")
+			}
+			l.Close()
+		}
+		done <- err
 	}()
+	select {
+	case <-waiting:
+	case err := <-done:
+		lock.Close()
+		t.Fatalf("the second locker returned without waiting for the holder (%v)", err)
+	}
+	// A locker that returns after saying it waits, without the lock, has
+	// this long to show it; one that waits is not timed.
 	time.Sleep(100 * time.Millisecond)
-	released := time.Now()
+	released.Store(true)
 	lock.Close()
-	if at := <-got; at.Before(released) {
-		t.Fatal("second locker did not wait")
+	if err := <-done; err != nil {
+		t.Fatalf("second locker: %v", err)
 	}
 }
 
