@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // twoRunArgs run random reads on Pebble, which locks its directory even
@@ -65,6 +67,8 @@ func TestTwoRunsAtOnce(t *testing.T) {
 	if out, err := exec.Command(os.Args[0], twoRunArgs(dir)...).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
+	// a second of reads after its fixture's line: the time this test has
+	// to stop it there, which is to read one line
 	first := exec.Command(os.Args[0], twoRunArgs(dir, "-test.benchtime=1s")...)
 	var firstOut, firstErr strings.Builder
 	first.Stdout = &firstOut
@@ -77,7 +81,12 @@ func TestTwoRunsAtOnce(t *testing.T) {
 	}
 	defer first.Process.Kill()
 	// Once the first run has printed its fixture's line it holds the
-	// fixture until it exits.
+	// fixture until it exits. It is stopped there, at once, and goes on
+	// only when the second run has said that it waits, or has ended: the
+	// second run's start, however slow on a loaded machine, cannot come
+	// after the first run let the fixture go. (A second run that waits
+	// without saying so would wait for ever: after a minute with neither,
+	// the first goes on, and the check below fails.)
 	held := make(chan bool, 1)
 	read := make(chan struct{})
 	go func() {
@@ -86,6 +95,7 @@ func TestTwoRunsAtOnce(t *testing.T) {
 		for sc.Scan() {
 			firstErr.WriteString(sc.Text() + "\n")
 			if strings.HasPrefix(sc.Text(), "[kvbench] fixture pebble-") {
+				first.Process.Signal(syscall.SIGSTOP)
 				held <- true
 			}
 		}
@@ -95,11 +105,43 @@ func TestTwoRunsAtOnce(t *testing.T) {
 		<-read
 		t.Fatalf("the first run printed no fixture line:\n%s", firstErr.String())
 	}
-	out, err := exec.Command(os.Args[0], twoRunArgs(dir)...).CombinedOutput()
-	checkRun(t, "the second run", out, err)
+	second := exec.Command(os.Args[0], twoRunArgs(dir)...)
+	pipe, err := second.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Stderr = second.Stdout
+	if err := second.Start(); err != nil {
+		first.Process.Signal(syscall.SIGCONT)
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	waits, ended := make(chan struct{}, 1), make(chan struct{})
+	go func() {
+		defer close(ended)
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "waiting for fixture pebble-") {
+				select {
+				case waits <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case <-waits:
+	case <-ended:
+	case <-time.After(time.Minute):
+	}
+	first.Process.Signal(syscall.SIGCONT)
+	<-ended
+	err = second.Wait()
+	checkRun(t, "the second run", []byte(out.String()), err)
 	want, holder := "waiting for fixture pebble-", fmt.Sprintf("process %d (", first.Process.Pid)
-	if !strings.Contains(string(out), want) || !strings.Contains(string(out), holder) {
-		t.Errorf("the second run did not say it waits for %s held by %s:\n%s", want, holder, out)
+	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), holder) {
+		t.Errorf("the second run did not say it waits for %s held by %s:\n%s", want, holder, out.String())
 	}
 	<-read
 	err = first.Wait()

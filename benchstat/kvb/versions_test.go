@@ -15,22 +15,37 @@ import (
 	"github.com/kvbench/kvbench/benchstat/internal/results"
 )
 
-// worktrees lists the repository's worktrees that kvb makes, in its
-// scratch directories (kvbench-versions.*): a refused or failed run must
-// leave none behind. Worktrees of the repository's own are not its.
-func worktrees(t *testing.T) string {
+// leftovers lists what kvb left in scratch, the TMPDIR a test gave it:
+// its scratch directories (kvbench-*) and the repository's worktrees
+// inside them. A worktree elsewhere is not this run's: the repository's
+// own, or one that another kvb makes beside the test (make test runs the
+// end-to-end kvb compare of two commits, which builds each in a worktree
+// of this repository, beside this package's tests).
+func leftovers(t *testing.T, scratch string) []string {
 	t.Helper()
 	b, err := exec.Command("git", "worktree", "list", "--porcelain").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var own []string
+	real, err := filepath.EvalSymlinks(scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
 	for line := range strings.Lines(string(b)) {
-		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "worktree "); ok && strings.HasPrefix(filepath.Base(filepath.Dir(p)), "kvbench-") {
-			own = append(own, p)
+		p, ok := strings.CutPrefix(strings.TrimSpace(line), "worktree ")
+		if !ok {
+			continue
+		}
+		for _, dir := range []string{scratch, real} {
+			if strings.HasPrefix(p, dir+string(filepath.Separator)) {
+				left = append(left, "worktree "+p)
+				break
+			}
 		}
 	}
-	return strings.Join(own, "\n")
+	dirs, _ := filepath.Glob(filepath.Join(scratch, "kvbench-*"))
+	return append(left, dirs...)
 }
 
 // TestVersionsUsage: every mistake in a release matrix's command line is
@@ -46,7 +61,10 @@ func TestVersionsUsage(t *testing.T) {
 	os.Mkdir(other, 0o755)
 	os.WriteFile(filepath.Join(other, "go.mod"), []byte("module example.com/other\n\ngo 1.22\n"), 0o644)
 	out := filepath.Join(tmp, "out")
-	before := worktrees(t)
+	// kvb's scratch directory, and any worktree it makes, in a TMPDIR of
+	// the test's own
+	scratch := t.TempDir()
+	t.Setenv("TMPDIR", scratch)
 	for _, c := range []struct {
 		name string
 		args []string
@@ -84,8 +102,8 @@ func TestVersionsUsage(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a refused run made its results directory %s (%v)", out, err)
 	}
-	if after := worktrees(t); after != before {
-		t.Errorf("a refused run left a worktree:\n%s", after)
+	if left := leftovers(t, scratch); len(left) > 0 {
+		t.Errorf("the refused runs left behind:\n%s", strings.Join(left, "\n"))
 	}
 }
 
