@@ -67,7 +67,11 @@ func Check(t *testing.T, bin string, doc []byte, tables, charts []string, widths
 			"--virtual-time-budget=5000", "--dump-dom", "file://"+file)
 		dom, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("chromium: %v", err)
+			var stderr []byte // what Chromium said, kept by Output
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("chromium at width %d: %v\n%s", width, err, stderr)
 		}
 		m := regexp.MustCompile(`(?s)<pre id="kvbench-check">(.*?)</pre>`).FindSubmatch(dom)
 		if m == nil {
