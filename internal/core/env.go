@@ -177,7 +177,7 @@ func checkDir(dir string, needBytes, reclaimable int64) error {
 	if err != nil {
 		return FlagError("dir", dir, err.Error())
 	}
-	if needBytes > fs.Free+reclaimable {
+	if needBytes-reclaimable > fs.Free {
 		have := Human(fs.Free) + " free"
 		if reclaimable > 0 {
 			have += fmt.Sprintf(" and %s in incomplete fixtures and scratch of runs that died, which it would remove", Human(reclaimable))

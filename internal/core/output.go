@@ -99,7 +99,11 @@ func (e *Env) EchoConfig(w io.Writer) {
 	if e.Dir != "" {
 		line("dir", e.Dir)
 		if fs, err := measure.FileSystem(e.Dir); err == nil {
-			line("dir-fs", fmt.Sprintf("%s on %s (mounted at %s, %s free)", fs.Type, fs.Device, fs.MountedOn, Human(fs.Free)))
+			free := Human(fs.Free) + " free"
+			if fs.Free == measure.Unsized {
+				free = "no size limit"
+			}
+			line("dir-fs", fmt.Sprintf("%s on %s (mounted at %s, %s)", fs.Type, fs.Device, fs.MountedOn, free))
 		}
 		line("dir-device", measure.BlockDevice(e.Dir))
 		line("dir-readahead", deviceReadahead(e.Dir))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kvbench/kvbench/internal/dataset"
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
 )
 
 // The space guard: docs/reliability.md says what it keeps from a disk that
@@ -181,7 +182,7 @@ func freeSpace(dir string) (int64, error) {
 	for d := dir; ; {
 		err := syscall.Statfs(d, &st)
 		if err == nil {
-			return int64(st.Bavail) * int64(st.Bsize), nil
+			return measure.FreeOf(&st), nil
 		}
 		parent := filepath.Dir(d)
 		if err != syscall.ENOENT || parent == d {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/internal/engine"
+	"github.com/kvbench/kvbench/internal/measure"
 )
 
 type countBatch struct {
@@ -163,5 +164,29 @@ func TestSpaceGuardPollsByHeadroom(t *testing.T) {
 		if got := g.nextPoll(c.free); got != c.want {
 			t.Errorf("%d MiB free: next poll in %v, want %v", c.free>>20, got, c.want)
 		}
+	}
+}
+
+// TestRoomOnAFilesystemWithNoSize: ramfs has no size (statfs reports no
+// blocks, so no free ones either); only memory bounds it. -dir there
+// passes the check of room, the guard lets writes through, and the
+// settings line says so rather than "0 B free". Needs root to mount one.
+func TestRoomOnAFilesystemWithNoSize(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mount("ramfs", dir, "ramfs", 0, ""); err != nil {
+		t.Skipf("mount ramfs on %s: %v", dir, err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	if err := checkDir(dir, 1<<40, 1<<20); err != nil {
+		t.Errorf("a 1 TiB run on ramfs, with 1 MiB a dead run left: %v", err)
+	}
+	g := &SpaceGuard{dir: dir + "/db", what: "x", margin: 100 << 20, stop: make(chan struct{}),
+		freeOf: freeSpace, sizeOf: engine.DirSize}
+	if err := g.start(); err != nil {
+		t.Errorf("the guard on ramfs: %v", err)
+	}
+	g.Stop()
+	if fs, err := measure.FileSystem(dir); err != nil || fs.Free != measure.Unsized {
+		t.Errorf("ramfs's free space: %d, %v; want Unsized", fs.Free, err)
 	}
 }

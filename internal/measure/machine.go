@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -211,7 +212,20 @@ type FS struct {
 	Type      string // ext4, xfs, tmpfs, ...
 	Device    string // the mounted source, from mountinfo
 	MountedOn string
-	Free      int64 // bytes available to an unprivileged user
+	Free      int64 // bytes available to an unprivileged user; Unsized when no size bounds them
+}
+
+// Unsized is the free space of a filesystem that has no size (ramfs, or
+// tmpfs mounted with size=0: statfs reports no blocks at all), which only
+// memory bounds.
+const Unsized = math.MaxInt64
+
+// FreeOf is the free space statfs st gives an unprivileged user.
+func FreeOf(st *syscall.Statfs_t) int64 {
+	if st.Blocks == 0 {
+		return Unsized
+	}
+	return int64(st.Bavail) * int64(st.Bsize)
 }
 
 var fsMagic = map[int64]string{
@@ -225,7 +239,7 @@ func FileSystem(path string) (FS, error) {
 	if err := syscall.Statfs(path, &st); err != nil {
 		return FS{}, err
 	}
-	fs := FS{Type: fsMagic[int64(st.Type)], Free: int64(st.Bavail) * int64(st.Bsize)}
+	fs := FS{Type: fsMagic[int64(st.Type)], Free: FreeOf(&st)}
 	// The longest mount point that contains path names its device and type.
 	mounts, _ := Mounts("/proc/self/mountinfo")
 	for _, m := range mounts {

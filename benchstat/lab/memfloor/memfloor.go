@@ -47,7 +47,8 @@
 // that populates is one the engine can run in. Reads need less; they are
 // measured at the floor (BenchmarkReadRandom<Engine>/valsz/mem/cache=warm,
 // one thread, every key a hit, readahead off, 1 s) to show what the floor
-// costs, beside BenchmarkDisk/op=randread-4k at one thread, run once.
+// costs, beside BenchmarkDisk/op=randread-4k at one thread, run once
+// (none where -dir is in memory, tmpfs or ramfs, which has no device).
 // The command passes neither -cache_mb nor -memtable_mb; flags after --
 // go to every run unchanged.
 //

@@ -162,12 +162,16 @@ func (m *memfloor) table() {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n| engine | shape | data | floor | floor ÷ data | populate keys/s at the floor | reference (2× data budget) | reads ops/s at the floor | disk ops/s | trials |\n")
 	fmt.Fprintf(&b, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	disk := si(m.diskOps)
+	if m.diskOps == 0 {
+		disk = "" // -dir in memory: no device
+	}
 	for _, r := range m.rows {
 		data := mib(r.shape.dataBytes())
 		if r.s.floor == 0 {
 			last := r.s.trials[len(r.s.trials)-1]
 			fmt.Fprintf(&b, "| %s | %s | %s | > %d MiB (%v) | > %.2f | | %s | | %s | %d |\n", r.engine, r.shape, data, r.s.hi, last.outcome,
-				float64(r.s.hi<<20)/float64(r.shape.dataBytes()), si(r.refKeysS), si(m.diskOps), len(r.s.trials))
+				float64(r.s.hi<<20)/float64(r.shape.dataBytes()), si(r.refKeysS), disk, len(r.s.trials))
 			continue
 		}
 		reads := si(r.readOps)
@@ -175,7 +179,7 @@ func (m *memfloor) table() {
 			reads = r.readNote
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %d MiB | %.2f | %s | %s | %s | %s | %d |\n", r.engine, r.shape, data, r.s.floor,
-			float64(r.s.floor<<20)/float64(r.shape.dataBytes()), si(r.floorKeysS), si(r.refKeysS), reads, si(m.diskOps), len(r.s.trials))
+			float64(r.s.floor<<20)/float64(r.shape.dataBytes()), si(r.floorKeysS), si(r.refKeysS), reads, disk, len(r.s.trials))
 	}
 	fmt.Fprintf(&b, "\nmultiple %g, resolution %s\n", m.multiple, m.res)
 	fmt.Fprint(m.log, b.String())

@@ -8,6 +8,7 @@ package changepoint
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -139,8 +140,14 @@ func TestFlatAndShortSeries(t *testing.T) {
 func TestSameSeedSameAnswer(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 11))
 	xs := append(noisy(rng, 10, 100, 0.02), noisy(rng, 10, 102.5, 0.02)...)
-	a, b := Detect(xs, Default, 99), Detect(xs, Default, 99)
-	if len(a) != len(b) || (len(a) > 0 && a[0] != b[0]) {
+	// At Default's alpha this series has no change, and an empty answer
+	// says nothing of the shuffles. At alpha 1 every best split is kept,
+	// each with a p-value about 0.5: a share of shuffles that only the
+	// seed fixes.
+	cfg := Default
+	cfg.Alpha = 1
+	a, b := DetectAt(xs, nil, cfg, 99), DetectAt(xs, nil, cfg, 99)
+	if len(a) == 0 || !slices.Equal(a, b) {
 		t.Errorf("seed 99 twice: %+v then %+v", a, b)
 	}
 }

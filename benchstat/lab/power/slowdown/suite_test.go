@@ -37,7 +37,8 @@ func busy(n int) {
 	spinSink = x
 }
 
-// spinsPerNs calibrates the loop: the best of five 20 ms timings.
+// spinsPerNs calibrates the loop: the best of five timings of n spins
+// (about 2 ms each).
 func spinsPerNs() float64 {
 	const n = 2_000_000
 	best := time.Duration(1 << 62)
