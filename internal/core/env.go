@@ -177,8 +177,11 @@ func checkDir(dir string, needBytes, reclaimable int64) error {
 	if err != nil {
 		return FlagError("dir", dir, err.Error())
 	}
-	if needBytes-reclaimable > fs.Free {
+	if needBytes > fs.Free+reclaimable {
 		have := Human(fs.Free) + " free"
+		if !fs.Sized {
+			have = "no size of its own and " + Human(fs.Free) + " of memory available"
+		}
 		if reclaimable > 0 {
 			have += fmt.Sprintf(" and %s in incomplete fixtures and scratch of runs that died, which it would remove", Human(reclaimable))
 		}

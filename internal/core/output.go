@@ -100,8 +100,8 @@ func (e *Env) EchoConfig(w io.Writer) {
 		line("dir", e.Dir)
 		if fs, err := measure.FileSystem(e.Dir); err == nil {
 			free := Human(fs.Free) + " free"
-			if fs.Free == measure.Unsized {
-				free = "no size limit"
+			if !fs.Sized {
+				free = "no size, " + Human(fs.Free) + " of memory available"
 			}
 			line("dir-fs", fmt.Sprintf("%s on %s (mounted at %s, %s)", fs.Type, fs.Device, fs.MountedOn, free))
 		}

@@ -182,7 +182,8 @@ func freeSpace(dir string) (int64, error) {
 	for d := dir; ; {
 		err := syscall.Statfs(d, &st)
 		if err == nil {
-			return measure.FreeOf(&st), nil
+			free, _ := measure.FreeOf(&st)
+			return free, nil
 		}
 		parent := filepath.Dir(d)
 		if err != syscall.ENOENT || parent == d {

@@ -168,17 +168,29 @@ func TestSpaceGuardPollsByHeadroom(t *testing.T) {
 }
 
 // TestRoomOnAFilesystemWithNoSize: ramfs has no size (statfs reports no
-// blocks, so no free ones either); only memory bounds it. -dir there
-// passes the check of room, the guard lets writes through, and the
-// settings line says so rather than "0 B free". Needs root to mount one.
+// blocks, so no free ones either); memory bounds it. -dir there has the
+// memory available for room, not 0 B: the check of room passes a run that
+// fits and refuses one that does not, saying why, the guard lets writes
+// through, and the settings line says so. Needs root to mount one.
 func TestRoomOnAFilesystemWithNoSize(t *testing.T) {
 	dir := t.TempDir()
 	if err := syscall.Mount("ramfs", dir, "ramfs", 0, ""); err != nil {
 		t.Skipf("mount ramfs on %s: %v", dir, err)
 	}
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	if err := checkDir(dir, 1<<40, 1<<20); err != nil {
-		t.Errorf("a 1 TiB run on ramfs, with 1 MiB a dead run left: %v", err)
+	total, err := measure.MemTotal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := measure.FileSystem(dir)
+	if err != nil || fs.Sized || fs.Free < 200<<20 || fs.Free > total {
+		t.Fatalf("ramfs: %+v, %v; want no size and the memory available, 200 MiB to %d MiB", fs, err, total>>20)
+	}
+	if err := checkDir(dir, 100<<20, 0); err != nil {
+		t.Errorf("a 100 MiB run on ramfs: %v", err)
+	}
+	if err := checkDir(dir, 2*total, 1<<20); err == nil || !strings.Contains(err.Error(), "of memory available") {
+		t.Errorf("a run of twice the memory on ramfs: %v", err)
 	}
 	g := &SpaceGuard{dir: dir + "/db", what: "x", margin: 100 << 20, stop: make(chan struct{}),
 		freeOf: freeSpace, sizeOf: engine.DirSize}
@@ -186,7 +198,4 @@ func TestRoomOnAFilesystemWithNoSize(t *testing.T) {
 		t.Errorf("the guard on ramfs: %v", err)
 	}
 	g.Stop()
-	if fs, err := measure.FileSystem(dir); err != nil || fs.Free != measure.Unsized {
-		t.Errorf("ramfs's free space: %d, %v; want Unsized", fs.Free, err)
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -212,20 +211,21 @@ type FS struct {
 	Type      string // ext4, xfs, tmpfs, ...
 	Device    string // the mounted source, from mountinfo
 	MountedOn string
-	Free      int64 // bytes available to an unprivileged user; Unsized when no size bounds them
+	Free      int64 // bytes available to an unprivileged user (FreeOf)
+	Sized     bool  // false for a filesystem with no size, which memory bounds
 }
 
-// Unsized is the free space of a filesystem that has no size (ramfs, or
-// tmpfs mounted with size=0: statfs reports no blocks at all), which only
-// memory bounds.
-const Unsized = math.MaxInt64
-
-// FreeOf is the free space statfs st gives an unprivileged user.
-func FreeOf(st *syscall.Statfs_t) int64 {
-	if st.Blocks == 0 {
-		return Unsized
+// FreeOf is the free space statfs st gives an unprivileged user. A
+// filesystem with no size (ramfs, or tmpfs mounted with size=0: statfs
+// reports no blocks at all) holds what memory can: the memory available
+// (MemAvailable in /proc/meminfo), and sized is false.
+func FreeOf(st *syscall.Statfs_t) (free int64, sized bool) {
+	if st.Blocks != 0 {
+		return int64(st.Bavail) * int64(st.Bsize), true
 	}
-	return int64(st.Bavail) * int64(st.Bsize)
+	v, _ := lineValue("/proc/meminfo", "MemAvailable", ":")
+	kb, _ := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
+	return kb << 10, false
 }
 
 var fsMagic = map[int64]string{
@@ -239,7 +239,8 @@ func FileSystem(path string) (FS, error) {
 	if err := syscall.Statfs(path, &st); err != nil {
 		return FS{}, err
 	}
-	fs := FS{Type: fsMagic[int64(st.Type)], Free: FreeOf(&st)}
+	fs := FS{Type: fsMagic[int64(st.Type)]}
+	fs.Free, fs.Sized = FreeOf(&st)
 	// The longest mount point that contains path names its device and type.
 	mounts, _ := Mounts("/proc/self/mountinfo")
 	for _, m := range mounts {
