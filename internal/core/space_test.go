@@ -1,7 +1,9 @@
 package core
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -198,4 +200,14 @@ func TestRoomOnAFilesystemWithNoSize(t *testing.T) {
 		t.Errorf("the guard on ramfs: %v", err)
 	}
 	g.Stop()
+	e, err := NewEnv(parseFlags(t, "-keys_mil", "0.001"), io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Dir = dir
+	var out bytes.Buffer
+	e.EchoConfig(&out)
+	if want := "\ndir-fs: ramfs on ramfs (mounted at " + dir + ", no size, "; !strings.Contains(out.String(), want) {
+		t.Errorf("the settings lines lack %q:\n%s", want, out.String())
+	}
 }
