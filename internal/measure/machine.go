@@ -15,19 +15,14 @@ import (
 
 // MemTotal is the machine's memory as the kernel counts it (MemTotal in
 // /proc/meminfo), in bytes.
-func MemTotal() (int64, error) {
-	b, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0, err
-	}
-	return parseMemTotal(b)
-}
+func MemTotal() (int64, error) { return meminfo("/proc/meminfo", "MemTotal") }
 
-// parseMemTotal reads MemTotal, the first line of /proc/meminfo.
-func parseMemTotal(meminfo []byte) (int64, error) {
-	var kb int64
-	if _, err := fmt.Sscanf(string(meminfo), "MemTotal: %d kB\n", &kb); err != nil || kb <= 0 {
-		return 0, fmt.Errorf("/proc/meminfo: no MemTotal in kB")
+// meminfo is key's value in the meminfo file at path, in bytes.
+func meminfo(path, key string) (int64, error) {
+	v, _ := lineValue(path, key, ":")
+	kb, err := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
+	if err != nil || kb <= 0 || !strings.HasSuffix(v, " kB") {
+		return 0, fmt.Errorf("%s: no %s in kB", path, key)
 	}
 	return kb << 10, nil
 }
@@ -223,9 +218,8 @@ func FreeOf(st *syscall.Statfs_t) (free int64, sized bool) {
 	if st.Blocks != 0 {
 		return int64(st.Bavail) * int64(st.Bsize), true
 	}
-	v, _ := lineValue("/proc/meminfo", "MemAvailable", ":")
-	kb, _ := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64)
-	return kb << 10, false
+	free, _ = meminfo("/proc/meminfo", "MemAvailable")
+	return free, false
 }
 
 var fsMagic = map[int64]string{

@@ -7,14 +7,16 @@ import (
 	"testing"
 )
 
-func TestParseMemTotal(t *testing.T) {
-	n, err := parseMemTotal([]byte("MemTotal:       24684092 kB\nMemFree:        22565140 kB\n"))
-	if err != nil || n != 24684092<<10 {
-		t.Errorf("parseMemTotal = %d, %v; want %d", n, err, 24684092<<10)
+func TestMeminfo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "meminfo")
+	os.WriteFile(path, []byte("MemTotal:       24684092 kB\nMemFree:        22565140 kB\n"), 0o644)
+	if n, err := meminfo(path, "MemFree"); err != nil || n != 22565140<<10 {
+		t.Errorf("MemFree = %d, %v; want %d", n, err, 22565140<<10)
 	}
-	for _, bad := range []string{"MemFree: 1 kB\n", "MemTotal: 12 MB\n", "MemTotal: x kB\n", ""} {
-		if n, err := parseMemTotal([]byte(bad)); err == nil {
-			t.Errorf("parseMemTotal(%q) = %d, want an error", bad, n)
+	for _, bad := range []string{"MemFree: 1 kB\n", "MemTotal: 12 MB\n", "MemTotal: 12\n", "MemTotal: x kB\n", ""} {
+		os.WriteFile(path, []byte(bad), 0o644)
+		if n, err := meminfo(path, "MemTotal"); err == nil {
+			t.Errorf("MemTotal of %q = %d, want an error", bad, n)
 		}
 	}
 	if n, err := MemTotal(); err != nil || n < 64<<20 {
