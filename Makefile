@@ -170,12 +170,12 @@ seed004: deps
 	$(KVB) bench seed004 $(BENCH_FLAGS) -count $(COUNT)
 
 # The lab: the tools that study the suite itself rather than the engines
-# (kvb power, audit, memfloor, spectrum, and the history store: kvb
-# history, record), a module of its own under benchstat/lab that imports
+# (kvb power, audit, memfloor, spectrum, the release matrix kvb versions,
+# and the history store: kvb history, record), a module of its own under benchstat/lab that imports
 # this one, so make test and make bench compile none of it
 # (docs/architecture.md, "Two modules"). lab-kvb builds its kvb as
-# $(LAB_KVB), which audit, memfloor, history-record, gate-e2e and
-# gate-sim-power run from here; lab-test vets the lab and runs its tests.
+# $(LAB_KVB), which audit, memfloor, history-record, gate-e2e,
+# gate-sim-power and versions run from here; lab-test vets the lab and runs its tests.
 lab-kvb:
 	$(GO) build -C benchstat/lab -trimpath -o '$(abspath $(LAB_KVB))' ./kvb
 lab-test:
@@ -286,8 +286,9 @@ vet unit unit-race unit-race-workload unit-side smoke smoke-tests smoke-paths e2
 # that makes Bolt's reads do four times the lookups (built in a temporary
 # worktree, never on a branch) fails the gate, so does a local copy of
 # bbolt with an extra lookup per Get against v1.5.0 (kvb compare -module),
-# in time and in sim mode, and an unmodified copy passes; kvb versions on
-# two bbolt releases writes both files, each labelled a release. Then the gate's
+# in time and in sim mode, and an unmodified copy passes; the lab's kvb
+# versions on two bbolt releases writes both files, each labelled a
+# release. Then the gate's
 # error rates on this machine (the lab's kvb power, 31 min: docs/targets.md): GATE_AA
 # A/A comparisons and GATE_RUNS per injected slowdown, at kvb compare's
 # defaults on the default data set; the table and chart of docs/gating.md
@@ -296,6 +297,7 @@ GATE_AA ?= 20
 GATE_RUNS ?= 10
 gate-e2e: deps lab-kvb
 	KVBENCH_E2E=full $(GO) test -count 1 -timeout 0 -v ./benchstat
+	KVBENCH_E2E=full $(GO) test -C benchstat/lab -count 1 -timeout 0 -v -run '^TestE2E' ./versions
 	$(LAB_KVB) power -aa $(GATE_AA) -runs $(GATE_RUNS) -o $(RESULTS)/power -- $(if $(DIR),-dir $(DIR))
 	cp $(RESULTS)/power/power.svg docs/img/gate-power.svg
 
@@ -309,8 +311,8 @@ gate-sim-power: deps valgrind-deps lab-kvb
 	$(LAB_KVB) power -mode sim -aa $(GATE_AA) -slowdowns 1:$(GATE_RUNS) -slowed_bench 'BenchmarkReadRandom' \
 	  -o $(RESULTS)/power-sim -- -bench 'BenchmarkReadRandom|BenchmarkScan' $(if $(DIR),-dir $(DIR))
 
-# versions: the release matrix (docs/history.md, "Release matrix"): this
-# tree's suite against each of VERSIONS of the engine module MODULE
+# versions: the release matrix (docs/history.md, "Release matrix"), the
+# lab's kvb versions: this tree's suite against each of VERSIONS of the engine module MODULE
 # (make versions MODULE=go.etcd.io/bbolt VERSIONS="v1.4.3 v1.5.0"), built
 # as kvb compare -module builds a side; a version the suite does not
 # compile against stops it before anything runs. Warm random reads and a
@@ -322,8 +324,8 @@ gate-sim-power: deps valgrind-deps lab-kvb
 MODULE   ?=
 VERSIONS ?=
 VERSIONS_FLAGS ?=
-versions: deps
-	$(KVB) versions -module '$(MODULE)' $(VERSIONS) -tags '$(TAGS)' -o $(RESULTS)/versions $(VERSIONS_FLAGS)
+versions: deps lab-kvb
+	$(LAB_KVB) versions -module '$(MODULE)' $(VERSIONS) -tags '$(TAGS)' -o $(RESULTS)/versions $(VERSIONS_FLAGS)
 
 # charts: SVG charts of a results file into docs/img (make charts FILE=results/bench.txt).
 charts:

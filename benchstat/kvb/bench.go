@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/sides"
 	"github.com/kvbench/kvbench/internal/families"
 )
 
@@ -32,7 +33,7 @@ func init() {
 		Usage:   "usage: kvb build [-tags TAGS] [-o BIN]\n\nBuilds the root package's test binary (go test -c).\n\n",
 		Flags: func(fs *flag.FlagSet) *benchConfig {
 			c := &benchConfig{}
-			fs.StringVar(&c.tags, "tags", defaultTags(), "build tags (TAGS): rocksdb when its headers are installed, unless $TAGS is set")
+			fs.StringVar(&c.tags, "tags", sides.DefaultTags(), "build tags (TAGS): rocksdb when its headers are installed, unless $TAGS is set")
 			fs.StringVar(&c.results, "o", filepath.Join("results", "kvbench.test"), "the binary to write; its directory is made")
 			return c
 		},
@@ -90,7 +91,7 @@ func defaultThreads() string {
 
 func benchFlags(fs *flag.FlagSet) *benchConfig {
 	c := &benchConfig{}
-	fs.StringVar(&c.tags, "tags", defaultTags(), "build tags of the test binary (TAGS): rocksdb when its headers are installed, unless $TAGS is set")
+	fs.StringVar(&c.tags, "tags", sides.DefaultTags(), "build tags of the test binary (TAGS): rocksdb when its headers are installed, unless $TAGS is set")
 	fs.StringVar(&c.results, "results", "results", "where the results go (RESULTS)")
 	fs.StringVar(&c.dir, "dir", "", "where the fixtures go, -dir of the suite (DIR); empty: the suite's default")
 	fs.StringVar(&c.keysMil, "keys_mil", "0.1", "keys in millions (KEYS_MIL)")

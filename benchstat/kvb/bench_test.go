@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
 	"github.com/kvbench/kvbench/benchstat/internal/flagargs"
+	"github.com/kvbench/kvbench/benchstat/internal/sides"
 	"github.com/kvbench/kvbench/internal/memlimit"
 )
 
@@ -155,7 +156,7 @@ func TestPathMissingDir(t *testing.T) {
 	d := t.TempDir()
 	missing := filepath.Join(d, "missing")
 	var out bytes.Buffer
-	code := benchCommand.Run([]string{"-tags", defaultTags(), "-keys_mil", "0.002", "-count", "1", "-results", d, "-dir", missing}, &out, &out)
+	code := benchCommand.Run([]string{"-tags", sides.DefaultTags(), "-keys_mil", "0.002", "-count", "1", "-results", d, "-dir", missing}, &out, &out)
 	if want := "-dir " + missing + ": does not exist"; code == 0 || !strings.Contains(out.String(), want) {
 		t.Errorf("kvb bench with a missing -dir did not stop with the suite's error (%q), exit %d:\n%s", want, code, out.String())
 	}
@@ -168,7 +169,7 @@ func TestPathMemoryBudget(t *testing.T) {
 	t.Chdir("../..")
 	d := t.TempDir()
 	const limit = "24MiB"
-	tags, results := defaultTags(), filepath.Join(d, "results")
+	tags, results := sides.DefaultTags(), filepath.Join(d, "results")
 	args := []string{"mem", "-tags", tags, "-keys_mil", "0.002", "-valsz", "256", "-mem_limit", limit, "-mem_benchtime", "100x",
 		"-count", "1", "-results", results, "-dir", d}
 	var out, errb bytes.Buffer
@@ -196,7 +197,7 @@ func TestPathMemoryBudget(t *testing.T) {
 	}
 	var missing []string
 	for _, g := range cfg.memGroups(cfg.memWorkloads, cfg.memBenchtime, cfg.memBlocks, cfg.memDist) {
-		if g.info.Reference || g.info.Missing != "" && !hasTag(tags, g.info.Name) {
+		if g.info.Reference || g.info.Missing != "" && !sides.HasTag(tags, g.info.Name) {
 			continue // not a store, or not in this build
 		}
 		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(g.target) + `/\S+\s+\d+\s`).Match(bench) {

@@ -18,22 +18,22 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/gate"
+	"github.com/kvbench/kvbench/benchstat/internal/sides"
 	"github.com/kvbench/kvbench/benchstat/sim"
-	"github.com/kvbench/kvbench/internal/engine"
 )
 
-var compareCommand = suiteCommand[compareArgs]{
-	name:     "compare",
-	summary:  "gate HEAD against BASE: two builds, paired rounds, the regression gate",
-	usage:    compareUsage,
-	where:    "kvb help compare lists compare's flags; the suite's are in README.md#flags",
-	defaults: defaultSuiteArgs,
-	flags:    compareFlags,
-	check:    checkCompareArgs,
-	run:      runCompare,
+var compareCommand = sides.SuiteCommand[compareArgs]{
+	Name:     "compare",
+	Summary:  "gate HEAD against BASE: two builds, paired rounds, the regression gate",
+	Usage:    compareUsage,
+	Where:    "kvb help compare lists compare's flags; the suite's are in README.md#flags",
+	Defaults: defaultSuiteArgs,
+	Flags:    compareFlags,
+	Check:    checkCompareArgs,
+	Run:      runCompare,
 }
 
-func init() { register(compareCommand.command()) }
+func init() { register(compareCommand.Command()) }
 
 // compare's defaults, measured on this suite (docs/gating.md, "The
 // defaults, and why"): timed rounds need 20 on a shared machine, counted
@@ -98,7 +98,7 @@ func compareFlags(fs *flag.FlagSet, a *compareArgs) *[]string {
 	fs.StringVar(&a.bench, "bench", "", "benchmarks to run (default "+defaultBench+", or with -module its engine's)")
 	fs.IntVar(&a.count, "count", 0, fmt.Sprintf("paired rounds (default %d timed, %d counted)", defaultTimeRounds, defaultSimRounds))
 	fs.StringVar(&a.out, "o", defaultOut, "directory of the results and the gate's report")
-	fs.StringVar(&a.tags, "tags", defaultTags(), "build tags of both binaries: rocksdb when its headers are installed, unless $TAGS is set")
+	fs.StringVar(&a.tags, "tags", sides.DefaultTags(), "build tags of both binaries: rocksdb when its headers are installed, unless $TAGS is set")
 	fs.StringVar(&a.timeBench, "benchtime", "", "run length of a timed round (default "+defaultTimeBenchtime+"); with -mode sim, the iterations counted")
 	fs.StringVar(&a.simBench, "sim_benchtime", "", "iterations counted in a sim round, a default and overrides by family (default "+defaultSimBenchtime+")")
 	fs.Float64Var(&a.gate.Alpha, "alpha", 0.05, "the gate's significance level")
@@ -125,10 +125,10 @@ func checkCompareArgs(a *compareArgs, fs *flag.FlagSet, pos []string) (err error
 	if a.mode != "time" && a.mode != "sim" && a.mode != "both" {
 		return fmt.Errorf("-mode %s: must be time, sim or both", a.mode)
 	}
-	if set(fs, "count") && a.count < 1 {
+	if sides.IsSet(fs, "count") && a.count < 1 {
 		return fmt.Errorf("-count %d: must be a whole number of rounds", a.count)
 	}
-	if set(fs, "module") && a.module == "" {
+	if sides.IsSet(fs, "module") && a.module == "" {
 		return errors.New("-module needs a module path, e.g. go.etcd.io/bbolt")
 	}
 	a.gate.Threshold, a.gate.SimThreshold = a.gate.Threshold/100, a.gate.SimThreshold/100
@@ -191,25 +191,25 @@ func (a *compareArgs) file(mode, name string) string {
 }
 
 type comparison struct {
-	builder     // the sides' builds, its messages
-	args        *compareArgs
-	stdout      io.Writer
-	base, head  *side
-	started     string // when the comparison started (gate.json's date)
-	suiteCommit string // -module: the commit this tree is at
-	failed      bool   // the gate failed
+	sides.Builder // the sides' builds, its messages
+	args          *compareArgs
+	stdout        io.Writer
+	base, head    *sides.Side
+	started       string // when the comparison started (gate.json's date)
+	suiteCommit   string // -module: the commit this tree is at
+	failed        bool   // the gate failed
 }
 
-func (c *comparison) sides() []*side { return []*side{c.base, c.head} }
+func (c *comparison) sides() []*sides.Side { return []*sides.Side{c.base, c.head} }
 
 // runCompare is the compare command: exit 0 pass, 1 the gate failed, 2
 // bad usage or a step that failed (with that step's own error).
 func runCompare(a *compareArgs, stdout, stderr io.Writer) int {
 	c := &comparison{
-		builder: builder{prog: "kvb compare", stderr: stderr, module: a.module, tags: a.tags},
+		Builder: sides.Builder{Prog: "kvb compare", Stderr: stderr, Module: a.module, Tags: a.tags},
 		args:    a, stdout: stdout, started: time.Now().UTC().Format(time.RFC3339),
 	}
-	if status := c.untilInterrupted(c.run); status != 0 || !c.failed {
+	if status := c.UntilInterrupted(c.run); status != 0 || !c.failed {
 		return status
 	}
 	return 1
@@ -217,7 +217,7 @@ func runCompare(a *compareArgs, stdout, stderr io.Writer) int {
 
 // run is every step in order; the first that fails stops the run.
 func (c *comparison) run(ctx context.Context) error {
-	if err := inOrder(ctx, c.check, c.buildSides, c.warmUp, c.mkdirOut, c.rounds, c.benchstatTables); err != nil {
+	if err := sides.InOrder(ctx, c.check, c.buildSides, c.warmUp, c.MkdirOut, c.rounds, c.benchstatTables); err != nil {
 		return err
 	}
 	verdicts, err := c.gateReport()
@@ -225,7 +225,7 @@ func (c *comparison) run(ctx context.Context) error {
 		return err
 	}
 	c.failed = slices.ContainsFunc(verdicts, func(v gate.ModeVerdict) bool { return v.Failed })
-	c.logf("results, benchstat.txt, gate.md and gate.json in %s", c.args.out)
+	c.Logf("results, benchstat.txt, gate.md and gate.json in %s", c.args.out)
 	return nil
 }
 
@@ -233,7 +233,7 @@ func (c *comparison) run(ctx context.Context) error {
 // stops the run before minutes of building.
 func (c *comparison) check(ctx context.Context) error {
 	a := c.args
-	err := c.locate(ctx, &a.out)
+	err := c.Locate(ctx, &a.out)
 	if err != nil {
 		return err
 	}
@@ -243,12 +243,12 @@ func (c *comparison) check(ctx context.Context) error {
 		}
 	}
 	if a.module != "" {
-		if _, _, err := output(ctx, c.repo, goEnv, "go", "list", "-m", a.module); err != nil {
+		if _, _, err := sides.Output(ctx, c.Repo, sides.GoEnv, "go", "list", "-m", a.module); err != nil {
 			return fmt.Errorf("-module %s: not a module this suite builds on: %w", a.module, err)
 		}
-		c.suiteCommit = commitOf(ctx, c.repo, "HEAD")
-		if c.dirty(ctx) {
-			c.logf("both sides build this tree's suite, uncommitted changes included")
+		c.suiteCommit = sides.CommitOf(ctx, c.Repo, "HEAD")
+		if c.Dirty(ctx) {
+			c.Logf("both sides build this tree's suite, uncommitted changes included")
 		}
 	}
 	if a.mode != "time" {
@@ -256,29 +256,19 @@ func (c *comparison) check(ctx context.Context) error {
 			return fmt.Errorf("-mode %s needs valgrind (make valgrind-deps installs it)", a.mode)
 		}
 	}
-	if why := withoutRocksDB(a.tags); why != "" {
-		c.logf("comparing without RocksDB: %s; its benchmarks skip on both sides", why)
+	if why := sides.WithoutRocksDB(a.tags); why != "" {
+		c.Logf("comparing without RocksDB: %s; its benchmarks skip on both sides", why)
 	}
-	if c.base, err = c.resolveSide(ctx, "base", a.base); err != nil {
+	if c.base, err = c.Resolve(ctx, "base", a.base); err != nil {
 		return err
 	}
-	if c.head, err = c.resolveSide(ctx, "head", a.head); err != nil {
+	if c.head, err = c.Resolve(ctx, "head", a.head); err != nil {
 		return err
 	}
-	if head := commitOf(ctx, c.repo, "HEAD"); a.module == "" && (c.base.commit == head || c.head.commit == head) && c.dirty(ctx) {
-		c.logf("only committed code is compared: this tree's uncommitted changes are not")
+	if head := sides.CommitOf(ctx, c.Repo, "HEAD"); a.module == "" && (c.base.Commit == head || c.head.Commit == head) && c.Dirty(ctx) {
+		c.Logf("only committed code is compared: this tree's uncommitted changes are not")
 	}
 	return nil
-}
-
-// moduleTitles are the titles of the engines built on module, as a
-// pattern's alternatives (Badger|Pebble); none is an error.
-func moduleTitles(module, verb string) (string, error) {
-	titles, modules := engine.ModuleEngines(module)
-	if len(titles) == 0 {
-		return "", fmt.Errorf("-module %s: no engine of this suite is built on it (the engines' modules: %s); give -bench to %s other benchmarks", module, strings.Join(modules, ", "), verb)
-	}
-	return strings.Join(titles, "|"), nil
 }
 
 // defaultBenchFor is the benchmarks compared when -bench is not given:
@@ -287,32 +277,32 @@ func defaultBenchFor(module string) (string, error) {
 	if module == "" {
 		return defaultBench, nil
 	}
-	t, err := moduleTitles(module, "compare")
+	t, err := sides.ModuleTitles(module, "compare")
 	return "^" + defaultBench + "(" + t + ")$", err
 }
 
 // buildSides builds both test binaries (one for an A/A comparison).
 func (c *comparison) buildSides(ctx context.Context) error {
-	if err := c.scratch(); err != nil {
+	if err := c.Scratch(); err != nil {
 		return err
 	}
-	if err := c.build(ctx, c.base); err != nil {
+	if err := c.Build(ctx, c.base); err != nil {
 		return err
 	}
-	if !c.head.same(c.base) {
-		return c.build(ctx, c.head)
+	if !c.head.Same(c.base) {
+		return c.Build(ctx, c.head)
 	}
-	c.logf("base and head are one build (%s): an A/A comparison, one binary on both sides", c.base.name(c.args.module))
-	c.head.binary = c.base.binary
+	c.Logf("base and head are one build (%s): an A/A comparison, one binary on both sides", c.base.Name(c.args.module))
+	c.head.Binary = c.base.Binary
 	return nil
 }
 
 // timeCmd is one timed run of a side's test binary into stdout.
 // KVBENCH_SIDE tells the binary its side: the power measurement slows head only.
-func (c *comparison) timeCmd(ctx context.Context, s *side, benchtime string, stdout io.Writer) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, s.binary, append(testArgs(c.args.bench, c.args.suite...), "-test.benchtime="+benchtime)...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = c.repo, stdout, c.stderr
-	cmd.Env = append(os.Environ(), "KVBENCH_SIDE="+s.role)
+func (c *comparison) timeCmd(ctx context.Context, s *sides.Side, benchtime string, stdout io.Writer) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, s.Binary, append(sides.TestArgs(c.args.bench, c.args.suite...), "-test.benchtime="+benchtime)...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = c.Repo, stdout, c.Stderr
+	cmd.Env = append(os.Environ(), "KVBENCH_SIDE="+s.Role)
 	return cmd
 }
 
@@ -320,8 +310,8 @@ func (c *comparison) timeCmd(ctx context.Context, s *side, benchtime string, std
 // fixtures unless the engine's version differs.
 func (c *comparison) warmUp(ctx context.Context) error {
 	for _, s := range c.sides() {
-		who := s.role + " " + s.name(c.args.module)
-		if err := warmRun(c.timeCmd(ctx, s, "1x", nil), c.stderr, who+" fails its warm-up run", "-bench "+c.args.bench+": no benchmark of "+who+" ran"); err != nil {
+		who := s.Role + " " + s.Name(c.args.module)
+		if err := sides.WarmRun(c.timeCmd(ctx, s, "1x", nil), c.Stderr, who+" fails its warm-up run", "-bench "+c.args.bench+": no benchmark of "+who+" ran"); err != nil {
 			return err
 		}
 	}
@@ -333,16 +323,16 @@ func (c *comparison) warmUp(ctx context.Context) error {
 // PREFIXorder.txt. A sim round counts under callgrind (kvb sim, in process).
 func (c *comparison) rounds(ctx context.Context) error {
 	for _, mode := range c.args.modes() {
-		var lanes []lane
+		var lanes []sides.Lane
 		for _, s := range c.sides() {
-			lanes = append(lanes, lane{name: s.role, who: s.role, file: c.args.file(mode, s.role+".txt")})
+			lanes = append(lanes, sides.Lane{Name: s.Role, Who: s.Role, File: c.args.file(mode, s.Role+".txt")})
 		}
-		err := c.interleaved(ctx, mode+" ", c.args.rounds(mode), lanes, c.args.file(mode, "order.txt"), func(ctx context.Context, i int, out io.Writer) error {
+		err := c.Interleaved(ctx, mode+" ", c.args.rounds(mode), lanes, c.args.file(mode, "order.txt"), func(ctx context.Context, i int, out io.Writer) error {
 			s := c.sides()[i]
 			if mode == "sim" {
-				test := append(testArgs(c.args.bench, c.args.suite...), "-test.cpu=1")
-				return sim.Count(ctx, sim.Options{Binary: s.binary, TestArgs: test, Iterations: c.args.simBench, Cache: true,
-					Dir: c.repo, Env: []string{"KVBENCH_SIDE=" + s.role}}, out, c.stderr)
+				test := append(sides.TestArgs(c.args.bench, c.args.suite...), "-test.cpu=1")
+				return sim.Count(ctx, sim.Options{Binary: s.Binary, TestArgs: test, Iterations: c.args.simBench, Cache: true,
+					Dir: c.Repo, Env: []string{"KVBENCH_SIDE=" + s.Role}}, out, c.Stderr)
 			}
 			return c.timeCmd(ctx, s, c.args.timeBench, out).Run()
 		})
@@ -365,12 +355,12 @@ func (c *comparison) benchstatTables(ctx context.Context) error {
 			how = fmt.Sprintf("-bench '%s' %s, counted under callgrind at -benchtime %s", c.args.bench, strings.Join(c.args.suite, " "), c.args.simBench)
 		}
 		fmt.Fprintf(w, "kvb compare: base %s, head %s, %d %s rounds alternating, %s\n",
-			c.base.name(c.args.module), c.head.name(c.args.module), c.args.rounds(m), m, how)
+			c.base.Name(c.args.module), c.head.Name(c.args.module), c.args.rounds(m), m, how)
 		bl, hl := "base", "head"
-		if c.base.spec != c.head.spec && !strings.ContainsAny(c.base.spec+c.head.spec, "=") {
-			bl, hl = c.base.spec, c.head.spec
+		if c.base.Spec != c.head.Spec && !strings.ContainsAny(c.base.Spec+c.head.Spec, "=") {
+			bl, hl = c.base.Spec, c.head.Spec
 		}
-		if err := benchstatTable(ctx, c.repo, c.args.gate.Alpha, []string{bl + "=" + c.args.file(m, "base.txt"), hl + "=" + c.args.file(m, "head.txt")}, w); err != nil {
+		if err := sides.BenchstatTable(ctx, c.Repo, c.args.gate.Alpha, []string{bl + "=" + c.args.file(m, "base.txt"), hl + "=" + c.args.file(m, "head.txt")}, w); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
@@ -382,7 +372,7 @@ func (c *comparison) benchstatTables(ctx context.Context) error {
 // section per mode with -mode both) and DIR/gate.json (the verdicts), and
 // prints the report.
 func (c *comparison) gateReport() ([]gate.ModeVerdict, error) {
-	baseName, headName := c.base.name(c.args.module), c.head.name(c.args.module)
+	baseName, headName := c.base.Name(c.args.module), c.head.Name(c.args.module)
 	var md bytes.Buffer
 	var all []gate.ModeVerdict
 	for _, m := range c.args.modes() {
@@ -400,7 +390,7 @@ func (c *comparison) gateReport() ([]gate.ModeVerdict, error) {
 	}
 	sides := map[string]map[string]string{}
 	for _, s := range c.sides() {
-		sides[s.role] = c.labels(s)
+		sides[s.Role] = c.labels(s)
 	}
 	j, err := json.MarshalIndent(gate.Report{Base: baseName, Head: headName, Module: c.args.module, Modes: all, Sides: sides}, "", "  ")
 	if err == nil {
@@ -416,10 +406,10 @@ func (c *comparison) gateReport() ([]gate.ModeVerdict, error) {
 // labels say what a side is, as the history store labels its runs: ref,
 // commit (else the spec itself), its date, date (when the comparison
 // started), and with -module the module and the suite's commit.
-func (c *comparison) labels(s *side) map[string]string {
-	l := map[string]string{"ref": s.spec, "commit": cmp.Or(s.commit, s.spec), "date": c.started}
-	if s.commit != "" {
-		if d, err := git(context.Background(), c.repo, "show", "-s", "--format=%cI", s.commit); err == nil {
+func (c *comparison) labels(s *sides.Side) map[string]string {
+	l := map[string]string{"ref": s.Spec, "commit": cmp.Or(s.Commit, s.Spec), "date": c.started}
+	if s.Commit != "" {
+		if d, err := sides.Git(context.Background(), c.Repo, "show", "-s", "--format=%cI", s.Commit); err == nil {
 			l["commit-date"] = d
 		}
 	}

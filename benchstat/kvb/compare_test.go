@@ -13,13 +13,14 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/benchstat/internal/gate"
+	"github.com/kvbench/kvbench/benchstat/internal/sides"
 	"github.com/kvbench/kvbench/internal/engine"
 )
 
 // TestFlagsBeforeOrAfterRefs: a flag means the same wherever it stands,
 // before the refs, between them or after them.
 func TestFlagsBeforeOrAfterRefs(t *testing.T) {
-	want, err := compareCommand.parse([]string{"main", "HEAD", "-mode", "sim", "-count", "12", "-threads", "4", "-allow_removed"})
+	want, err := compareCommand.Parse([]string{"main", "HEAD", "-mode", "sim", "-count", "12", "-threads", "4", "-allow_removed"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +29,7 @@ func TestFlagsBeforeOrAfterRefs(t *testing.T) {
 		{"-mode=sim", "main", "-count=12", "HEAD", "-threads=4", "-allow_removed"},
 		{"--mode", "sim", "main", "HEAD", "--count", "12", "-threads", "4", "-allow_removed"},
 	} {
-		got, err := compareCommand.parse(args)
+		got, err := compareCommand.Parse(args)
 		if err != nil {
 			t.Errorf("%q: %v", args, err)
 			continue
@@ -39,7 +40,7 @@ func TestFlagsBeforeOrAfterRefs(t *testing.T) {
 	}
 	// A flag before the refs once ran the wrong comparison: it must never
 	// be taken for a ref or a module version.
-	a, err := compareCommand.parse([]string{"-module", "go.etcd.io/bbolt", "-mode", "sim", "v1.4.3", "v1.5.0"})
+	a, err := compareCommand.Parse([]string{"-module", "go.etcd.io/bbolt", "-mode", "sim", "v1.4.3", "v1.5.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestFlagsBeforeOrAfterRefs(t *testing.T) {
 // compare's defaults (the binary keeps the last value, so the user's
 // wins), go test's under their -test. names, in the order given.
 func TestSuiteFlagsForwarded(t *testing.T) {
-	a, err := compareCommand.parse([]string{"-keys_mil", "0.05", "main", "HEAD", "-sync", "-cpu", "2", "-bolt_get=cursor", "-benchmem"})
+	a, err := compareCommand.Parse([]string{"-keys_mil", "0.05", "main", "HEAD", "-sync", "-cpu", "2", "-bolt_get=cursor", "-benchmem"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,17 +64,17 @@ func TestSuiteFlagsForwarded(t *testing.T) {
 }
 
 func TestCompareDefaults(t *testing.T) {
-	a, err := compareCommand.parse([]string{"main", "HEAD"})
+	a, err := compareCommand.Parse([]string{"main", "HEAD"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.mode != "time" || a.rounds("time") != 20 || a.rounds("sim") != 9 || a.timeBench != "0.05s" || a.simBench != defaultSimBenchtime || a.out != "results/compare" {
 		t.Errorf("defaults: %+v", a)
 	}
-	if a, _ := compareCommand.parse([]string{"main", "HEAD", "-mode", "sim", "-benchtime", "100x"}); a.simBench != "100x" || a.timeBench != defaultTimeBenchtime {
+	if a, _ := compareCommand.Parse([]string{"main", "HEAD", "-mode", "sim", "-benchtime", "100x"}); a.simBench != "100x" || a.timeBench != defaultTimeBenchtime {
 		t.Errorf("-mode sim -benchtime 100x: sim %q, time %q", a.simBench, a.timeBench)
 	}
-	if a, _ := compareCommand.parse([]string{"main", "HEAD", "-mode", "both", "-benchtime", "0.1s"}); a.timeBench != "0.1s" || a.simBench != defaultSimBenchtime || !reflect.DeepEqual(a.modes(), []string{"time", "sim"}) {
+	if a, _ := compareCommand.Parse([]string{"main", "HEAD", "-mode", "both", "-benchtime", "0.1s"}); a.timeBench != "0.1s" || a.simBench != defaultSimBenchtime || !reflect.DeepEqual(a.modes(), []string{"time", "sim"}) {
 		t.Errorf("-mode both -benchtime 0.1s: %+v", a)
 	}
 }
@@ -99,7 +100,7 @@ func TestCompareUsageErrors(t *testing.T) {
 		{[]string{"main", "HEAD", "-module", ""}, "-module needs a module path"},
 		{[]string{"main", "HEAD", "-mode", "sim", "-sim_benchtime", "1s"}, `"1s" must be a count of iterations`},
 	} {
-		_, err := compareCommand.parse(c.args)
+		_, err := compareCommand.Parse(c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want one containing %q", c.args, err, c.want)
 		}
@@ -136,31 +137,6 @@ func TestModuleDefaultBench(t *testing.T) {
 	}
 }
 
-func TestSideNames(t *testing.T) {
-	const sha = "d1bd8ca0123456789abcdef0123456789abcdef0"
-	const bolt = "go.etcd.io/bbolt"
-	for _, c := range []struct {
-		s    side
-		want string
-	}{
-		{side{kind: refSide, spec: "main", commit: sha}, "main (d1bd8ca)"},
-		{side{kind: refSide, spec: "origin/main~2", commit: sha}, "origin/main~2 (d1bd8ca)"},
-		{side{kind: refSide, spec: "d1bd8ca01", commit: sha}, "d1bd8ca"},
-		{side{kind: versionSide, spec: "v1.5.0", label: "v1.5.0"}, bolt + " v1.5.0"},
-		{side{kind: versionSide, spec: "latest", label: "v1.5.0"}, bolt + " v1.5.0 (latest)"},
-		{side{kind: dirSide, spec: "../bbolt", label: "local-3f09c1a2b4d5"}, bolt + " local-3f09c1a2b4d5 (../bbolt)"},
-		{side{kind: binarySide, spec: "/tmp/x/kvbench.test"}, "/tmp/x/kvbench.test"},
-	} {
-		module := ""
-		if c.s.kind == versionSide || c.s.kind == dirSide {
-			module = bolt
-		}
-		if got := c.s.name(module); got != c.want {
-			t.Errorf("%+v: named %q, want %q", c.s, got, c.want)
-		}
-	}
-}
-
 // rounds writes n rounds of one benchmark at ns, a file as the rounds
 // write one.
 func writeRounds(t *testing.T, path string, ns []float64) {
@@ -180,7 +156,7 @@ func writeRounds(t *testing.T, path string, ns []float64) {
 // a clear slowdown fails and is listed in gate.json.
 func TestReportNamesSides(t *testing.T) {
 	out := t.TempDir()
-	a, err := compareCommand.parse([]string{"-module", "go.etcd.io/bbolt", "v1.4.3", "../bbolt", "-o", out, "-count", "6"})
+	a, err := compareCommand.Parse([]string{"-module", "go.etcd.io/bbolt", "v1.4.3", "../bbolt", "-o", out, "-count", "6"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,8 +166,8 @@ func TestReportNamesSides(t *testing.T) {
 	writeRounds(t, filepath.Join(out, "head.txt"), head)
 	var stdout bytes.Buffer
 	c := &comparison{args: a, stdout: &stdout, started: "2026-01-02T03:04:05Z",
-		base: &side{role: "base", kind: versionSide, spec: "v1.4.3", label: "v1.4.3"},
-		head: &side{role: "head", kind: dirSide, spec: "../bbolt", label: "local-0123456789ab"}}
+		base: &sides.Side{Role: "base", Kind: sides.Version, Spec: "v1.4.3", Label: "v1.4.3"},
+		head: &sides.Side{Role: "head", Kind: sides.Dir, Spec: "../bbolt", Label: "local-0123456789ab"}}
 	vs, err := c.gateReport()
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +211,7 @@ func TestReportNamesSides(t *testing.T) {
 // error instead of a pass.
 func TestBothModesAndTooFewRounds(t *testing.T) {
 	out := t.TempDir()
-	a, err := compareCommand.parse([]string{"main", "HEAD", "-mode", "both", "-o", out, "-count", "6"})
+	a, err := compareCommand.Parse([]string{"main", "HEAD", "-mode", "both", "-o", out, "-count", "6"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,8 +221,8 @@ func TestBothModesAndTooFewRounds(t *testing.T) {
 	}
 	const sha = "0123456789abcdef0123456789abcdef01234567"
 	c := &comparison{args: a, stdout: &bytes.Buffer{},
-		base: &side{role: "base", kind: refSide, spec: "main", commit: sha},
-		head: &side{role: "head", kind: refSide, spec: "HEAD", commit: sha}}
+		base: &sides.Side{Role: "base", Kind: sides.Ref, Spec: "main", Commit: sha},
+		head: &sides.Side{Role: "head", Kind: sides.Ref, Spec: "HEAD", Commit: sha}}
 	vs, err := c.gateReport()
 	if err != nil {
 		t.Fatal(err)

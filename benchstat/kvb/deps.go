@@ -8,6 +8,7 @@ import (
 	"os/exec"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/sides"
 )
 
 var depsCommand = cli.New(cli.Spec[*bool]{
@@ -39,7 +40,7 @@ var deps = map[string]dep{
 }
 
 func rocksdbInstalled() bool {
-	return haveRocksDBHeader() || exec.Command("dpkg", "-s", "librocksdb-dev").Run() == nil
+	return sides.HaveRocksDBHeader() || exec.Command("dpkg", "-s", "librocksdb-dev").Run() == nil
 }
 
 func onPath(name string) func() bool {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/kvbench/kvbench/benchstat/internal/cli"
+	"github.com/kvbench/kvbench/benchstat/internal/sides"
 )
 
 var testCommand = cli.New(cli.Spec[*testConfig]{
@@ -32,7 +33,7 @@ func init() { register(testCommand) }
 
 func testFlags(fs *flag.FlagSet) *testConfig {
 	c := &testConfig{}
-	fs.StringVar(&c.tags, "tags", defaultTags(), "build tags (TAGS): rocksdb when its headers are installed, unless $TAGS is set; without it every step runs without RocksDB")
+	fs.StringVar(&c.tags, "tags", sides.DefaultTags(), "build tags (TAGS): rocksdb when its headers are installed, unless $TAGS is set; without it every step runs without RocksDB")
 	fs.BoolVar(&c.verbose, "v", false, "the smoke run prints its results (SMOKE_V=-v)")
 	fs.StringVar(&c.staticcheck, "staticcheck", "honnef.co/go/tools/cmd/staticcheck@v0.6.1", "the staticcheck vet runs (STATICCHECK)")
 	fs.StringVar(&c.actionlint, "actionlint", "github.com/rhysd/actionlint/cmd/actionlint@v1.7.7", "the actionlint the gate's smoke test runs (ACTIONLINT)")
@@ -88,9 +89,9 @@ func runTest(call cli.Call, c *testConfig, names []string) int {
 		return 0
 	}
 	start := time.Now()
-	if !hasTag(c.tags, "rocksdb") {
+	if !sides.HasTag(c.tags, "rocksdb") {
 		why := "its headers are missing (sudo apt-get install librocksdb-dev)"
-		if haveRocksDBHeader() {
+		if sides.HaveRocksDBHeader() {
 			why = "the build tags (TAGS, -tags) leave it out"
 		}
 		fmt.Fprintf(stderr, "kvbench: RocksDB skipped: %s; every other test runs\n", why)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/kvbench/kvbench/benchstat/internal/sides"
 )
 
 // testConfig is what shapes make test's steps.
@@ -51,7 +53,7 @@ const (
 	// tests that workloadHalf matches, unit-race the others.
 	unitFirst    = "./internal/workload"
 	workloadHalf = "^Test(Twin|YCSB|Delete|Bloom)"
-	// e2e: kvb compare's and kvb versions' end-to-end tests
+	// e2e: kvb compare's end-to-end tests
 	// (benchstat/e2e_test.go); e2eSim, the one under callgrind.
 	e2e    = "^TestE2E"
 	e2eSim = "^TestE2EModuleCopySim$"
@@ -165,7 +167,7 @@ func (c *testConfig) jobs() map[string]testJob {
 		goCmd([]string{"KVBENCH_CHROMIUM=skip"}, append([]string{"test"}, cachedBenchstat...)...),
 		goCmd(nil, append([]string{"test", "-count", "1", "-tags", c.tags}, sideInternal...)...),
 		goCmd(nil, append([]string{"test", "-tags", c.tags}, cachedUnraced...)...)}
-	if hasTag(c.tags, "rocksdb") {
+	if sides.HasTag(c.tags, "rocksdb") {
 		// RocksDB's part of the core's tests that open every LSM, which
 		// unit-race's build has not
 		side = append(side, goCmd(nil, "test", "-count", "1", "-tags", c.tags, "-run", "TestDamagedFixtureIsRebuilt/rocksdb|TestBudgetRuleReachesEveryLSM/rocksdb", "./internal/core"))

@@ -22,6 +22,7 @@ require (
 	github.com/RaduBerinde/axisds v0.1.0 // indirect
 	github.com/RaduBerinde/btreemap v0.0.0-20250419174037-3d62b7205d54 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/alldroll/cdb v1.0.3 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bmatsuo/lmdb-go v1.8.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

@@ -21,6 +21,7 @@ import (
 	"github.com/kvbench/kvbench/benchstat/lab/memfloor"
 	"github.com/kvbench/kvbench/benchstat/lab/power"
 	"github.com/kvbench/kvbench/benchstat/lab/spectrum"
+	"github.com/kvbench/kvbench/benchstat/lab/versions"
 )
 
 // program dispatches to the lab's commands.
@@ -30,7 +31,7 @@ var program = cli.Program{
 }
 
 func init() {
-	for _, c := range []cli.Command{audit.Command, history.Command, history.Record, memfloor.Command, power.Command, spectrum.Command} {
+	for _, c := range []cli.Command{audit.Command, history.Command, history.Record, memfloor.Command, power.Command, spectrum.Command, versions.Command} {
 		program.Commands[c.Name] = c
 	}
 }

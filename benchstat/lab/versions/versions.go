@@ -1,4 +1,8 @@
-package main
+// Package versions is kvb versions, the release matrix: this tree's suite
+// against several versions of one engine module, each version's results
+// file labelled a point of the module's release series for the history
+// store (docs/history.md, "Release matrix").
+package versions
 
 import (
 	"bytes"
@@ -15,21 +19,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvbench/kvbench/benchstat/internal/sides"
 	"github.com/kvbench/kvbench/internal/benchpattern"
 )
 
-var versionsCommand = suiteCommand[versionsArgs]{
-	name:     "versions",
-	summary:  "the release matrix: this tree's suite against several versions of one engine module",
-	usage:    versionsUsage,
-	where:    "kvb help versions lists versions' flags; the suite's are in docs/flags.md",
-	defaults: defaultVersionsSuiteArgs,
-	flags:    versionsFlags,
-	check:    checkVersionsArgs,
-	run:      runVersions,
+var versionsCommand = sides.SuiteCommand[versionsArgs]{
+	Name:     "versions",
+	Summary:  "the release matrix: this tree's suite against several versions of one engine module",
+	Usage:    versionsUsage,
+	Where:    "kvb help versions lists versions' flags; the suite's are in docs/flags.md",
+	Defaults: defaultVersionsSuiteArgs,
+	Flags:    versionsFlags,
+	Check:    checkVersionsArgs,
+	Run:      runVersions,
 }
 
-func init() { register(versionsCommand.command()) }
+// Command is kvb versions.
+var Command = versionsCommand.Command()
 
 // The release matrix's defaults (docs/history.md, "Release matrix").
 const (
@@ -105,14 +111,14 @@ func versionsFlags(fs *flag.FlagSet, a *versionsArgs) *[]string {
 	fs.IntVar(&a.count, "count", defaultVersionsRounds, "rounds")
 	fs.StringVar(&a.out, "o", defaultVersionsOut, "directory of the results")
 	fs.BoolVar(&a.buildOnly, "build_only", false, "stop after the builds")
-	fs.StringVar(&a.tags, "tags", defaultTags(), "build tags of every version: rocksdb when its headers are installed, unless $TAGS is set")
+	fs.StringVar(&a.tags, "tags", sides.DefaultTags(), "build tags of every version: rocksdb when its headers are installed, unless $TAGS is set")
 	return &a.suite
 }
 
 // checkVersionsArgs reads the versions and checks the flags' values.
 func checkVersionsArgs(a *versionsArgs, fs *flag.FlagSet, pos []string) error {
 	switch {
-	case !set(fs, "module"):
+	case !sides.IsSet(fs, "module"):
 		return errors.New("-module MODULE is required, then two versions or more; " + versionsExample)
 	case a.module == "":
 		return errors.New("-module needs a module path; " + versionsExample)
@@ -152,10 +158,10 @@ func validBenchtime(s string) bool {
 }
 
 type matrix struct {
-	builder
+	sides.Builder
 	args        *versionsArgs
 	stdout      io.Writer
-	versions    []*side // in the order given; the first is benchstat's baseline
+	versions    []*sides.Side // in the order given; the first is benchstat's baseline
 	steps       []step
 	what        string // the workload, in words
 	suiteCommit string // the commit this tree is at, read once
@@ -166,26 +172,26 @@ type matrix struct {
 // runVersions is the versions command: exit 0 done, 2 bad usage, a
 // version that does not build, or a run that fails.
 func runVersions(a *versionsArgs, stdout, stderr io.Writer) int {
-	m := &matrix{builder: builder{prog: "kvb versions", stderr: stderr, module: a.module, tags: a.tags}, args: a, stdout: stdout}
-	return m.untilInterrupted(m.run)
+	m := &matrix{Builder: sides.Builder{Prog: "kvb versions", Stderr: stderr, Module: a.module, Tags: a.tags}, args: a, stdout: stdout}
+	return m.UntilInterrupted(m.run)
 }
 
 func (m *matrix) run(ctx context.Context) error {
-	if err := inOrder(ctx, m.check, m.buildAll); err != nil || m.args.buildOnly {
+	if err := sides.InOrder(ctx, m.check, m.buildAll); err != nil || m.args.buildOnly {
 		return err
 	}
-	return inOrder(ctx, m.warmUp, m.mkdirOut, m.rounds, m.table)
+	return sides.InOrder(ctx, m.warmUp, m.MkdirOut, m.rounds, m.table)
 }
 
 // check does everything that needs no build, so a bad version stops the
 // run before minutes of building.
 func (m *matrix) check(ctx context.Context) error {
 	a := m.args
-	err := m.locate(ctx, &a.out)
+	err := m.Locate(ctx, &a.out)
 	if err != nil {
 		return err
 	}
-	if _, _, err := output(ctx, m.repo, goEnv, "go", "list", "-m", a.module); err != nil {
+	if _, _, err := sides.Output(ctx, m.Repo, sides.GoEnv, "go", "list", "-m", a.module); err != nil {
 		return fmt.Errorf("-module %s: not a module this suite builds on (see go.mod): %w", a.module, err)
 	}
 	if m.steps, m.what, err = workload(a); err != nil {
@@ -193,13 +199,13 @@ func (m *matrix) check(ctx context.Context) error {
 	}
 	// The suite's commit, read once: a commit made while the rounds run
 	// must not relabel them.
-	m.suiteCommit = commitOf(ctx, m.repo, "HEAD")
-	m.commitDate, _ = git(ctx, m.repo, "show", "-s", "--format=%cI", m.suiteCommit)
-	if m.dirtyTree = m.dirty(ctx); m.dirtyTree {
-		m.logf("each version is built with this tree's suite, uncommitted changes included (its files say dirty: true)")
+	m.suiteCommit = sides.CommitOf(ctx, m.Repo, "HEAD")
+	m.commitDate, _ = sides.Git(ctx, m.Repo, "show", "-s", "--format=%cI", m.suiteCommit)
+	if m.dirtyTree = m.Dirty(ctx); m.dirtyTree {
+		m.Logf("each version is built with this tree's suite, uncommitted changes included (its files say dirty: true)")
 	}
-	if why := withoutRocksDB(a.tags); why != "" {
-		m.logf("running without RocksDB: %s; its benchmarks skip", why)
+	if why := sides.WithoutRocksDB(a.tags); why != "" {
+		m.Logf("running without RocksDB: %s; its benchmarks skip", why)
 	}
 	return m.resolve(ctx)
 }
@@ -208,17 +214,17 @@ func (m *matrix) check(ctx context.Context) error {
 func (m *matrix) resolve(ctx context.Context) error {
 	seen := map[string]string{}
 	for i, spec := range m.args.specs {
-		s, err := m.resolveSide(ctx, fmt.Sprintf("version %d", i+1), spec)
+		s, err := m.Resolve(ctx, fmt.Sprintf("version %d", i+1), spec)
 		if err != nil {
 			return err
 		}
-		if s.kind == versionSide && s.label != spec {
-			m.logf("%s %s is %s", m.module, spec, s.label)
+		if s.Kind == sides.Version && s.Label != spec {
+			m.Logf("%s %s is %s", m.Module, spec, s.Label)
 		}
-		if first, dup := seen[s.label]; dup {
-			return fmt.Errorf("%s: %s %s is listed twice (first as %s)", spec, m.module, s.label, first)
+		if first, dup := seen[s.Label]; dup {
+			return fmt.Errorf("%s: %s %s is listed twice (first as %s)", spec, m.Module, s.Label, first)
 		}
-		seen[s.label] = spec
+		seen[s.Label] = spec
 		m.versions = append(m.versions, s)
 	}
 	return nil
@@ -228,15 +234,15 @@ func (m *matrix) resolve(ctx context.Context) error {
 func (m *matrix) labels() []string {
 	var l []string
 	for _, v := range m.versions {
-		l = append(l, v.label)
+		l = append(l, v.Label)
 	}
 	return l
 }
 
 // file is a version's results file: DIR/<version>.txt, the label with
 // any character a file name should not hold replaced.
-func (m *matrix) file(v *side) string {
-	return filepath.Join(m.args.out, notFileName.ReplaceAllString(v.label, "_")+".txt")
+func (m *matrix) file(v *sides.Side) string {
+	return filepath.Join(m.args.out, notFileName.ReplaceAllString(v.Label, "_")+".txt")
 }
 
 var notFileName = regexp.MustCompile(`[^A-Za-z0-9._+-]`)
@@ -257,7 +263,7 @@ func workload(a *versionsArgs) ([]step, string, error) {
 	if a.bench != "" {
 		return []step{{a.bench, a.benchtime, warmOneThread}}, fmt.Sprintf("-bench '%s' -benchtime %s", a.bench, a.benchtime), nil
 	}
-	t, err := moduleTitles(a.module, "run")
+	t, err := sides.ModuleTitles(a.module, "run")
 	if err != nil {
 		return nil, "", err
 	}
@@ -271,39 +277,39 @@ func workload(a *versionsArgs) ([]step, string, error) {
 // buildAll builds every version's test binary; the run stops after them
 // all, naming each that failed and why in one line.
 func (m *matrix) buildAll(ctx context.Context) error {
-	if err := m.scratch(); err != nil {
+	if err := m.Scratch(); err != nil {
 		return err
 	}
 	var broken []string
 	for _, v := range m.versions {
-		err := m.build(ctx, v)
-		switch be, isBuild := errors.AsType[*buildError](err); {
+		err := m.Build(ctx, v)
+		switch be, isBuild := errors.AsType[*sides.BuildError](err); {
 		case isBuild && ctx.Err() == nil:
-			broken = append(broken, fmt.Sprintf("%s %s: %s", m.module, v.label, be.reason))
+			broken = append(broken, fmt.Sprintf("%s %s: %s", m.Module, v.Label, be.Reason))
 		case err != nil:
 			return err
 		}
 	}
 	if len(broken) > 0 {
-		at := shortCommit(m.suiteCommit)
+		at := sides.ShortCommit(m.suiteCommit)
 		if m.dirtyTree {
 			at += " with uncommitted changes"
 		}
 		// A line each, the last as the run's error.
 		for _, b := range broken[:len(broken)-1] {
-			m.logf("the suite at %s does not build with %s", at, b)
+			m.Logf("the suite at %s does not build with %s", at, b)
 		}
 		return fmt.Errorf("the suite at %s does not build with %s", at, broken[len(broken)-1])
 	}
-	m.logf("every version builds: %s %s", m.module, strings.Join(m.labels(), " "))
+	m.Logf("every version builds: %s %s", m.Module, strings.Join(m.labels(), " "))
 	return nil
 }
 
 // stepCmd runs step s of version v once at benchtime into stdout.
-func (m *matrix) stepCmd(ctx context.Context, v *side, s step, benchtime string, stdout io.Writer) *exec.Cmd {
-	args := append(testArgs(s.bench, s.flags...), m.args.suite...)
-	cmd := exec.CommandContext(ctx, v.binary, append(args, "-test.benchtime="+benchtime)...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = m.repo, stdout, m.stderr
+func (m *matrix) stepCmd(ctx context.Context, v *sides.Side, s step, benchtime string, stdout io.Writer) *exec.Cmd {
+	args := append(sides.TestArgs(s.bench, s.flags...), m.args.suite...)
+	cmd := exec.CommandContext(ctx, v.Binary, append(args, "-test.benchtime="+benchtime)...)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = m.Repo, stdout, m.Stderr
 	return cmd
 }
 
@@ -312,8 +318,8 @@ func (m *matrix) stepCmd(ctx context.Context, v *side, s step, benchtime string,
 func (m *matrix) warmUp(ctx context.Context) error {
 	for _, v := range m.versions {
 		for _, s := range m.steps {
-			if err := warmRun(m.stepCmd(ctx, v, s, "1x", nil), m.stderr, v.name(m.module)+" fails its warm-up run of -bench '"+s.bench+"'",
-				"-bench '"+s.bench+"': no benchmark of this suite matches (with "+v.name(m.module)+")"); err != nil {
+			if err := sides.WarmRun(m.stepCmd(ctx, v, s, "1x", nil), m.Stderr, v.Name(m.Module)+" fails its warm-up run of -bench '"+s.bench+"'",
+				"-bench '"+s.bench+"': no benchmark of this suite matches (with "+v.Name(m.Module)+")"); err != nil {
 				return err
 			}
 		}
@@ -324,11 +330,11 @@ func (m *matrix) warmUp(ctx context.Context) error {
 // rounds runs -count interleaved rounds into DIR/<version>.txt after its
 // header, the order into DIR/order.txt.
 func (m *matrix) rounds(ctx context.Context) error {
-	var lanes []lane
+	var lanes []sides.Lane
 	for _, v := range m.versions {
-		lanes = append(lanes, lane{name: v.label, who: v.name(m.module), file: m.file(v), header: m.header(v)})
+		lanes = append(lanes, sides.Lane{Name: v.Label, Who: v.Name(m.Module), File: m.file(v), Header: m.header(v)})
 	}
-	return m.interleaved(ctx, "", m.args.count, lanes, filepath.Join(m.args.out, "order.txt"), func(ctx context.Context, i int, out io.Writer) error {
+	return m.Interleaved(ctx, "", m.args.count, lanes, filepath.Join(m.args.out, "order.txt"), func(ctx context.Context, i int, out io.Writer) error {
 		for _, s := range m.steps {
 			if err := m.stepCmd(ctx, m.versions[i], s, s.benchtime, out).Run(); err != nil {
 				return err
@@ -344,12 +350,12 @@ func (m *matrix) table(ctx context.Context) error {
 	var all bytes.Buffer
 	w := io.MultiWriter(m.stdout, &all)
 	fmt.Fprintf(w, "kvb versions: %s %s, %d rounds interleaved, %s, %s\n",
-		m.module, strings.Join(m.labels(), " "), m.args.count, m.what, strings.Join(m.args.suite, " "))
+		m.Module, strings.Join(m.labels(), " "), m.args.count, m.what, strings.Join(m.args.suite, " "))
 	var cols []string
 	for _, v := range m.versions {
-		cols = append(cols, v.label+"="+m.file(v))
+		cols = append(cols, v.Label+"="+m.file(v))
 	}
-	if err := benchstatTable(ctx, m.repo, 0.05, cols, w); err != nil {
+	if err := sides.BenchstatTable(ctx, m.Repo, 0.05, cols, w); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(m.args.out, "benchstat.txt"), all.Bytes(), 0o644)
@@ -358,9 +364,9 @@ func (m *matrix) table(ctx context.Context) error {
 // header is the configuration lines a version's file starts with, which
 // the lab's kvb history add keeps as the run's labels (docs/history.md,
 // "Release matrix").
-func (m *matrix) header(v *side) string {
+func (m *matrix) header(v *sides.Side) string {
 	var h strings.Builder
-	for _, kv := range [][2]string{{"role", "versions"}, {"series", "release"}, {"module", m.module}, {"version", v.label},
+	for _, kv := range [][2]string{{"role", "versions"}, {"series", "release"}, {"module", m.Module}, {"version", v.Label},
 		{"commit", m.suiteCommit}, {"commit-date", m.commitDate}, {"dirty", map[bool]string{true: "true"}[m.dirtyTree]}} {
 		if kv[1] != "" {
 			fmt.Fprintf(&h, "%s: %s\n", kv[0], kv[1])

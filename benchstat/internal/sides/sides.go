@@ -1,7 +1,8 @@
-package main
-
-// What kvb compare and kvb versions share: the sides they build and run,
-// the suite's flags they forward, the rounds, the run an interrupt stops.
+// Package sides is what kvb compare and the lab's kvb versions share: the
+// sides they build and run (a git ref in a worktree, or this tree with an
+// engine module at a version or a local copy, on a copy of go.mod), the
+// suite's flags they forward, the rounds, the run an interrupt stops.
+package sides
 
 import (
 	"bytes"
@@ -29,6 +30,7 @@ import (
 	"github.com/kvbench/kvbench/benchstat/internal/gate"
 	"github.com/kvbench/kvbench/benchstat/internal/results"
 	"github.com/kvbench/kvbench/internal/core"
+	"github.com/kvbench/kvbench/internal/engine"
 	"github.com/kvbench/kvbench/internal/flagreg"
 	// The workload packages register their own flags from init; the
 	// suite's flags are the core's, the engines' and theirs.
@@ -36,91 +38,93 @@ import (
 	_ "github.com/kvbench/kvbench/internal/workload/embedded"
 )
 
-// sideKind is what BASE or HEAD names.
-type sideKind int
+// Kind is what a side's spec names.
+type Kind int
 
 const (
-	refSide     sideKind = iota // a commit of this repository
-	binarySide                  // a test binary already built
-	versionSide                 // -module: a version of the module
-	dirSide                     // -module: a directory holding a copy of the module
+	Ref     Kind = iota // a commit of this repository
+	Binary              // a test binary already built
+	Version             // -module: a version of the module
+	Dir                 // -module: a directory holding a copy of the module
 )
 
-// side is one test binary of the suite that a command runs.
-type side struct {
-	role   string // how messages name it: base or head, version 2
-	spec   string // as given on the command line
-	kind   sideKind
-	commit string // refSide: the commit spec resolves to
-	label  string // versionSide, dirSide: the module's version as fixtures and results name it
-	dir    string // dirSide: the copy's absolute path
-	binary string // the test binary, once built
+// Side is one test binary of the suite that a command runs.
+type Side struct {
+	Role   string // how messages name it: base or head, version 2
+	Spec   string // as given on the command line
+	Kind   Kind
+	Commit string // Ref: the commit Spec resolves to
+	Label  string // Version, Dir: the module's version as fixtures and results name it
+	Dir    string // Dir: the copy's absolute path
+	Binary string // the test binary, once built
 }
 
-// name is how the report names the side: by ref and commit, by module
+// Name is how reports name the side: by ref and commit, by module
 // version, or by the binary's path.
-func (s *side) name(module string) string {
+func (s *Side) Name(module string) string {
 	switch {
-	case s.kind == refSide && strings.HasPrefix(s.commit, s.spec):
-		return shortCommit(s.commit)
-	case s.kind == refSide:
-		return s.spec + " (" + shortCommit(s.commit) + ")"
-	case s.kind == binarySide:
-		return s.spec
-	case s.spec == s.label:
-		return module + " " + s.label
+	case s.Kind == Ref && strings.HasPrefix(s.Commit, s.Spec):
+		return ShortCommit(s.Commit)
+	case s.Kind == Ref:
+		return s.Spec + " (" + ShortCommit(s.Commit) + ")"
+	case s.Kind == Binary:
+		return s.Spec
+	case s.Spec == s.Label:
+		return module + " " + s.Label
 	}
-	return module + " " + s.label + " (" + s.spec + ")"
+	return module + " " + s.Label + " (" + s.Spec + ")"
 }
 
-// same reports whether two sides are one build (the same commit, module
+// Same reports whether two sides are one build (the same commit, module
 // version or binary): an A/A comparison, which runs one binary on both
 // sides.
-func (s *side) same(o *side) bool {
-	return s.kind == o.kind && s.commit == o.commit && s.label == o.label && (s.kind != binarySide || s.spec == o.spec)
+func (s *Side) Same(o *Side) bool {
+	return s.Kind == o.Kind && s.Commit == o.Commit && s.Label == o.Label && (s.Kind != Binary || s.Spec == o.Spec)
 }
 
-// builder builds sides in tmp: a commit's test binary in a worktree of
+// Builder builds sides in tmp: a commit's test binary in a worktree of
 // it, or this tree's with an engine module at a version or a local copy.
-type builder struct {
-	prog      string // the command, the prefix of every message: "kvb compare"
-	stderr    io.Writer
-	repo      string // this repository's top directory
-	module    string // the engine module a side replaces; "" when sides are refs
-	tags      string // the build tags of every side
-	out       string // the results directory, absolute once located
+type Builder struct {
+	Prog      string // the command, the prefix of every message: "kvb compare"
+	Stderr    io.Writer
+	Repo      string // this repository's top directory
+	Module    string // the engine module a side replaces; "" when sides are refs
+	Tags      string // the build tags of every side
+	Out       string // the results directory, absolute once located
 	tmp       string // worktrees, binaries and module files, removed by cleanup
 	worktrees []string
 }
 
-func (b *builder) logf(format string, args ...any) {
-	fmt.Fprintf(b.stderr, b.prog+": "+format+"\n", args...)
+// Logf prints a message of the command.
+func (b *Builder) Logf(format string, args ...any) {
+	fmt.Fprintf(b.Stderr, b.Prog+": "+format+"\n", args...)
 }
 
-// scratch makes b.tmp, removed when the run ends (untilInterrupted).
-func (b *builder) scratch() error {
+// Scratch makes b.tmp, removed when the run ends (UntilInterrupted).
+func (b *Builder) Scratch() error {
 	var err error
-	b.tmp, err = os.MkdirTemp("", "kvbench-"+strings.TrimPrefix(b.prog, "kvb ")+".")
+	b.tmp, err = os.MkdirTemp("", "kvbench-"+strings.TrimPrefix(b.Prog, "kvb ")+".")
 	return err
 }
 
-// locate finds the suite's repository, at or above the working directory,
+// Locate finds the suite's repository, at or above the working directory,
 // and makes *out absolute: the builds and rounds run elsewhere.
-func (b *builder) locate(ctx context.Context, out *string) error {
+func (b *Builder) Locate(ctx context.Context, out *string) error {
 	var err error
-	if b.repo, err = git(ctx, ".", "rev-parse", "--show-toplevel"); err != nil {
+	if b.Repo, err = Git(ctx, ".", "rev-parse", "--show-toplevel"); err != nil {
 		return fmt.Errorf("not in the suite's repository: %w", err)
 	}
 	*out, err = filepath.Abs(*out)
-	b.out = *out
+	b.Out = *out
 	return err
 }
 
-func (b *builder) mkdirOut(context.Context) error { return os.MkdirAll(b.out, 0o755) }
+// MkdirOut makes the results directory.
+func (b *Builder) MkdirOut(context.Context) error { return os.MkdirAll(b.Out, 0o755) }
 
-// inOrder runs steps in order; the first that fails stops them with its
+// InOrder runs steps in order; the first that fails stops them with its
 // own error.
-func inOrder(ctx context.Context, steps ...func(context.Context) error) error {
+func InOrder(ctx context.Context, steps ...func(context.Context) error) error {
 	for _, step := range steps {
 		if err := step(ctx); err != nil {
 			return err
@@ -129,83 +133,83 @@ func inOrder(ctx context.Context, steps ...func(context.Context) error) error {
 	return nil
 }
 
-// dirty reports whether tracked files of this tree differ from HEAD.
-func (b *builder) dirty(ctx context.Context) bool {
-	st, err := git(ctx, b.repo, "status", "--porcelain", "--untracked-files=no")
+// Dirty reports whether tracked files of this tree differ from HEAD.
+func (b *Builder) Dirty(ctx context.Context) bool {
+	st, err := Git(ctx, b.Repo, "status", "--porcelain", "--untracked-files=no")
 	return err == nil && st != ""
 }
 
-// untilInterrupted runs run under a context that an interrupt or SIGTERM
-// cancels, then removes the worktrees and the scratch directory. A
+// UntilInterrupted runs run under a context that an interrupt or SIGTERM
+// cancels, then removes the worktrees and the Scratch directory. A
 // failure is exit 2, "interrupted" when the signal stopped it.
-func (b *builder) untilInterrupted(run func(ctx context.Context) error) int {
+func (b *Builder) UntilInterrupted(run func(ctx context.Context) error) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer func() {
 		if b.tmp != "" {
 			for _, w := range b.worktrees {
-				exec.Command("git", "-C", b.repo, "worktree", "remove", "--force", w).Run()
+				exec.Command("git", "-C", b.Repo, "worktree", "remove", "--force", w).Run()
 			}
 			os.RemoveAll(b.tmp)
-			exec.Command("git", "-C", b.repo, "worktree", "prune").Run()
+			exec.Command("git", "-C", b.Repo, "worktree", "prune").Run()
 		}
 	}()
 	switch err := run(ctx); {
 	case err == nil:
 		return 0
 	case ctx.Err() != nil:
-		b.logf("interrupted: %v", err)
+		b.Logf("interrupted: %v", err)
 	default:
-		b.logf("%v", err)
+		b.Logf("%v", err)
 	}
 	return 2
 }
 
-// resolveSide checks what spec names before anything is built: a commit
+// Resolve checks what spec names before anything is built: a commit
 // or a test binary, or with a module one of its versions (the module
 // proxy resolves a query such as "latest") or a directory holding a copy.
-func (b *builder) resolveSide(ctx context.Context, role, spec string) (*side, error) {
-	s := &side{role: role, spec: spec}
-	if b.module != "" {
+func (b *Builder) Resolve(ctx context.Context, role, spec string) (*Side, error) {
+	s := &Side{Role: role, Spec: spec}
+	if b.Module != "" {
 		if fi, err := os.Stat(spec); err == nil && fi.IsDir() {
 			return s, b.resolveDir(s)
 		} else if strings.ContainsRune(spec, filepath.Separator) {
 			return nil, fmt.Errorf("%s %s: no such directory", role, spec)
 		}
-		v, _, err := output(ctx, b.repo, goEnv, "go", "list", "-m", "-f", "{{.Version}}", b.module+"@"+spec)
+		v, _, err := Output(ctx, b.Repo, GoEnv, "go", "list", "-m", "-f", "{{.Version}}", b.Module+"@"+spec)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s %s: %w", role, b.module, spec, err)
+			return nil, fmt.Errorf("%s %s %s: %w", role, b.Module, spec, err)
 		}
-		s.kind, s.label = versionSide, v
+		s.Kind, s.Label = Version, v
 		return s, nil
 	}
 	if fi, err := os.Stat(spec); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-		s.kind, s.binary = binarySide, spec
+		s.Kind, s.Binary = Binary, spec
 		return s, nil
 	}
-	if s.commit = commitOf(ctx, b.repo, spec); s.commit == "" {
-		return nil, fmt.Errorf("%s %s: not a commit in %s, nor a test binary", role, spec, b.repo)
+	if s.Commit = CommitOf(ctx, b.Repo, spec); s.Commit == "" {
+		return nil, fmt.Errorf("%s %s: not a commit in %s, nor a test binary", role, spec, b.Repo)
 	}
 	return s, nil
 }
 
-func (b *builder) resolveDir(s *side) error {
-	dir, err := filepath.Abs(s.spec)
+func (b *Builder) resolveDir(s *Side) error {
+	dir, err := filepath.Abs(s.Spec)
 	if err != nil {
 		return err
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {
-		return fmt.Errorf("%s %s: no go.mod in that directory", s.role, s.spec)
+		return fmt.Errorf("%s %s: no go.mod in that directory", s.Role, s.Spec)
 	}
-	if got := modfile.ModulePath(raw); got != b.module {
-		return fmt.Errorf("%s %s: holds module %q, not %s", s.role, s.spec, got, b.module)
+	if got := modfile.ModulePath(raw); got != b.Module {
+		return fmt.Errorf("%s %s: holds module %q, not %s", s.Role, s.Spec, got, b.Module)
 	}
 	h, err := treeHash(dir)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", s.role, s.spec, err)
+		return fmt.Errorf("%s %s: %w", s.Role, s.Spec, err)
 	}
-	s.kind, s.dir, s.label = dirSide, dir, "local-"+h
+	s.Kind, s.Dir, s.Label = Dir, dir, "local-"+h
 	return nil
 }
 
@@ -215,35 +219,36 @@ func (b *builder) resolveDir(s *side) error {
 // in every sim round.
 const sideLinkFlags = "-w"
 
-// goEnv is the environment of every go command kvb runs: -modfile does
+// GoEnv is the environment of every go command a side command runs: -modfile does
 // not work in a workspace, and the sides are this module alone.
-var goEnv = []string{"GOWORK=off"}
+var GoEnv = []string{"GOWORK=off"}
 
-func (b *builder) build(ctx context.Context, s *side) (err error) {
-	switch s.kind {
-	case binarySide:
-		s.binary, err = filepath.Abs(s.spec)
+// Build builds s, or with a binary side takes its path.
+func (b *Builder) Build(ctx context.Context, s *Side) (err error) {
+	switch s.Kind {
+	case Binary:
+		s.Binary, err = filepath.Abs(s.Spec)
 		return err
-	case refSide:
+	case Ref:
 		return b.buildRef(ctx, s)
 	}
 	return b.buildModule(ctx, s)
 }
 
 // buildRef builds a commit's test binary in a detached worktree of it.
-func (b *builder) buildRef(ctx context.Context, s *side) error {
-	wt := filepath.Join(b.tmp, s.role)
-	if _, err := git(ctx, b.repo, "worktree", "add", "--quiet", "--detach", wt, s.commit); err != nil {
-		return fmt.Errorf("%s %s: %w", s.role, s.spec, err)
+func (b *Builder) buildRef(ctx context.Context, s *Side) error {
+	wt := filepath.Join(b.tmp, s.Role)
+	if _, err := Git(ctx, b.Repo, "worktree", "add", "--quiet", "--detach", wt, s.Commit); err != nil {
+		return fmt.Errorf("%s %s: %w", s.Role, s.Spec, err)
 	}
 	b.worktrees = append(b.worktrees, wt)
-	subject, _ := git(ctx, b.repo, "log", "-1", "--format=%h %s", s.commit)
-	b.logf("building %s: %s (%s)", s.role, s.spec, subject)
-	s.binary = filepath.Join(b.tmp, s.role+".test")
+	subject, _ := Git(ctx, b.Repo, "log", "-1", "--format=%h %s", s.Commit)
+	b.Logf("building %s: %s (%s)", s.Role, s.Spec, subject)
+	s.Binary = filepath.Join(b.tmp, s.Role+".test")
 	// -trimpath: the packages a commit does not change come from the
 	// build cache, not compiled again in each new worktree's path.
-	if _, _, err := output(ctx, wt, goEnv, "go", "test", "-c", "-trimpath", "-ldflags", sideLinkFlags, "-tags", b.tags, "-o", s.binary, "."); err != nil {
-		return fmt.Errorf("building %s %s: %w", s.role, s.spec, err)
+	if _, _, err := Output(ctx, wt, GoEnv, "go", "test", "-c", "-trimpath", "-ldflags", sideLinkFlags, "-tags", b.Tags, "-o", s.Binary, "."); err != nil {
+		return fmt.Errorf("building %s %s: %w", s.Role, s.Spec, err)
 	}
 	return nil
 }
@@ -252,11 +257,11 @@ func (b *builder) buildRef(ctx context.Context, s *side) error {
 // version or directory, on a copy of go.mod and go.sum (-modfile). The
 // binary names that version (engine.ModuleLabel), so fixtures and results
 // carry it. A side that does not build, or that go would build at another
-// version than the one asked for, is a *buildError.
-func (b *builder) buildModule(ctx context.Context, s *side) error {
-	mod := filepath.Join(b.tmp, s.role+".mod")
+// version than the one asked for, is a *BuildError.
+func (b *Builder) buildModule(ctx context.Context, s *Side) error {
+	mod := filepath.Join(b.tmp, s.Role+".mod")
 	for _, f := range [][2]string{{"go.mod", mod}, {"go.sum", strings.TrimSuffix(mod, ".mod") + ".sum"}} {
-		raw, err := os.ReadFile(filepath.Join(b.repo, f[0]))
+		raw, err := os.ReadFile(filepath.Join(b.Repo, f[0]))
 		if err == nil {
 			err = os.WriteFile(f[1], raw, 0o644)
 		}
@@ -264,57 +269,57 @@ func (b *builder) buildModule(ctx context.Context, s *side) error {
 			return err
 		}
 	}
-	m := b.module
-	edit := []string{"mod", "edit", "-dropreplace=" + m, "-require=" + m + "@" + s.label, mod}
-	if s.kind == dirSide {
-		edit = []string{"mod", "edit", "-replace=" + m + "=" + s.dir, mod}
+	m := b.Module
+	edit := []string{"mod", "edit", "-dropreplace=" + m, "-require=" + m + "@" + s.Label, mod}
+	if s.Kind == Dir {
+		edit = []string{"mod", "edit", "-replace=" + m + "=" + s.Dir, mod}
 	}
-	if _, _, err := output(ctx, b.repo, goEnv, "go", edit...); err != nil {
-		return fmt.Errorf("%s %s %s: %w", s.role, m, s.spec, err)
+	if _, _, err := Output(ctx, b.Repo, GoEnv, "go", edit...); err != nil {
+		return fmt.Errorf("%s %s %s: %w", s.Role, m, s.Spec, err)
 	}
-	b.logf("building %s: this tree's suite with %s", s.role, s.name(m))
-	s.binary = filepath.Join(b.tmp, s.role+".test")
-	ldflags := sideLinkFlags + " -X github.com/kvbench/kvbench/internal/engine.ModuleLabel=" + m + "=" + s.label
-	_, log, err := output(ctx, b.repo, goEnv, "go", "test", "-c", "-modfile="+mod, "-mod=mod", "-tags", b.tags, "-ldflags", ldflags, "-o", s.binary, ".")
+	b.Logf("building %s: this tree's suite with %s", s.Role, s.Name(m))
+	s.Binary = filepath.Join(b.tmp, s.Role+".test")
+	ldflags := sideLinkFlags + " -X github.com/kvbench/kvbench/internal/engine.ModuleLabel=" + m + "=" + s.Label
+	_, log, err := Output(ctx, b.Repo, GoEnv, "go", "test", "-c", "-modfile="+mod, "-mod=mod", "-tags", b.Tags, "-ldflags", ldflags, "-o", s.Binary, ".")
 	if err != nil {
-		return &buildError{what: fmt.Sprintf("building %s with %s %s", s.role, m, s.spec), reason: firstError(log), err: err}
+		return &BuildError{what: fmt.Sprintf("building %s with %s %s", s.Role, m, s.Spec), Reason: firstError(log), err: err}
 	}
-	if s.kind != versionSide {
+	if s.Kind != Version {
 		return nil
 	}
 	// -mod=mod lifts the module above the version asked for when that
 	// version lacks a package the suite imports, or another requirement
 	// needs a later one.
-	got, _, err := output(ctx, b.repo, goEnv, "go", "list", "-modfile="+mod, "-mod=mod", "-m", "-f", "{{.Version}}", m)
+	got, _, err := Output(ctx, b.Repo, GoEnv, "go", "list", "-modfile="+mod, "-mod=mod", "-m", "-f", "{{.Version}}", m)
 	if err != nil {
-		return fmt.Errorf("%s %s %s: %w", s.role, m, s.spec, err)
+		return fmt.Errorf("%s %s %s: %w", s.Role, m, s.Spec, err)
 	}
-	if got != s.label {
+	if got != s.Label {
 		reason := "the suite's other requirements select " + got + " instead"
 		if pkg := foundPackage(log, m); pkg != "" {
 			reason = "it has no package " + pkg + ", which the suite imports (go would build " + got + " instead)"
 		}
-		return &buildError{what: fmt.Sprintf("%s %s %s", s.role, m, s.label), reason: reason}
+		return &BuildError{what: fmt.Sprintf("%s %s %s", s.Role, m, s.Label), Reason: reason}
 	}
 	return nil
 }
 
-// buildError is a side the suite does not build with, and why in one line
+// BuildError is a side the suite does not build with, and why in one line
 // (the compiler's first error, or the version go would build instead).
-type buildError struct {
+type BuildError struct {
 	what   string // the step: "building base with go.etcd.io/bbolt v1.4.3"
-	reason string // one line
-	err    error  // the go command's own error; nil when reason says it all
+	Reason string // one line
+	err    error  // the go command's own error; nil when Reason says it all
 }
 
-func (e *buildError) Error() string {
+func (e *BuildError) Error() string {
 	if e.err != nil {
 		return e.what + ": " + e.err.Error()
 	}
-	return e.what + ": " + e.reason
+	return e.what + ": " + e.Reason
 }
 
-func (e *buildError) Unwrap() error { return e.err }
+func (e *BuildError) Unwrap() error { return e.err }
 
 // compileError is a compiler's error line: file.go:line[:col]: message.
 var compileError = regexp.MustCompile(`(?m)^[^ #][^ :]*\.go:[0-9]+(:[0-9]+)?: .*$`)
@@ -381,18 +386,18 @@ func treeHash(dir string) (string, error) {
 	return fmt.Sprintf("%x", sum.Sum(nil))[:12], nil
 }
 
-// testArgs run the benchmarks matching bench once each, no tests, then
+// TestArgs run the benchmarks matching bench once each, no tests, then
 // flags (the binary keeps a flag's last value).
-func testArgs(bench string, flags ...string) []string {
+func TestArgs(bench string, flags ...string) []string {
 	return append([]string{"-test.run=^$", "-test.bench=" + bench, "-test.count=1"}, flags...)
 }
 
-// warmRun runs cmd, a side's binary at one iteration, before anything is
+// WarmRun runs cmd, a side's binary at one iteration, before anything is
 // measured: it builds or reuses the fixtures, and a side that fails, or
 // runs no benchmark, stops the run before the rounds. A failure prints the
 // run's last 20 lines but the settings lines and is the error "FAILED:
 // ERR"; a run of no benchmark, the error none.
-func warmRun(cmd *exec.Cmd, stderr io.Writer, failed, none string) error {
+func WarmRun(cmd *exec.Cmd, stderr io.Writer, failed, none string) error {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -421,23 +426,23 @@ func rotation(r, sides int) []int {
 	return order
 }
 
-// lane is one side of interleaved rounds: its name in the order file, in
+// Lane is one side of Interleaved rounds: its name in the order file, in
 // messages, its output file and what that file starts with.
-type lane struct{ name, who, file, header string }
+type Lane struct{ Name, Who, File, Header string }
 
-// interleaved runs n rounds in rotation order, announced as "WHATround
+// Interleaved runs n rounds in rotation order, announced as "WHATround
 // R of N (ORDER)". Each lane's output goes to its file, made afresh;
 // each round's order, by names, to orderFile as a line "ROUND NAME...".
 // A side that fails stops the rounds with run's error.
-func (b *builder) interleaved(ctx context.Context, what string, n int, lanes []lane, orderFile string, run func(ctx context.Context, i int, out io.Writer) error) error {
+func (b *Builder) Interleaved(ctx context.Context, what string, n int, lanes []Lane, orderFile string, run func(ctx context.Context, i int, out io.Writer) error) error {
 	outs := make([]*os.File, len(lanes))
 	for i, l := range lanes {
-		f, err := os.Create(l.file)
+		f, err := os.Create(l.File)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		if _, err := io.WriteString(f, l.header); err != nil {
+		if _, err := io.WriteString(f, l.Header); err != nil {
 			return err
 		}
 		outs[i] = f
@@ -451,13 +456,13 @@ func (b *builder) interleaved(ctx context.Context, what string, n int, lanes []l
 		order := rotation(r, len(lanes))
 		var ns []string
 		for _, i := range order {
-			ns = append(ns, lanes[i].name)
+			ns = append(ns, lanes[i].Name)
 		}
-		b.logf("%sround %d of %d (%s)", what, r+1, n, strings.Join(ns, " "))
+		b.Logf("%sround %d of %d (%s)", what, r+1, n, strings.Join(ns, " "))
 		fmt.Fprintf(of, "%d %s\n", r+1, strings.Join(ns, " "))
 		for _, i := range order {
 			if err := run(ctx, i, outs[i]); err != nil {
-				return fmt.Errorf("%s fails in %sround %d (%v); its output is in %s", lanes[i].who, what, r+1, err, lanes[i].file)
+				return fmt.Errorf("%s fails in %sround %d (%v); its output is in %s", lanes[i].Who, what, r+1, err, lanes[i].File)
 			}
 		}
 	}
@@ -469,15 +474,15 @@ func (b *builder) interleaved(ctx context.Context, what string, n int, lanes []l
 	return nil
 }
 
-// benchstatTable writes benchstat's comparison of cols (NAME=FILE, the
+// BenchstatTable writes benchstat's comparison of cols (NAME=FILE, the
 // first the baseline) to w, a table per unit (-table=: the settings lines
 // differ between engines), -dir's free space ignored. x/perf offers the
 // current benchstat only as its command (results.Benchstat).
-func benchstatTable(ctx context.Context, repo string, alpha float64, cols []string, w io.Writer) error {
+func BenchstatTable(ctx context.Context, repo string, alpha float64, cols []string, w io.Writer) error {
 	args := append([]string{"run", results.Benchstat, "-table=", "-ignore", "dir-fs,timestamp-ns", "-alpha", fmt.Sprint(alpha)}, cols...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), goEnv...)
+	cmd.Env = append(os.Environ(), GoEnv...)
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = w, &errb
 	if err := cmd.Run(); err != nil {
@@ -524,69 +529,73 @@ func defineSuiteFlags(fs *flag.FlagSet, to *[]string) {
 	}
 }
 
-// suiteCommand is kvb compare or kvb versions: its own flags, then every
+// SuiteCommand is kvb compare or kvb versions: its own flags, then every
 // flag of the suite, forwarded to the binaries after its defaults. -h
 // prints the usage and its own flags alone (the suite's are many); a bad
 // command line its error alone, exit 2.
-type suiteCommand[A any] struct {
-	name, summary, usage string
-	where                string                                 // where a bad flag's error says the flags are listed
-	defaults             []string                               // the suite's flags before the user's, which override them
-	flags                func(fs *flag.FlagSet, a *A) *[]string // declares its own flags; returns where the suite's go
-	check                func(a *A, fs *flag.FlagSet, pos []string) error
-	run                  func(a *A, stdout, stderr io.Writer) int
+type SuiteCommand[A any] struct {
+	Name, Summary, Usage string
+	Where                string                                 // where a bad flag's error says the flags are listed
+	Defaults             []string                               // the suite's flags before the user's, which override them
+	Flags                func(fs *flag.FlagSet, a *A) *[]string // declares its own flags; returns where the suite's go
+	Check                func(a *A, fs *flag.FlagSet, pos []string) error
+	Run                  func(a *A, stdout, stderr io.Writer) int
 }
 
-func (c suiteCommand[A]) parse(args []string) (*A, error) {
+// Parse reads a command line: the command's flags, the suite's, and its
+// positional arguments, checked.
+func (c SuiteCommand[A]) Parse(args []string) (*A, error) {
 	a := new(A)
-	fs := cli.NewFlagSet(c.name)
-	suite := c.flags(fs, a)
-	*suite = slices.Clone(c.defaults)
+	fs := cli.NewFlagSet(c.Name)
+	suite := c.Flags(fs, a)
+	*suite = slices.Clone(c.Defaults)
 	defineSuiteFlags(fs, suite)
 	pos, err := flagargs.Parse(fs, args)
 	if err == nil {
-		err = c.check(a, fs, pos)
+		err = c.Check(a, fs, pos)
 	} else if !errors.Is(err, flag.ErrHelp) {
-		err = fmt.Errorf("%v (%s)", err, c.where)
+		err = fmt.Errorf("%v (%s)", err, c.Where)
 	}
 	return a, err
 }
 
-func (c suiteCommand[A]) help(w io.Writer) {
-	fmt.Fprint(w, c.usage)
-	own := cli.NewFlagSet(c.name)
-	c.flags(own, new(A))
+func (c SuiteCommand[A]) help(w io.Writer) {
+	fmt.Fprint(w, c.Usage)
+	own := cli.NewFlagSet(c.Name)
+	c.Flags(own, new(A))
 	own.SetOutput(w)
 	own.PrintDefaults()
 }
 
-func (c suiteCommand[A]) command() cli.Command {
-	return cli.Command{Name: c.name, Summary: c.summary, Help: c.help, Run: func(args []string, stdout, stderr io.Writer) int {
-		a, err := c.parse(args)
+// Command is the command the lab's or the product's kvb lists.
+func (c SuiteCommand[A]) Command() cli.Command {
+	return cli.Command{Name: c.Name, Summary: c.Summary, Help: c.help, Run: func(args []string, stdout, stderr io.Writer) int {
+		a, err := c.Parse(args)
 		switch {
 		case errors.Is(err, flag.ErrHelp):
 			c.help(stdout)
 			return 0
 		case err != nil:
-			fmt.Fprintf(stderr, "kvb %s: %v\n", c.name, err)
+			fmt.Fprintf(stderr, "kvb %s: %v\n", c.Name, err)
 			return 2
 		}
-		return c.run(a, stdout, stderr)
+		return c.Run(a, stdout, stderr)
 	}}
 }
 
-func set(fs *flag.FlagSet, name string) (found bool) {
+// IsSet reports whether the command line set the flag name.
+func IsSet(fs *flag.FlagSet, name string) (found bool) {
 	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
 	return found
 }
 
-// defaultTags are the Makefile's: RocksDB when its headers are there,
+// DefaultTags are the Makefile's: RocksDB when its headers are there,
 // unless $TAGS says otherwise.
-func defaultTags() string {
+func DefaultTags() string {
 	if t, ok := os.LookupEnv("TAGS"); ok {
 		return t
 	}
-	if haveRocksDBHeader() {
+	if HaveRocksDBHeader() {
 		return "rocksdb"
 	}
 	return ""
@@ -595,31 +604,33 @@ func defaultTags() string {
 // rocksdbHeader is what the Makefile tests for before it builds RocksDB in.
 const rocksdbHeader = "/usr/include/rocksdb/c.h"
 
-func haveRocksDBHeader() bool {
+// HaveRocksDBHeader reports whether RocksDB's C header is installed.
+func HaveRocksDBHeader() bool {
 	_, err := os.Stat(rocksdbHeader)
 	return err == nil
 }
 
-// withoutRocksDB says why tags leave RocksDB out ("" when they do not).
-func withoutRocksDB(tags string) string {
+// WithoutRocksDB says why tags leave RocksDB out ("" when they do not).
+func WithoutRocksDB(tags string) string {
 	switch {
-	case hasTag(tags, "rocksdb"):
+	case HasTag(tags, "rocksdb"):
 		return ""
-	case haveRocksDBHeader():
+	case HaveRocksDBHeader():
 		return "-tags leaves it out"
 	}
 	return rocksdbHeader + " is missing (sudo apt-get install librocksdb-dev)"
 }
 
-func hasTag(tags, tag string) bool {
+// HasTag reports whether tags (a -tags list) holds tag.
+func HasTag(tags, tag string) bool {
 	return slices.Contains(strings.FieldsFunc(tags, func(r rune) bool { return r == ',' || r == ' ' }), tag)
 }
 
-// output runs name with args in dir and returns its standard output, and
+// Output runs name with args in dir and returns its standard output, and
 // its standard error, where the go command says what it resolved on its
 // own; a failure, the program's standard error after its name and
 // subcommand.
-func output(ctx context.Context, dir string, env []string, name string, args ...string) (stdout, stderr string, err error) {
+func Output(ctx context.Context, dir string, env []string, name string, args ...string) (stdout, stderr string, err error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
@@ -631,16 +642,28 @@ func output(ctx context.Context, dir string, env []string, name string, args ...
 	return strings.TrimSpace(o.String()), e.String(), nil
 }
 
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	out, _, err := output(ctx, dir, nil, "git", args...)
+// Git runs git with args in dir: its standard output, trimmed.
+func Git(ctx context.Context, dir string, args ...string) (string, error) {
+	out, _, err := Output(ctx, dir, nil, "git", args...)
 	return out, err
 }
 
-func shortCommit(c string) string { return c[:min(7, len(c))] }
+// ShortCommit is a commit's first 7 hex digits.
+func ShortCommit(c string) string { return c[:min(7, len(c))] }
 
-// commitOf resolves ref to a commit of the repository at dir; "" when it
+// CommitOf resolves ref to a commit of the repository at dir; "" when it
 // names none.
-func commitOf(ctx context.Context, dir, ref string) string {
-	sha, _ := git(ctx, dir, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
+func CommitOf(ctx context.Context, dir, ref string) string {
+	sha, _ := Git(ctx, dir, "rev-parse", "--verify", "--quiet", ref+"^{commit}")
 	return sha
+}
+
+// ModuleTitles are the titles of the engines built on module, as a
+// pattern's alternatives (Badger|Pebble); none is an error.
+func ModuleTitles(module, verb string) (string, error) {
+	titles, modules := engine.ModuleEngines(module)
+	if len(titles) == 0 {
+		return "", fmt.Errorf("-module %s: no engine of this suite is built on it (the engines' modules: %s); give -bench to %s other benchmarks", module, strings.Join(modules, ", "), verb)
+	}
+	return strings.Join(titles, "|"), nil
 }

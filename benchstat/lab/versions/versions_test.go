@@ -1,7 +1,8 @@
-package main
+package versions
 
 import (
 	"bytes"
+	"cmp"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,7 +14,50 @@ import (
 	"testing"
 
 	"github.com/kvbench/kvbench/benchstat/internal/results"
+	"github.com/kvbench/kvbench/benchstat/internal/sides"
 )
+
+// repoRoot is the top of the repository the tests run in.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skip("not in a git checkout:", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// unchanged fails the test if the user's go.mod or go.sum changed.
+// offline turns the module proxy off for the rest of t, after the
+// repository's own modules are in the module cache (go mod download, with
+// the proxy still on): a fresh machine's cache may not yet hold a module
+// that only a tagged build (-tags rocksdb) needs, and a test of what the
+// go command says about a missing version must not fail for that.
+func offline(t *testing.T, repo string) {
+	t.Helper()
+	cmd := exec.Command(cmp.Or(os.Getenv("GO"), "go"), "mod", "download")
+	cmd.Dir = repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go mod download: %v\n%s", err, out)
+	}
+	t.Setenv("GOPROXY", "off")
+}
+
+func unchanged(t *testing.T, repo string) {
+	t.Helper()
+	var before [][]byte
+	for _, f := range []string{"go.mod", "go.sum"} {
+		b, _ := os.ReadFile(filepath.Join(repo, f))
+		before = append(before, b)
+	}
+	t.Cleanup(func() {
+		for i, f := range []string{"go.mod", "go.sum"} {
+			if b, _ := os.ReadFile(filepath.Join(repo, f)); !bytes.Equal(b, before[i]) {
+				t.Errorf("the repository's %s changed", f)
+			}
+		}
+	})
+}
 
 // leftovers lists what kvb left in scratch, the TMPDIR a test gave it:
 // its scratch directories (kvbench-*) and the repository's worktrees
@@ -89,7 +133,7 @@ func TestVersionsUsage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := commands["versions"].Run(append(c.args, "-o", out), &stdout, &stderr)
+			code := Command.Run(append(c.args, "-o", out), &stdout, &stderr)
 			log := stderr.String()
 			if code != 2 || !strings.Contains(log, "kvb versions: ") || !strings.Contains(log, c.want) {
 				t.Errorf("exit %d, want 2 with %q:\n%s", code, c.want, log)
@@ -116,7 +160,7 @@ func TestVersionsFlagsAnywhere(t *testing.T) {
 		{"-count=3", "v1.4.3", "-module", "go.etcd.io/bbolt", "-keys_mil=0.005", "v1.5.0", "-cpu", "2", "-build_only"},
 		{"v1.4.3", "v1.5.0", "--module", "go.etcd.io/bbolt", "--count", "3", "-keys_mil", "0.005", "-cpu=2", "-build_only"},
 	} {
-		a, err := versionsCommand.parse(args)
+		a, err := versionsCommand.Parse(args)
 		if err != nil {
 			t.Errorf("%q: %v", args, err)
 			continue
@@ -125,7 +169,7 @@ func TestVersionsFlagsAnywhere(t *testing.T) {
 			t.Errorf("%q parsed as %+v", args, a)
 		}
 	}
-	a, err := versionsCommand.parse([]string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0"})
+	a, err := versionsCommand.Parse([]string{"-module", "go.etcd.io/bbolt", "v1.4.3", "v1.5.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,39 +195,6 @@ func TestVersionsWorkload(t *testing.T) {
 	steps, _, _ = workload(&versionsArgs{module: "go.etcd.io/bbolt", bench: "BenchmarkScanBolt", benchtime: "100x"})
 	if !reflect.DeepEqual(steps, []step{{"BenchmarkScanBolt", "100x", warmOneThread}}) {
 		t.Errorf("-bench: %+v", steps)
-	}
-}
-
-// TestRotation: each round starts one side later, so every side runs in
-// every position; two sides alternate, as compare's paired rounds do.
-func TestRotation(t *testing.T) {
-	var got [][]int
-	for r := range 4 {
-		got = append(got, rotation(r, 3))
-	}
-	if want := [][]int{{0, 1, 2}, {1, 2, 0}, {2, 0, 1}, {0, 1, 2}}; !reflect.DeepEqual(got, want) {
-		t.Errorf("three sides: %v, want %v", got, want)
-	}
-	if a, b := rotation(0, 2), rotation(1, 2); !slices.Equal(a, []int{0, 1}) || !slices.Equal(b, []int{1, 0}) {
-		t.Errorf("two sides: %v then %v, want base first, then head", a, b)
-	}
-}
-
-// TestFirstError: a version that does not build is named with the
-// compiler's first error, not the go command's progress.
-func TestFirstError(t *testing.T) {
-	for _, c := range []struct{ log, want string }{
-		{"go: downloading go.etcd.io/bbolt v1.3.11\n# go.etcd.io/bbolt\n../bbolt/bucket.go:12:2: undefined: x\n../bbolt/db.go:3:1: y\n", "../bbolt/bucket.go:12:2: undefined: x"},
-		{"go: finding module for package go.etcd.io/bbolt/errors\ngo: go.etcd.io/bbolt@v1.3.11: missing go.sum entry\n", "go: go.etcd.io/bbolt@v1.3.11: missing go.sum entry"},
-		{"", "(no output)"},
-	} {
-		if got := firstError(c.log); got != c.want {
-			t.Errorf("firstError(%q) = %q, want %q", c.log, got, c.want)
-		}
-	}
-	log := "go: finding module for package go.etcd.io/bbolt/errors\ngo: found go.etcd.io/bbolt/errors in go.etcd.io/bbolt v1.5.0\n"
-	if got := foundPackage(log, "go.etcd.io/bbolt"); got != "go.etcd.io/bbolt/errors" {
-		t.Errorf("foundPackage = %q", got)
 	}
 }
 
@@ -220,7 +231,7 @@ func brokenCopy(t *testing.T, dir, line string) {
 // do not compile: every version is built, then the run stops with exit 2
 // naming each copy and the compiler's first error in it, before anything
 // runs or is written, and the repository's go.mod and go.sum are
-// untouched. (kvb compare's equivalents are in side_test.go.)
+// untouched. (kvb compare's equivalents are in benchstat/kvb/side_test.go.)
 func TestVersionThatDoesNotBuildStopsTheRun(t *testing.T) {
 	repo := repoRoot(t)
 	unchanged(t, repo)
@@ -234,7 +245,7 @@ func TestVersionThatDoesNotBuildStopsTheRun(t *testing.T) {
 	// -tags '': the build kvb's own compiled (go run's), so the failed
 	// builds compile nothing but the broken copies, not RocksDB's
 	// binding beside make test's other builds of it
-	code := commands["versions"].Run([]string{"-module", "go.etcd.io/bbolt", "-tags", "", a, b, "-o", out}, &stdout, &stderr)
+	code := Command.Run([]string{"-module", "go.etcd.io/bbolt", "-tags", "", a, b, "-o", out}, &stdout, &stderr)
 	log := stderr.String()
 	if code != 2 {
 		t.Fatalf("exit %d, want 2:\n%s", code, log)
@@ -260,8 +271,8 @@ func TestVersionThatDoesNotBuildStopsTheRun(t *testing.T) {
 // series; dirty only when the tree was, and an unknown commit date left
 // out rather than empty.
 func TestVersionsHeader(t *testing.T) {
-	m := &matrix{builder: builder{module: "go.etcd.io/bbolt"}, suiteCommit: "0123456789abcdef0123456789abcdef01234567"}
-	v := &side{kind: versionSide, spec: "v1.4", label: "v1.4.3"}
+	m := &matrix{Builder: sides.Builder{Module: "go.etcd.io/bbolt"}, suiteCommit: "0123456789abcdef0123456789abcdef01234567"}
+	v := &sides.Side{Kind: sides.Version, Spec: "v1.4", Label: "v1.4.3"}
 	want := "role: versions\nseries: release\nmodule: go.etcd.io/bbolt\nversion: v1.4.3\ncommit: 0123456789abcdef0123456789abcdef01234567\n"
 	if got := m.header(v); got != want {
 		t.Errorf("header %q, want %q", got, want)

@@ -1,6 +1,7 @@
-package benchstat
+package versions
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,18 +16,30 @@ import (
 // both files hold reads and populates from a fixture of their own
 // version, and every result in them carries the configuration lines that
 // make the file a point of the module's release series, as the lab's
-// history store records it. Its usage errors are tested in benchstat/kvb.
+// history store records it. make lab-test runs it at make test's size
+// (2,000 reads of 2,000 keys), make gate-e2e at KVBENCH_E2E=full (20,000
+// of 10,000); -short skips it.
 func TestE2EVersionsLabelsARelease(t *testing.T) {
-	e2e(t, "builds the suite with two bbolt releases and benchmarks them")
+	if testing.Short() {
+		t.Skip("-short: builds the suite with two bbolt releases and benchmarks them")
+	}
+	benchtime, keysMil := "2000x", "0.002"
+	switch e := os.Getenv("KVBENCH_E2E"); e {
+	case "full":
+		benchtime, keysMil = "20000x", "0.01"
+	case "":
+	default:
+		t.Fatalf("KVBENCH_E2E=%s: want full (make gate-e2e's size) or unset (make lab-test's)", e)
+	}
 	tmp := t.TempDir()
 	data, out := filepath.Join(tmp, "data"), filepath.Join(tmp, "out")
 	os.Mkdir(data, 0o755)
 	releases := []string{"v1.4.3", "v1.5.0"}
-	code, log := kvb(t, nil,
-		"versions", "-module", "go.etcd.io/bbolt", releases[0], releases[1], "-count", "1", "-benchtime", e2eSize.benchtime,
-		"-keys_mil", e2eSize.keysMil, "-dir", data, "-o", out)
+	var log bytes.Buffer
+	code := Command.Run([]string{"-module", "go.etcd.io/bbolt", releases[0], releases[1], "-count", "1", "-benchtime", benchtime,
+		"-keys_mil", keysMil, "-dir", data, "-o", out}, &log, &log)
 	if code != 0 {
-		t.Fatalf("kvb versions: exit %d:\n%s", code, log)
+		t.Fatalf("kvb versions: exit %d:\n%s", code, log.String())
 	}
 	head, _ := exec.Command("git", "rev-parse", "HEAD").Output()
 	for _, v := range releases {
