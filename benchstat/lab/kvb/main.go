@@ -9,6 +9,7 @@
 //	go build -C benchstat/lab -o "$PWD/results/kvb-lab" ./kvb
 //	results/kvb-lab power [-mode time|sim] ... [-- kvb compare flags]
 //	results/kvb-lab record -role bench results/bench.txt
+//	results/kvb-lab screenshot report|history
 //	results/kvb-lab help [COMMAND]
 package main
 
@@ -20,6 +21,7 @@ import (
 	"github.com/kvbench/kvbench/benchstat/lab/history"
 	"github.com/kvbench/kvbench/benchstat/lab/memfloor"
 	"github.com/kvbench/kvbench/benchstat/lab/power"
+	"github.com/kvbench/kvbench/benchstat/lab/screenshot"
 	"github.com/kvbench/kvbench/benchstat/lab/spectrum"
 )
 
@@ -30,7 +32,7 @@ var program = cli.Program{
 }
 
 func init() {
-	for _, c := range []cli.Command{audit.Command, history.Command, history.Record, memfloor.Command, power.Command, spectrum.Command} {
+	for _, c := range []cli.Command{audit.Command, history.Command, history.Record, memfloor.Command, power.Command, screenshot.Command, spectrum.Command} {
 		program.Commands[c.Name] = c
 	}
 }
