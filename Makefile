@@ -17,8 +17,8 @@ export GO
 KVB_CGO   = $(or $(CGO_CFLAGS),-O2)
 KVB       = CGO_CFLAGS='$(KVB_CGO)' $(GO) run -exec "env 'CGO_CFLAGS=$(CGO_CFLAGS)'" -trimpath -gcflags=all=-dwarf=false -ldflags=-w ./benchstat/kvb
 # The lab's kvb (benchstat/lab, a module of its own: power, audit,
-# memfloor, spectrum, history, record), built by make lab-kvb and run from
-# here.
+# memfloor, spectrum, history, record, screenshot), built by make lab-kvb
+# and run from here.
 LAB_KVB   = $(RESULTS)/kvb-lab
 # RocksDB is compiled in when its headers are present (see `deps`).
 TAGS     ?= $(shell test -f /usr/include/rocksdb/c.h && echo rocksdb)
@@ -170,12 +170,14 @@ seed004: deps
 	$(KVB) bench seed004 $(BENCH_FLAGS) -count $(COUNT)
 
 # The lab: the tools that study the suite itself rather than the engines
-# (kvb power, audit, memfloor, spectrum, the release matrix kvb versions,
-# and the history store: kvb history, record), a module of its own under benchstat/lab that imports
-# this one, so make test and make bench compile none of it
-# (docs/architecture.md, "Two modules"). lab-kvb builds its kvb as
-# $(LAB_KVB), which audit, memfloor, history-record, gate-e2e,
-# gate-sim-power and versions run from here; lab-test vets the lab and runs its tests.
+# (kvb power, audit, memfloor, spectrum, screenshot, the release matrix
+# kvb versions, and the history store: kvb history, record), a module of
+# its own under benchstat/lab that imports this one, so make test and
+# make bench compile none of it (docs/architecture.md, "Two modules").
+# lab-kvb builds its kvb as $(LAB_KVB), which audit, memfloor,
+# history-record, gate-e2e, gate-sim-power, report-screenshot,
+# history-screenshot and versions run from here; lab-test vets the lab
+# and runs its tests.
 lab-kvb:
 	$(GO) build -C benchstat/lab -trimpath -o '$(abspath $(LAB_KVB))' ./kvb
 lab-test:
@@ -239,11 +241,11 @@ report:
 # docs/img/history.png, the history page of the history the lab's history
 # tests (benchstat/lab/history) build from the summary test's results file
 # (14 commits, a regression, an improvement, a newer Go, three bbolt
-# releases).
-report-screenshot:
-	$(KVB) screenshot report
-history-screenshot:
-	$(KVB) screenshot history
+# releases). Both are the lab's kvb screenshot, in headless Chromium.
+report-screenshot: report-deps lab-kvb
+	$(LAB_KVB) screenshot report
+history-screenshot: report-deps lab-kvb
+	$(LAB_KVB) screenshot history
 
 # embed-data writes a cdb of RECORDS records that the next build of the
 # test binary embeds instead of testdata/embed-committed.cdb (seed 004:

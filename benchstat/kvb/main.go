@@ -25,7 +25,7 @@ var commands = map[string]cli.Command{}
 var packaged = []cli.Command{charts.Command, gate.Command, report.Command, sim.Command, summary.Command}
 
 // lab are the lab's commands: asked for here, kvb says where they are.
-var lab = []string{"audit", "history", "memfloor", "power", "record", "spectrum", "versions"}
+var lab = []string{"audit", "history", "memfloor", "power", "record", "screenshot", "spectrum", "versions"}
 
 // program dispatches to the commands.
 var program = cli.Program{Commands: commands, Heading: "commands:", Elsewhere: func(name string, stderr io.Writer) bool {

@@ -24,9 +24,7 @@ type task struct {
 	env    []string // added to the environment
 	out    string   // the results file its standard output is copied to
 	append bool     // add to out instead of replacing it
-	quiet  bool     // out only, not the terminal as well (tee's copy)
 	live   bool     // a run of the test binary: the live progress line on a terminal
-	mute   bool     // its standard error dropped (a program's chatter, not the suite's)
 	note   string   // a line said on standard error, nothing run
 	name   string   // its name in timeTable when its commands say too much
 
@@ -120,9 +118,6 @@ func (r *runner) command(ctx context.Context, s task) error {
 		}
 		defer f.Close()
 		out = io.MultiWriter(f, r.stdout)
-		if s.quiet {
-			out = f
-		}
 	}
 	var err error
 	if s.live {
@@ -131,9 +126,6 @@ func (r *runner) command(ctx context.Context, s task) error {
 		cmd := exec.CommandContext(ctx, s.args[0], s.args[1:]...)
 		cmd.Env = append(os.Environ(), s.env...)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, r.stderr
-		if s.mute {
-			cmd.Stderr = nil
-		}
 		err = cmd.Run()
 	}
 	if err != nil {
@@ -150,11 +142,8 @@ func (s task) commandLine() string {
 		b.WriteString(shellQuote(e) + " ")
 	}
 	b.WriteString(shellJoin(s.args))
-	if s.mute {
-		b.WriteString(" 2>/dev/null")
-	}
 	if s.out != "" {
-		b.WriteString(map[[2]bool]string{{false, false}: " | tee ", {false, true}: " | tee -a ", {true, false}: " > ", {true, true}: " >> "}[[2]bool{s.quiet, s.append}] + shellQuote(s.out))
+		b.WriteString(map[bool]string{false: " | tee ", true: " | tee -a "}[s.append] + shellQuote(s.out))
 	}
 	return b.String()
 }

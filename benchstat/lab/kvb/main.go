@@ -9,6 +9,8 @@
 //	go build -C benchstat/lab -o "$PWD/results/kvb-lab" ./kvb
 //	results/kvb-lab power [-mode time|sim] ... [-- kvb compare flags]
 //	results/kvb-lab record -role bench results/bench.txt
+//	results/kvb-lab screenshot report|history
+//	results/kvb-lab versions -module go.etcd.io/bbolt v1.4.3 v1.5.0
 //	results/kvb-lab help [COMMAND]
 package main
 
@@ -20,6 +22,7 @@ import (
 	"github.com/kvbench/kvbench/benchstat/lab/history"
 	"github.com/kvbench/kvbench/benchstat/lab/memfloor"
 	"github.com/kvbench/kvbench/benchstat/lab/power"
+	"github.com/kvbench/kvbench/benchstat/lab/screenshot"
 	"github.com/kvbench/kvbench/benchstat/lab/spectrum"
 	"github.com/kvbench/kvbench/benchstat/lab/versions"
 )
@@ -31,7 +34,7 @@ var program = cli.Program{
 }
 
 func init() {
-	for _, c := range []cli.Command{audit.Command, history.Command, history.Record, memfloor.Command, power.Command, spectrum.Command, versions.Command} {
+	for _, c := range []cli.Command{audit.Command, history.Command, history.Record, memfloor.Command, power.Command, screenshot.Command, spectrum.Command, versions.Command} {
 		program.Commands[c.Name] = c
 	}
 }

@@ -13,7 +13,7 @@ func TestCommands(t *testing.T) {
 	if code := program.Run([]string{"help"}, &out, &errb); code != 0 {
 		t.Fatalf("help: exit %d, %q", code, errb.String())
 	}
-	for _, name := range []string{"audit", "history", "memfloor", "power", "record", "spectrum"} {
+	for _, name := range []string{"audit", "history", "memfloor", "power", "record", "screenshot", "spectrum", "versions"} {
 		if !strings.Contains(out.String(), "\n  "+name+" ") {
 			t.Errorf("help does not list %s:\n%s", name, out.String())
 		}
