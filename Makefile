@@ -288,9 +288,7 @@ vet unit unit-race unit-race-workload unit-side smoke smoke-tests smoke-paths e2
 # that makes Bolt's reads do four times the lookups (built in a temporary
 # worktree, never on a branch) fails the gate, so does a local copy of
 # bbolt with an extra lookup per Get against v1.5.0 (kvb compare -module),
-# in time and in sim mode, and an unmodified copy passes; the lab's kvb
-# versions on two bbolt releases writes both files, each labelled a
-# release. Then the gate's
+# in time and in sim mode, and an unmodified copy passes. Then the gate's
 # error rates on this machine (the lab's kvb power, 31 min: docs/targets.md): GATE_AA
 # A/A comparisons and GATE_RUNS per injected slowdown, at kvb compare's
 # defaults on the default data set; the table and chart of docs/gating.md
@@ -299,7 +297,6 @@ GATE_AA ?= 20
 GATE_RUNS ?= 10
 gate-e2e: deps lab-kvb
 	KVBENCH_E2E=full $(GO) test -count 1 -timeout 0 -v ./benchstat
-	KVBENCH_E2E=full $(GO) test -C benchstat/lab -count 1 -timeout 0 -v -run '^TestE2E' ./versions
 	$(LAB_KVB) power -aa $(GATE_AA) -runs $(GATE_RUNS) -o $(RESULTS)/power -- $(if $(DIR),-dir $(DIR))
 	cp $(RESULTS)/power/power.svg docs/img/gate-power.svg
 

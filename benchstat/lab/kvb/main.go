@@ -3,7 +3,8 @@
 // results over time, each a package of this module, with the flags and
 // output they had in the product's kvb. It is built from this module and
 // run from the repository's root, where the tools find the suite (make
-// audit, memfloor, history-record, gate-e2e, gate-sim-power build it as
+// audit, memfloor, history-record, gate-e2e, gate-sim-power, versions,
+// report-screenshot and history-screenshot build it as
 // results/kvb-lab):
 //
 //	go build -C benchstat/lab -o "$PWD/results/kvb-lab" ./kvb

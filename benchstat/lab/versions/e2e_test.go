@@ -16,21 +16,13 @@ import (
 // both files hold reads and populates from a fixture of their own
 // version, and every result in them carries the configuration lines that
 // make the file a point of the module's release series, as the lab's
-// history store records it. make lab-test runs it at make test's size
-// (2,000 reads of 2,000 keys), make gate-e2e at KVBENCH_E2E=full (20,000
-// of 10,000); -short skips it.
+// history store records it: 2,000 reads of 2,000 keys (make lab-test);
+// -short skips it.
 func TestE2EVersionsLabelsARelease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds the suite with two bbolt releases and benchmarks them")
 	}
-	benchtime, keysMil := "2000x", "0.002"
-	switch e := os.Getenv("KVBENCH_E2E"); e {
-	case "full":
-		benchtime, keysMil = "20000x", "0.01"
-	case "":
-	default:
-		t.Fatalf("KVBENCH_E2E=%s: want full (make gate-e2e's size) or unset (make lab-test's)", e)
-	}
+	const benchtime, keysMil = "2000x", "0.002"
 	tmp := t.TempDir()
 	data, out := filepath.Join(tmp, "data"), filepath.Join(tmp, "out")
 	os.Mkdir(data, 0o755)
