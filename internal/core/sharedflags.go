@@ -26,7 +26,7 @@ var sharedFlags = []Option{
 	&Flag[int]{Name: "valsz", Default: 1024, Shapes: true,
 		Usage: "value size in bytes",
 		Field: func(c *Config) *int { return &c.ValSize },
-		Check: intRange(1, 64<<20, "must be from 1 to 67108864 bytes")},
+		Check: Within(1, 64<<20, "must be from 1 to 67108864 bytes")},
 	&Flag[float64]{Name: "value_ratio", Default: 1, Shapes: true,
 		Usage: "fraction of each value that is random: 1 is incompressible, 0.5 compresses about 2x",
 		Field: func(c *Config) *float64 { return &c.ValueRatio },
@@ -74,12 +74,12 @@ var sharedFlags = []Option{
 	&Flag[int]{Name: "cache_mb", Default: 64,
 		Usage: "block cache of the LSM engines in MiB (B-trees read through the OS page cache)",
 		Field: func(c *Config) *int { return &c.CacheMB },
-		Check: intRange(1, 1<<20, "must be from 1 to 1048576"),
+		Check: Within(1, 1<<20, "must be from 1 to 1048576"),
 		Echo:  budgetEcho("cache-mb", func(r budgetRule) int { return r.CacheMB })},
 	&Flag[int]{Name: "memtable_mb", Default: 64, Shapes: true,
 		Usage: "memtable (write buffer) of the LSM engines in MiB",
 		Field: func(c *Config) *int { return &c.MemtableMB },
-		Check: intRange(1, 4096, "must be from 1 to 4096"),
+		Check: Within(1, 4096, "must be from 1 to 4096"),
 		Echo:  budgetEcho("memtable-mb", func(r budgetRule) int { return r.MemtableMB })},
 	&Flag[string]{Name: "compression", Default: "none", Choices: []string{"none", "snappy", "zstd"}, Shapes: true,
 		Usage: "block compression of the LSM engines: none, snappy or zstd (B-trees never compress)",
@@ -87,7 +87,7 @@ var sharedFlags = []Option{
 	&Flag[int]{Name: "bloom_bits", Default: 10, Shapes: true,
 		Usage: "Bloom filter bits per key of the LSM engines; 0 turns filters off",
 		Field: func(c *Config) *int { return &c.BloomBits },
-		Check: intRange(0, 64, "must be from 0 (off) to 64")},
+		Check: Within(0, 64, "must be from 0 (off) to 64")},
 	&Flag[SizeList]{Name: "block_size", Default: SizeList{DefaultBlockSize}, Shapes: true,
 		Usage: "comma-separated target sizes of the LSM engines' data blocks, uncompressed, one sub-benchmark each (block=4KiB; 1KiB to 1MiB); B-trees read 4 KiB pages and have none",
 		Field: func(c *Config) *SizeList { return &c.BlockSizes },
@@ -115,7 +115,7 @@ var sharedFlags = []Option{
 	&Flag[int]{Name: "batch", Default: 1000, Shapes: true,
 		Usage: "keys per write batch in populate and fixture builds",
 		Field: func(c *Config) *int { return &c.Batch },
-		Check: intRange(1, 10_000_000, "must be from 1 to 10000000")},
+		Check: Within(1, 10_000_000, "must be from 1 to 10000000")},
 	&Flag[bool]{Name: "space_guard", Default: true,
 		Usage: "while an engine writes, stop its writes with an error once the free space under -dir falls below what the engine may still write on its own (docs/reliability.md); false only to measure the guard's cost",
 		Field: func(c *Config) *bool { return &c.SpaceGuard },
@@ -158,7 +158,7 @@ func check[T any](ok func(T) bool, want string) func(T, *Config) error {
 	}
 }
 
-// intRange checks that an int flag is from lo to hi, or fails with want.
-func intRange(lo, hi int, want string) func(int, *Config) error {
-	return check(func(n int) bool { return n >= lo && n <= hi }, want)
+// Within checks that a flag's value is from lo to hi, or fails with want.
+func Within[T cmp.Ordered](lo, hi T, want string) func(T, *Config) error {
+	return check(func(v T) bool { return v >= lo && v <= hi }, want)
 }

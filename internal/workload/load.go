@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -399,7 +398,7 @@ var (
 		}}
 	sloFlag = &core.Flag[time.Duration]{Name: "slo", Default: 10 * time.Millisecond,
 		Usage: "p99 latency a rate must stay under to count as sustained in BenchmarkKnee",
-		Check: within(1, time.Hour, "must be more than 0 and at most 1h"),
+		Check: core.Within(1, time.Hour, "must be more than 0 and at most 1h"),
 		Echo: func(s time.Duration, c *core.Config, line func(string, any)) {
 			line("slo-p99", s)
 			line("knee", kneeRule(c))
@@ -502,25 +501,15 @@ func kneeRule(c *core.Config) string {
 // noLines is the Echo of a flag another flag's lines state.
 func noLines[T any](T, *core.Config, func(string, any)) {}
 
-// within is the check of a flag's value from lo to hi; want is its error.
-func within[T cmp.Ordered](lo, hi T, want string) func(T, *core.Config) error {
-	return func(v T, _ *core.Config) error {
-		if !(v >= lo && v <= hi) {
-			return errors.New(want)
-		}
-		return nil
-	}
-}
-
 // ints is the check of a whole number from lo to hi.
 func ints(lo, hi int) func(int, *core.Config) error {
-	return within(lo, hi, fmt.Sprintf("must be from %d to %d", lo, hi))
+	return core.Within(lo, hi, fmt.Sprintf("must be from %d to %d", lo, hi))
 }
 
 // rateRange checks a rate flag; windowRange, a fixed-rate window.
 var (
-	rateRange   = within(1, maxRate, fmt.Sprintf("must be from 1 to %d operations per second", maxRate))
-	windowRange = within(time.Millisecond, 24*time.Hour, "must be from 1ms to 24h")
+	rateRange   = core.Within(1, maxRate, fmt.Sprintf("must be from 1 to %d operations per second", maxRate))
+	windowRange = core.Within(time.Millisecond, 24*time.Hour, "must be from 1ms to 24h")
 )
 
 // nonEmpty is the check of a list flag.

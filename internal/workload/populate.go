@@ -270,7 +270,7 @@ func (t *writeTally) report(b *testing.B, keys uint64, logical int64, memory boo
 
 var intervalFlag = &core.Flag[time.Duration]{Name: "interval", Default: 100 * time.Millisecond,
 	Usage: "interval of the writes' throughput over time (Overwrite, YCSB with writes, Commit): commits a second and p99 in each, the stall figures stall% and worst-interval-x, and with -latency_dir a .tsv of them per leaf",
-	Check: within(time.Millisecond, math.MaxInt64, "must be at least 1ms")}
+	Check: core.Within(time.Millisecond, math.MaxInt64, "must be at least 1ms")}
 
 // timelineOptions are the flags of the workloads that keep a timeline.
 var timelineOptions = []core.Option{intervalFlag, latencyDirFlag}

@@ -338,14 +338,14 @@ func traceIndex(t *dataset.Traces, k []byte) (uint64, error) {
 var (
 	prefetchTracesFlag = &core.Flag[int]{Name: "prefetch_traces", Default: 600, Shapes: true,
 		Usage: "trace IDs in the prefix-lookup data set, 90 keys each; 9000 is the seed's full size (810,000 keys)",
-		Check: within(1, dataset.MaxTraces, fmt.Sprintf("must be from 1 to %d (the seed's full size)", dataset.MaxTraces)),
+		Check: core.Within(1, dataset.MaxTraces, fmt.Sprintf("must be from 1 to %d (the seed's full size)", dataset.MaxTraces)),
 		Echo: func(n int, _ *core.Config, line func(string, any)) {
 			line("prefetch-traces", n)
 			line("prefetch-keys", fmt.Sprintf("%d (%d spans per trace)", n*dataset.SpansPerTrace, dataset.SpansPerTrace))
 		}}
 	prefetchValSizeFlag = &core.Flag[int]{Name: "prefetch_valsz", Default: 2500, Shapes: true,
 		Usage: "value size in bytes of the prefix-lookup data set",
-		Check: within(1, 64<<20, "must be from 1 to 67108864 bytes"),
+		Check: core.Within(1, 64<<20, "must be from 1 to 67108864 bytes"),
 		Echo: func(v int, _ *core.Config, line func(string, any)) {
 			line("prefetch-valsz", v)
 			line("prefetch-order", "lookups visit trace IDs in ascending order, as the seed did; op i is trace i mod prefetch-traces")

@@ -90,7 +90,7 @@ var updateFlag = &core.Flag[string]{Name: "update", Default: "blind", Choices: [
 // rwwRateFlag is readwhilewriting's writer rate.
 var rwwRateFlag = &core.Flag[float64]{Name: "rww_write_mbps", Default: 2,
 	Usage: "the bytes per second, in MB, of the one writer of YCSB's workload=readwhilewriting (db_bench's default 2 MB/s); its writes are not counted in ops/s",
-	Check: within(math.SmallestNonzeroFloat64, 10000, "must be above 0 and at most 10000")}
+	Check: core.Within(math.SmallestNonzeroFloat64, 10000, "must be above 0 and at most 10000")}
 
 func ycsbSpecOf(name string) (ycsbSpec, bool) {
 	for _, s := range ycsbSpecs {
