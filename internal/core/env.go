@@ -154,6 +154,10 @@ func (e *Env) openDir(plan *Plan) error {
 	}
 	root.FullCheck = e.FullCheck // -verify full: every fixture file's checksum too
 	e.Dir, e.Root = dir, root
+	fs, err := measure.FileSystem(dir)
+	if readsElsewhere = err == nil && fs.ReadsElsewhere(); readsElsewhere {
+		e.WarnOnce("reads elsewhere", "-dir is on %s, whose reads from storage another process or machine does and /proc/self/io does not count: read-B/op is not reported; a cold read, or one a -mem_limit budget leaves to storage, may come from that side's cache", fs.Type)
+	}
 	return nil
 }
 

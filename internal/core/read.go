@@ -84,10 +84,26 @@ func (c DiskCounters) Add(d DiskCounters) DiskCounters {
 	return DiskCounters{c.ReadBytes + d.ReadBytes, c.Majflt + d.Majflt}
 }
 
-// Report reports read-B/op and majflt/op over ops.
+// Report reports read-B/op (ReportReads) and majflt/op over ops.
 func (c DiskCounters) Report(b *testing.B, ops int64) {
-	b.ReportMetric(float64(c.ReadBytes)/float64(ops), "read-B/op")
+	ReportReads(b, c.ReadBytes, float64(ops))
 	b.ReportMetric(float64(c.Majflt)/float64(ops), "majflt/op")
+}
+
+// readsElsewhere: -dir's reads are another process's or machine's to do
+// (measure.FS.ReadsElsewhere), set once -dir is found good.
+var readsElsewhere bool
+
+// ReadsCounted says whether /proc/self/io's read_bytes counts what the
+// run reads from -dir's storage.
+func ReadsCounted() bool { return !readsElsewhere }
+
+// ReportReads reports read-B/op, bytes read from storage over ops, where
+// the process's counters see those reads (ReadsCounted).
+func ReportReads(b *testing.B, bytes int64, ops float64) {
+	if ReadsCounted() {
+		b.ReportMetric(float64(bytes)/ops, "read-B/op")
+	}
 }
 
 // DiskUnits declares what DiskCounters.Report reports.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"os/exec"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -209,5 +211,39 @@ func TestRoomOnAFilesystemWithNoSize(t *testing.T) {
 	e.EchoConfig(&out)
 	if want := "\ndir-fs: ramfs on ramfs (mounted at " + dir + ", no size, "; !strings.Contains(out.String(), want) {
 		t.Errorf("the settings lines lack %q:\n%s", want, out.String())
+	}
+}
+
+// TestReadsElsewhereAreNotReported: on a -dir whose reads another process
+// or machine does, read-B/op, which this process's counters cannot see,
+// is left out of the results, never reported as 0; majflt/op stays.
+// Where bindfs can mount a FUSE filesystem (as root), a run on one says
+// so before any work.
+func TestReadsElsewhereAreNotReported(t *testing.T) {
+	t.Cleanup(func() { readsElsewhere = false })
+	for _, elsewhere := range []bool{false, true} {
+		readsElsewhere = elsewhere
+		r := testing.Benchmark(func(b *testing.B) { DiskCounters{ReadBytes: 4096, Majflt: 1}.Report(b, 1) })
+		if _, has := r.Extra["read-B/op"]; has == elsewhere || r.Extra["majflt/op"] != 1 {
+			t.Errorf("reads elsewhere %v: reported %v", elsewhere, r.Extra)
+		}
+	}
+	readsElsewhere = false
+	if _, err := exec.LookPath("bindfs"); err != nil || os.Geteuid() != 0 {
+		t.Skip("a FUSE mount needs bindfs and root")
+	}
+	src, dir := t.TempDir(), t.TempDir()
+	if out, err := exec.Command("bindfs", src, dir).CombinedOutput(); err != nil {
+		t.Skipf("bindfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	c := Default()
+	c.KeysMil, c.ValSize, c.Dir = 0.002, 64, dir
+	var log bytes.Buffer
+	if _, err := Setup(c, "BenchmarkProbeBolt", io.Discard, &log); err != nil {
+		t.Fatal(err)
+	}
+	if !readsElsewhere || !strings.Contains(log.String(), "-dir is on fuse, whose reads from storage another process or machine does") {
+		t.Errorf("a run on FUSE: reads elsewhere %v, log:\n%s", readsElsewhere, log.String())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -244,6 +245,15 @@ func FileSystem(path string) (FS, error) {
 	}
 	fs.Type = cmp.Or(fs.Type, "unknown")
 	return fs, nil
+}
+
+// ReadsElsewhere says whether another process or machine does the
+// filesystem's reads from its storage: a FUSE daemon (fuse, fuse.sshfs,
+// fuseblk, virtiofs), a network server (nfs, cifs, ceph) or a host (9p).
+// This process's /proc/self/io read_bytes counts none of them.
+func (fs FS) ReadsElsewhere() bool {
+	t, _, _ := strings.Cut(fs.Type, ".")
+	return slices.Contains([]string{"fuse", "fuseblk", "virtiofs", "nfs", "nfs4", "cifs", "smb3", "ceph", "9p"}, t)
 }
 
 // InMemory says whether path (or, while it does not exist yet, its

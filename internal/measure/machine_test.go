@@ -157,3 +157,15 @@ func TestInMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestReadsElsewhere: the filesystems whose reads a FUSE daemon, a server
+// or a host does, by their mountinfo type, and none that reads in this
+// process's name.
+func TestReadsElsewhere(t *testing.T) {
+	for typ, want := range map[string]bool{"fuse": true, "fuse.sshfs": true, "fuseblk": true, "virtiofs": true, "nfs": true, "nfs4": true,
+		"cifs": true, "smb3": true, "ceph": true, "9p": true, "ext4": false, "xfs": false, "btrfs": false, "tmpfs": false, "overlay": false, "unknown": false} {
+		if got := (FS{Type: typ}).ReadsElsewhere(); got != want {
+			t.Errorf("%s: reads elsewhere %v, want %v", typ, got, want)
+		}
+	}
+}

@@ -192,8 +192,10 @@ type procUse struct{ read, major, grow, peak int64 }
 // cache held after eviction.
 func (u procUse) report(b *testing.B, values int64, stretches, resident float64, cold bool) {
 	n := float64(b.N)
-	b.ReportMetric(float64(u.read)/n, "read-B/op")
-	b.ReportMetric(float64(u.read)/1e6, "read-MB")
+	if core.ReadsCounted() {
+		b.ReportMetric(float64(u.read)/n, "read-B/op")
+		b.ReportMetric(float64(u.read)/1e6, "read-MB")
+	}
 	b.ReportMetric(float64(values)/n, "values/op")
 	b.ReportMetric(float64(u.major)/n, "majflt/op")
 	b.ReportMetric(float64(u.grow)/stretches/(1<<20), "rss-grow-MB")

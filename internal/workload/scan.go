@@ -299,5 +299,5 @@ func openAndRead(b *testing.B, e *core.Env, info engine.Info, h *core.Handle, ca
 		b.StartTimer()
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(diskRead)/float64(b.N), "read-B/op")
+	core.ReportReads(b, diskRead, float64(b.N))
 }

@@ -233,7 +233,7 @@ func reportRead(b *testing.B, n uint64, ops int64, elapsed time.Duration, readBy
 	perOp := elapsed.Seconds() / float64(ops)
 	b.ReportMetric(1/perOp, "records/s")
 	b.ReportMetric(perOp*float64(n), "all-s") // reading every record at this rate, as the seed timed it
-	b.ReportMetric(float64(readBytes)/float64(ops), "read-B/op")
+	core.ReportReads(b, readBytes, float64(ops))
 	if m, err := measure.ReadRSS(); err == nil {
 		b.ReportMetric(float64(m.Total())/(1<<20), "rss-MB")
 	}
