@@ -103,7 +103,9 @@ func RunColdRounds(b *testing.B, start func() (run, done func(), open OpenCost))
 	}
 	t.Ops, t.Elapsed = int64(b.N), b.Elapsed()
 	b.ReportMetric(float64(opens.Time.Nanoseconds())/1e6/float64(b.N), "open-ms")
-	b.ReportMetric(float64(opens.ReadBytes)/float64(b.N), "open-read-B")
+	if ReadsCounted() {
+		b.ReportMetric(float64(opens.ReadBytes)/float64(b.N), "open-read-B")
+	}
 	return t
 }
 

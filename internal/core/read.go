@@ -95,7 +95,9 @@ func (c DiskCounters) Report(b *testing.B, ops int64) {
 var readsElsewhere bool
 
 // ReadsCounted says whether /proc/self/io's read_bytes counts what the
-// run reads from -dir's storage.
+// run reads from -dir's storage: every figure of it (read-B/op,
+// open-read-B, Prefetch's read-MB, EmbedColdStart's read-KB/op and
+// open-read-KB) is left out where it does not.
 func ReadsCounted() bool { return !readsElsewhere }
 
 // ReportReads reports read-B/op, bytes read from storage over ops, where

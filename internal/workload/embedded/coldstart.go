@@ -380,7 +380,9 @@ func coldStart(b *testing.B, e *core.Env, c *coldSrc, n uint64, cold bool) {
 	}
 	ops := float64(b.N)
 	for unit, v := range sum {
-		b.ReportMetric(v/ops, unit) // each child's figures, a mean
+		if core.ReadsCounted() || unit != "read-KB/op" && unit != "open-read-KB" {
+			b.ReportMetric(v/ops, unit) // each child's figures, a mean
+		}
 	}
 	if cold {
 		b.ReportMetric(float64(resident)/ops/1024, "cached-KB") // of binary and data after eviction
