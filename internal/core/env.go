@@ -156,7 +156,7 @@ func (e *Env) openDir(plan *Plan) error {
 	e.Dir, e.Root = dir, root
 	fs, err := measure.FileSystem(dir)
 	if readsElsewhere = err == nil && fs.ReadsElsewhere(); readsElsewhere {
-		e.WarnOnce("reads elsewhere", "-dir is on %s, whose reads from storage another process or machine does and /proc/self/io does not count: read-B/op is not reported; a cold read, or one a -mem_limit budget leaves to storage, may come from that side's cache", fs.Type)
+		e.WarnOnce("reads elsewhere", "-dir is on %s, whose reads from storage another process or machine does and /proc/self/io does not count: its read figures (read-B/op, open-read-B) are left out; a cold read, or one a -mem_limit budget leaves to storage, may come from that side's cache", fs.Type)
 	}
 	return nil
 }
