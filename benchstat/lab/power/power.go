@@ -29,7 +29,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aclements/go-moremath/stats"
 
@@ -225,7 +224,7 @@ func measure(o *options, stdout, stderr io.Writer) error {
 				if o.mode == "sim" {
 					what[eng] = fmt.Sprintf("%dinstr", int(p/100*cal[eng]+0.5))
 				} else {
-					what[eng] = time.Duration(p / 100 * cal[eng]).String()
+					what[eng] = strconv.FormatFloat(p/100*cal[eng], 'f', 2, 64) + "ns"
 				}
 				spec = append(spec, strings.ToLower(eng)+"="+what[eng])
 			}

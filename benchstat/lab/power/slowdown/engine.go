@@ -8,8 +8,12 @@
 package engine
 
 // SlowReads makes every point read of the engine registered as name run
-// work first, and reports whether such an engine is registered.
-func SlowReads(name string, work func()) bool {
+// work first, each reader a work of its own from newWork (it may keep
+// state: a reader serves one goroutine), and reports whether such an
+// engine is registered. work returns 0, computed from the key and its own
+// result, so that it runs after the key is made and the read, whose key
+// starts there, waits for it.
+func SlowReads(name string, newWork func() func(key []byte) int) bool {
 	info, ok := registry[name]
 	if !ok {
 		return false
@@ -20,7 +24,7 @@ func SlowReads(name string, work func()) bool {
 		if err != nil {
 			return nil, err
 		}
-		return slowDB{db, work}, nil
+		return slowDB{db, newWork}, nil
 	}
 	registry[name] = info
 	return true
@@ -28,20 +32,19 @@ func SlowReads(name string, work func()) bool {
 
 type slowDB struct {
 	DB
-	work func()
+	newWork func() func(key []byte) int
 }
 
 func (d slowDB) NewReader() (Reader, error) {
 	r, err := d.DB.NewReader()
-	return slowReader{r, d.work}, err
+	return slowReader{r, d.newWork()}, err
 }
 
 type slowReader struct {
 	Reader
-	work func()
+	work func(key []byte) int
 }
 
 func (r slowReader) Get(key []byte, fn func([]byte) error) (bool, error) {
-	r.work()
-	return r.Reader.Get(key, fn)
+	return r.Reader.Get(key[r.work(key):], fn)
 }
