@@ -22,7 +22,6 @@ func repoRoot(t *testing.T) string {
 	return strings.TrimSpace(string(out))
 }
 
-// unchanged fails the test if the user's go.mod or go.sum changed.
 // offline turns the module proxy off for the rest of t, after the
 // repository's own modules are in the module cache (go mod download, with
 // the proxy still on): a fresh machine's cache may not yet hold a module
@@ -38,6 +37,7 @@ func offline(t *testing.T, repo string) {
 	t.Setenv("GOPROXY", "off")
 }
 
+// unchanged fails the test if the user's go.mod or go.sum changed.
 func unchanged(t *testing.T, repo string) {
 	t.Helper()
 	var before [][]byte
