@@ -33,10 +33,12 @@ type task struct {
 }
 
 // runner runs steps in order, each command printed first; dry prints
-// them and runs nothing (kvb bench -n).
+// them and runs nothing (kvb bench -n). A kvb test job's runner (job)
+// gives its commands no standard input and names a failed one by its
+// whole command line.
 type runner struct {
 	stdout, stderr io.Writer
-	dry            bool
+	dry, job       bool
 	took           []stepTime // each step's wall time, in order
 }
 
@@ -109,7 +111,8 @@ func (r *runner) one(ctx context.Context, s task) error {
 
 // command runs s's command, printed first.
 func (r *runner) command(ctx context.Context, s task) error {
-	fmt.Fprintln(r.stderr, s.commandLine())
+	line := s.commandLine()
+	fmt.Fprintln(r.stderr, line)
 	out := io.Writer(r.stdout)
 	if s.out != "" {
 		f, err := openResults(s.out, s.append)
@@ -125,11 +128,18 @@ func (r *runner) command(ctx context.Context, s task) error {
 	} else {
 		cmd := exec.CommandContext(ctx, s.args[0], s.args[1:]...)
 		cmd.Env = append(os.Environ(), s.env...)
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, out, r.stderr
+		cmd.Stdout, cmd.Stderr = out, r.stderr
+		if !r.job {
+			cmd.Stdin = os.Stdin
+		}
 		err = cmd.Run()
 	}
 	if err != nil {
-		return &stepError{name: s.args[0], err: err, code: exitCode(err)}
+		name := s.args[0]
+		if r.job {
+			name = line
+		}
+		return &stepError{name: name, err: err, code: exitCode(err)}
 	}
 	return nil
 }

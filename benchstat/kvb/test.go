@@ -10,7 +10,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -192,38 +191,20 @@ func printTestSteps(steps []testStep, jobs map[string]testJob, w io.Writer) {
 
 var errNoChromium = errors.New("chromium is missing")
 
-// runTestCmd runs one command of a job: a go command, printed first as
-// make prints a recipe's line, or a check of this process.
-func runTestCmd(ctx context.Context, c task, stdout, stderr io.Writer) error {
-	if c.do != nil {
-		return c.do(ctx, &runner{stdout: stdout, stderr: stderr})
-	}
-	line := c.commandLine()
-	fmt.Fprintln(stdout, line)
-	cmd := exec.CommandContext(ctx, c.args[0], c.args[1:]...)
-	cmd.Env = append(os.Environ(), c.env...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Run(); err != nil {
-		return &stepError{name: line, err: err, code: exitCode(err)}
-	}
-	return nil
-}
-
 // runJob runs a job's commands in order and stops at the first failure,
-// which it reports on stderr. first is closed when the first command
-// ends, or the job does.
-func runJob(ctx context.Context, j testJob, stdout, stderr io.Writer, first chan struct{}) error {
-	closeFirst := sync.OnceFunc(func() { close(first) })
-	defer closeFirst()
-	for _, c := range j.cmds {
-		err := runTestCmd(ctx, c, stdout, stderr)
-		closeFirst()
-		if err != nil {
-			fmt.Fprintf(stderr, "kvb test: %s: %v\n", j.name, err)
-			return err
-		}
+// which it reports in the job's output w. first is closed when the first
+// command ends.
+func runJob(ctx context.Context, j testJob, w io.Writer, first chan struct{}) error {
+	r := &runner{stdout: w, stderr: w, job: true}
+	err := r.one(ctx, j.cmds[0])
+	close(first)
+	if err == nil {
+		err = r.run(ctx, j.cmds[1:])
 	}
-	return nil
+	if err != nil {
+		fmt.Fprintf(w, "kvb test: %s: %v\n", j.name, err)
+	}
+	return err
 }
 
 // runPool runs jobs, at most workers at a time, in the order given, a job
@@ -250,10 +231,11 @@ func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer
 				if a, ok := index[order[i].after]; ok && a < i {
 					<-first[order[i].after]
 				}
+				// One writer for a command's standard output and error:
+				// exec then copies both through one pipe, one Write at a time.
 				var all bytes.Buffer
-				w := &lockedWriter{w: &all}
 				start := time.Now()
-				errs[i] = runJob(ctx, order[i], w, w, first[order[i].name])
+				errs[i] = runJob(ctx, order[i], &all, first[order[i].name])
 				times[i] = stepTime{order[i].name, time.Since(start)}
 				mu.Lock()
 				fmt.Fprintf(stdout, "== %s (%.1f s) ==\n", order[i].name, times[i].d.Seconds())
@@ -268,16 +250,4 @@ func runPool(ctx context.Context, order []testJob, workers int, stdout io.Writer
 	close(next)
 	wg.Wait()
 	return times, errors.Join(errs...)
-}
-
-// lockedWriter is one job's output, which its processes write side by side.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

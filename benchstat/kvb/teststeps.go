@@ -232,6 +232,6 @@ func withTempDir(cmd task) task {
 				a[i] = d
 			}
 		}
-		return runTestCmd(ctx, task{args: a, env: cmd.env}, r.stdout, r.stderr)
+		return r.command(ctx, task{args: a, env: cmd.env})
 	}}
 }

@@ -224,7 +224,7 @@ func TestJobsSideBySide(t *testing.T) {
 		{name: "c", cmds: []task{{do: count}, echo("echo c done")}},
 	}
 	var out bytes.Buffer
-	times, err := runPool(t.Context(), order, 2, &lockedWriter{w: &out})
+	times, err := runPool(t.Context(), order, 2, &out)
 	if err == nil {
 		t.Error("a failed job passed the run")
 	}
