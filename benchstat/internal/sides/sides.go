@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -282,7 +281,7 @@ func (b *Builder) buildModule(ctx context.Context, s *Side) error {
 	ldflags := sideLinkFlags + " -X github.com/kvbench/kvbench/internal/engine.ModuleLabel=" + m + "=" + s.Label
 	_, log, err := Output(ctx, b.Repo, GoEnv, "go", "test", "-c", "-modfile="+mod, "-mod=mod", "-tags", b.Tags, "-ldflags", ldflags, "-o", s.Binary, ".")
 	if err != nil {
-		return &BuildError{what: fmt.Sprintf("building %s with %s %s", s.Role, m, s.Spec), Reason: firstError(log), err: err}
+		return &BuildError{what: fmt.Sprintf("building %s with %s %s", s.Role, m, s.Spec), Log: log, err: err}
 	}
 	if s.Kind != Version {
 		return nil
@@ -304,11 +303,12 @@ func (b *Builder) buildModule(ctx context.Context, s *Side) error {
 	return nil
 }
 
-// BuildError is a side the suite does not build with, and why in one line
-// (the compiler's first error, or the version go would build instead).
+// BuildError is a side the suite does not build with: the build failed
+// (Log), or go would build another version instead (Reason, one line).
 type BuildError struct {
 	what   string // the step: "building base with go.etcd.io/bbolt v1.4.3"
-	Reason string // one line
+	Reason string // the version go would build instead; "" when the build failed
+	Log    string // a failed build's standard error
 	err    error  // the go command's own error; nil when Reason says it all
 }
 
@@ -320,25 +320,6 @@ func (e *BuildError) Error() string {
 }
 
 func (e *BuildError) Unwrap() error { return e.err }
-
-// compileError is a compiler's error line: file.go:line[:col]: message.
-var compileError = regexp.MustCompile(`(?m)^[^ #][^ :]*\.go:[0-9]+(:[0-9]+)?: .*$`)
-
-// firstError is the first error in a go build's standard error: the
-// compiler's first, else the first line that is not progress.
-func firstError(log string) string {
-	if m := compileError.FindString(log); m != "" {
-		return m
-	}
-	for _, l := range strings.Split(log, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "go: downloading ") || strings.HasPrefix(l, "go: finding ") || strings.HasPrefix(l, "go: found ") {
-			continue
-		}
-		return l
-	}
-	return "(no output)"
-}
 
 // foundPackage is the package of module that go found at another
 // version while building ("go: found PKG in MODULE VERSION").

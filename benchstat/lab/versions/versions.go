@@ -6,6 +6,7 @@ package versions
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -285,7 +286,7 @@ func (m *matrix) buildAll(ctx context.Context) error {
 		err := m.Build(ctx, v)
 		switch be, isBuild := errors.AsType[*sides.BuildError](err); {
 		case isBuild && ctx.Err() == nil:
-			broken = append(broken, fmt.Sprintf("%s %s: %s", m.Module, v.Label, be.Reason))
+			broken = append(broken, fmt.Sprintf("%s %s: %s", m.Module, v.Label, cmp.Or(be.Reason, firstError(be.Log))))
 		case err != nil:
 			return err
 		}
@@ -303,6 +304,25 @@ func (m *matrix) buildAll(ctx context.Context) error {
 	}
 	m.Logf("every version builds: %s %s", m.Module, strings.Join(m.labels(), " "))
 	return nil
+}
+
+// compileError is a compiler's error line: file.go:line[:col]: message.
+var compileError = regexp.MustCompile(`(?m)^[^ #][^ :]*\.go:[0-9]+(:[0-9]+)?: .*$`)
+
+// firstError is the first error in a go build's standard error: the
+// compiler's first, else the first line that is not progress.
+func firstError(log string) string {
+	if m := compileError.FindString(log); m != "" {
+		return m
+	}
+	for _, l := range strings.Split(log, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, "go: downloading ") || strings.HasPrefix(l, "go: finding ") || strings.HasPrefix(l, "go: found ") {
+			continue
+		}
+		return l
+	}
+	return "(no output)"
 }
 
 // stepCmd runs step s of version v once at benchtime into stdout.

@@ -266,6 +266,20 @@ func TestVersionThatDoesNotBuildStopsTheRun(t *testing.T) {
 	}
 }
 
+// TestFirstError: a version that does not build is named with the
+// compiler's first error, not the go command's progress.
+func TestFirstError(t *testing.T) {
+	for _, c := range []struct{ log, want string }{
+		{"go: downloading go.etcd.io/bbolt v1.3.11\n# go.etcd.io/bbolt\n../bbolt/bucket.go:12:2: undefined: x\n../bbolt/db.go:3:1: y\n", "../bbolt/bucket.go:12:2: undefined: x"},
+		{"go: finding module for package go.etcd.io/bbolt/errors\ngo: go.etcd.io/bbolt@v1.3.11: missing go.sum entry\n", "go: go.etcd.io/bbolt@v1.3.11: missing go.sum entry"},
+		{"", "(no output)"},
+	} {
+		if got := firstError(c.log); got != c.want {
+			t.Errorf("firstError(%q) = %q, want %q", c.log, got, c.want)
+		}
+	}
+}
+
 // TestVersionsHeader: a version's file starts with the configuration
 // lines that make every result in it a point of the module's release
 // series; dirty only when the tree was, and an unknown commit date left
