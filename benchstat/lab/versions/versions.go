@@ -6,7 +6,6 @@ package versions
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -286,7 +285,7 @@ func (m *matrix) buildAll(ctx context.Context) error {
 		err := m.Build(ctx, v)
 		switch be, isBuild := errors.AsType[*sides.BuildError](err); {
 		case isBuild && ctx.Err() == nil:
-			broken = append(broken, fmt.Sprintf("%s %s: %s", m.Module, v.Label, cmp.Or(be.Reason, firstError(be.Log))))
+			broken = append(broken, fmt.Sprintf("%s %s: %s", m.Module, v.Label, reasonOf(be)))
 		case err != nil:
 			return err
 		}
@@ -304,6 +303,15 @@ func (m *matrix) buildAll(ctx context.Context) error {
 	}
 	m.Logf("every version builds: %s %s", m.Module, strings.Join(m.labels(), " "))
 	return nil
+}
+
+// reasonOf is why a version did not build, in one line: the version go
+// would build instead, or the build's first error.
+func reasonOf(be *sides.BuildError) string {
+	if be.Reason != "" {
+		return be.Reason
+	}
+	return firstError(be.Log)
 }
 
 // compileError is a compiler's error line: file.go:line[:col]: message.
